@@ -1,0 +1,6 @@
+"""Geometry input: triangle meshes, OBJ files and procedural sample levels."""
+
+from .obj import load_obj, parse_obj, save_obj
+from .trimesh import TriMesh
+
+__all__ = ["TriMesh", "load_obj", "parse_obj", "save_obj"]
