@@ -83,7 +83,7 @@ def _read_stages_module():
     return read_stages
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def stage_dump(mesh: str, partition: str = "watershed") -> tuple[dict, dict]:
     """Recast's state after each stage: ``(manifest, {stage: {array: ndarray}})``."""
     work = peer_workdir()
@@ -93,9 +93,24 @@ def stage_dump(mesh: str, partition: str = "watershed") -> tuple[dict, dict]:
         obj = mesh_path(mesh)
         with open(out.parent / f"{mesh}.{partition}.json", "w") as f:
             r = subprocess.run(
-                ["node", "recast_peer.mjs", str(obj), "{}", "--sections", "solo", "--runs", "1",
-                 "--partition", partition, "--dump-stages", str(out)],
-                cwd=work, stdout=f, stderr=subprocess.PIPE, text=True,
+                [
+                    "node",
+                    "recast_peer.mjs",
+                    str(obj),
+                    "{}",
+                    "--sections",
+                    "solo",
+                    "--runs",
+                    "1",
+                    "--partition",
+                    partition,
+                    "--dump-stages",
+                    str(out),
+                ],
+                cwd=work,
+                stdout=f,
+                stderr=subprocess.PIPE,
+                text=True,
             )
         if r.returncode != 0 or not (out / "manifest.json").exists():
             pytest.skip(f"peer stage dump failed: {r.stderr[-300:]}")
@@ -108,7 +123,9 @@ def run_peer(mesh_obj: str | Path, config: dict, *args: str) -> dict:
     work = peer_workdir()
     r = subprocess.run(
         ["node", "recast_peer.mjs", str(mesh_obj), json.dumps(config), *args],
-        cwd=work, capture_output=True, text=True,
+        cwd=work,
+        capture_output=True,
+        text=True,
     )
     if r.returncode != 0:
         pytest.skip(f"peer failed: {r.stderr[-300:]}")
@@ -131,9 +148,16 @@ def heightfield_from_dump(manifest: dict, stages: dict, stage: str = "heightfiel
     s = stages[stage]
     g = manifest["grid"]
     return Heightfield(
-        g["width"], g["height"], _f32(manifest["bmin"]), _f32(manifest["bmax"]),
-        float(np.float32(manifest["cs"])), float(np.float32(manifest["ch"])),
-        s["col_start"].astype(np.int32), s["smin"].copy(), s["smax"].copy(), s["area"].copy(),
+        g["width"],
+        g["height"],
+        _f32(manifest["bmin"]),
+        _f32(manifest["bmax"]),
+        float(np.float32(manifest["cs"])),
+        float(np.float32(manifest["ch"])),
+        s["col_start"].astype(np.int32),
+        s["smin"].copy(),
+        s["smax"].copy(),
+        s["area"].copy(),
     )
 
 
@@ -149,13 +173,25 @@ def chf_from_dump(manifest: dict, stages: dict, stage: str = "compact_regions"):
     n = s["y"].shape[0]
     dist = s["dist"].copy() if "dist" in s else np.zeros(n, np.uint16)
     return CompactHeightfield(
-        f.get("width", manifest["grid"]["width"]), f.get("height", manifest["grid"]["height"]),
-        f.get("walkableHeight", cfg["walkableHeight"]), f.get("walkableClimb", cfg["walkableClimb"]),
-        f.get("borderSize", 0), f.get("maxDistance", 0), f.get("maxRegions", 0),
-        _f32(f.get("bmin", manifest["bmin"])), _f32(f.get("bmax", manifest["bmax"])),
-        float(np.float32(manifest["cs"])), float(np.float32(manifest["ch"])),
-        s["cells_index"].copy(), s["cells_count"].copy(), s["y"].copy(), s["h"].copy(),
-        s["con"].copy(), s["reg"].copy(), s["areas"].copy(), dist,
+        f.get("width", manifest["grid"]["width"]),
+        f.get("height", manifest["grid"]["height"]),
+        f.get("walkableHeight", cfg["walkableHeight"]),
+        f.get("walkableClimb", cfg["walkableClimb"]),
+        f.get("borderSize", 0),
+        f.get("maxDistance", 0),
+        f.get("maxRegions", 0),
+        _f32(f.get("bmin", manifest["bmin"])),
+        _f32(f.get("bmax", manifest["bmax"])),
+        float(np.float32(manifest["cs"])),
+        float(np.float32(manifest["ch"])),
+        s["cells_index"].copy(),
+        s["cells_count"].copy(),
+        s["y"].copy(),
+        s["h"].copy(),
+        s["con"].copy(),
+        s["reg"].copy(),
+        s["areas"].copy(),
+        dist,
     )
 
 
@@ -169,12 +205,20 @@ def contours_from_dump(manifest: dict, stages: dict):
     f = manifest["stages"]["contours"]["fields"]
     cfg = manifest["rcConfig"]
     return ContourSet(
-        s["reg"].copy(), s["area"].copy(), s["nverts"].astype(np.int32),
-        s["nrverts"].astype(np.int32), s["verts"].astype(np.int32), s["rverts"].astype(np.int32),
-        _f32(f.get("bmin", manifest["bmin"])), _f32(f.get("bmax", manifest["bmax"])),
-        float(np.float32(manifest["cs"])), float(np.float32(manifest["ch"])),
-        f.get("width", manifest["grid"]["width"]), f.get("height", manifest["grid"]["height"]),
-        f.get("borderSize", 0), float(np.float32(cfg["maxSimplificationError"])),
+        s["reg"].copy(),
+        s["area"].copy(),
+        s["nverts"].astype(np.int32),
+        s["nrverts"].astype(np.int32),
+        s["verts"].astype(np.int32),
+        s["rverts"].astype(np.int32),
+        _f32(f.get("bmin", manifest["bmin"])),
+        _f32(f.get("bmax", manifest["bmax"])),
+        float(np.float32(manifest["cs"])),
+        float(np.float32(manifest["ch"])),
+        f.get("width", manifest["grid"]["width"]),
+        f.get("height", manifest["grid"]["height"]),
+        f.get("borderSize", 0),
+        float(np.float32(cfg["maxSimplificationError"])),
     )
 
 
@@ -188,9 +232,16 @@ def polymesh_from_dump(manifest: dict, stages: dict):
     f = manifest["stages"]["polymesh"]["fields"]
     cfg = manifest["rcConfig"]
     return PolyMesh(
-        s["verts"].copy(), s["polys"].copy(), s["regs"].copy(), s["flags"].copy(),
-        s["areas"].copy(), int(cfg["maxVertsPerPoly"]),
-        _f32(f.get("bmin", manifest["bmin"])), _f32(f.get("bmax", manifest["bmax"])),
-        float(np.float32(manifest["cs"])), float(np.float32(manifest["ch"])),
-        f.get("borderSize", 0), float(np.float32(f.get("maxEdgeError", cfg["maxSimplificationError"]))),
+        s["verts"].copy(),
+        s["polys"].copy(),
+        s["regs"].copy(),
+        s["flags"].copy(),
+        s["areas"].copy(),
+        int(cfg["maxVertsPerPoly"]),
+        _f32(f.get("bmin", manifest["bmin"])),
+        _f32(f.get("bmax", manifest["bmax"])),
+        float(np.float32(manifest["cs"])),
+        float(np.float32(manifest["ch"])),
+        f.get("borderSize", 0),
+        float(np.float32(f.get("maxEdgeError", cfg["maxSimplificationError"]))),
     )

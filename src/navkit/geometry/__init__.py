@@ -1,6 +1,7 @@
 """Geometry input: triangle meshes, OBJ files and procedural sample levels."""
 
 from .obj import load_obj, parse_obj, save_obj
+from .sample import sample_level
 from .trimesh import TriMesh
 
-__all__ = ["TriMesh", "load_obj", "parse_obj", "save_obj"]
+__all__ = ["TriMesh", "load_obj", "parse_obj", "save_obj", "sample_level"]

@@ -53,7 +53,9 @@ def parse_obj(text: str, *, name: str = "<string>") -> TriMesh:
             try:
                 x, y, z = float(fields[0]), float(fields[1]), float(fields[2])
             except ValueError:
-                raise FormatError(f"{name}:{lineno}: non-numeric vertex coordinate: {line!r}") from None
+                raise FormatError(
+                    f"{name}:{lineno}: non-numeric vertex coordinate: {line!r}"
+                ) from None
             verts.extend((x, y, z))
         elif tag == "f":
             n_records += 1

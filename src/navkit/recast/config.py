@@ -151,8 +151,8 @@ class BakeConfig:
         need("cell_height", self.cell_height > 0, "must be > 0 wu")
         need(
             "agent_height",
-            self.agent_height >= 3 * self.cell_height,
-            f"must be >= 3 * cell_height = {3 * self.cell_height:g} wu",
+            math.ceil(f32(f32(self.agent_height) / f32(self.cell_height))) >= 3,
+            f"must span >= 3 voxels: >= 3 * cell_height = {3 * self.cell_height:g} wu",
         )
         need("agent_radius", self.agent_radius >= 0, "must be >= 0 wu")
         need("agent_max_climb", self.agent_max_climb >= 0, "must be >= 0 wu")

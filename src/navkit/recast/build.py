@@ -1,0 +1,631 @@
+"""Bake orchestration: the Recast pipeline end to end, solo or tiled.
+
+:func:`build_polymesh` runs every stage on one heightfield grid (a whole level,
+or one tile with its border) and returns the polygon and detail meshes with
+per-stage timings and counts. :func:`bake` turns those into a Detour navmesh:
+one tile for a solo build, or a grid of tiles built independently (optionally in
+parallel on any ``concurrent.futures.Executor``) and stitched by portal links.
+
+The order of the stages and every derived number follow RecastDemo's
+``Sample_SoloMesh::handleBuild`` and ``Sample_TileMesh::buildTileMesh`` (through
+the @recast-navigation generators the Recast peer runs), so that navkit's bake
+matches Recast's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..errors import BuildError, InputError
+from ..geometry.trimesh import TriMesh
+from .config import BakeConfig, RcConfig
+from .types import (
+    CompactHeightfield,
+    ContourSet,
+    Heightfield,
+    PolyMesh,
+    PolyMeshDetail,
+)
+
+__all__ = [
+    "ConvexVolume",
+    "TileResult",
+    "BuildReport",
+    "grid_size",
+    "build_polymesh",
+    "build_tile",
+    "tile_grid",
+    "bake",
+]
+
+f32 = np.float32
+
+#: Recast's ``rcCalcGridSize`` would overflow beyond this many cells per side.
+MAX_GRID_SIDE = 1 << 15
+#: Largest solo heightfield (cells) navkit bakes before suggesting tiles.
+MAX_SOLO_CELLS = 1 << 26
+
+
+class ConvexVolume(NamedTuple):
+    """A prism that marks an area id on the compact heightfield (``rcMarkConvexPolyArea``).
+
+    Attributes
+    ----------
+    verts : (n, 3) float32
+        Convex polygon in xz (y ignored), world units.
+    hmin, hmax : float
+        Vertical extent [wu].
+    area : int
+        Area id to mark, 0..63 (0 makes it unwalkable).
+    """
+
+    verts: np.ndarray
+    hmin: float
+    hmax: float
+    area: int
+
+
+class TileResult(NamedTuple):
+    """What building one grid (solo level or tile) produces."""
+
+    tx: int
+    ty: int
+    pmesh: PolyMesh | None
+    dmesh: PolyMeshDetail | None
+    timings: dict[str, float]
+    counts: dict[str, int]
+    intermediates: dict[str, Any] | None
+
+
+@dataclass
+class BuildReport:
+    """Timings and intermediate counts of a bake.
+
+    Attributes
+    ----------
+    timings : dict of str to float
+        Milliseconds per stage, summed over tiles.
+    counts : dict of str to int
+        ``spans``, ``walkable_spans``, ``compact_spans``, ``regions``, ``contours``,
+        ``contour_verts``, ``raw_contour_verts``, ``polys``, ``poly_verts``,
+        ``detail_verts``, ``detail_tris``, summed over tiles.
+    total_ms : float
+        Wall time of the whole bake.
+    tiles_built, tiles_empty : int
+    degenerate_triangles : int
+        Zero-area input triangles (rasterize to nothing; reported, not fatal).
+    intermediates : dict or None
+        Solo builds with ``keep_intermediates=True``: the stage outputs by name.
+    """
+
+    timings: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    total_ms: float = 0.0
+    tiles_built: int = 0
+    tiles_empty: int = 0
+    degenerate_triangles: int = 0
+    config: dict[str, Any] = field(default_factory=dict)
+    intermediates: dict[str, Any] | None = None
+
+    def add(self, r: TileResult) -> None:
+        for k, v in r.timings.items():
+            self.timings[k] = self.timings.get(k, 0.0) + v
+        for k, v in r.counts.items():
+            self.counts[k] = self.counts.get(k, 0) + v
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "timings_ms": {k: round(v, 4) for k, v in self.timings.items()},
+            "counts": dict(self.counts),
+            "total_ms": round(self.total_ms, 4),
+            "tiles_built": self.tiles_built,
+            "tiles_empty": self.tiles_empty,
+            "degenerate_triangles": self.degenerate_triangles,
+            "config": dict(self.config),
+        }
+
+
+def grid_size(bmin: np.ndarray, bmax: np.ndarray, cs: float) -> tuple[int, int]:
+    """Cells along x and z covering the bounds (``rcCalcGridSize``, float32 math)."""
+    cs32 = f32(cs)
+    w = int(f32(f32(bmax[0]) - f32(bmin[0])) / cs32 + f32(0.5))
+    h = int(f32(f32(bmax[2]) - f32(bmin[2])) / cs32 + f32(0.5))
+    return w, h
+
+
+def mesh_bounds(mesh: TriMesh) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of the vertices the triangles use (what the Recast generators bake)."""
+    if mesh.n_triangles == 0:
+        raise InputError(f"{mesh.name}: the mesh has no triangles")
+    used = np.unique(mesh.triangles)
+    v = mesh.vertices[used]
+    return v.min(axis=0).astype(np.float32), v.max(axis=0).astype(np.float32)
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.t: dict[str, float] = {}
+
+    def run(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        self.t[name] = self.t.get(name, 0.0) + (time.perf_counter() - t0) * 1e3
+        return out
+
+
+def build_polymesh(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    tri_areas: np.ndarray | None,
+    rc: RcConfig,
+    *,
+    bmin: np.ndarray,
+    bmax: np.ndarray,
+    width: int,
+    height: int,
+    partition: str = "watershed",
+    filters: tuple[bool, bool, bool] = (True, True, True),
+    volumes: Sequence[ConvexVolume] = (),
+    keep_intermediates: bool = False,
+    tx: int = 0,
+    ty: int = 0,
+) -> TileResult:
+    """Run Recast's pipeline on one grid: rasterize to detail mesh.
+
+    Parameters
+    ----------
+    vertices : (n, 3) float32
+    triangles : (m, 3) int32
+    tri_areas : (m,) uint8 or None
+        Per-triangle area ids; ``None`` marks walkable triangles by slope.
+    rc : RcConfig
+        Voxel-unit settings (``rc.border_size`` > 0 for tiles).
+    bmin, bmax : (3,) float32
+        Grid bounds including the border [wu].
+    width, height : int
+        Grid size including the border [vx].
+
+    Returns
+    -------
+    TileResult
+        ``pmesh`` and ``dmesh`` are ``None`` when the grid has no polygons.
+    """
+    from . import area as _area
+    from . import compact as _compact
+    from . import contours as _contours
+    from . import detail as _detail
+    from . import filter as _filter
+    from . import polymesh as _polymesh
+    from . import rasterize as _rasterize
+
+    tm = _Timer()
+    counts: dict[str, int] = {}
+    inter: dict[str, Any] | None = {} if keep_intermediates else None
+
+    if tri_areas is None:
+        tri_areas = tm.run(
+            "mark_walkable_triangles",
+            _rasterize.mark_walkable_triangles,
+            vertices,
+            triangles,
+            rc.walkable_slope_angle,
+        )
+    hf: Heightfield = tm.run(
+        "rasterize_triangles",
+        _rasterize.rasterize_triangles,
+        vertices,
+        triangles,
+        tri_areas,
+        width=width,
+        height=height,
+        bmin=bmin,
+        bmax=bmax,
+        cs=rc.cs,
+        ch=rc.ch,
+        flag_merge_threshold=rc.walkable_climb,
+    )
+    counts["spans"] = hf.span_count
+    if inter is not None:
+        inter["heightfield_rasterized"] = hf
+    if filters[0]:
+        hf = tm.run(
+            "filter_low_hanging_obstacles",
+            _filter.filter_low_hanging_walkable_obstacles,
+            hf,
+            rc.walkable_climb,
+        )
+    if filters[1]:
+        hf = tm.run(
+            "filter_ledge_spans",
+            _filter.filter_ledge_spans,
+            hf,
+            rc.walkable_height,
+            rc.walkable_climb,
+        )
+    if filters[2]:
+        hf = tm.run(
+            "filter_walkable_low_height_spans",
+            _filter.filter_walkable_low_height_spans,
+            hf,
+            rc.walkable_height,
+        )
+    counts["walkable_spans"] = hf.walkable_span_count
+    if inter is not None:
+        inter["heightfield_filtered"] = hf
+
+    chf: CompactHeightfield = tm.run(
+        "build_compact_heightfield",
+        _compact.build_compact_heightfield,
+        hf,
+        rc.walkable_height,
+        rc.walkable_climb,
+    )
+    del hf
+    counts["compact_spans"] = chf.span_count
+    if inter is not None:
+        inter["compact_initial"] = chf
+    chf = tm.run("erode_walkable_area", _area.erode_walkable_area, chf, rc.walkable_radius)
+    for vol in volumes:
+        chf = tm.run(
+            "mark_convex_poly_area",
+            _area.mark_convex_poly_area,
+            chf,
+            vol.verts,
+            vol.hmin,
+            vol.hmax,
+            vol.area,
+        )
+    if inter is not None:
+        inter["compact_eroded"] = chf
+
+    if partition == "watershed":
+        from . import distance as _distance
+        from . import regions_watershed as _ws
+
+        chf = tm.run("build_distance_field", _distance.build_distance_field, chf)
+        if inter is not None:
+            inter["compact_distance"] = chf
+        chf = tm.run(
+            "build_regions",
+            _ws.build_regions,
+            chf,
+            border_size=rc.border_size,
+            min_region_area=rc.min_region_area,
+            merge_region_area=rc.merge_region_area,
+        )
+    elif partition == "monotone":
+        from . import regions_monotone as _mono
+
+        chf = tm.run(
+            "build_regions",
+            _mono.build_regions_monotone,
+            chf,
+            border_size=rc.border_size,
+            min_region_area=rc.min_region_area,
+            merge_region_area=rc.merge_region_area,
+        )
+    elif partition == "layers":
+        from . import regions_layers as _layers
+
+        chf = tm.run(
+            "build_regions",
+            _layers.build_layer_regions,
+            chf,
+            border_size=rc.border_size,
+            min_region_area=rc.min_region_area,
+        )
+    else:  # validated by BakeConfig
+        raise InputError(f"unknown partition {partition!r}")
+    counts["regions"] = int(chf.max_regions)
+    if inter is not None:
+        inter["compact_regions"] = chf
+
+    cset: ContourSet = tm.run(
+        "build_contours",
+        _contours.build_contours,
+        chf,
+        max_error=rc.max_simplification_error,
+        max_edge_len=rc.max_edge_len,
+    )
+    counts["contours"] = cset.count
+    counts["contour_verts"] = int(cset.nverts.sum())
+    counts["raw_contour_verts"] = int(cset.nrverts.sum())
+    if inter is not None:
+        inter["contours"] = cset
+    if cset.count == 0:
+        return TileResult(tx, ty, None, None, tm.t, counts, inter)
+
+    pmesh: PolyMesh = tm.run(
+        "build_poly_mesh", _polymesh.build_poly_mesh, cset, nvp=rc.max_verts_per_poly
+    )
+    counts["polys"] = pmesh.npolys
+    counts["poly_verts"] = pmesh.nverts
+    if inter is not None:
+        inter["polymesh"] = pmesh
+    if pmesh.npolys == 0:
+        return TileResult(tx, ty, None, None, tm.t, counts, inter)
+    dmesh: PolyMeshDetail = tm.run(
+        "build_poly_mesh_detail",
+        _detail.build_poly_mesh_detail,
+        pmesh,
+        chf,
+        sample_dist=rc.detail_sample_dist,
+        sample_max_error=rc.detail_sample_max_error,
+    )
+    counts["detail_meshes"] = dmesh.nmeshes
+    counts["detail_verts"] = dmesh.nverts
+    counts["detail_tris"] = dmesh.ntris
+    if inter is not None:
+        inter["detail"] = dmesh
+    return TileResult(tx, ty, pmesh, dmesh, tm.t, counts, inter)
+
+
+class TileGrid(NamedTuple):
+    """How a level is cut into tiles."""
+
+    bmin: np.ndarray
+    bmax: np.ndarray
+    grid_width: int
+    grid_height: int
+    tiles_x: int
+    tiles_z: int
+    tile_world_size: float
+
+
+def tile_grid(bmin: np.ndarray, bmax: np.ndarray, rc: RcConfig) -> TileGrid:
+    """The tile layout RecastDemo's Sample_TileMesh uses for these bounds."""
+    gw, gh = grid_size(bmin, bmax, rc.cs)
+    ts = rc.tile_size
+    tw, th = (gw + ts - 1) // ts, (gh + ts - 1) // ts
+    return TileGrid(bmin, bmax, gw, gh, tw, th, float(f32(ts) * f32(rc.cs)))
+
+
+def tile_bounds(grid: TileGrid, rc: RcConfig, tx: int, ty: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of tile (tx, ty) including its border, float32 as RecastDemo."""
+    tcs = f32(grid.tile_world_size)
+    bmin, bmax = grid.bmin, grid.bmax
+    tbmin = np.array([bmin[0] + f32(tx) * tcs, bmin[1], bmin[2] + f32(ty) * tcs], dtype=np.float32)
+    tbmax = np.array(
+        [bmin[0] + f32(tx + 1) * tcs, bmax[1], bmin[2] + f32(ty + 1) * tcs], dtype=np.float32
+    )
+    pad = f32(rc.border_size) * f32(rc.cs)
+    tbmin[0] -= pad
+    tbmin[2] -= pad
+    tbmax[0] += pad
+    tbmax[2] += pad
+    return tbmin, tbmax
+
+
+def _tile_triangles(
+    mesh_v: np.ndarray, mesh_t: np.ndarray, tbmin: np.ndarray, tbmax: np.ndarray
+) -> np.ndarray:
+    """Indices of triangles whose xz bounds overlap the tile's (a cheap prefilter)."""
+    tv = mesh_v[mesh_t]  # (m, 3, 3)
+    lo = tv.min(axis=1)
+    hi = tv.max(axis=1)
+    keep = (
+        (hi[:, 0] >= tbmin[0])
+        & (lo[:, 0] <= tbmax[0])
+        & (hi[:, 2] >= tbmin[2])
+        & (lo[:, 2] <= tbmax[2])
+    )
+    return np.flatnonzero(keep)
+
+
+def build_tile(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    tri_areas: np.ndarray | None,
+    config: BakeConfig,
+    grid: TileGrid,
+    tx: int,
+    ty: int,
+    volumes: Sequence[ConvexVolume] = (),
+) -> TileResult:
+    """Build tile (tx, ty) of a tiled bake: a pure function, safe to run in another process."""
+    rc = config.voxel()
+    tbmin, tbmax = tile_bounds(grid, rc, tx, ty)
+    sel = _tile_triangles(vertices, triangles, tbmin, tbmax)
+    size = rc.tile_size + 2 * rc.border_size
+    if sel.size == 0:
+        return TileResult(tx, ty, None, None, {}, {}, None)
+    areas = None if tri_areas is None else tri_areas[sel]
+    return build_polymesh(
+        vertices,
+        triangles[sel],
+        areas,
+        rc,
+        bmin=tbmin,
+        bmax=tbmax,
+        width=size,
+        height=size,
+        partition=config.partition,
+        filters=(
+            config.filter_low_hanging_obstacles,
+            config.filter_ledge_spans,
+            config.filter_walkable_low_height_spans,
+        ),
+        volumes=volumes,
+        tx=tx,
+        ty=ty,
+    )
+
+
+def _next_pow2(v: int) -> int:
+    return 1 if v <= 1 else 1 << (v - 1).bit_length()
+
+
+def bake(
+    mesh: TriMesh,
+    config: BakeConfig | None = None,
+    *,
+    executor: Executor | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    keep_intermediates: bool = False,
+    volumes: Sequence[ConvexVolume] = (),
+    offmesh: Any = None,
+):
+    """Bake a navigation mesh from level geometry.
+
+    Parameters
+    ----------
+    mesh : TriMesh
+        Level geometry in world units.
+    config : BakeConfig, optional
+        Settings (RecastDemo's defaults when omitted). ``config.tile_size == 0``
+        bakes one solo tile; otherwise the level is cut into tiles with a border
+        of ``walkable_radius + 3`` voxels, built independently and stitched.
+    executor : concurrent.futures.Executor, optional
+        Builds tiles in parallel (a ``ProcessPoolExecutor``, or a dask
+        ``distributed.Client(...).get_executor()`` for a cluster). Tiles are added
+        to the navmesh in row order whatever the completion order, so the result
+        is identical to a serial bake.
+    progress : callable(done, total), optional
+        Called after each tile (and once for a solo bake).
+    keep_intermediates : bool
+        Solo bakes: keep every stage's output in ``navmesh.build_report.intermediates``.
+    volumes : sequence of ConvexVolume
+        Areas to mark before partitioning (``rcMarkConvexPolyArea``).
+    offmesh : sequence of OffMeshConnection, optional
+        Off-mesh connections baked into the tiles that hold their start points.
+
+    Returns
+    -------
+    NavMesh
+        With ``navmesh.build_report`` (a :class:`BuildReport`).
+
+    Raises
+    ------
+    InputError
+        Empty mesh or no triangles.
+    BuildError
+        Geometry too large for one heightfield (use ``tile_size``), or nothing walkable.
+    """
+    from ..detour import navmesh as _nm
+    from ..detour import tile as _tile
+
+    t_start = time.perf_counter()
+    config = config or BakeConfig()
+    if not isinstance(mesh, TriMesh):
+        raise InputError(f"bake() needs a TriMesh, got {type(mesh).__name__}")
+    rc = config.voxel()
+    bmin, bmax = mesh_bounds(mesh)
+    report = BuildReport(config=config.to_dict())
+    report.degenerate_triangles = int(mesh.degenerate_mask().sum())
+    tri_areas = mesh.areas
+    filters = (
+        config.filter_low_hanging_obstacles,
+        config.filter_ledge_spans,
+        config.filter_walkable_low_height_spans,
+    )
+    gw, gh = grid_size(bmin, bmax, rc.cs)
+    tile_params = dict(
+        walkable_height=float(f32(rc.walkable_height) * f32(rc.ch)),
+        walkable_radius=float(f32(rc.walkable_radius) * f32(rc.cs)),
+        walkable_climb=float(f32(rc.walkable_climb) * f32(rc.ch)),
+    )
+
+    if rc.tile_size == 0:
+        if gw <= 0 or gh <= 0:
+            raise BuildError(f"{mesh.name}: the geometry has no extent in x or z")
+        if gw >= MAX_GRID_SIDE or gh >= MAX_GRID_SIDE or gw * gh > MAX_SOLO_CELLS:
+            raise BuildError(
+                f"{mesh.name}: a solo heightfield of {gw} x {gh} cells is too large; "
+                f"bake in tiles (e.g. tile_size=64) or use a larger cell_size"
+            )
+        r = build_polymesh(
+            mesh.vertices,
+            mesh.triangles,
+            tri_areas,
+            rc,
+            bmin=bmin,
+            bmax=bmax,
+            width=gw,
+            height=gh,
+            partition=config.partition,
+            filters=filters,
+            volumes=volumes,
+            keep_intermediates=keep_intermediates,
+        )
+        report.add(r)
+        report.intermediates = r.intermediates
+        if progress is not None:
+            progress(1, 1)
+        if r.pmesh is None:
+            raise BuildError(f"{mesh.name}: nothing is walkable with these settings")
+        t0 = time.perf_counter()
+        data = _tile.create_navmesh_data(r.pmesh, r.dmesh, offmesh=offmesh, **tile_params)
+        navmesh = _nm.NavMesh.from_tile(data)
+        report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
+        report.tiles_built = 1
+    else:
+        grid = tile_grid(bmin, bmax, rc)
+        if grid.tiles_x * grid.tiles_z > (1 << 22):
+            raise BuildError(
+                f"{mesh.name}: {grid.tiles_x * grid.tiles_z} tiles is too many; use a larger tile_size"
+            )
+        coords = [(x, y) for y in range(grid.tiles_z) for x in range(grid.tiles_x)]
+        total = len(coords)
+        results: dict[tuple[int, int], TileResult] = {}
+        if executor is None:
+            for i, (x, y) in enumerate(coords):
+                results[(x, y)] = build_tile(
+                    mesh.vertices, mesh.triangles, tri_areas, config, grid, x, y, volumes
+                )
+                if progress is not None:
+                    progress(i + 1, total)
+        else:
+            from concurrent.futures import as_completed
+
+            futs = {
+                executor.submit(
+                    build_tile,
+                    mesh.vertices,
+                    mesh.triangles,
+                    tri_areas,
+                    config,
+                    grid,
+                    x,
+                    y,
+                    tuple(volumes),
+                ): (x, y)
+                for x, y in coords
+            }
+            for i, fut in enumerate(as_completed(futs)):
+                results[futs[fut]] = fut.result()
+                if progress is not None:
+                    progress(i + 1, total)
+        tile_bits = min(int(math.log2(_next_pow2(grid.tiles_x * grid.tiles_z))), 14)
+        poly_bits = 22 - tile_bits
+        navmesh = _nm.NavMesh(
+            orig=bmin,
+            tile_width=grid.tile_world_size,
+            tile_height=grid.tile_world_size,
+            max_tiles=1 << tile_bits,
+            max_polys=1 << poly_bits,
+        )
+        t0 = time.perf_counter()
+        for x, y in coords:
+            r = results[(x, y)]
+            report.add(r)
+            if r.pmesh is None:
+                report.tiles_empty += 1
+                continue
+            data = _tile.create_navmesh_data(
+                r.pmesh, r.dmesh, tile_x=x, tile_y=y, offmesh=offmesh, **tile_params
+            )
+            navmesh.add_tile(data)
+            report.tiles_built += 1
+        report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
+        if report.tiles_built == 0:
+            raise BuildError(f"{mesh.name}: nothing is walkable with these settings")
+    report.total_ms = (time.perf_counter() - t_start) * 1e3
+    navmesh.build_report = report
+    return navmesh
