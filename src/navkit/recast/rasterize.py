@@ -1,0 +1,543 @@
+"""Triangle rasterization into a solid heightfield (Recast's ``RecastRasterization.cpp``).
+
+Each triangle is cut into the grid's columns by repeatedly splitting a convex
+polygon along axis-aligned lines: first along z into one row strip and the
+remainder, then the strip along x into one cell piece and the remainder (Recast's
+``rasterizeTri`` / ``dividePoly``). The y-range of each cell piece, relative to the
+heightfield's floor, is snapped down/up to whole voxels and added to the column's
+span list; overlapping spans merge, and the merged span keeps the higher area id
+of the two when their tops lie within ``flag_merge_threshold`` voxels
+(``addSpan``). All geometry is done in float32 in Recast's order, so spans match
+Recast's voxel for voxel. Span lists live in a pool of arrays (next index + free
+list, grown by doubling) and are converted to the CSR :class:`Heightfield` at the
+end.
+
+Also here: ``rcMarkWalkableTriangles`` / ``rcClearUnwalkableTriangles`` (slope test
+on float32 triangle normals) and ``rcCalcGridSize``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import F32, njit
+from ..errors import BuildError, InputError
+from .types import SPAN_MAX_HEIGHT, WALKABLE_AREA, Heightfield
+
+__all__ = [
+    "calc_grid_size",
+    "create_heightfield_grid",
+    "mark_walkable_triangles",
+    "clear_unwalkable_triangles",
+    "rasterize_triangles",
+    "MAX_GRID_CELLS",
+]
+
+#: Largest number of columns one heightfield may have (beyond it, bake with tiles).
+MAX_GRID_CELLS = 2**31 // 4
+
+_RC_PI = np.float32(3.14159265)
+
+
+# -- input checks ------------------------------------------------------------------------------
+def _as_vertices(vertices: np.ndarray) -> np.ndarray:
+    v = np.asarray(vertices)
+    if v.ndim != 2 or v.shape[1] != 3:
+        raise InputError(f"vertices must have shape (n, 3), got {v.shape}")
+    if not (np.issubdtype(v.dtype, np.floating) or np.issubdtype(v.dtype, np.integer)):
+        raise InputError(f"vertices must be numeric, got dtype {v.dtype}")
+    v = np.ascontiguousarray(v, dtype=np.float32)
+    if not np.all(np.isfinite(v)):
+        raise InputError("vertices contain NaN or infinite values (after conversion to float32)")
+    return v
+
+
+def _as_triangles(triangles: np.ndarray, nverts: int) -> np.ndarray:
+    t = np.asarray(triangles)
+    if t.ndim != 2 or t.shape[1] != 3:
+        raise InputError(f"triangles must have shape (m, 3), got {t.shape}")
+    if t.size and not np.issubdtype(t.dtype, np.integer):
+        raise InputError(f"triangles must be integer vertex indices, got dtype {t.dtype}")
+    if t.size and (t.min() < 0 or t.max() >= nverts):
+        raise InputError(
+            f"triangle vertex indices must lie in [0, {nverts}), got [{t.min()}, {t.max()}]"
+        )
+    return np.ascontiguousarray(t, dtype=np.int32)
+
+
+def _as_areas(areas: np.ndarray, ntris: int, name: str = "areas") -> np.ndarray:
+    a = np.asarray(areas)
+    if a.shape != (ntris,):
+        raise InputError(f"{name} must have shape ({ntris},), got {a.shape}")
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise InputError(f"{name} must be integer area ids, got dtype {a.dtype}")
+    if a.size and (a.min() < 0 or a.max() > WALKABLE_AREA):
+        raise InputError(f"{name} must lie in [0, {WALKABLE_AREA}], got [{a.min()}, {a.max()}]")
+    return np.ascontiguousarray(a, dtype=np.uint8)
+
+
+def _as_vec3(v, name: str) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float64)
+    if a.shape != (3,):
+        raise InputError(f"{name} must have shape (3,), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise InputError(f"{name} must be finite, got {a}")
+    return a.astype(np.float32)
+
+
+def _positive_f32(v, name: str) -> np.float32:
+    f = np.float32(v)
+    if not (np.isfinite(f) and f > 0):
+        raise InputError(f"{name} must be a finite number > 0, got {v!r}")
+    return f
+
+
+# -- grid size -----------------------------------------------------------------------------------
+def calc_grid_size(bmin, bmax, cs: float) -> tuple[int, int]:
+    """Number of columns covering the bounds (Recast's ``rcCalcGridSize``).
+
+    Parameters
+    ----------
+    bmin, bmax : (3,) float
+        Bounds [wu].
+    cs : float
+        Cell size [wu].
+
+    Returns
+    -------
+    (width, height) : tuple of int
+        Columns along x and z [vx]: ``(int)((bmax - bmin) / cs + 0.5)`` in float32.
+    """
+    lo, hi = _as_vec3(bmin, "bmin"), _as_vec3(bmax, "bmax")
+    c = _positive_f32(cs, "cs")
+    half = np.float32(0.5)
+    w = int(np.float32(np.float32(hi[0] - lo[0]) / c) + half)
+    h = int(np.float32(np.float32(hi[2] - lo[2]) / c) + half)
+    return w, h
+
+
+def create_heightfield_grid(bmin, bmax, cs: float) -> tuple[int, int]:
+    """Alias of :func:`calc_grid_size`: the (width, height) Recast gives a heightfield."""
+    return calc_grid_size(bmin, bmax, cs)
+
+
+# -- walkable triangles --------------------------------------------------------------------------
+def _walkable_threshold(walkable_slope_angle: float) -> np.float32:
+    """``cosf(angle / 180 * RC_PI)`` in float32 (cos evaluated in double, rounded once)."""
+    ang = np.float32(walkable_slope_angle)
+    if not np.isfinite(ang):
+        raise InputError(f"walkable_slope_angle must be finite, got {walkable_slope_angle!r}")
+    rad = np.float32(np.float32(ang / np.float32(180.0)) * _RC_PI)
+    return np.float32(math.cos(float(rad)))
+
+
+@njit
+def _tri_normal_y_kernel(verts, tris):
+    """y component of each triangle's unit normal, in Recast's float32 arithmetic."""
+    m = tris.shape[0]
+    out = np.empty(m, dtype=np.float32)
+    for i in range(m):
+        a = tris[i, 0]
+        b = tris[i, 1]
+        c = tris[i, 2]
+        e0x = verts[b, 0] - verts[a, 0]
+        e0y = verts[b, 1] - verts[a, 1]
+        e0z = verts[b, 2] - verts[a, 2]
+        e1x = verts[c, 0] - verts[a, 0]
+        e1y = verts[c, 1] - verts[a, 1]
+        e1z = verts[c, 2] - verts[a, 2]
+        nx = e0y * e1z - e0z * e1y
+        ny = e0z * e1x - e0x * e1z
+        nz = e0x * e1y - e0y * e1x
+        sq = nx * nx + ny * ny + nz * nz
+        inv = F32(1.0) / np.sqrt(sq)
+        out[i] = ny * inv
+    return out
+
+
+def _normal_y(vertices, triangles):
+    v = _as_vertices(vertices)
+    t = _as_triangles(triangles, v.shape[0])
+    return _tri_normal_y_kernel(v, t), t.shape[0]
+
+
+def mark_walkable_triangles(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    walkable_slope_angle: float,
+    areas: np.ndarray | None = None,
+) -> np.ndarray:
+    """Area ids per triangle: 63 where the slope is walkable (``rcMarkWalkableTriangles``).
+
+    Parameters
+    ----------
+    vertices : (n, 3) float32
+        Positions [wu].
+    triangles : (m, 3) int
+        Vertex indices.
+    walkable_slope_angle : float
+        Max walkable slope [degrees].
+    areas : (m,) uint8, optional
+        Starting area ids (default all 0). Not modified.
+
+    Returns
+    -------
+    (m,) uint8
+        ``WALKABLE_AREA`` (63) where the unit normal's y exceeds ``cos(slope)``
+        (float32), elsewhere the given area (or 0). Degenerate triangles keep theirs.
+    """
+    thr = _walkable_threshold(walkable_slope_angle)
+    ny, m = _normal_y(vertices, triangles)
+    out = np.zeros(m, np.uint8) if areas is None else _as_areas(areas, m).copy()
+    out[ny > thr] = WALKABLE_AREA
+    return out
+
+
+def clear_unwalkable_triangles(
+    vertices: np.ndarray, triangles: np.ndarray, walkable_slope_angle: float, areas: np.ndarray
+) -> np.ndarray:
+    """Set too-steep triangles to area 0 (``rcClearUnwalkableTriangles``).
+
+    Parameters
+    ----------
+    vertices : (n, 3) float32
+    triangles : (m, 3) int
+    walkable_slope_angle : float
+        [degrees]
+    areas : (m,) uint8
+        Area ids; not modified.
+
+    Returns
+    -------
+    (m,) uint8
+        A copy of ``areas`` with 0 where the normal's y is ``<= cos(slope)``.
+    """
+    thr = _walkable_threshold(walkable_slope_angle)
+    ny, m = _normal_y(vertices, triangles)
+    out = _as_areas(areas, m).copy()
+    out[ny <= thr] = 0  # NaN normals (degenerate triangles) compare False, as in Recast
+    return out
+
+
+# -- rasterization kernels -----------------------------------------------------------------------
+@njit
+def _divide_poly(src, n, out1, out2, offset, axis, delta):
+    """Split convex polygon ``src[:n]`` along ``coord[axis] == offset``.
+
+    ``out1`` receives the part with ``coord <= offset`` (delta >= 0), ``out2`` the
+    rest; vertices on the line go to both. ``delta`` is scratch space. Returns the
+    two vertex counts.
+    """
+    for k in range(n):
+        delta[k] = offset - src[k, axis]
+    n1 = 0
+    n2 = 0
+    prev = n - 1
+    for cur in range(n):
+        dc = delta[cur]
+        dp = delta[prev]
+        if (dc >= F32(0.0)) != (dp >= F32(0.0)):
+            s = dp / (dp - dc)
+            for c in range(3):
+                p = src[prev, c] + (src[cur, c] - src[prev, c]) * s
+                out1[n1, c] = p
+                out2[n2, c] = p
+            n1 += 1
+            n2 += 1
+            if dc > F32(0.0):
+                for c in range(3):
+                    out1[n1, c] = src[cur, c]
+                n1 += 1
+            elif dc < F32(0.0):
+                for c in range(3):
+                    out2[n2, c] = src[cur, c]
+                n2 += 1
+        else:
+            if dc >= F32(0.0):
+                for c in range(3):
+                    out1[n1, c] = src[cur, c]
+                n1 += 1
+                if dc != F32(0.0):
+                    prev = cur
+                    continue
+            for c in range(3):
+                out2[n2, c] = src[cur, c]
+            n2 += 1
+        prev = cur
+    return n1, n2
+
+
+@njit
+def _pool_grow(p_min, p_max, p_area, p_next, need):
+    cap = p_min.shape[0]
+    if need <= cap:
+        return p_min, p_max, p_area, p_next
+    new_cap = max(cap * 2, need)
+    a = np.empty(new_cap, np.int32)
+    b = np.empty(new_cap, np.int32)
+    c = np.empty(new_cap, np.uint8)
+    d = np.empty(new_cap, np.int32)
+    a[:cap] = p_min
+    b[:cap] = p_max
+    c[:cap] = p_area
+    d[:cap] = p_next
+    return a, b, c, d
+
+
+@njit
+def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch, merge_thr):
+    ics = F32(1.0) / cs
+    ich = F32(1.0) / ch
+    by = bmax[1] - bmin[1]
+
+    ncols = width * height
+    head = np.full(ncols, -1, np.int32)
+    cap = 1024
+    p_min = np.empty(cap, np.int32)
+    p_max = np.empty(cap, np.int32)
+    p_area = np.empty(cap, np.uint8)
+    p_next = np.empty(cap, np.int32)
+    used = 0  # pool slots ever handed out
+    free_head = -1  # freed slots, linked through p_next
+
+    # Four polygon buffers; roles are swapped by index, as the algorithm swaps pointers.
+    buf = np.empty((4, 16, 3), np.float32)
+    delta = np.empty(16, np.float32)
+
+    for t in range(tris.shape[0]):
+        area = tri_areas[t]
+        i0 = tris[t, 0]
+        i1 = tris[t, 1]
+        i2 = tris[t, 2]
+        # Triangle bounds, rejected if they miss the heightfield bounds.
+        skip = False
+        for a in range(3):
+            lo = min(verts[i0, a], min(verts[i1, a], verts[i2, a]))
+            hi = max(verts[i0, a], max(verts[i1, a], verts[i2, a]))
+            if lo > bmax[a] or hi < bmin[a]:
+                skip = True
+        if skip:
+            continue
+        tmin_z = min(verts[i0, 2], min(verts[i1, 2], verts[i2, 2]))
+        tmax_z = max(verts[i0, 2], max(verts[i1, 2], verts[i2, 2]))
+
+        z0 = int((tmin_z - bmin[2]) * ics)
+        z1 = int((tmax_z - bmin[2]) * ics)
+        # Start one row early so the first cut happens at the grid's edge.
+        z0 = min(max(z0, -1), height - 1)
+        z1 = min(max(z1, 0), height - 1)
+
+        b_in = 0
+        b_row = 1
+        b_p1 = 2
+        b_p2 = 3
+        for c in range(3):
+            buf[b_in, 0, c] = verts[i0, c]
+            buf[b_in, 1, c] = verts[i1, c]
+            buf[b_in, 2, c] = verts[i2, c]
+        n_in = 3
+
+        for z in range(z0, z1 + 1):
+            cell_z = bmin[2] + np.float32(z) * cs
+            n_row, n_in = _divide_poly(
+                buf[b_in], n_in, buf[b_row], buf[b_p1], cell_z + cs, 2, delta
+            )
+            b_in, b_p1 = b_p1, b_in
+            if n_row < 3 or z < 0:
+                continue
+            min_x = buf[b_row, 0, 0]
+            max_x = buf[b_row, 0, 0]
+            for k in range(1, n_row):
+                vx = buf[b_row, k, 0]
+                if min_x > vx:
+                    min_x = vx
+                if max_x < vx:
+                    max_x = vx
+            x0 = int((min_x - bmin[0]) * ics)
+            x1 = int((max_x - bmin[0]) * ics)
+            if x1 < 0 or x0 >= width:
+                continue
+            x0 = min(max(x0, -1), width - 1)
+            x1 = min(max(x1, 0), width - 1)
+
+            n_rest = n_row
+            for x in range(x0, x1 + 1):
+                cell_x = bmin[0] + np.float32(x) * cs
+                n_cell, n_rest = _divide_poly(
+                    buf[b_row], n_rest, buf[b_p1], buf[b_p2], cell_x + cs, 0, delta
+                )
+                b_row, b_p2 = b_p2, b_row
+                if n_cell < 3 or x < 0:
+                    continue
+                smin_f = buf[b_p1, 0, 1]
+                smax_f = buf[b_p1, 0, 1]
+                for k in range(1, n_cell):
+                    vy = buf[b_p1, k, 1]
+                    smin_f = min(smin_f, vy)
+                    smax_f = max(smax_f, vy)
+                smin_f = smin_f - bmin[1]
+                smax_f = smax_f - bmin[1]
+                if smax_f < F32(0.0) or smin_f > by:
+                    continue
+                if smin_f < F32(0.0):
+                    smin_f = F32(0.0)
+                if smax_f > by:
+                    smax_f = by
+                lo_i = min(max(int(np.floor(smin_f * ich)), 0), SPAN_MAX_HEIGHT)
+                hi_i = min(max(int(np.ceil(smax_f * ich)), lo_i + 1), SPAN_MAX_HEIGHT)
+
+                # -- add the span to column (x, z), merging overlaps --------------
+                col = x + z * width
+                new_min = lo_i
+                new_max = hi_i
+                new_area = area
+                prev = -1
+                cur = head[col]
+                while cur != -1:
+                    if p_min[cur] > new_max:
+                        break
+                    if p_max[cur] < new_min:
+                        prev = cur
+                        cur = p_next[cur]
+                        continue
+                    if p_min[cur] < new_min:
+                        new_min = p_min[cur]
+                    if p_max[cur] > new_max:
+                        new_max = p_max[cur]
+                    if abs(new_max - p_max[cur]) <= merge_thr and p_area[cur] > new_area:
+                        new_area = p_area[cur]
+                    nxt = p_next[cur]
+                    p_next[cur] = free_head
+                    free_head = cur
+                    if prev == -1:
+                        head[col] = nxt
+                    else:
+                        p_next[prev] = nxt
+                    cur = nxt
+                if free_head != -1:
+                    s = free_head
+                    free_head = p_next[s]
+                else:
+                    if used == p_min.shape[0]:
+                        p_min, p_max, p_area, p_next = _pool_grow(
+                            p_min, p_max, p_area, p_next, used + 1
+                        )
+                    s = used
+                    used += 1
+                p_min[s] = new_min
+                p_max[s] = new_max
+                p_area[s] = new_area
+                if prev == -1:
+                    p_next[s] = head[col]
+                    head[col] = s
+                else:
+                    p_next[s] = p_next[prev]
+                    p_next[prev] = s
+
+    # -- span lists -> CSR --------------------------------------------------------------
+    col_start = np.empty(ncols + 1, np.int32)
+    total = 0
+    for col in range(ncols):
+        col_start[col] = total
+        s = head[col]
+        while s != -1:
+            total += 1
+            s = p_next[s]
+    col_start[ncols] = total
+    smin = np.empty(total, np.uint16)
+    smax = np.empty(total, np.uint16)
+    sarea = np.empty(total, np.uint8)
+    k = 0
+    for col in range(ncols):
+        s = head[col]
+        while s != -1:
+            smin[k] = p_min[s]
+            smax[k] = p_max[s]
+            sarea[k] = p_area[s]
+            k += 1
+            s = p_next[s]
+    return col_start, smin, smax, sarea
+
+
+def check_grid(width: int, height: int, bmin: np.ndarray, bmax: np.ndarray, ch) -> None:
+    """Raise :class:`BuildError` when a heightfield grid is too large for one piece."""
+    if width <= 0 or height <= 0:
+        raise BuildError(
+            f"heightfield grid is empty ({width} x {height} cells): the bounds are smaller "
+            "than one cell"
+        )
+    if width * height > MAX_GRID_CELLS:
+        raise BuildError(
+            f"heightfield grid of {width} x {height} = {width * height} cells exceeds "
+            f"{MAX_GRID_CELLS}; bake with tiles (set tile_size, e.g. 128) or a larger cell_size"
+        )
+    vy = float(np.float32(bmax[1] - bmin[1])) / float(np.float32(ch))
+    if vy > SPAN_MAX_HEIGHT:
+        raise BuildError(
+            f"heightfield is {vy:.0f} voxels tall, more than Recast's {SPAN_MAX_HEIGHT}; "
+            "raise cell_height or bake with tiles (set tile_size) over a smaller height range"
+        )
+
+
+def rasterize_triangles(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    tri_areas: np.ndarray,
+    *,
+    width: int,
+    height: int,
+    bmin,
+    bmax,
+    cs: float,
+    ch: float,
+    flag_merge_threshold: int,
+) -> Heightfield:
+    """Voxelize triangles into a solid heightfield (Recast's ``rcRasterizeTriangles``).
+
+    Parameters
+    ----------
+    vertices : (n, 3) float32
+        Positions [wu].
+    triangles : (m, 3) int
+        Vertex indices. Triangles outside the bounds are skipped, triangles
+        crossing them are clipped (tiled builds pass the whole mesh).
+    tri_areas : (m,) uint8
+        Area id per triangle (0..63); 0 gives unwalkable solid spans.
+    width, height : int
+        Columns along x and z [vx].
+    bmin, bmax : (3,) float
+        Heightfield bounds [wu].
+    cs, ch : float
+        Cell size and height [wu].
+    flag_merge_threshold : int
+        Merging spans whose tops lie within this many voxels keep the larger area
+        id [vx] (RecastDemo passes ``walkable_climb``).
+
+    Returns
+    -------
+    Heightfield
+        CSR columns, spans bottom to top.
+
+    Raises
+    ------
+    InputError
+        Bad shapes, dtypes, indices, NaN.
+    BuildError
+        Grid too large for one heightfield (use tiles).
+    """
+    v = _as_vertices(vertices)
+    t = _as_triangles(triangles, v.shape[0])
+    a = _as_areas(tri_areas, t.shape[0], "tri_areas")
+    lo, hi = _as_vec3(bmin, "bmin"), _as_vec3(bmax, "bmax")
+    if np.any(hi < lo):
+        raise InputError(f"bmax {hi} must not be below bmin {lo}")
+    cs32, ch32 = _positive_f32(cs, "cs"), _positive_f32(ch, "ch")
+    w, h = int(width), int(height)
+    check_grid(w, h, lo, hi, ch32)
+    thr = int(flag_merge_threshold)
+    if thr < 0:
+        raise InputError(f"flag_merge_threshold must be >= 0, got {flag_merge_threshold!r}")
+    col_start, smin, smax, area = _rasterize_kernel(v, t, a, w, h, lo, hi, cs32, ch32, thr)
+    return Heightfield(w, h, lo, hi, float(cs32), float(ch32), col_start, smin, smax, area)
