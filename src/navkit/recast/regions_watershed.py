@@ -1,0 +1,355 @@
+"""Watershed region partitioning (Recast's ``rcBuildRegions``).
+
+The distance field is flooded from its highest level down, two distance units
+per level. Spans are bucketed into 8 level stacks at a time (every 8th level the
+unassigned spans are re-sorted by ``dist >> 1``; in between, the leftovers of the
+previous stack are appended to the next). At each level the existing regions
+first grow into the stack's spans (at most 8 rounds; each round every span
+takes the region of the same-area 4-neighbour with the smallest distance-to-seed
++ 2, updates applied after the round), then every still unassigned span of the
+stack seeds a new region by depth-first flood fill over spans with
+``dist >= level - 2``; a span is dropped from the fill when a 4-neighbour or the
+diagonal reached through it already belongs to another region. After level 0
+the regions expand without a round limit, then :func:`_merge_and_filter`
+(Recast's ``mergeAndFilterRegions``) removes small groups, merges small regions
+and compacts the ids. With ``border_size > 0`` the tile border is first painted
+with ids 1..4 | ``BORDER_REG``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from navkit._jit import njit
+from navkit.errors import BuildError, InputError
+from navkit.recast.regions_common import (
+    _merge_and_filter,
+    _nei,
+    _paint_borders,
+    check_chf,
+    check_region_args,
+)
+from navkit.recast.types import BORDER_REG, CompactHeightfield
+
+__all__ = ["build_regions"]
+
+_NB_STACKS = 8
+_EXPAND_ITERS = 8
+
+
+@njit
+def _expand(
+    cidx, con, areas, w, level, max_iter, reg, rdist, sx, sz, si, n, dirty_i, dirty_r, dirty_d
+):
+    """Grow existing regions into the ``n`` stack entries (si = -1: done); Recast's expandRegions."""
+    it = 0
+    while n > 0:
+        failed = 0
+        nd = 0
+        for k in range(n):
+            i = si[k]
+            if i < 0:
+                failed += 1
+                continue
+            x = sx[k]
+            z = sz[k]
+            r = np.int64(reg[i])
+            d2 = 0xFFFF
+            a = areas[i]
+            for d in range(4):
+                ai = _nei(cidx, con, w, x, z, i, d)
+                if ai < 0 or areas[ai] != a:
+                    continue
+                nr = np.int64(reg[ai])
+                if nr > 0 and (nr & BORDER_REG) == 0:
+                    if np.int64(rdist[ai]) + 2 < d2:
+                        r = nr
+                        d2 = np.int64(rdist[ai]) + 2
+            if r != 0:
+                si[k] = -1
+                dirty_i[nd] = i
+                dirty_r[nd] = r
+                dirty_d[nd] = d2
+                nd += 1
+            else:
+                failed += 1
+        for k in range(nd):
+            reg[dirty_i[k]] = dirty_r[k]
+            rdist[dirty_i[k]] = dirty_d[k]
+        if failed == n:
+            break
+        if level > 0:
+            it += 1
+            if it >= max_iter:
+                break
+
+
+@njit
+def _flood(cidx, con, areas, dist, w, x, z, i, level, r, reg, rdist, fx, fz, fi):
+    """Depth-first flood of a new region ``r`` from span i; True if any span kept it."""
+    a = areas[i]
+    top = 0
+    fx[top] = x
+    fz[top] = z
+    fi[top] = i
+    top += 1
+    reg[i] = r
+    rdist[i] = 0
+    lev = level - 2 if level >= 2 else 0
+    count = 0
+    while top > 0:
+        top -= 1
+        cx = fx[top]
+        cz = fz[top]
+        ci = fi[top]
+        other = 0
+        for d in range(4):
+            ai = _nei(cidx, con, w, cx, cz, ci, d)
+            if ai < 0 or areas[ai] != a:
+                continue
+            nr = np.int64(reg[ai])
+            if (nr & BORDER_REG) != 0:
+                continue
+            if nr != 0 and nr != r:
+                other = nr
+                break
+            d2 = (d + 1) & 3
+            if d == 0:
+                ax, az = cx - 1, cz
+            elif d == 1:
+                ax, az = cx, cz + 1
+            elif d == 2:
+                ax, az = cx + 1, cz
+            else:
+                ax, az = cx, cz - 1
+            bi = _nei(cidx, con, w, ax, az, ai, d2)
+            if bi >= 0:
+                if areas[bi] != a:
+                    continue
+                nr2 = np.int64(reg[bi])
+                if nr2 != 0 and nr2 != r:
+                    other = nr2
+                    break
+        if other != 0:
+            reg[ci] = 0
+            continue
+        count += 1
+        for d in range(4):
+            ai = _nei(cidx, con, w, cx, cz, ci, d)
+            if ai < 0 or areas[ai] != a:
+                continue
+            if dist[ai] >= lev and reg[ai] == 0:
+                reg[ai] = r
+                rdist[ai] = 0
+                if d == 0:
+                    fx[top], fz[top] = cx - 1, cz
+                elif d == 1:
+                    fx[top], fz[top] = cx, cz + 1
+                elif d == 2:
+                    fx[top], fz[top] = cx + 1, cz
+                else:
+                    fx[top], fz[top] = cx, cz - 1
+                fi[top] = ai
+                top += 1
+    return count > 0
+
+
+@njit
+def _kernel(cidx, ccount, con, areas, dist, w, h, max_distance, border_size, min_area, merge_area):
+    """Returns (reg, max_regions, status); status -1 = region id overflow."""
+    n = con.shape[0]
+    reg = np.zeros(n, np.uint16)
+    rdist = np.zeros(n, np.uint16)
+    # level stacks: (x, z, span) per entry; each stack holds distinct spans, so n rows suffice
+    lx = np.empty((_NB_STACKS, n), np.int64)
+    lz = np.empty((_NB_STACKS, n), np.int64)
+    li = np.empty((_NB_STACKS, n), np.int64)
+    ln = np.zeros(_NB_STACKS, np.int64)
+    fx = np.empty(n, np.int64)
+    fz = np.empty(n, np.int64)
+    fi = np.empty(n, np.int64)
+    dirty_i = np.empty(n, np.int64)
+    dirty_r = np.empty(n, np.int64)
+    dirty_d = np.empty(n, np.int64)
+
+    next_id = 1
+    if border_size > 0:
+        next_id = _paint_borders(cidx, ccount, areas, w, h, border_size, reg)
+
+    level = (max_distance + 1) & ~1
+    sid = -1
+    while level > 0:
+        level = level - 2 if level >= 2 else 0
+        sid = (sid + 1) & (_NB_STACKS - 1)
+        if sid == 0:
+            # sortCellsByLevel: bucket unassigned spans by (level - dist) / 2, clamped
+            start = level >> 1
+            ln[:] = 0
+            for z in range(h):
+                for x in range(w):
+                    c = x + z * w
+                    for i in range(cidx[c], cidx[c] + ccount[c]):
+                        if areas[i] == 0 or reg[i] != 0:
+                            continue
+                        s = start - (np.int64(dist[i]) >> 1)
+                        if s >= _NB_STACKS:
+                            continue
+                        if s < 0:
+                            s = 0
+                        k = ln[s]
+                        lx[s, k] = x
+                        lz[s, k] = z
+                        li[s, k] = i
+                        ln[s] = k + 1
+        else:
+            # appendStacks: carry the previous stack's unassigned spans over
+            p = sid - 1
+            k = ln[sid]
+            for j in range(ln[p]):
+                i = li[p, j]
+                if i < 0 or reg[i] != 0:
+                    continue
+                lx[sid, k] = lx[p, j]
+                lz[sid, k] = lz[p, j]
+                li[sid, k] = i
+                k += 1
+            ln[sid] = k
+        m = ln[sid]
+        sx = lx[sid]
+        sz = lz[sid]
+        si = li[sid]
+        for k in range(m):
+            if reg[si[k]] != 0:
+                si[k] = -1
+        _expand(
+            cidx,
+            con,
+            areas,
+            w,
+            level,
+            _EXPAND_ITERS,
+            reg,
+            rdist,
+            sx,
+            sz,
+            si,
+            m,
+            dirty_i,
+            dirty_r,
+            dirty_d,
+        )
+        for k in range(m):
+            i = si[k]
+            if i >= 0 and reg[i] == 0:
+                if _flood(
+                    cidx,
+                    con,
+                    areas,
+                    dist,
+                    w,
+                    sx[k],
+                    sz[k],
+                    i,
+                    level,
+                    next_id,
+                    reg,
+                    rdist,
+                    fx,
+                    fz,
+                    fi,
+                ):
+                    if next_id == 0xFFFF:
+                        return reg, 0, -1
+                    next_id += 1
+
+    # Final expansion over every unassigned walkable span, without a round limit.
+    m = 0
+    for z in range(h):
+        for x in range(w):
+            c = x + z * w
+            for i in range(cidx[c], cidx[c] + ccount[c]):
+                if reg[i] == 0 and areas[i] != 0:
+                    fx[m] = x
+                    fz[m] = z
+                    fi[m] = i
+                    m += 1
+    _expand(
+        cidx,
+        con,
+        areas,
+        w,
+        0,
+        _EXPAND_ITERS * 8,
+        reg,
+        rdist,
+        fx,
+        fz,
+        fi,
+        m,
+        dirty_i,
+        dirty_r,
+        dirty_d,
+    )
+
+    nreg = next_id + 1
+    count = _merge_and_filter(cidx, ccount, con, areas, w, h, reg, nreg, min_area, merge_area)
+    return reg, count, 0
+
+
+def build_regions(
+    chf: CompactHeightfield, *, border_size: int, min_region_area: int, merge_region_area: int
+) -> CompactHeightfield:
+    """Partition walkable spans into regions by watershed (Recast's ``rcBuildRegions``).
+
+    Parameters
+    ----------
+    chf : CompactHeightfield
+        With its distance field built (:func:`navkit.recast.distance.build_distance_field`).
+    border_size : int
+        Width of the non-navigable tile border [vx]; 0 for solo builds.
+    min_region_area : int
+        Connected groups of regions with fewer spans are removed [vx^2].
+    merge_region_area : int
+        Regions with at most this many spans are merged into a neighbour when
+        possible [vx^2].
+
+    Returns
+    -------
+    CompactHeightfield
+        A copy with ``reg`` (n,) uint16 (0 = none, ``BORDER_REG`` flag on border
+        spans), ``max_regions`` and ``border_size`` set as Recast sets them.
+
+    Raises
+    ------
+    InputError
+        Inconsistent arrays, a missing distance field or negative sizes.
+    BuildError
+        More than 65534 regions.
+    """
+    check_region_args(
+        border_size, min_region_area=min_region_area, merge_region_area=merge_region_area
+    )
+    cidx, ccount, con, areas = check_chf(chf)
+    dist = np.asarray(chf.dist)
+    if dist.shape != con.shape:
+        raise InputError(f"dist must have shape {con.shape}, got {dist.shape}")
+    dist = np.ascontiguousarray(dist, dtype=np.uint16)
+    max_distance = int(chf.max_distance)
+    if not 0 <= max_distance <= 0xFFFF:
+        raise InputError(f"max_distance out of range: {max_distance}")
+    reg, count, status = _kernel(
+        cidx,
+        ccount,
+        con,
+        areas,
+        dist,
+        int(chf.width),
+        int(chf.height),
+        max_distance,
+        int(border_size),
+        int(min_region_area),
+        int(merge_region_area),
+    )
+    if status < 0:
+        raise BuildError("watershed partition: region id overflow (more than 65534 regions)")
+    return chf._replace(reg=reg, max_regions=int(count), border_size=int(border_size))
