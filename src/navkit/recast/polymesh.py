@@ -1,0 +1,949 @@
+"""Convex polygon mesh from region contours (Recast's ``rcBuildPolyMesh``).
+
+Each contour of a :class:`ContourSet` becomes a handful of convex polygons:
+
+1. **Triangulation** by ear clipping in the xz plane, on integer voxel
+   coordinates. A vertex is an ear when the diagonal joining its two neighbours
+   lies inside the polygon (cone test) and crosses or touches no other edge.
+   Of all current ears the one with the shortest diagonal is clipped first
+   (first in contour order on ties). When no ear exists (overlapping contour
+   segments), a looser test (closed cone, only proper crossings) is tried; as in
+   Recast, the length it ranks by is measured to the vertex *after* the
+   diagonal's end.
+2. **Welding**: contour vertices go into a shared vertex table through a
+   4096-bucket hash of (x, z); a vertex is reused when x and z agree and y is
+   within 2 voxels, otherwise appended.
+3. **Merging**: pairs of polygons sharing an edge are merged while the result
+   stays convex and has at most ``nvp`` vertices, always taking the pair whose
+   shared edge is longest (first pair in (j, k) order on ties); the merged
+   polygon walks A from the vertex after the shared edge, then B likewise, and
+   the last polygon moves into B's slot.
+4. **Border vertex removal** (tiled builds): vertices flagged
+   ``BORDER_VERTEX`` are removed when that leaves a valid polygon fan; the
+   polygons around them are deleted (last polygon moves into the gap), the hole
+   outline is rebuilt from their remaining edges, re-triangulated and
+   re-merged; polygons spanning several regions get region 0
+   (``RC_MULTIPLE_REGS``).
+5. **Adjacency**: each edge is matched to the same edge walked the other way in
+   another polygon (Eric Lengyel's edge list, as ``buildMeshAdjacency``);
+   with ``border_size > 0``, unmatched edges lying on the tile boundary become
+   portals ``0x8000 | dir`` (0: x = 0, 1: z = height, 2: x = width, 3: z = 0).
+
+:func:`merge_poly_meshes` joins tile meshes into one (``rcMergePolyMeshes``).
+All coordinates are voxel units [vx] relative to ``bmin``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from navkit._jit import njit
+from navkit.errors import BuildError, ConfigError, InputError
+from navkit.recast.types import BORDER_VERTEX, MESH_NULL_IDX, ContourSet, PolyMesh
+
+__all__ = ["build_poly_mesh", "merge_poly_meshes"]
+
+_NULL = MESH_NULL_IDX
+_MULTIPLE_REGS = 0  #: RC_MULTIPLE_REGS: region of a polygon spanning several regions
+_BUCKETS = 1 << 12  #: vertex hash buckets
+_MAX_INPUT_VERTS = 0xFFFE  #: Recast refuses contour sets with this many vertices or more
+_MAX_NVP = 255
+
+# kernel status codes
+_OK = 0
+_ERR_TOO_MANY_POLYS = 1
+
+
+# -- 2D integer predicates on the xz plane ---------------------------------------------------
+@njit
+def _area2(ax, az, bx, bz, cx, cz):
+    """Twice the signed area of (a, b, c); negative when c is left of a -> b."""
+    return (bx - ax) * (cz - az) - (cx - ax) * (bz - az)
+
+
+@njit
+def _on_segment(ax, az, bx, bz, cx, cz):
+    """c is collinear with a-b and lies on the closed segment."""
+    if _area2(ax, az, bx, bz, cx, cz) != 0:
+        return False
+    if ax != bx:
+        return (ax <= cx <= bx) or (ax >= cx >= bx)
+    return (az <= cz <= bz) or (az >= cz >= bz)
+
+
+@njit
+def _cross_properly(ax, az, bx, bz, cx, cz, dx, dz):
+    """Segments a-b and c-d share a point interior to both (no collinear triple)."""
+    abc = _area2(ax, az, bx, bz, cx, cz)
+    abd = _area2(ax, az, bx, bz, dx, dz)
+    cda = _area2(cx, cz, dx, dz, ax, az)
+    cdb = _area2(cx, cz, dx, dz, bx, bz)
+    if abc == 0 or abd == 0 or cda == 0 or cdb == 0:
+        return False
+    return ((abc < 0) != (abd < 0)) and ((cda < 0) != (cdb < 0))
+
+
+@njit
+def _touch(ax, az, bx, bz, cx, cz, dx, dz):
+    """Segments a-b and c-d intersect, properly or at an end point."""
+    if _cross_properly(ax, az, bx, bz, cx, cz, dx, dz):
+        return True
+    return (
+        _on_segment(ax, az, bx, bz, cx, cz)
+        or _on_segment(ax, az, bx, bz, dx, dz)
+        or _on_segment(cx, cz, dx, dz, ax, az)
+        or _on_segment(cx, cz, dx, dz, bx, bz)
+    )
+
+
+# -- ear-clipping triangulation -----------------------------------------------------------
+@njit
+def _succ(i, n):
+    return i + 1 if i + 1 < n else 0
+
+
+@njit
+def _pred(i, n):
+    return i - 1 if i >= 1 else n - 1
+
+
+@njit
+def _clear_of_edges(i, j, n, px, pz, ring, loose):
+    """Diagonal ring[i]-ring[j] meets no polygon edge not incident to it."""
+    ax = px[ring[i]]
+    az = pz[ring[i]]
+    bx = px[ring[j]]
+    bz = pz[ring[j]]
+    for k in range(n):
+        k1 = _succ(k, n)
+        if k == i or k1 == i or k == j or k1 == j:
+            continue
+        cx = px[ring[k]]
+        cz = pz[ring[k]]
+        dx = px[ring[k1]]
+        dz = pz[ring[k1]]
+        if (ax == cx and az == cz) or (bx == cx and bz == cz):
+            continue
+        if (ax == dx and az == dz) or (bx == dx and bz == dz):
+            continue
+        if loose:
+            if _cross_properly(ax, az, bx, bz, cx, cz, dx, dz):
+                return False
+        elif _touch(ax, az, bx, bz, cx, cz, dx, dz):
+            return False
+    return True
+
+
+@njit
+def _inside_cone(i, j, n, px, pz, ring, loose):
+    """Diagonal ring[i]-ring[j] starts into the polygon's interior at ring[i]."""
+    a = ring[i]
+    b = ring[j]
+    nx_ = ring[_succ(i, n)]
+    pv = ring[_pred(i, n)]
+    if _area2(px[pv], pz[pv], px[a], pz[a], px[nx_], pz[nx_]) <= 0:
+        # convex corner: the diagonal must lie between the two edges
+        s1 = _area2(px[a], pz[a], px[b], pz[b], px[pv], pz[pv])
+        s2 = _area2(px[b], pz[b], px[a], pz[a], px[nx_], pz[nx_])
+        if loose:
+            return s1 <= 0 and s2 <= 0
+        return s1 < 0 and s2 < 0
+    # reflex corner: the diagonal must not lie in the outer wedge
+    t1 = _area2(px[a], pz[a], px[b], pz[b], px[nx_], pz[nx_])
+    t2 = _area2(px[b], pz[b], px[a], pz[a], px[pv], pz[pv])
+    return not (t1 <= 0 and t2 <= 0)
+
+
+@njit
+def _is_diagonal(i, j, n, px, pz, ring, loose):
+    return _inside_cone(i, j, n, px, pz, ring, loose) and _clear_of_edges(
+        i, j, n, px, pz, ring, loose
+    )
+
+
+@njit
+def _triangulate(n, px, pz, ring, ear, tris):
+    """Ear-clip the polygon ``ring[:n]`` (indices into px/pz) into ``tris``.
+
+    ``ring`` and ``ear`` are scratch and are overwritten. Returns the number of
+    triangles, negated when the polygon could not be finished (the triangles
+    written so far are kept, as Recast does).
+    """
+    if n < 3:
+        return 0
+    for i in range(n):
+        ear[i] = False
+    for i in range(n):
+        i1 = _succ(i, n)
+        if _is_diagonal(i, _succ(i1, n), n, px, pz, ring, False):
+            ear[i1] = True
+    nt = 0
+    while n > 3:
+        best = -1
+        best_len = -1
+        for i in range(n):
+            i1 = _succ(i, n)
+            if ear[i1]:
+                a = ring[i]
+                c = ring[_succ(i1, n)]
+                dx = px[c] - px[a]
+                dz = pz[c] - pz[a]
+                d = dx * dx + dz * dz
+                if best_len < 0 or d < best_len:
+                    best_len = d
+                    best = i
+        if best == -1:
+            # overlapping segments: retry with the loose tests
+            for i in range(n):
+                i1 = _succ(i, n)
+                i2 = _succ(i1, n)
+                if _is_diagonal(i, i2, n, px, pz, ring, True):
+                    a = ring[i]
+                    c = ring[_succ(i2, n)]
+                    dx = px[c] - px[a]
+                    dz = pz[c] - pz[a]
+                    d = dx * dx + dz * dz
+                    if best_len < 0 or d < best_len:
+                        best_len = d
+                        best = i
+            if best == -1:
+                return -nt
+        i = best
+        i1 = _succ(i, n)
+        i2 = _succ(i1, n)
+        tris[nt, 0] = ring[i]
+        tris[nt, 1] = ring[i1]
+        tris[nt, 2] = ring[i2]
+        nt += 1
+        # drop ring[i1]
+        n -= 1
+        for k in range(i1, n):
+            ring[k] = ring[k + 1]
+            ear[k] = ear[k + 1]
+        if i1 >= n:
+            i1 = 0
+        i = _pred(i1, n)
+        ear[i] = _is_diagonal(_pred(i, n), i1, n, px, pz, ring, False)
+        ear[i1] = _is_diagonal(i, _succ(i1, n), n, px, pz, ring, False)
+    tris[nt, 0] = ring[0]
+    tris[nt, 1] = ring[1]
+    tris[nt, 2] = ring[2]
+    return nt + 1
+
+
+# -- vertex welding ---------------------------------------------------------------------------
+@njit
+def _weld_vertex(x, y, z, verts, first, chain, nv):
+    """Index of the vertex (x, y +-2, z) in ``verts[:nv]``, appending it if new.
+
+    Returns ``(index, new nv)``.
+    """
+    bucket = (0x8DA6B343 * x + 0xCB1AB31F * z) & (_BUCKETS - 1)
+    i = first[bucket]
+    while i != -1:
+        if verts[i, 0] == x and verts[i, 2] == z and abs(verts[i, 1] - y) <= 2:
+            return i, nv
+        i = chain[i]
+    verts[nv, 0] = x
+    verts[nv, 1] = y
+    verts[nv, 2] = z
+    chain[nv] = first[bucket]
+    first[bucket] = nv
+    return nv, nv + 1
+
+
+# -- polygon merging --------------------------------------------------------------------------
+@njit
+def _nverts_of(polys, p, nvp):
+    for i in range(nvp):
+        if polys[p, i] == _NULL:
+            return i
+    return nvp
+
+
+@njit
+def _strictly_left(verts, a, b, c):
+    return _area2(verts[a, 0], verts[a, 2], verts[b, 0], verts[b, 2], verts[c, 0], verts[c, 2]) < 0
+
+
+@njit
+def _merge_score(polys, pa, pb, verts, nvp):
+    """``(squared shared edge length, edge in pa, edge in pb)``, or ``(-1, .., ..)``
+    when the pair shares no edge or would merge into a non-convex or too big polygon."""
+    na = _nverts_of(polys, pa, nvp)
+    nb = _nverts_of(polys, pb, nvp)
+    if na + nb - 2 > nvp:
+        return -1, -1, -1
+    ea = -1
+    eb = -1
+    for i in range(na):
+        a0 = polys[pa, i]
+        a1 = polys[pa, (i + 1) % na]
+        if a0 > a1:
+            a0, a1 = a1, a0
+        for j in range(nb):
+            b0 = polys[pb, j]
+            b1 = polys[pb, (j + 1) % nb]
+            if b0 > b1:
+                b0, b1 = b1, b0
+            if a0 == b0 and a1 == b1:
+                # the last edge of pa with a match wins (first match in pb)
+                ea = i
+                eb = j
+                break
+    if ea == -1 or eb == -1:
+        return -1, -1, -1
+    if not _strictly_left(
+        verts, polys[pa, (ea + na - 1) % na], polys[pa, ea], polys[pb, (eb + 2) % nb]
+    ):
+        return -1, -1, -1
+    if not _strictly_left(
+        verts, polys[pb, (eb + nb - 1) % nb], polys[pb, eb], polys[pa, (ea + 2) % na]
+    ):
+        return -1, -1, -1
+    va = polys[pa, ea]
+    vb = polys[pa, (ea + 1) % na]
+    dx = verts[va, 0] - verts[vb, 0]
+    dz = verts[va, 2] - verts[vb, 2]
+    return dx * dx + dz * dz, ea, eb
+
+
+@njit
+def _merge_greedily(polys, npolys, pregs, pareas, verts, nvp, row):
+    """Merge ``polys[:npolys]`` pairwise, longest shared edge first; returns the new count."""
+    while True:
+        best = 0
+        best_a = 0
+        best_b = 0
+        best_ea = 0
+        best_eb = 0
+        for j in range(npolys - 1):
+            for k in range(j + 1, npolys):
+                v, ea, eb = _merge_score(polys, j, k, verts, nvp)
+                if v > best:
+                    best = v
+                    best_a = j
+                    best_b = k
+                    best_ea = ea
+                    best_eb = eb
+        if best <= 0:
+            return npolys
+        na = _nverts_of(polys, best_a, nvp)
+        nb = _nverts_of(polys, best_b, nvp)
+        for i in range(nvp):
+            row[i] = _NULL
+        m = 0
+        for i in range(na - 1):
+            row[m] = polys[best_a, (best_ea + 1 + i) % na]
+            m += 1
+        for i in range(nb - 1):
+            row[m] = polys[best_b, (best_eb + 1 + i) % nb]
+            m += 1
+        for i in range(nvp):
+            polys[best_a, i] = row[i]
+        if pregs[best_a] != pregs[best_b]:
+            pregs[best_a] = _MULTIPLE_REGS
+        last = npolys - 1
+        if best_b != last:
+            for i in range(nvp):
+                polys[best_b, i] = polys[last, i]
+        pregs[best_b] = pregs[last]
+        pareas[best_b] = pareas[last]
+        npolys -= 1
+
+
+# -- border vertex removal ------------------------------------------------------------------
+@njit
+def _removable(polys, npolys, nvp, rem):
+    """Whether removing vertex ``rem`` leaves a single hole that can be re-filled."""
+    touched = 0
+    remaining_edges = 0
+    for i in range(npolys):
+        nv = _nverts_of(polys, i, nvp)
+        hits = 0
+        for j in range(nv):
+            if polys[i, j] == rem:
+                hits += 1
+        if hits:
+            touched += hits
+            remaining_edges += nv - (hits + 1)
+    if remaining_edges <= 2:
+        return False
+    # the edges at rem: each should be shared by two polygons except the two open ones
+    other = np.empty(touched * 2, np.int64)
+    uses = np.empty(touched * 2, np.int64)
+    ne = 0
+    for i in range(npolys):
+        nv = _nverts_of(polys, i, nvp)
+        k = nv - 1
+        for j in range(nv):
+            if polys[i, j] == rem or polys[i, k] == rem:
+                b = polys[i, k] if polys[i, j] == rem else polys[i, j]
+                found = False
+                for m in range(ne):
+                    if other[m] == b:
+                        uses[m] += 1
+                        found = True
+                if not found:
+                    other[ne] = b
+                    uses[ne] = 1
+                    ne += 1
+            k = j
+    open_edges = 0
+    for m in range(ne):
+        if uses[m] < 2:
+            open_edges += 1
+    return open_edges <= 2
+
+
+@njit
+def _remove_vertex(verts, nv, polys, npolys, regs, areas, nvp, rem, max_polys):
+    """Remove vertex ``rem`` and re-fill the hole it leaves. Returns ``(nv, npolys, bad)``;
+    ``bad`` is 1 when the hole could not be fully triangulated."""
+    count = 0
+    for i in range(npolys):
+        for j in range(_nverts_of(polys, i, nvp)):
+            if polys[i, j] == rem:
+                count += 1
+    cap = count * nvp + 2
+    e_a = np.empty(cap, np.int64)
+    e_b = np.empty(cap, np.int64)
+    e_reg = np.empty(cap, np.int64)
+    e_area = np.empty(cap, np.int64)
+    ne = 0
+    # delete the polygons around rem, keeping their outer edges
+    i = 0
+    while i < npolys:
+        nvi = _nverts_of(polys, i, nvp)
+        has = False
+        for j in range(nvi):
+            if polys[i, j] == rem:
+                has = True
+        if not has:
+            i += 1
+            continue
+        k = nvi - 1
+        for j in range(nvi):
+            if polys[i, j] != rem and polys[i, k] != rem:
+                e_a[ne] = polys[i, k]
+                e_b[ne] = polys[i, j]
+                e_reg[ne] = regs[i]
+                e_area[ne] = areas[i]
+                ne += 1
+            k = j
+        last = npolys - 1
+        for j in range(nvp):
+            polys[i, j] = polys[last, j]
+            polys[i, nvp + j] = _NULL
+        regs[i] = regs[last]
+        areas[i] = areas[last]
+        npolys -= 1
+    # drop the vertex and renumber
+    for i in range(rem, nv - 1):
+        verts[i, 0] = verts[i + 1, 0]
+        verts[i, 1] = verts[i + 1, 1]
+        verts[i, 2] = verts[i + 1, 2]
+    nv -= 1
+    for i in range(npolys):
+        for j in range(_nverts_of(polys, i, nvp)):
+            if polys[i, j] > rem:
+                polys[i, j] -= 1
+    for m in range(ne):
+        if e_a[m] > rem:
+            e_a[m] -= 1
+        if e_b[m] > rem:
+            e_b[m] -= 1
+    if ne == 0:
+        return nv, npolys, 0
+    # chain the kept edges into the hole outline, growing at both ends
+    hcap = ne + 2
+    hole = np.empty(hcap, np.int64)
+    hreg = np.empty(hcap, np.int64)
+    harea = np.empty(hcap, np.int64)
+    hole[0] = e_a[0]
+    hreg[0] = e_reg[0]
+    harea[0] = e_area[0]
+    nh = 1
+    while ne > 0:
+        progressed = False
+        m = 0
+        while m < ne:
+            at_front = hole[0] == e_b[m]
+            at_back = (not at_front) and hole[nh - 1] == e_a[m]
+            if at_front or at_back:
+                if nh >= hcap:
+                    break
+                if at_front:
+                    for q in range(nh, 0, -1):
+                        hole[q] = hole[q - 1]
+                        hreg[q] = hreg[q - 1]
+                        harea[q] = harea[q - 1]
+                    hole[0] = e_a[m]
+                    hreg[0] = e_reg[m]
+                    harea[0] = e_area[m]
+                else:
+                    hole[nh] = e_b[m]
+                    hreg[nh] = e_reg[m]
+                    harea[nh] = e_area[m]
+                nh += 1
+                ne -= 1
+                e_a[m] = e_a[ne]
+                e_b[m] = e_b[ne]
+                e_reg[m] = e_reg[ne]
+                e_area[m] = e_area[ne]
+                progressed = True
+            else:
+                m += 1
+        if not progressed:
+            break
+    # triangulate the hole on the mesh's vertices
+    hx = np.empty(nh, np.int64)
+    hz = np.empty(nh, np.int64)
+    ring = np.empty(nh, np.int64)
+    for q in range(nh):
+        hx[q] = verts[hole[q], 0]
+        hz[q] = verts[hole[q], 2]
+        ring[q] = q
+    ear = np.zeros(nh, np.bool_)
+    tris = np.empty((max(nh, 1), 3), np.int64)
+    nt = _triangulate(nh, hx, hz, ring, ear, tris)
+    bad = 0
+    if nt < 0:
+        nt = -nt
+        bad = 1
+    tp = np.full((nt + 1, nvp), _NULL, np.int64)
+    treg = np.empty(nt + 1, np.int64)
+    tarea = np.empty(nt + 1, np.int64)
+    ntp = 0
+    for t in range(nt):
+        a = tris[t, 0]
+        b = tris[t, 1]
+        c = tris[t, 2]
+        if a == b or a == c or b == c:
+            continue
+        tp[ntp, 0] = hole[a]
+        tp[ntp, 1] = hole[b]
+        tp[ntp, 2] = hole[c]
+        if hreg[a] != hreg[b] or hreg[b] != hreg[c]:
+            treg[ntp] = _MULTIPLE_REGS
+        else:
+            treg[ntp] = hreg[a]
+        tarea[ntp] = harea[a]
+        ntp += 1
+    if ntp == 0:
+        return nv, npolys, bad
+    if nvp > 3:
+        row = np.empty(nvp, np.int64)
+        ntp = _merge_greedily(tp, ntp, treg, tarea, verts, nvp, row)
+    for t in range(ntp):
+        if npolys >= max_polys:
+            break
+        for j in range(nvp):
+            polys[npolys, j] = tp[t, j]
+            polys[npolys, nvp + j] = _NULL
+        regs[npolys] = treg[t]
+        areas[npolys] = tarea[t]
+        npolys += 1
+    return nv, npolys, bad
+
+
+# -- adjacency and portals ------------------------------------------------------------------
+@njit
+def _link_neighbours(polys, npolys, nv, nvp):
+    """Fill the neighbour half of ``polys`` from shared edges (``buildMeshAdjacency``)."""
+    cap = max(npolys * nvp, 1)
+    head = np.full(max(nv, 1), -1, np.int64)
+    chain = np.empty(cap, np.int64)
+    ev1 = np.empty(cap, np.int64)
+    p0 = np.empty(cap, np.int64)
+    s0 = np.empty(cap, np.int64)
+    p1 = np.empty(cap, np.int64)
+    s1 = np.empty(cap, np.int64)
+    ne = 0
+    for i in range(npolys):
+        n = _nverts_of(polys, i, nvp)
+        for j in range(n):
+            a = polys[i, j]
+            b = polys[i, j + 1] if j + 1 < n else polys[i, 0]
+            if a < b:
+                ev1[ne] = b
+                p0[ne] = i
+                s0[ne] = j
+                p1[ne] = i
+                s1[ne] = 0
+                chain[ne] = head[a]
+                head[a] = ne
+                ne += 1
+    for i in range(npolys):
+        n = _nverts_of(polys, i, nvp)
+        for j in range(n):
+            a = polys[i, j]
+            b = polys[i, j + 1] if j + 1 < n else polys[i, 0]
+            if a > b:
+                e = head[b]
+                while e != -1:
+                    if ev1[e] == a and p0[e] == p1[e]:
+                        p1[e] = i
+                        s1[e] = j
+                        break
+                    e = chain[e]
+    for e in range(ne):
+        if p0[e] != p1[e]:
+            polys[p0[e], nvp + s0[e]] = p1[e]
+            polys[p1[e], nvp + s1[e]] = p0[e]
+
+
+@njit
+def _mark_portals(polys, npolys, verts, nvp, width, height):
+    """Tag open edges lying on the tile boundary as portals ``0x8000 | dir``."""
+    for i in range(npolys):
+        n = _nverts_of(polys, i, nvp)
+        for j in range(n):
+            if polys[i, nvp + j] != _NULL:
+                continue
+            a = polys[i, j]
+            b = polys[i, j + 1] if j + 1 < n else polys[i, 0]
+            if verts[a, 0] == 0 and verts[b, 0] == 0:
+                polys[i, nvp + j] = 0x8000
+            elif verts[a, 2] == height and verts[b, 2] == height:
+                polys[i, nvp + j] = 0x8001
+            elif verts[a, 0] == width and verts[b, 0] == width:
+                polys[i, nvp + j] = 0x8002
+            elif verts[a, 2] == 0 and verts[b, 2] == 0:
+                polys[i, nvp + j] = 0x8003
+
+
+# -- the stage kernel -----------------------------------------------------------------------
+@njit
+def _build_kernel(cverts, cstart, ccount, creg, carea, nvp, border_size, width, height):
+    """Polygon mesh of all contours; see the module docstring.
+
+    Returns ``(verts, nv, polys, npolys, regs, areas, status, bad_contours, bad_holes)``.
+    """
+    nc = ccount.shape[0]
+    max_verts = 0
+    max_polys = 0
+    longest = 0
+    for c in range(nc):
+        n = ccount[c]
+        if n < 3:
+            continue
+        max_verts += n
+        max_polys += n - 2
+        longest = max(longest, n)
+    verts = np.zeros((max(max_verts, 1), 3), np.int64)
+    polys = np.full((max(max_polys, 1), 2 * nvp), _NULL, np.int64)
+    regs = np.zeros(max(max_polys, 1), np.int64)
+    areas = np.zeros(max(max_polys, 1), np.int64)
+    remove_me = np.zeros(max(max_verts, 1) + 1, np.uint8)
+    first = np.full(_BUCKETS, -1, np.int64)
+    chain = np.zeros(max(max_verts, 1), np.int64)
+
+    m = max(longest, 3)
+    px = np.empty(m, np.int64)
+    pz = np.empty(m, np.int64)
+    ring = np.empty(m, np.int64)
+    ear = np.zeros(m, np.bool_)
+    tris = np.empty((m, 3), np.int64)
+    vid = np.empty(m, np.int64)
+    tp = np.full((m + 1, nvp), _NULL, np.int64)
+    treg = np.empty(m + 1, np.int64)
+    tarea = np.empty(m + 1, np.int64)
+    row = np.empty(nvp, np.int64)
+
+    nv = 0
+    npolys = 0
+    bad_contours = 0
+    bad_holes = 0
+    for c in range(nc):
+        n = ccount[c]
+        if n < 3:
+            continue
+        base = cstart[c]
+        for j in range(n):
+            px[j] = cverts[base + j, 0]
+            pz[j] = cverts[base + j, 2]
+            ring[j] = j
+        nt = _triangulate(n, px, pz, ring, ear, tris)
+        if nt <= 0:
+            bad_contours += 1
+            nt = -nt
+        for j in range(n):
+            x = cverts[base + j, 0] & 0xFFFF
+            y = cverts[base + j, 1] & 0xFFFF
+            z = cverts[base + j, 2] & 0xFFFF
+            w, nv = _weld_vertex(x, y, z, verts, first, chain, nv)
+            vid[j] = w
+            if cverts[base + j, 3] & BORDER_VERTEX:
+                remove_me[vid[j]] = 1
+        ntp = 0
+        for t in range(nt):
+            a = tris[t, 0]
+            b = tris[t, 1]
+            d = tris[t, 2]
+            if a == b or a == d or b == d:
+                continue
+            for k in range(nvp):
+                tp[ntp, k] = _NULL
+            tp[ntp, 0] = vid[a]
+            tp[ntp, 1] = vid[b]
+            tp[ntp, 2] = vid[d]
+            treg[ntp] = creg[c]
+            tarea[ntp] = carea[c]
+            ntp += 1
+        if ntp == 0:
+            continue
+        if nvp > 3:
+            ntp = _merge_greedily(tp, ntp, treg, tarea, verts, nvp, row)
+        if npolys + ntp > max_polys:
+            return verts, nv, polys, npolys, regs, areas, _ERR_TOO_MANY_POLYS, bad_contours, 0
+        for t in range(ntp):
+            for k in range(nvp):
+                polys[npolys, k] = tp[t, k]
+            regs[npolys] = creg[c]
+            areas[npolys] = carea[c]
+            npolys += 1
+
+    i = 0
+    while i < nv:
+        if remove_me[i] and _removable(polys, npolys, nvp, i):
+            nv, npolys, bad = _remove_vertex(
+                verts, nv, polys, npolys, regs, areas, nvp, i, max_polys
+            )
+            bad_holes += bad
+            for j in range(i, nv):
+                remove_me[j] = remove_me[j + 1]
+        else:
+            i += 1
+
+    _link_neighbours(polys, npolys, nv, nvp)
+    if border_size > 0:
+        _mark_portals(polys, npolys, verts, nvp, width, height)
+    return verts, nv, polys, npolys, regs, areas, _OK, bad_contours, bad_holes
+
+
+# -- public API -------------------------------------------------------------------------------
+def _check_nvp(nvp: int) -> int:
+    if isinstance(nvp, bool) or not float(nvp).is_integer() or not 3 <= int(nvp) <= _MAX_NVP:
+        raise ConfigError("nvp", f"must be an integer in [3, {_MAX_NVP}], got {nvp!r}")
+    return int(nvp)
+
+
+def build_poly_mesh(cset: ContourSet, *, nvp: int) -> PolyMesh:
+    """Convex polygons of at most ``nvp`` vertices covering the contours (``rcBuildPolyMesh``).
+
+    Parameters
+    ----------
+    cset : ContourSet
+        Region contours; ``verts`` (sum, 4) int32 (x, y, z, flags) [vx]. Contours
+        with fewer than 3 vertices are skipped.
+    nvp : int
+        Maximum vertices per polygon (3 or more; Detour needs at most 6).
+
+    Returns
+    -------
+    PolyMesh
+        ``verts`` (nv, 3) uint16 [vx], ``polys`` (np, 2*nvp) uint16 (vertex indices,
+        then neighbour polygon or ``0x8000 | dir`` portal, padded with 0xFFFF),
+        ``regs`` (np,) uint16, ``areas`` (np,) uint8 (the contours'), ``flags`` zeros.
+
+    Raises
+    ------
+    ConfigError
+        ``nvp`` out of range.
+    InputError
+        Inconsistent contour arrays.
+    BuildError
+        0xFFFE or more contour vertices (Recast's limit), or more polygons than
+        Recast's budget (sum of ``nverts - 2``).
+    """
+    nvp = _check_nvp(nvp)
+    counts = np.asarray(cset.nverts)
+    verts = np.asarray(cset.verts)
+    nc = counts.shape[0] if counts.ndim == 1 else -1
+    if (
+        counts.ndim != 1
+        or np.asarray(cset.reg).shape != (nc,)
+        or np.asarray(cset.area).shape != (nc,)
+    ):
+        raise InputError("ContourSet: reg, area and nverts must be 1-D arrays of one length")
+    if nc and (not np.issubdtype(counts.dtype, np.integer) or counts.min() < 0):
+        raise InputError("ContourSet.nverts must be non-negative integers")
+    total = int(counts.sum()) if nc else 0
+    if verts.ndim != 2 or verts.shape[1] != 4 or verts.shape[0] != total:
+        raise InputError(f"ContourSet.verts must be (sum(nverts)={total}, 4), got {verts.shape}")
+    if total and not np.issubdtype(verts.dtype, np.integer):
+        raise InputError("ContourSet.verts must be integers (voxel coordinates)")
+    counts64 = counts.astype(np.int64)
+    used = int(counts64[counts64 >= 3].sum())
+    if used >= _MAX_INPUT_VERTS:
+        raise BuildError(
+            f"rcBuildPolyMesh: too many vertices {used} (limit {_MAX_INPUT_VERTS - 1})"
+        )
+    starts = np.zeros(nc, np.int64)
+    if nc:
+        starts[1:] = np.cumsum(counts64)[:-1]
+    out = _build_kernel(
+        verts.astype(np.int64),
+        starts,
+        counts64,
+        np.asarray(cset.reg).astype(np.int64),
+        np.asarray(cset.area).astype(np.int64),
+        nvp,
+        int(cset.border_size),
+        int(cset.width),
+        int(cset.height),
+    )
+    mverts, nv, polys, npolys, regs, areas, status, _bad_c, _bad_h = out
+    if status == _ERR_TOO_MANY_POLYS:
+        raise BuildError("rcBuildPolyMesh: too many polygons")
+    return PolyMesh(
+        verts=mverts[:nv].astype(np.uint16),
+        polys=polys[:npolys].astype(np.uint16),
+        regs=regs[:npolys].astype(np.uint16),
+        flags=np.zeros(npolys, np.uint16),
+        areas=areas[:npolys].astype(np.uint8),
+        nvp=nvp,
+        bmin=np.asarray(cset.bmin, np.float32).copy(),
+        bmax=np.asarray(cset.bmax, np.float32).copy(),
+        cs=float(cset.cs),
+        ch=float(cset.ch),
+        border_size=int(cset.border_size),
+        max_edge_error=float(cset.max_error),
+    )
+
+
+# -- merging tile meshes ------------------------------------------------------------------
+@njit
+def _merge_kernel(mverts, vstart, vcount, polys_in, pstart, pcount, offs, sides, nvp):
+    """Weld the meshes' vertices (shifted by ``offs``) and copy their polygons.
+
+    ``sides[m]`` says which of x-, z+, x+, z- (portal dirs 0..3) mesh ``m`` touches
+    on the merged bounds; portals on those sides are kept. Returns
+    ``(verts, nv, polys)``.
+    """
+    total_v = 0
+    for m in range(vcount.shape[0]):
+        total_v += vcount[m]
+    verts = np.zeros((max(total_v, 1), 3), np.int64)
+    first = np.full(_BUCKETS, -1, np.int64)
+    chain = np.zeros(max(total_v, 1), np.int64)
+    polys = np.full((polys_in.shape[0], 2 * nvp), _NULL, np.int64)
+    nv = 0
+    remap = np.zeros(max(total_v, 1), np.int64)
+    out = 0
+    for m in range(vcount.shape[0]):
+        for j in range(vcount[m]):
+            r = vstart[m] + j
+            x = (mverts[r, 0] + offs[m, 0]) & 0xFFFF
+            z = (mverts[r, 2] + offs[m, 1]) & 0xFFFF
+            w, nv = _weld_vertex(x, mverts[r, 1], z, verts, first, chain, nv)
+            remap[j] = w
+        on_border = sides[m, 0] or sides[m, 1] or sides[m, 2] or sides[m, 3]
+        for p in range(pstart[m], pstart[m] + pcount[m]):
+            for k in range(nvp):
+                v = polys_in[p, k]
+                if v == _NULL:
+                    break
+                polys[out, k] = remap[v]
+            if on_border:
+                for k in range(nvp, 2 * nvp):
+                    s = polys_in[p, k]
+                    if (s & 0x8000) and s != _NULL and (s & 0xF) < 4 and sides[m, s & 0xF]:
+                        polys[out, k] = s
+            out += 1
+    _link_neighbours(polys, out, nv, nvp)
+    return verts, nv, polys
+
+
+def _snap(a: np.float32, b: np.float32, cs: np.float32) -> int:
+    """``(unsigned short)floorf((a - b) / cs + 0.5f)`` in float32."""
+    with np.errstate(all="ignore"):
+        v = np.floor(np.float32(np.float32(a - b) / cs) + np.float32(0.5))
+    return int(v) & 0xFFFF if np.isfinite(v) else 0
+
+
+def merge_poly_meshes(meshes: Sequence[PolyMesh]) -> PolyMesh:
+    """Join tile meshes into one mesh (``rcMergePolyMeshes``).
+
+    Vertices are shifted by each tile's offset from the merged ``bmin`` (rounded to
+    cells) and welded as in :func:`build_poly_mesh`; polygons keep their order,
+    regions, areas and flags. Portal entries survive only on sides of a tile that
+    lie on the merged bounds; adjacency is rebuilt across tiles.
+
+    Parameters
+    ----------
+    meshes : sequence of PolyMesh
+        Meshes with one ``nvp``; ``cs``, ``ch`` are taken from the first.
+
+    Returns
+    -------
+    PolyMesh
+        ``verts`` (nv, 3) uint16 [vx] relative to the merged ``bmin``;
+        ``border_size`` and ``max_edge_error`` are 0 as in Recast.
+
+    Raises
+    ------
+    InputError
+        Empty sequence, differing ``nvp`` or malformed arrays.
+    """
+    meshes = list(meshes)
+    if not meshes:
+        raise InputError("merge_poly_meshes: no meshes given")
+    nvp = int(meshes[0].nvp)
+    for i, m in enumerate(meshes):
+        if int(m.nvp) != nvp:
+            raise InputError(f"merge_poly_meshes: mesh {i} has nvp {m.nvp}, mesh 0 has {nvp}")
+        npi = np.asarray(m.polys).shape[0]
+        if np.asarray(m.verts).ndim != 2 or np.asarray(m.verts).shape[1] != 3:
+            raise InputError(f"merge_poly_meshes: mesh {i} verts must be (nv, 3)")
+        if np.asarray(m.polys).shape != (npi, 2 * nvp):
+            raise InputError(f"merge_poly_meshes: mesh {i} polys must be (np, {2 * nvp})")
+        for name in ("regs", "areas", "flags"):
+            if np.asarray(getattr(m, name)).shape != (npi,):
+                raise InputError(f"merge_poly_meshes: mesh {i} {name} must be ({npi},)")
+        pv = np.asarray(m.polys)[:, :nvp]
+        if np.any((pv != _NULL) & (pv >= np.asarray(m.verts).shape[0])):
+            raise InputError(f"merge_poly_meshes: mesh {i} has vertex indices out of range")
+    cs = np.float32(meshes[0].cs)
+    bmin = np.asarray(meshes[0].bmin, np.float32).copy()
+    bmax = np.asarray(meshes[0].bmax, np.float32).copy()
+    for m in meshes:
+        bmin = np.minimum(bmin, np.asarray(m.bmin, np.float32))
+        bmax = np.maximum(bmax, np.asarray(m.bmax, np.float32))
+    nm = len(meshes)
+    offs = np.zeros((nm, 2), np.int64)
+    sides = np.zeros((nm, 4), np.bool_)
+    for i, m in enumerate(meshes):
+        mb0 = np.asarray(m.bmin, np.float32)
+        mb1 = np.asarray(m.bmax, np.float32)
+        offs[i] = (_snap(mb0[0], bmin[0], cs), _snap(mb0[2], bmin[2], cs))
+        sides[i] = (
+            offs[i, 0] == 0,
+            _snap(bmax[2], mb1[2], cs) == 0,
+            _snap(bmax[0], mb1[0], cs) == 0,
+            offs[i, 1] == 0,
+        )
+    vcount = np.array([np.asarray(m.verts).shape[0] for m in meshes], np.int64)
+    pcount = np.array([np.asarray(m.polys).shape[0] for m in meshes], np.int64)
+    vstart = np.concatenate([[0], np.cumsum(vcount)[:-1]]).astype(np.int64)
+    pstart = np.concatenate([[0], np.cumsum(pcount)[:-1]]).astype(np.int64)
+    allv = np.concatenate([np.asarray(m.verts, np.int64).reshape(-1, 3) for m in meshes])
+    allp = np.concatenate([np.asarray(m.polys, np.int64).reshape(-1, 2 * nvp) for m in meshes])
+    verts, nv, polys = _merge_kernel(allv, vstart, vcount, allp, pstart, pcount, offs, sides, nvp)
+    return PolyMesh(
+        verts=verts[:nv].astype(np.uint16),
+        polys=polys.astype(np.uint16),
+        regs=np.concatenate([np.asarray(m.regs) for m in meshes]).astype(np.uint16),
+        flags=np.concatenate([np.asarray(m.flags) for m in meshes]).astype(np.uint16),
+        areas=np.concatenate([np.asarray(m.areas) for m in meshes]).astype(np.uint8),
+        nvp=nvp,
+        bmin=bmin,
+        bmax=bmax,
+        cs=float(cs),
+        ch=float(np.float32(meshes[0].ch)),
+        border_size=0,
+        max_edge_error=0.0,
+    )
