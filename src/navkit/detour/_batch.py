@@ -1,0 +1,84 @@
+"""Start-to-end path in one kernel call, for one pair or many in parallel.
+
+Per pair this is RecastDemo's NavMeshTester flow, as the peer runs it:
+``findNearestPoly`` for both ends, ``findPath``, and when the corridor stops
+short of the end polygon the end point is moved onto the last corridor
+polygon (``closestPointOnPoly``) before ``findStraightPath``. The batch
+version runs pairs in a ``prange`` loop over chunks, one node pool per chunk.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from navkit._jit import njit, pnjit
+
+from ._funnel import straight_path_kernel
+from ._nearest import find_nearest_kernel
+from ._nodes import NodePool
+from ._poly import closest_point_on_poly
+from ._portal import FAILURE
+from ._search import find_path_kernel
+
+NO_START = 1
+NO_END = 2
+NO_PATH = 3
+
+
+@njit
+def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs):
+    """One pair. Returns (code, n_polys, n_points, start_ref, end_ref, path_status)."""
+    tmp = np.empty(3, np.float32)
+    sp, so = find_nearest_kernel(nav, s, half, flt, tmp)
+    ep, eo = find_nearest_kernel(nav, e, half, flt, tmp)
+    sref = nav.poly_ref[sp] if sp >= 0 else np.int64(0)
+    eref = nav.poly_ref[ep] if ep >= 0 else np.int64(0)
+    if sp < 0:
+        return NO_START, 0, 0, sref, eref, FAILURE
+    if ep < 0:
+        return NO_END, 0, 0, sref, eref, FAILURE
+    st, n = find_path_kernel(nav, pool, flt, acost, sref, eref, s, e, max_path, polys)
+    if (st & FAILURE) != 0 or n == 0:
+        return NO_PATH, 0, 0, sref, eref, st
+    end = e.copy()
+    if polys[n - 1] != eref:
+        last = polys[n - 1]
+        lp = nav.tile_pbase[(last >> nav.bits[0]) & ((np.int64(1) << nav.bits[1]) - 1)] + (
+            last & ((np.int64(1) << nav.bits[0]) - 1)
+        )
+        closest_point_on_poly(nav, lp, e, end)
+    sst, m = straight_path_kernel(nav, polys, n, s, end, 0, max_pts, pts, flags, refs)
+    if (sst & FAILURE) != 0 or m == 0:
+        return NO_PATH, n, 0, sref, eref, st
+    return 0, n, m, sref, eref, st
+
+
+@pnjit
+def batch_kernel(
+    nav, pools_ref, pools_state, pools_parent, pools_cost, pools_total, pools_pos, pools_flags,
+    pools_chain, pools_bucket, pools_heap, pools_heap_pos, pools_meta,
+    flt, acost, starts, ends, half, max_path, max_pts,
+    out_code, out_np, out_nm, out_sref, out_eref, out_status, out_polys, out_pts, out_flags, out_refs,
+):  # fmt: skip
+    """All pairs; chunk c of the pairs uses node pool c."""
+    npairs = starts.shape[0]
+    nchunks = pools_ref.shape[0]
+    per = (npairs + nchunks - 1) // nchunks
+    for c in numba.prange(nchunks):
+        pool = NodePool(
+            pools_ref[c], pools_state[c], pools_parent[c], pools_cost[c], pools_total[c],
+            pools_pos[c], pools_flags[c], pools_chain[c], pools_bucket[c], pools_heap[c],
+            pools_heap_pos[c], pools_meta[c],
+        )  # fmt: skip
+        for i in range(c * per, min(npairs, (c + 1) * per)):
+            code, n, m, sref, eref, st = pair_kernel(
+                nav, pool, flt, acost, starts[i], ends[i], half, max_path, max_pts,
+                out_polys[i], out_pts[i], out_flags[i], out_refs[i],
+            )  # fmt: skip
+            out_code[i] = code
+            out_np[i] = n
+            out_nm[i] = m
+            out_sref[i] = sref
+            out_eref[i] = eref
+            out_status[i] = st

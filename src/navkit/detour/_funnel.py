@@ -1,0 +1,253 @@
+"""String pulling along a polygon corridor (Detour's ``findStraightPath``).
+
+The simple stupid funnel algorithm: an apex and a left/right funnel edge are
+narrowed portal by portal (portals in corridor order, the end point as a final
+zero-width portal); when a side would cross the other, the other side's point
+becomes a corner, is emitted and the scan restarts from the portal after it.
+Start and end points are first clamped onto the first/last polygon's outline.
+Corners carry flags (START 1, END 2, OFF-MESH 4) and the ref of the polygon
+entered there; a corner equal (within 1/16384 wu) to the previous one only
+updates its flags/ref. With ``AREA_CROSSINGS`` / ``ALL_CROSSINGS`` the points
+where each straight segment crosses a portal (between differing areas, or
+every portal) are inserted too. A portal within 0.001 wu of the start is
+skipped. Output stops at ``max_points`` with ``BUFFER_TOO_SMALL``; a corridor
+with a broken link ends at the last good polygon with ``PARTIAL_RESULT``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from navkit._jit import F32, njit
+
+from ._geom import dist_pt_seg_sqr_2d, intersect_seg_seg_2d, tri_area_2d, vequal
+from ._poly import closest_point_on_boundary
+from ._portal import (
+    BUFFER_TOO_SMALL,
+    FAILURE,
+    IN_PROGRESS,
+    INVALID_PARAM,
+    PARTIAL_RESULT,
+    SUCCESS,
+    portal_points,
+)
+from ._view import POLYTYPE_OFFMESH, poly_index
+
+START = 1
+END = 2
+OFFMESH = 4
+AREA_CROSSINGS = 1
+ALL_CROSSINGS = 2
+
+
+@njit
+def _append(pos, flag, ref, pts, flags, refs, cnt, max_pts):
+    n = cnt[0]
+    if n > 0 and vequal(pts[n - 1], pos):
+        flags[n - 1] = flag
+        refs[n - 1] = ref
+        return IN_PROGRESS
+    pts[n, 0] = pos[0]
+    pts[n, 1] = pos[1]
+    pts[n, 2] = pos[2]
+    flags[n] = flag
+    refs[n] = ref
+    cnt[0] = n + 1
+    if n + 1 >= max_pts:
+        return SUCCESS | BUFFER_TOO_SMALL
+    if flag == END:
+        return SUCCESS
+    return IN_PROGRESS
+
+
+@njit
+def _portal_pair(nav, a_ref, b_ref, left, right):
+    """(ok, to_type) for the portal path[i] -> path[i+1], validating both refs."""
+    a = poly_index(nav, a_ref)
+    b = poly_index(nav, b_ref)
+    if a < 0 or b < 0:
+        return False, 0
+    ok = portal_points(nav, a, b_ref, b, a_ref, left, right)
+    return ok, nav.poly_type[b]
+
+
+@njit
+def _append_portals(nav, i0, i1, endp, path, pts, flags, refs, cnt, max_pts, options):
+    n = cnt[0]
+    start = pts[n - 1].copy()
+    left = np.empty(3, np.float32)
+    right = np.empty(3, np.float32)
+    pt = np.empty(3, np.float32)
+    for i in range(i0, i1):
+        a = poly_index(nav, path[i])
+        b = poly_index(nav, path[i + 1])
+        if a < 0 or b < 0:
+            return FAILURE | INVALID_PARAM
+        if not portal_points(nav, a, path[i + 1], b, path[i], left, right):
+            break
+        if (options & AREA_CROSSINGS) != 0:
+            if nav.poly_area[a] == nav.poly_area[b]:
+                continue
+        ok, s, t = intersect_seg_seg_2d(start, endp, left, right)
+        if ok:
+            for c in range(3):
+                pt[c] = left[c] + (right[c] - left[c]) * t
+            st = _append(pt, 0, path[i + 1], pts, flags, refs, cnt, max_pts)
+            if st != IN_PROGRESS:
+                return st
+    return IN_PROGRESS
+
+
+@njit
+def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, flags, refs):
+    """Funnel over path[:npath]; returns (status, corner count)."""
+    cnt = np.zeros(1, np.int64)
+    if max_pts <= 0 or npath <= 0 or path[0] == 0:
+        return FAILURE | INVALID_PARAM, 0
+    p0 = poly_index(nav, path[0])
+    pl = poly_index(nav, path[npath - 1])
+    if p0 < 0 or pl < 0:
+        return FAILURE | INVALID_PARAM, 0
+    cstart = np.empty(3, np.float32)
+    cend = np.empty(3, np.float32)
+    closest_point_on_boundary(nav, p0, spos, cstart)
+    closest_point_on_boundary(nav, pl, epos, cend)
+    st = _append(cstart, START, path[0], pts, flags, refs, cnt, max_pts)
+    if st != IN_PROGRESS:
+        return st, cnt[0]
+    crossings = (options & (AREA_CROSSINGS | ALL_CROSSINGS)) != 0
+    if npath > 1:
+        apex = cstart.copy()
+        pleft = cstart.copy()
+        pright = cstart.copy()
+        apex_i = 0
+        left_i = 0
+        right_i = 0
+        left_type = 0
+        right_type = 0
+        left_ref = path[0]
+        right_ref = path[0]
+        left = np.empty(3, np.float32)
+        right = np.empty(3, np.float32)
+        i = 0
+        while i < npath:
+            to_type = 0
+            if i + 1 < npath:
+                ok, to_type = _portal_pair(nav, path[i], path[i + 1], left, right)
+                if not ok:
+                    pi = poly_index(nav, path[i])
+                    if pi < 0:
+                        return FAILURE | INVALID_PARAM, cnt[0]
+                    closest_point_on_boundary(nav, pi, epos, cend)
+                    if crossings:
+                        _append_portals(
+                            nav, apex_i, i, cend, path, pts, flags, refs, cnt, max_pts, options
+                        )
+                    _append(cend, 0, path[i], pts, flags, refs, cnt, max_pts)
+                    st = SUCCESS | PARTIAL_RESULT
+                    if cnt[0] >= max_pts:
+                        st |= BUFFER_TOO_SMALL
+                    return st, cnt[0]
+                if i == 0:
+                    d, tt = dist_pt_seg_sqr_2d(
+                        apex[0], apex[2], left[0], left[2], right[0], right[2]
+                    )
+                    if d < F32(0.001) * F32(0.001):
+                        i += 1
+                        continue
+            else:
+                left[:] = cend
+                right[:] = cend
+                to_type = 0
+            restarted = False
+            # right side
+            if tri_area_2d(apex, pright, right) <= F32(0.0):
+                if vequal(apex, pright) or tri_area_2d(apex, pleft, right) > F32(0.0):
+                    pright[:] = right
+                    right_ref = path[i + 1] if i + 1 < npath else np.int64(0)
+                    right_type = to_type
+                    right_i = i
+                else:
+                    if crossings:
+                        st = _append_portals(
+                            nav,
+                            apex_i,
+                            left_i,
+                            pleft,
+                            path,
+                            pts,
+                            flags,
+                            refs,
+                            cnt,
+                            max_pts,
+                            options,
+                        )
+                        if st != IN_PROGRESS:
+                            return st, cnt[0]
+                    apex[:] = pleft
+                    apex_i = left_i
+                    fl = 0
+                    if left_ref == 0:
+                        fl = END
+                    elif left_type == POLYTYPE_OFFMESH:
+                        fl = OFFMESH
+                    st = _append(apex, fl, left_ref, pts, flags, refs, cnt, max_pts)
+                    if st != IN_PROGRESS:
+                        return st, cnt[0]
+                    pleft[:] = apex
+                    pright[:] = apex
+                    left_i = apex_i
+                    right_i = apex_i
+                    i = apex_i
+                    restarted = True
+            # left side
+            if not restarted and tri_area_2d(apex, pleft, left) >= F32(0.0):
+                if vequal(apex, pleft) or tri_area_2d(apex, pright, left) < F32(0.0):
+                    pleft[:] = left
+                    left_ref = path[i + 1] if i + 1 < npath else np.int64(0)
+                    left_type = to_type
+                    left_i = i
+                else:
+                    if crossings:
+                        st = _append_portals(
+                            nav,
+                            apex_i,
+                            right_i,
+                            pright,
+                            path,
+                            pts,
+                            flags,
+                            refs,
+                            cnt,
+                            max_pts,
+                            options,
+                        )
+                        if st != IN_PROGRESS:
+                            return st, cnt[0]
+                    apex[:] = pright
+                    apex_i = right_i
+                    fl = 0
+                    if right_ref == 0:
+                        fl = END
+                    elif right_type == POLYTYPE_OFFMESH:
+                        fl = OFFMESH
+                    st = _append(apex, fl, right_ref, pts, flags, refs, cnt, max_pts)
+                    if st != IN_PROGRESS:
+                        return st, cnt[0]
+                    pleft[:] = apex
+                    pright[:] = apex
+                    left_i = apex_i
+                    right_i = apex_i
+                    i = apex_i
+            i += 1
+        if crossings:
+            st = _append_portals(
+                nav, apex_i, npath - 1, cend, path, pts, flags, refs, cnt, max_pts, options
+            )
+            if st != IN_PROGRESS:
+                return st, cnt[0]
+    _append(cend, END, 0, pts, flags, refs, cnt, max_pts)
+    st = SUCCESS
+    if cnt[0] >= max_pts:
+        st |= BUFFER_TOO_SMALL
+    return st, cnt[0]

@@ -1,0 +1,177 @@
+"""Box queries over tiles: ``queryPolygons`` and ``findNearestPoly``.
+
+The query box (center +- half extents) selects tiles by grid cell (rows of
+tile y, then x; tiles sharing a cell in lookup order). Inside a tile with a BV
+tree the box is clamped to the tile bounds, quantised (min rounded down to
+even, max up to odd) and the tree is walked in pre-order, skipping a subtree
+by its escape index when its bounds miss the box; tiles without a tree test
+every ground polygon's vertex bounds. Candidates failing the filter are
+dropped. ``findNearestPoly`` then keeps the first candidate with the smallest
+distance, where a point straight above/below a polygon scores
+``max(0, |dy| - walkable_climb)^2`` and any other point the squared 3D
+distance to the polygon's closest point (Detour 1.6 semantics).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from navkit._jit import F32, njit
+
+from ._geom import FLT_MAX, ZERO
+from ._poly import closest_point_on_poly
+from ._portal import passes
+from ._view import POLYTYPE_OFFMESH, tile_hash
+
+
+@njit
+def _clampf(v, lo, hi):
+    if v < lo:
+        return lo
+    if v > hi:
+        return hi
+    return v
+
+
+@njit
+def _tile_loc(nav, x, z):
+    tx = math.floor((x - nav.grid[0]) / nav.grid[3])
+    ty = math.floor((z - nav.grid[2]) / nav.grid[4])
+    return int(tx), int(ty)
+
+
+@njit
+def _tile_candidates(nav, t, qmin, qmax, flt, out, n0):
+    """Append the polygons of tile t overlapping the box (and passing flt) to out from n0."""
+    n = n0
+    cap = out.shape[0]
+    base = nav.tile_pbase[t]
+    nbv = nav.tile_bvcount[t]
+    if nbv > 0:
+        bmin = nav.tile_bmin[t]
+        bmax = nav.tile_bmax[t]
+        q = nav.tile_qfac[t]
+        lo = np.empty(3, np.int64)
+        hi = np.empty(3, np.int64)
+        for c in range(3):
+            a = _clampf(qmin[c], bmin[c], bmax[c]) - bmin[c]
+            b = _clampf(qmax[c], bmin[c], bmax[c]) - bmin[c]
+            lo[c] = (np.int64(q * a) & 0xFFFF) & 0xFFFE
+            hi[c] = (np.int64(q * b + F32(1.0)) & 0xFFFF) | 1
+        i = nav.tile_bvbase[t]
+        end = i + nbv
+        while i < end:
+            overlap = not (
+                lo[0] > nav.bv_max[i, 0] or hi[0] < nav.bv_min[i, 0]
+                or lo[1] > nav.bv_max[i, 1] or hi[1] < nav.bv_min[i, 1]
+                or lo[2] > nav.bv_max[i, 2] or hi[2] < nav.bv_min[i, 2]
+            )  # fmt: skip
+            leaf = nav.bv_i[i] >= 0
+            if leaf and overlap:
+                p = base + nav.bv_i[i]
+                if passes(flt, p, nav) and n < cap:
+                    out[n] = p
+                    n += 1
+            if overlap or leaf:
+                i += 1
+            else:
+                i += -nav.bv_i[i]
+    else:
+        for p in range(base, base + nav.tile_pcount[t]):
+            if nav.poly_type[p] == POLYTYPE_OFFMESH:
+                continue
+            if not passes(flt, p, nav):
+                continue
+            v = nav.verts[nav.poly_verts[p, 0]]
+            mn = v.copy()
+            mx = v.copy()
+            for k in range(1, nav.poly_nverts[p]):
+                w = nav.verts[nav.poly_verts[p, k]]
+                for c in range(3):
+                    mn[c] = min(mn[c], w[c])
+                    mx[c] = max(mx[c], w[c])
+            ov = True
+            for c in range(3):
+                if qmin[c] > mx[c] or qmax[c] < mn[c]:
+                    ov = False
+            if ov and n < cap:
+                out[n] = p
+                n += 1
+    return n
+
+
+@njit
+def query_polygons_kernel(nav, center, half, flt, out):
+    """Polygons whose bounds overlap the box; returns (count, overflowed)."""
+    qmin = np.empty(3, np.float32)
+    qmax = np.empty(3, np.float32)
+    for c in range(3):
+        qmin[c] = center[c] - half[c]
+        qmax[c] = center[c] + half[c]
+    minx, miny = _tile_loc(nav, qmin[0], qmin[2])
+    maxx, maxy = _tile_loc(nav, qmax[0], qmax[2])
+    n = 0
+    over = False
+    big = np.empty(out.shape[0] + 1, np.int64)
+    for y in range(miny, maxy + 1):
+        for x in range(minx, maxx + 1):
+            t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
+            while t != -1:
+                tt = t
+                t = nav.tile_next[t]
+                if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
+                    continue
+                m = _tile_candidates(nav, tt, qmin, qmax, flt, big, n)
+                if m > out.shape[0]:
+                    over = True
+                    m = out.shape[0]
+                for j in range(n, m):
+                    out[j] = big[j]
+                n = m
+    return n, over
+
+
+@njit
+def find_nearest_kernel(nav, center, half, flt, nearest_pt):
+    """Detour's findNearestPoly. Returns (global poly index or -1, over_poly)."""
+    qmin = np.empty(3, np.float32)
+    qmax = np.empty(3, np.float32)
+    for c in range(3):
+        qmin[c] = center[c] - half[c]
+        qmax[c] = center[c] + half[c]
+    minx, miny = _tile_loc(nav, qmin[0], qmin[2])
+    maxx, maxy = _tile_loc(nav, qmax[0], qmax[2])
+    best = -1
+    best_d = FLT_MAX
+    best_over = False
+    cand = np.empty(nav.poly_ref.shape[0] + 1, np.int64)
+    pt = np.empty(3, np.float32)
+    for y in range(miny, maxy + 1):
+        for x in range(minx, maxx + 1):
+            t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
+            while t != -1:
+                tt = t
+                t = nav.tile_next[t]
+                if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
+                    continue
+                m = _tile_candidates(nav, tt, qmin, qmax, flt, cand, 0)
+                climb = nav.tile_climb[tt]
+                for j in range(m):
+                    p = cand[j]
+                    over = closest_point_on_poly(nav, p, center, pt)
+                    dx = center[0] - pt[0]
+                    dy = center[1] - pt[1]
+                    dz = center[2] - pt[2]
+                    if over:
+                        d = abs(dy) - climb
+                        d = d * d if d > ZERO else ZERO
+                    else:
+                        d = dx * dx + dy * dy + dz * dz
+                    if d < best_d:
+                        nearest_pt[:] = pt
+                        best_d = d
+                        best = p
+                        best_over = over
+    return best, best_over

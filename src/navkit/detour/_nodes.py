@@ -1,0 +1,199 @@
+"""Search-node pool and open list for the graph searches (Detour's dtNodePool / dtNodeQueue).
+
+A search visits polygons as *nodes* keyed by (poly ref, state); the state
+distinguishes the up to four ways A* may enter a polygon across tile sides.
+The pool is a fixed-capacity struct of arrays with a chained hash from key to
+node index; once full, further keys get no node (the search then reports
+``DT_OUT_OF_NODES``). The open list is a binary min-heap of node indices
+ordered by ``total``. Its exact sift rules matter for tie-breaking between
+equal totals, so they follow Detour: push sifts up with a strict ``>``; pop
+moves the hole from the root down to a leaf (always taking the smaller child,
+the right one only when strictly smaller) and then sifts the last element up
+from there; modify sifts the node up from its current heap position.
+
+Node indices are 0-based; a parent index of -1 means "no parent".
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from navkit._jit import njit
+
+NODE_OPEN = 1
+NODE_CLOSED = 2
+NODE_PARENT_DETACHED = 4
+
+M_COUNT = 0  # meta[0]: nodes allocated
+M_HEAP = 1  # meta[1]: heap size
+
+
+class NodePool(NamedTuple):
+    """Arrays of one node pool (capacity ``cap``) and its open list."""
+
+    ref: np.ndarray  # (cap,) int64 poly ref
+    state: np.ndarray  # (cap,) int32
+    parent: np.ndarray  # (cap,) int32 parent node index, -1 = none
+    cost: np.ndarray  # (cap,) float32 cost from start [wu * area cost]
+    total: np.ndarray  # (cap,) float32 cost + heuristic
+    pos: np.ndarray  # (cap, 3) float32 node position [wu]
+    flags: np.ndarray  # (cap,) int32 NODE_* bits
+    chain: np.ndarray  # (cap,) int32 next node in the same hash bucket, -1 = end
+    bucket: np.ndarray  # (nbuckets,) int32 first node per bucket (power of two), -1 = empty
+    heap: np.ndarray  # (cap,) int32 node indices, heap order
+    heap_pos: np.ndarray  # (cap,) int32 position of each node in heap, -1 = not in heap
+    meta: np.ndarray  # (2,) int64 [node count, heap size]
+
+
+def _next_pow2(v: int) -> int:
+    p = 1
+    while p < v:
+        p *= 2
+    return p
+
+
+def make_pool(cap: int) -> NodePool:
+    """Allocate a pool of ``cap`` nodes (hash size as Detour: nextPow2(cap/4))."""
+    cap = max(1, int(cap))
+    nb = max(1, _next_pow2(cap // 4))
+    pool = NodePool(
+        ref=np.zeros(cap, np.int64),
+        state=np.zeros(cap, np.int32),
+        parent=np.full(cap, -1, np.int32),
+        cost=np.zeros(cap, np.float32),
+        total=np.zeros(cap, np.float32),
+        pos=np.zeros((cap, 3), np.float32),
+        flags=np.zeros(cap, np.int32),
+        chain=np.full(cap, -1, np.int32),
+        bucket=np.full(nb, -1, np.int32),
+        heap=np.zeros(cap, np.int32),
+        heap_pos=np.full(cap, -1, np.int32),
+        meta=np.zeros(2, np.int64),
+    )
+    return pool
+
+
+@njit
+def _hash(ref):
+    h = (ref * 2654435761) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+@njit
+def pool_clear(pool):
+    """Forget every node and empty the open list."""
+    pool.bucket[:] = -1
+    pool.meta[M_COUNT] = 0
+    pool.meta[M_HEAP] = 0
+
+
+@njit
+def pool_find(pool, ref, state):
+    """Index of node (ref, state), or -1."""
+    i = pool.bucket[_hash(ref) & (pool.bucket.shape[0] - 1)]
+    while i != -1:
+        if pool.ref[i] == ref and pool.state[i] == state:
+            return i
+        i = pool.chain[i]
+    return -1
+
+
+@njit
+def pool_find_any(pool, ref):
+    """Index of any node of poly ref (first in its bucket chain), or -1."""
+    i = pool.bucket[_hash(ref) & (pool.bucket.shape[0] - 1)]
+    while i != -1:
+        if pool.ref[i] == ref:
+            return i
+        i = pool.chain[i]
+    return -1
+
+
+@njit
+def pool_get(pool, ref, state):
+    """Index of node (ref, state), allocating a fresh zeroed node; -1 when the pool is full."""
+    b = _hash(ref) & (pool.bucket.shape[0] - 1)
+    i = pool.bucket[b]
+    while i != -1:
+        if pool.ref[i] == ref and pool.state[i] == state:
+            return i
+        i = pool.chain[i]
+    n = pool.meta[M_COUNT]
+    if n >= pool.ref.shape[0]:
+        return -1
+    i = np.int32(n)
+    pool.meta[M_COUNT] = n + 1
+    pool.ref[i] = ref
+    pool.state[i] = state
+    pool.parent[i] = -1
+    pool.cost[i] = 0
+    pool.total[i] = 0
+    pool.flags[i] = 0
+    pool.heap_pos[i] = -1
+    pool.chain[i] = pool.bucket[b]
+    pool.bucket[b] = i
+    return i
+
+
+@njit
+def _sift_up(pool, hole, node):
+    heap = pool.heap
+    tot = pool.total[node]
+    while hole > 0:
+        up = (hole - 1) // 2
+        other = heap[up]
+        if pool.total[other] > tot:
+            heap[hole] = other
+            pool.heap_pos[other] = hole
+            hole = up
+        else:
+            break
+    heap[hole] = node
+    pool.heap_pos[node] = hole
+
+
+@njit
+def heap_push(pool, node):
+    """Insert node into the open list."""
+    n = pool.meta[M_HEAP]
+    pool.meta[M_HEAP] = n + 1
+    _sift_up(pool, n, node)
+
+
+@njit
+def heap_empty(pool):
+    return pool.meta[M_HEAP] == 0
+
+
+@njit
+def heap_pop(pool):
+    """Remove and return the node with the lowest total."""
+    heap = pool.heap
+    top = heap[0]
+    pool.heap_pos[top] = -1
+    n = pool.meta[M_HEAP] - 1
+    pool.meta[M_HEAP] = n
+    if n == 0:
+        return top
+    last = heap[n]
+    hole = 0
+    child = 1
+    while child < n:
+        if child + 1 < n and pool.total[heap[child]] > pool.total[heap[child + 1]]:
+            child += 1
+        heap[hole] = heap[child]
+        pool.heap_pos[heap[hole]] = hole
+        hole = child
+        child = hole * 2 + 1
+    _sift_up(pool, hole, last)
+    return top
+
+
+@njit
+def heap_modify(pool, node):
+    """Restore heap order after node's total decreased."""
+    p = pool.heap_pos[node]
+    if p >= 0:
+        _sift_up(pool, p, node)

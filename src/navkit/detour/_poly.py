@@ -1,0 +1,136 @@
+"""Per-polygon point queries: surface height, closest point, closest boundary point.
+
+Follows Detour 1.6 (``dtNavMesh::getPolyHeight``, ``dtNavMesh::closestPointOnPoly``,
+``dtNavMeshQuery::closestPointOnPolyBoundary``): a point whose xz-projection is
+inside the polygon keeps its x/z and takes its height from the first detail
+triangle that contains it (falling back to the nearest detail edge when every
+triangle test fails on a degenerate triangle); a point outside snaps to the
+nearest *boundary* detail edge (2D distance, first minimum wins). Off-mesh
+connection polygons are segments between their two endpoints.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from navkit._jit import njit
+
+from ._geom import (
+    FLT_MAX,
+    ZERO,
+    dist_pt_poly_edges,
+    dist_pt_seg_sqr_2d,
+    height_on_triangle,
+    lerp3,
+    point_in_poly,
+)
+from ._view import POLYTYPE_OFFMESH, detail_vertex, load_poly
+
+_DETAIL_EDGE_BOUNDARY = 1
+
+
+@njit
+def closest_on_detail_edges(nav, p, pos, out, only_boundary):
+    """Nearest point (2D distance) on polygon p's detail-mesh edges, into out (3,)."""
+    a = np.empty((3, 3), np.float32)
+    best_a = np.zeros(3, np.float32)
+    best_b = np.zeros(3, np.float32)
+    dmin = FLT_MAX
+    tmin = ZERO
+    tb = nav.dm_tbase[p]
+    for k in range(nav.dm_ntris[p]):
+        tri = nav.dtris[tb + k]
+        fl = tri[3]
+        if only_boundary and (fl & 0x15) == 0:
+            continue
+        for c in range(3):
+            detail_vertex(nav, p, tri[c], a[c])
+        j = 2
+        for i in range(3):
+            eflag = (fl >> (j * 2)) & 3
+            if (eflag & _DETAIL_EDGE_BOUNDARY) == 0 and (only_boundary or tri[j] < tri[i]):
+                j = i
+                continue
+            d, t = dist_pt_seg_sqr_2d(pos[0], pos[2], a[j, 0], a[j, 2], a[i, 0], a[i, 2])
+            if d < dmin:
+                dmin = d
+                tmin = t
+                best_a[:] = a[j]
+                best_b[:] = a[i]
+            j = i
+    lerp3(out, best_a, best_b, tmin)
+
+
+@njit
+def height_in_poly(nav, p, pos):
+    """(ok, h): surface height under pos when its xz-projection lies in ground polygon p."""
+    if nav.poly_type[p] == POLYTYPE_OFFMESH:
+        return False, ZERO
+    pv = np.empty((6, 3), np.float32)
+    n = load_poly(nav, p, pv)
+    if not point_in_poly(pos[0], pos[2], pv, n):
+        return False, ZERO
+    a = np.empty((3, 3), np.float32)
+    tb = nav.dm_tbase[p]
+    for k in range(nav.dm_ntris[p]):
+        tri = nav.dtris[tb + k]
+        for c in range(3):
+            detail_vertex(nav, p, tri[c], a[c])
+        ok, h = height_on_triangle(pos[0], pos[2], a[0], a[1], a[2])
+        if ok:
+            return True, h
+    tmp = np.empty(3, np.float32)
+    closest_on_detail_edges(nav, p, pos, tmp, False)
+    return True, tmp[1]
+
+
+@njit
+def closest_point_on_poly(nav, p, pos, out):
+    """Closest point of polygon p to pos into out (3,); returns True when pos is over p."""
+    out[0] = pos[0]
+    out[1] = pos[1]
+    out[2] = pos[2]
+    ok, h = height_in_poly(nav, p, pos)
+    if ok:
+        out[1] = h
+        return True
+    if nav.poly_type[p] == POLYTYPE_OFFMESH:
+        v0 = nav.verts[nav.poly_verts[p, 0]]
+        v1 = nav.verts[nav.poly_verts[p, 1]]
+        d, t = dist_pt_seg_sqr_2d(pos[0], pos[2], v0[0], v0[2], v1[0], v1[2])
+        lerp3(out, v0, v1, t)
+        return False
+    closest_on_detail_edges(nav, p, pos, out, True)
+    return False
+
+
+@njit
+def poly_height(nav, p, pos):
+    """(ok, h) as dtNavMeshQuery::getPolyHeight (off-mesh polys interpolate their segment)."""
+    if nav.poly_type[p] == POLYTYPE_OFFMESH:
+        v0 = nav.verts[nav.poly_verts[p, 0]]
+        v1 = nav.verts[nav.poly_verts[p, 1]]
+        d, t = dist_pt_seg_sqr_2d(pos[0], pos[2], v0[0], v0[2], v1[0], v1[2])
+        return True, v0[1] + (v1[1] - v0[1]) * t
+    return height_in_poly(nav, p, pos)
+
+
+@njit
+def closest_point_on_boundary(nav, p, pos, out):
+    """pos itself when inside polygon p (xz), else the nearest point on its outline."""
+    pv = np.empty((6, 3), np.float32)
+    ed = np.empty(6, np.float32)
+    et = np.empty(6, np.float32)
+    n = load_poly(nav, p, pv)
+    if dist_pt_poly_edges(pos[0], pos[2], pv, n, ed, et):
+        out[0] = pos[0]
+        out[1] = pos[1]
+        out[2] = pos[2]
+        return
+    dmin = ed[0]
+    imin = 0
+    for i in range(1, n):
+        if ed[i] < dmin:
+            dmin = ed[i]
+            imin = i
+    lerp3(out, pv[imin], pv[(imin + 1) % n], et[imin])

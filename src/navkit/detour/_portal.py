@@ -1,0 +1,99 @@
+"""Status codes, filter tests and portals between neighbouring polygons.
+
+The portal between polygon A and its neighbour B is the shared edge as seen
+from A (Detour's ``getPortalPoints``): found through A's link to B, it is
+A's edge ``link.edge`` from corner ``edge`` (left) to ``edge + 1`` (right),
+narrowed to the link's [bmin, bmax]/255 sub-range on tile borders. A portal
+onto or off an off-mesh connection degenerates to the connection endpoint.
+The A* node position is the portal midpoint.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from navkit._jit import F32, njit
+
+from ._view import POLYTYPE_OFFMESH
+
+FAILURE = np.int64(1 << 31)
+SUCCESS = np.int64(1 << 30)
+IN_PROGRESS = np.int64(1 << 29)
+DETAIL_MASK = np.int64(0x0FFFFFF)
+INVALID_PARAM = np.int64(1 << 3)
+BUFFER_TOO_SMALL = np.int64(1 << 4)
+OUT_OF_NODES = np.int64(1 << 5)
+PARTIAL_RESULT = np.int64(1 << 6)
+EXT_LINK_MASK = 0x8000
+
+_INV255 = F32(1.0) / F32(255.0)
+
+
+@njit
+def passes(flt, p, nav):
+    """Detour's default filter: some include flag set and no exclude flag set.
+
+    ``flt`` is (2,) int32 [include, exclude].
+    """
+    f = nav.poly_flags[p]
+    return (f & flt[0]) != 0 and (f & flt[1]) == 0
+
+
+@njit
+def find_link(nav, p, ref):
+    """First link of polygon p pointing at ref, or -1."""
+    k = nav.poly_link[p]
+    while k != -1:
+        if nav.link_ref[k] == ref:
+            return k
+        k = nav.link_next[k]
+    return -1
+
+
+@njit
+def portal_points(nav, fp, to_ref, tp, from_ref, left, right):
+    """Portal (left, right) from polygon fp to polygon tp (refs to_ref/from_ref); False if unlinked."""
+    k = find_link(nav, fp, to_ref)
+    if k == -1:
+        return False
+    if nav.poly_type[fp] == POLYTYPE_OFFMESH:
+        v = nav.verts[nav.poly_verts[fp, nav.link_edge[k]]]
+        left[:] = v
+        right[:] = v
+        return True
+    if nav.poly_type[tp] == POLYTYPE_OFFMESH:
+        kk = find_link(nav, tp, from_ref)
+        if kk == -1:
+            return False
+        v = nav.verts[nav.poly_verts[tp, nav.link_edge[kk]]]
+        left[:] = v
+        right[:] = v
+        return True
+    e = nav.link_edge[k]
+    v0 = nav.verts[nav.poly_verts[fp, e]]
+    v1 = nav.verts[nav.poly_verts[fp, (e + 1) % nav.poly_nverts[fp]]]
+    left[:] = v0
+    right[:] = v1
+    if nav.link_side[k] != 0xFF:
+        bmin = nav.link_bmin[k]
+        bmax = nav.link_bmax[k]
+        if bmin != 0 or bmax != 255:
+            tmin = F32(bmin) * _INV255
+            tmax = F32(bmax) * _INV255
+            for c in range(3):
+                left[c] = v0[c] + (v1[c] - v0[c]) * tmin
+                right[c] = v0[c] + (v1[c] - v0[c]) * tmax
+    return True
+
+
+@njit
+def edge_midpoint(nav, fp, to_ref, tp, from_ref, mid):
+    """Midpoint of the portal from fp to tp into mid (3,); False if unlinked."""
+    left = np.empty(3, np.float32)
+    right = np.empty(3, np.float32)
+    if not portal_points(nav, fp, to_ref, tp, from_ref, left, right):
+        return False
+    h = F32(0.5)
+    for c in range(3):
+        mid[c] = (left[c] + right[c]) * h
+    return True

@@ -1,0 +1,163 @@
+"""Walkability raycast along the polygon graph (Detour's ``dtNavMeshQuery::raycast``).
+
+The ray is tested in 2D (xz). Starting in the start polygon, the segment is
+clipped against the current convex polygon; the edge it leaves through
+(``seg_max``) decides where to go next: the neighbour linked on that edge
+(skipping off-mesh connections and filtered polygons; on tile borders the
+crossing must lie inside the link's sub-range), or a wall hit. ``t`` is the
+furthest exit parameter seen; when the end point lies inside a polygon the
+ray is unobstructed and ``t = FLT_MAX``. The hit normal is the wall edge's
+outward xz-normal. With ``RAYCAST_USE_COSTS`` the path cost accumulates the
+filter cost of each polygon crossing, with the crossing's height taken on the
+polygon edge.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from navkit._jit import F32, njit
+
+from ._geom import FLT_MAX, ZERO, intersect_seg_poly_2d, vdist
+from ._portal import BUFFER_TOO_SMALL, FAILURE, INVALID_PARAM, SUCCESS, passes
+from ._view import POLYTYPE_OFFMESH, load_poly, poly_index, poly_index_unsafe
+
+_INV255 = F32(1.0) / F32(255.0)
+
+
+@njit
+def raycast_kernel(
+    nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal
+):
+    """Cast spos -> epos from start_ref.
+
+    Returns
+    -------
+    (status, t, hit_edge, path_count, path_cost); ``normal`` (3,) receives the hit normal
+    and ``path[:path_count]`` the visited polygon refs.
+    """
+    normal[0] = ZERO
+    normal[1] = ZERO
+    normal[2] = ZERO
+    t = ZERO
+    cost = ZERO
+    hit_edge = -1
+    cur = poly_index(nav, start_ref)
+    if cur < 0:
+        return FAILURE | INVALID_PARAM, t, hit_edge, 0, cost
+    if prev_ref != 0 and poly_index(nav, prev_ref) < 0:
+        return FAILURE | INVALID_PARAM, t, hit_edge, 0, cost
+    use_costs = (options & 1) != 0
+    dx = epos[0] - spos[0]
+    dy = epos[1] - spos[1]
+    dz = epos[2] - spos[2]
+    cur_pos = np.empty(3, np.float32)
+    cur_pos[:] = spos
+    pv = np.empty((6, 3), np.float32)
+    status = SUCCESS
+    n = 0
+    cur_ref = start_ref
+    while cur_ref != 0:
+        nv = load_poly(nav, cur, pv)
+        ok, tmin, tmax, smin, smax = intersect_seg_poly_2d(spos, epos, pv, nv)
+        if not ok:
+            return status, t, hit_edge, n, cost
+        hit_edge = smax
+        if tmax > t:
+            t = tmax
+        if n < max_path:
+            path[n] = cur_ref
+            n += 1
+        else:
+            status |= BUFFER_TOO_SMALL
+        if smax == -1:
+            t = FLT_MAX
+            if use_costs:
+                cost += (
+                    vdist(cur_pos[0], cur_pos[1], cur_pos[2], epos[0], epos[1], epos[2])
+                    * acost[nav.poly_area[cur]]
+                )
+            return status, t, hit_edge, n, cost
+        next_ref = np.int64(0)
+        nxt = -1
+        k = nav.poly_link[cur]
+        while k != -1:
+            kk = k
+            k = nav.link_next[k]
+            if nav.link_edge[kk] != smax:
+                continue
+            lref = nav.link_ref[kk]
+            lp = poly_index_unsafe(nav, lref)
+            if nav.poly_type[lp] == POLYTYPE_OFFMESH:
+                continue
+            if not passes(flt, lp, nav):
+                continue
+            side = nav.link_side[kk]
+            if side == 0xFF:
+                next_ref = lref
+                nxt = lp
+                break
+            bmin = nav.link_bmin[kk]
+            bmax = nav.link_bmax[kk]
+            if bmin == 0 and bmax == 255:
+                next_ref = lref
+                nxt = lp
+                break
+            e = nav.link_edge[kk]
+            left = nav.verts[nav.poly_verts[cur, e]]
+            right = nav.verts[nav.poly_verts[cur, (e + 1) % nav.poly_nverts[cur]]]
+            if side == 0 or side == 4:
+                lmin = left[2] + (right[2] - left[2]) * (F32(bmin) * _INV255)
+                lmax = left[2] + (right[2] - left[2]) * (F32(bmax) * _INV255)
+                if lmin > lmax:
+                    lmin, lmax = lmax, lmin
+                z = spos[2] + (epos[2] - spos[2]) * tmax
+                if z >= lmin and z <= lmax:
+                    next_ref = lref
+                    nxt = lp
+                    break
+            elif side == 2 or side == 6:
+                lmin = left[0] + (right[0] - left[0]) * (F32(bmin) * _INV255)
+                lmax = left[0] + (right[0] - left[0]) * (F32(bmax) * _INV255)
+                if lmin > lmax:
+                    lmin, lmax = lmax, lmin
+                x = spos[0] + (epos[0] - spos[0]) * tmax
+                if x >= lmin and x <= lmax:
+                    next_ref = lref
+                    nxt = lp
+                    break
+        if use_costs:
+            lx = cur_pos[0]
+            ly = cur_pos[1]
+            lz = cur_pos[2]
+            cur_pos[0] = spos[0] + dx * t
+            cur_pos[1] = spos[1] + dy * t
+            cur_pos[2] = spos[2] + dz * t
+            e1 = pv[smax]
+            e2 = pv[(smax + 1) % nv]
+            ex = e2[0] - e1[0]
+            ey = e2[1] - e1[1]
+            ez = e2[2] - e1[2]
+            fx = cur_pos[0] - e1[0]
+            fz = cur_pos[2] - e1[2]
+            s = fx / ex if ex * ex > ez * ez else fz / ez
+            cur_pos[1] = e1[1] + ey * s
+            cost += (
+                vdist(lx, ly, lz, cur_pos[0], cur_pos[1], cur_pos[2]) * acost[nav.poly_area[cur]]
+            )
+        if next_ref == 0:
+            a = smax
+            b = smax + 1 if smax + 1 < nv else 0
+            ndx = pv[b, 0] - pv[a, 0]
+            ndz = pv[b, 2] - pv[a, 2]
+            nx = ndz
+            nz = -ndx
+            ln = np.sqrt(nx * nx + ZERO * ZERO + nz * nz)
+            inv = F32(1.0) / ln
+            normal[0] = nx * inv
+            normal[1] = ZERO * inv
+            normal[2] = nz * inv
+            return status, t, hit_edge, n, cost
+        cur = nxt
+        cur_ref = next_ref
+    return status, t, hit_edge, n, cost

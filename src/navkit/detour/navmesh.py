@@ -1,0 +1,924 @@
+"""Detour's ``dtNavMesh`` with struct-of-arrays pools shared by all tiles.
+
+A :class:`NavMesh` holds any number of tiles (Detour's tile slots, salts, position
+lookup and ref encoding) but stores their contents in global pools, so that numba
+kernels take plain arrays. Adding a tile appends its ranges to every pool (pools
+grow by doubling); removing a tile marks its ranges dead and bumps the slot's salt
+(pools are compacted when half of one is dead). Links are built exactly as Detour
+builds them (``connectIntLinks``, ``baseOffMeshLinks``, ``connectExtOffMeshLinks``,
+then the other layers at the same (x, y) and the 8 neighbours with
+``connectExtLinks``/``connectExtOffMeshLinks``; per-tile link free lists), so a
+Recast export of the pools gives Detour's bytes. Source: Detour/Source/DetourNavMesh.cpp.
+
+Layout of :class:`NavMeshArrays` (from :meth:`NavMesh.arrays`; global indices,
+``-1`` = none; T = ``max_tiles``). Stale after any add/remove: call ``arrays()`` again.
+
+Tile table (one row per slot):
+
+- ``tile_salt`` (T,) uint32: the slot's salt (never 0).
+- ``tile_used`` (T,) uint8: 1 when the slot holds a tile.
+- ``tile_x``, ``tile_y``, ``tile_layer`` (T,) int32: grid location (y is world z) and layer.
+- ``tile_user_id`` (T,) uint32: header userId.
+- ``tile_bmin``, ``tile_bmax`` (T, 3) float32: tile bounds [wu].
+- ``tile_walkable_height``, ``tile_walkable_radius``, ``tile_walkable_climb`` (T,) float32 [wu].
+- ``tile_bv_quant`` (T,) float32: bvQuantFactor (1/cs).
+- ``tile_off_mesh_base`` (T,) int32: local index of the first off-mesh polygon.
+- ``tile_<pool>_base``, ``tile_<pool>_count`` (T,) int64 for pool in vert, poly, link,
+  dmesh, dvert, dtri, bv, off: the tile's range in each pool (link count = maxLinkCount).
+- ``tile_link_free`` (T,) int64: head of the tile's free-link list (global link index).
+- ``tile_next`` (T,) int32 and ``lut`` (L,) int32: Detour's position hash chains
+  (``lut[hash(x, y)]`` -> slot -> ``tile_next`` ...).
+
+Pools:
+
+- ``verts`` (NV, 3) float32: polygon vertices [wu] (off-mesh endpoints included).
+- ``poly_verts`` (NP, 6) int64: global vertex indices; entries past ``poly_vert_count``
+  are padding (the tile's vertex base + the blob's value, normally 0).
+- ``poly_neis`` (NP, 6) uint16: Detour's neighbour codes (0 wall, local index + 1,
+  ``0x8000 | side`` portal).
+- ``poly_flags`` (NP,) uint16; ``poly_area`` (NP,) uint8 (0..63); ``poly_type`` (NP,)
+  uint8 (0 ground, 1 off-mesh); ``poly_vert_count`` (NP,) uint8.
+- ``poly_first_link`` (NP,) int64: head of the polygon's link list.
+- ``poly_tile`` (NP,) int32: owning tile slot.
+- ``link_ref`` (NL,) uint64: target poly ref; ``link_poly`` (NL,) int64: target global
+  poly index; ``link_next`` (NL,) int64: next link (or free-list next);
+  ``link_edge``, ``link_side``, ``link_bmin``, ``link_bmax`` (NL,) uint8 (as ``dtLink``).
+- ``dmesh_vert_base``, ``dmesh_tri_base`` (ND,) int64: global index of a ground polygon's
+  first extra detail vertex / triangle; ``dmesh_vert_count``, ``dmesh_tri_count`` (ND,)
+  uint8. Polygon ``gp`` of tile ``t`` uses ``tile_dmesh_base[t] + gp - tile_poly_base[t]``.
+- ``dverts`` (NDV, 3) float32 [wu]; ``dtris`` (NDT, 4) uint8 (local indices + edge flags).
+- ``bv_bmin``, ``bv_bmax`` (NB, 3) uint16; ``bv_i`` (NB,) int32 (leaf: local poly
+  index; internal: -escape), as ``dtBVNode``.
+- ``off_pos`` (NO, 6) float32; ``off_rad`` (NO,) float32; ``off_poly`` (NO,) int64
+  (global poly); ``off_flags``, ``off_side`` (NO,) uint8; ``off_user_id`` (NO,) uint32.
+
+Refs: ``ref = salt << (poly_bits + tile_bits) | slot << poly_bits | poly`` with
+``tile_bits = ilog2(nextPow2(max_tiles))``, ``poly_bits = ilog2(nextPow2(max_polys))``,
+``salt_bits = min(31, 32 - tile_bits - poly_bits)`` (32-bit refs), or Detour's
+``DT_POLYREF64`` layout 16/28/20 (``ref64=True``). Refs are Python ints (uint64 in arrays).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import ConfigError, InputError, StaleHandleError
+from . import _links as L
+from .tile import TileData
+
+__all__ = ["NavMesh", "NavMeshArrays", "NavMeshParams"]
+
+_POOLS = {
+    "vert": ["verts"],
+    "poly": [
+        "poly_verts",
+        "poly_neis",
+        "poly_flags",
+        "poly_area",
+        "poly_type",
+        "poly_vert_count",
+        "poly_first_link",
+        "poly_tile",
+    ],
+    "link": [
+        "link_ref",
+        "link_poly",
+        "link_next",
+        "link_edge",
+        "link_side",
+        "link_bmin",
+        "link_bmax",
+    ],
+    "dmesh": ["dmesh_vert_base", "dmesh_tri_base", "dmesh_vert_count", "dmesh_tri_count"],
+    "dvert": ["dverts"],
+    "dtri": ["dtris"],
+    "bv": ["bv_bmin", "bv_bmax", "bv_i"],
+    "off": ["off_pos", "off_rad", "off_poly", "off_flags", "off_side", "off_user_id"],
+}
+_POOL_SPEC = {
+    "verts": (np.float32, 3),
+    "poly_verts": (np.int64, 6),
+    "poly_neis": (np.uint16, 6),
+    "poly_flags": (np.uint16, 0),
+    "poly_area": (np.uint8, 0),
+    "poly_type": (np.uint8, 0),
+    "poly_vert_count": (np.uint8, 0),
+    "poly_first_link": (np.int64, 0),
+    "poly_tile": (np.int32, 0),
+    "link_ref": (np.uint64, 0),
+    "link_poly": (np.int64, 0),
+    "link_next": (np.int64, 0),
+    "link_edge": (np.uint8, 0),
+    "link_side": (np.uint8, 0),
+    "link_bmin": (np.uint8, 0),
+    "link_bmax": (np.uint8, 0),
+    "dmesh_vert_base": (np.int64, 0),
+    "dmesh_tri_base": (np.int64, 0),
+    "dmesh_vert_count": (np.uint8, 0),
+    "dmesh_tri_count": (np.uint8, 0),
+    "dverts": (np.float32, 3),
+    "dtris": (np.uint8, 4),
+    "bv_bmin": (np.uint16, 3),
+    "bv_bmax": (np.uint16, 3),
+    "bv_i": (np.int32, 0),
+    "off_pos": (np.float32, 6),
+    "off_rad": (np.float32, 0),
+    "off_poly": (np.int64, 0),
+    "off_flags": (np.uint8, 0),
+    "off_side": (np.uint8, 0),
+    "off_user_id": (np.uint32, 0),
+}
+_TILE_SPEC = {
+    "tile_salt": (np.uint32, 0),
+    "tile_used": (np.uint8, 0),
+    "tile_x": (np.int32, 0),
+    "tile_y": (np.int32, 0),
+    "tile_layer": (np.int32, 0),
+    "tile_user_id": (np.uint32, 0),
+    "tile_bmin": (np.float32, 3),
+    "tile_bmax": (np.float32, 3),
+    "tile_walkable_height": (np.float32, 0),
+    "tile_walkable_radius": (np.float32, 0),
+    "tile_walkable_climb": (np.float32, 0),
+    "tile_bv_quant": (np.float32, 0),
+    "tile_off_mesh_base": (np.int32, 0),
+    "tile_link_free": (np.int64, 0),
+    "tile_next": (np.int32, 0),
+}
+for _p in _POOLS:
+    _TILE_SPEC[f"tile_{_p}_base"] = (np.int64, 0)
+    _TILE_SPEC[f"tile_{_p}_count"] = (np.int64, 0)
+
+
+class NavMeshArrays(NamedTuple):
+    """The navmesh's pools for kernels (see the module docstring for each field)."""
+
+    tile_salt: np.ndarray
+    tile_used: np.ndarray
+    tile_x: np.ndarray
+    tile_y: np.ndarray
+    tile_layer: np.ndarray
+    tile_user_id: np.ndarray
+    tile_bmin: np.ndarray
+    tile_bmax: np.ndarray
+    tile_walkable_height: np.ndarray
+    tile_walkable_radius: np.ndarray
+    tile_walkable_climb: np.ndarray
+    tile_bv_quant: np.ndarray
+    tile_off_mesh_base: np.ndarray
+    tile_link_free: np.ndarray
+    tile_next: np.ndarray
+    tile_vert_base: np.ndarray
+    tile_vert_count: np.ndarray
+    tile_poly_base: np.ndarray
+    tile_poly_count: np.ndarray
+    tile_link_base: np.ndarray
+    tile_link_count: np.ndarray
+    tile_dmesh_base: np.ndarray
+    tile_dmesh_count: np.ndarray
+    tile_dvert_base: np.ndarray
+    tile_dvert_count: np.ndarray
+    tile_dtri_base: np.ndarray
+    tile_dtri_count: np.ndarray
+    tile_bv_base: np.ndarray
+    tile_bv_count: np.ndarray
+    tile_off_base: np.ndarray
+    tile_off_count: np.ndarray
+    lut: np.ndarray
+    verts: np.ndarray
+    poly_verts: np.ndarray
+    poly_neis: np.ndarray
+    poly_flags: np.ndarray
+    poly_area: np.ndarray
+    poly_type: np.ndarray
+    poly_vert_count: np.ndarray
+    poly_first_link: np.ndarray
+    poly_tile: np.ndarray
+    link_ref: np.ndarray
+    link_poly: np.ndarray
+    link_next: np.ndarray
+    link_edge: np.ndarray
+    link_side: np.ndarray
+    link_bmin: np.ndarray
+    link_bmax: np.ndarray
+    dmesh_vert_base: np.ndarray
+    dmesh_tri_base: np.ndarray
+    dmesh_vert_count: np.ndarray
+    dmesh_tri_count: np.ndarray
+    dverts: np.ndarray
+    dtris: np.ndarray
+    bv_bmin: np.ndarray
+    bv_bmax: np.ndarray
+    bv_i: np.ndarray
+    off_pos: np.ndarray
+    off_rad: np.ndarray
+    off_poly: np.ndarray
+    off_flags: np.ndarray
+    off_side: np.ndarray
+    off_user_id: np.ndarray
+
+
+class NavMeshParams(NamedTuple):
+    """``dtNavMeshParams``: origin [wu], tile size [wu], max tiles, max polys per tile."""
+
+    orig: tuple[float, float, float]
+    tile_width: float
+    tile_height: float
+    max_tiles: int
+    max_polys: int
+
+
+def _next_pow2(v: int) -> int:
+    v = int(v) & 0xFFFFFFFF
+    v -= 1
+    for s in (1, 2, 4, 8, 16):
+        v |= v >> s
+    return (v + 1) & 0xFFFFFFFF
+
+
+def _ilog2(v: int) -> int:
+    return max(int(v).bit_length() - 1, 0)
+
+
+def _tile_hash(x: int, y: int, mask: int) -> int:
+    return ((0x8DA6B343 * x + 0xD8163841 * y) & 0xFFFFFFFF) & mask
+
+
+class NavMesh:
+    """A tiled navigation mesh (Detour's ``dtNavMesh``) over pooled arrays.
+
+    Parameters
+    ----------
+    params : NavMeshParams
+        Origin, tile size, ``max_tiles`` and ``max_polys`` (per tile).
+    ref64 : bool
+        Use Detour's 64-bit ref layout (salt/tile/poly bits 16/28/20).
+
+    Raises
+    ------
+    ConfigError
+        ``max_tiles``/``max_polys`` leave fewer than 10 salt bits (32-bit refs).
+    """
+
+    def __init__(self, params: NavMeshParams, *, ref64: bool = False) -> None:
+        orig = tuple(float(np.float32(v)) for v in params.orig)
+        max_tiles = int(params.max_tiles)
+        max_polys = int(params.max_polys)
+        if max_tiles < 1 or max_polys < 1:
+            raise ConfigError("max_tiles", "max_tiles and max_polys must be >= 1")
+        self.params = NavMeshParams(
+            orig,
+            float(np.float32(params.tile_width)),
+            float(np.float32(params.tile_height)),
+            max_tiles,
+            max_polys,
+        )
+        self.ref64 = bool(ref64)
+        if ref64:
+            self.salt_bits, self.tile_bits, self.poly_bits = 16, 28, 20
+            if max_tiles > (1 << 28) or max_polys > (1 << 20):
+                raise ConfigError("max_tiles", "too many tiles or polys for 64-bit refs")
+        else:
+            self.tile_bits = _ilog2(_next_pow2(max_tiles))
+            self.poly_bits = _ilog2(_next_pow2(max_polys))
+            if self.tile_bits + self.poly_bits > 31:
+                raise ConfigError("max_tiles", "tile and poly bits exceed 31")
+            self.salt_bits = min(31, 32 - self.tile_bits - self.poly_bits)
+            if self.salt_bits < 10:
+                raise ConfigError(
+                    "max_tiles", f"only {self.salt_bits} salt bits left (Detour needs >= 10)"
+                )
+        lut_size = _next_pow2(max_tiles // 4) or 1
+        self._lut_mask = lut_size - 1
+        self._t: dict[str, np.ndarray] = {}
+        for name, (dt, w) in _TILE_SPEC.items():
+            self._t[name] = np.zeros((max_tiles, w) if w else max_tiles, dt)
+        self._t["tile_salt"][:] = 1
+        self._t["tile_next"][:] = -1
+        self._t["tile_link_free"][:] = -1
+        self._lut = np.full(lut_size, -1, np.int32)
+        # Free slots, Detour's m_nextFree order (slot 0 first).
+        self._free_slots: list[int] = list(range(max_tiles))
+        self._p: dict[str, np.ndarray] = {}
+        for name, (dt, w) in _POOL_SPEC.items():
+            self._p[name] = np.zeros((16, w) if w else 16, dt)
+        self._used = dict.fromkeys(_POOLS, 0)
+        self._dead = dict.fromkeys(_POOLS, 0)
+        #: Extra bytes kept per slot for file round trips (e.g. MSET record padding).
+        self._record_pad: dict[int, bytes] = {}
+        self._arrays: NavMeshArrays | None = None
+
+    # -- refs ------------------------------------------------------------------------------
+    def encode_ref(self, salt: int, tile: int, poly: int) -> int:
+        """Poly ref from (salt, tile slot, poly index)."""
+        return (
+            (int(salt) << (self.poly_bits + self.tile_bits))
+            | (int(tile) << self.poly_bits)
+            | int(poly)
+        )
+
+    def decode_ref(self, ref: int) -> tuple[int, int, int]:
+        """(salt, tile slot, poly index) of a poly ref."""
+        ref = int(ref)
+        salt = (ref >> (self.poly_bits + self.tile_bits)) & ((1 << self.salt_bits) - 1)
+        tile = (ref >> self.poly_bits) & ((1 << self.tile_bits) - 1)
+        poly = ref & ((1 << self.poly_bits) - 1)
+        return salt, tile, poly
+
+    def _tile_ref(self, slot: int) -> int:
+        return self.encode_ref(int(self._t["tile_salt"][slot]), slot, 0)
+
+    # -- arrays ----------------------------------------------------------------------------
+    def arrays(self) -> NavMeshArrays:
+        """The current pools (views trimmed to the used length) for kernels."""
+        if self._arrays is None:
+            fields = {}
+            for name in NavMeshArrays._fields:
+                if name == "lut":
+                    fields[name] = self._lut
+                elif name in self._t:
+                    fields[name] = self._t[name]
+                else:
+                    pool = next(p for p, names in _POOLS.items() if name in names)
+                    fields[name] = self._p[name][: self._used[pool]]
+            self._arrays = NavMeshArrays(**fields)
+        return self._arrays
+
+    def _reserve(self, pool: str, n: int) -> int:
+        """Make room for ``n`` more elements in a pool; return the first index."""
+        start = self._used[pool]
+        need = start + n
+        for name in _POOLS[pool]:
+            arr = self._p[name]
+            if need > arr.shape[0]:
+                cap = max(16, arr.shape[0])
+                while cap < need:
+                    cap *= 2
+                new = np.zeros((cap, *arr.shape[1:]), arr.dtype)
+                new[:start] = arr[:start]
+                self._p[name] = new
+        self._used[pool] = need
+        self._arrays = None
+        return start
+
+    # -- tile storage (local <-> global) ---------------------------------------------------
+    def _store(self, slot: int, td: TileData) -> None:
+        """Append a tile's arrays to the pools and fill its tile-table row."""
+        t, p = self._t, self._p
+        counts = {
+            "vert": td.vert_count,
+            "poly": td.poly_count,
+            "link": td.max_link_count,
+            "dmesh": td.detail_mesh_count,
+            "dvert": int(td.detail_verts.shape[0]),
+            "dtri": int(td.detail_tris.shape[0]),
+            "bv": td.bv_node_count,
+            "off": td.off_mesh_con_count,
+        }
+        base = {k: self._reserve(k, n) for k, n in counts.items()}
+        for k, n in counts.items():
+            t[f"tile_{k}_base"][slot] = base[k]
+            t[f"tile_{k}_count"][slot] = n
+        vb, pb, lb = base["vert"], base["poly"], base["link"]
+        nv, npoly, nl = counts["vert"], counts["poly"], counts["link"]
+        p["verts"][vb : vb + nv] = td.verts
+        p["poly_verts"][pb : pb + npoly] = td.poly_verts.astype(np.int64) + vb
+        p["poly_neis"][pb : pb + npoly] = td.poly_neis
+        p["poly_flags"][pb : pb + npoly] = td.poly_flags
+        p["poly_area"][pb : pb + npoly] = td.poly_area
+        p["poly_type"][pb : pb + npoly] = td.poly_type
+        p["poly_vert_count"][pb : pb + npoly] = td.poly_vert_count
+        fl = td.poly_first_link.astype(np.int64)
+        p["poly_first_link"][pb : pb + npoly] = np.where(fl == 0xFFFFFFFF, -1, fl + lb)
+        p["poly_tile"][pb : pb + npoly] = slot
+        p["link_ref"][lb : lb + nl] = td.link_ref
+        p["link_poly"][lb : lb + nl] = -1
+        nx = td.link_next.astype(np.int64)
+        p["link_next"][lb : lb + nl] = np.where(nx == 0xFFFFFFFF, -1, nx + lb)
+        for f in ("edge", "side", "bmin", "bmax"):
+            p[f"link_{f}"][lb : lb + nl] = getattr(td, f"link_{f}")
+        db, nd = base["dmesh"], counts["dmesh"]
+        p["dmesh_vert_base"][db : db + nd] = td.detail_vert_base.astype(np.int64) + base["dvert"]
+        p["dmesh_tri_base"][db : db + nd] = td.detail_tri_base.astype(np.int64) + base["dtri"]
+        p["dmesh_vert_count"][db : db + nd] = td.detail_vert_count
+        p["dmesh_tri_count"][db : db + nd] = td.detail_tri_count
+        p["dverts"][base["dvert"] : base["dvert"] + counts["dvert"]] = td.detail_verts
+        p["dtris"][base["dtri"] : base["dtri"] + counts["dtri"]] = td.detail_tris
+        bb, nb = base["bv"], counts["bv"]
+        p["bv_bmin"][bb : bb + nb] = td.bv_bmin
+        p["bv_bmax"][bb : bb + nb] = td.bv_bmax
+        p["bv_i"][bb : bb + nb] = td.bv_i
+        ob, no = base["off"], counts["off"]
+        p["off_pos"][ob : ob + no] = td.off_pos
+        p["off_rad"][ob : ob + no] = td.off_rad
+        p["off_poly"][ob : ob + no] = td.off_poly.astype(np.int64) + pb
+        p["off_flags"][ob : ob + no] = td.off_flags
+        p["off_side"][ob : ob + no] = td.off_side
+        p["off_user_id"][ob : ob + no] = td.off_user_id
+        t["tile_used"][slot] = 1
+        t["tile_x"][slot] = td.x
+        t["tile_y"][slot] = td.y
+        t["tile_layer"][slot] = td.layer
+        t["tile_user_id"][slot] = td.user_id
+        t["tile_bmin"][slot] = td.bmin
+        t["tile_bmax"][slot] = td.bmax
+        t["tile_walkable_height"][slot] = td.walkable_height
+        t["tile_walkable_radius"][slot] = td.walkable_radius
+        t["tile_walkable_climb"][slot] = td.walkable_climb
+        t["tile_bv_quant"][slot] = td.bv_quant_factor
+        t["tile_off_mesh_base"][slot] = td.off_mesh_base
+        self._arrays = None
+
+    def tile_data(self, slot: int) -> TileData:
+        """The tile in ``slot`` as a :class:`TileData` (tile-local indices, current link state)."""
+        t, p = self._t, self._p
+        if not (0 <= slot < self.params.max_tiles) or not t["tile_used"][slot]:
+            raise InputError(f"tile slot {slot} holds no tile")
+
+        def rng(k: str) -> slice:
+            b = int(t[f"tile_{k}_base"][slot])
+            return slice(b, b + int(t[f"tile_{k}_count"][slot]))
+
+        vb, pb, lb = (
+            int(t["tile_vert_base"][slot]),
+            int(t["tile_poly_base"][slot]),
+            int(t["tile_link_base"][slot]),
+        )
+        pr, lr, dr, orr = rng("poly"), rng("link"), rng("dmesh"), rng("off")
+        fl = p["poly_first_link"][pr]
+        nx = p["link_next"][lr]
+        return TileData(
+            x=int(t["tile_x"][slot]),
+            y=int(t["tile_y"][slot]),
+            layer=int(t["tile_layer"][slot]),
+            user_id=int(t["tile_user_id"][slot]),
+            walkable_height=float(t["tile_walkable_height"][slot]),
+            walkable_radius=float(t["tile_walkable_radius"][slot]),
+            walkable_climb=float(t["tile_walkable_climb"][slot]),
+            bmin=t["tile_bmin"][slot].copy(),
+            bmax=t["tile_bmax"][slot].copy(),
+            bv_quant_factor=float(t["tile_bv_quant"][slot]),
+            off_mesh_base=int(t["tile_off_mesh_base"][slot]),
+            verts=p["verts"][rng("vert")].copy(),
+            poly_first_link=np.where(fl < 0, 0xFFFFFFFF, fl - lb).astype(np.uint32),
+            poly_verts=(p["poly_verts"][pr] - vb).astype(np.uint16),
+            poly_neis=p["poly_neis"][pr].copy(),
+            poly_flags=p["poly_flags"][pr].copy(),
+            poly_vert_count=p["poly_vert_count"][pr].copy(),
+            poly_area=p["poly_area"][pr].copy(),
+            poly_type=p["poly_type"][pr].copy(),
+            link_ref=p["link_ref"][lr].copy(),
+            link_next=np.where(nx < 0, 0xFFFFFFFF, nx - lb).astype(np.uint32),
+            link_edge=p["link_edge"][lr].copy(),
+            link_side=p["link_side"][lr].copy(),
+            link_bmin=p["link_bmin"][lr].copy(),
+            link_bmax=p["link_bmax"][lr].copy(),
+            detail_vert_base=(p["dmesh_vert_base"][dr] - int(t["tile_dvert_base"][slot])).astype(
+                np.uint32
+            ),
+            detail_tri_base=(p["dmesh_tri_base"][dr] - int(t["tile_dtri_base"][slot])).astype(
+                np.uint32
+            ),
+            detail_vert_count=p["dmesh_vert_count"][dr].copy(),
+            detail_tri_count=p["dmesh_tri_count"][dr].copy(),
+            detail_verts=p["dverts"][rng("dvert")].copy(),
+            detail_tris=p["dtris"][rng("dtri")].copy(),
+            bv_bmin=p["bv_bmin"][rng("bv")].copy(),
+            bv_bmax=p["bv_bmax"][rng("bv")].copy(),
+            bv_i=p["bv_i"][rng("bv")].copy(),
+            off_pos=p["off_pos"][orr].copy(),
+            off_rad=p["off_rad"][orr].copy(),
+            off_poly=(p["off_poly"][orr] - pb).astype(np.uint16),
+            off_flags=p["off_flags"][orr].copy(),
+            off_side=p["off_side"][orr].copy(),
+            off_user_id=p["off_user_id"][orr].copy(),
+        )
+
+    def _release(self, slot: int) -> None:
+        """Mark a slot's pool ranges dead; compact when half of a pool is dead."""
+        t = self._t
+        for k in _POOLS:
+            self._dead[k] += int(t[f"tile_{k}_count"][slot])
+            t[f"tile_{k}_count"][slot] = 0
+        t["tile_used"][slot] = 0
+        t["tile_link_free"][slot] = -1
+        if any(self._dead[k] * 2 > self._used[k] and self._dead[k] > 0 for k in _POOLS):
+            self._compact()
+
+    def _compact(self) -> None:
+        """Rewrite the pools with only the live tiles (slot order); refs do not change."""
+        live = [int(s) for s in np.flatnonzero(self._t["tile_used"])]
+        heads = {
+            s: int(self._t["tile_link_free"][s]) - int(self._t["tile_link_base"][s]) for s in live
+        }
+        tiles = {s: self.tile_data(s) for s in live}
+        for k in _POOLS:
+            self._used[k] = 0
+            self._dead[k] = 0
+        for s in live:
+            self._store(s, tiles[s])
+            h = heads[s]
+            self._t["tile_link_free"][s] = -1 if h < 0 else h + int(self._t["tile_link_base"][s])
+        a = self.arrays()
+        L.resolve_link_polys(a, self._used["link"], self.salt_bits, self.tile_bits, self.poly_bits)
+
+    # -- tile lookup -----------------------------------------------------------------------
+    def _chain(self, x: int, y: int):
+        s = int(self._lut[_tile_hash(x, y, self._lut_mask)])
+        while s >= 0:
+            yield s
+            s = int(self._t["tile_next"][s])
+
+    def _slots_at(self, x: int, y: int) -> list[int]:
+        t = self._t
+        return [s for s in self._chain(x, y) if t["tile_x"][s] == x and t["tile_y"][s] == y]
+
+    def _slot_at(self, x: int, y: int, layer: int) -> int:
+        for s in self._slots_at(x, y):
+            if self._t["tile_layer"][s] == layer:
+                return s
+        return -1
+
+    def get_tile_at(self, x: int, y: int, layer: int) -> TileData | None:
+        """The tile at (x, y, layer), or None."""
+        s = self._slot_at(x, y, layer)
+        return None if s < 0 else self.tile_data(s)
+
+    def get_tile_ref_at(self, x: int, y: int, layer: int) -> int:
+        """Tile ref at (x, y, layer), 0 when there is none."""
+        s = self._slot_at(x, y, layer)
+        return 0 if s < 0 else self._tile_ref(s)
+
+    def get_tiles_at(self, x: int, y: int) -> list[int]:
+        """Tile refs of every layer at (x, y), in Detour's lookup order."""
+        return [self._tile_ref(s) for s in self._slots_at(x, y)]
+
+    def _neighbour_slots(self, x: int, y: int, side: int) -> list[int]:
+        dx = (1, 1, 0, -1, -1, -1, 0, 1)[side]
+        dy = (0, 1, 1, 1, 0, -1, -1, -1)[side]
+        return self._slots_at(x + dx, y + dy)
+
+    def calc_tile_loc(self, pos) -> tuple[int, int]:
+        """Tile (x, y) holding a world position (``calcTileLoc``)."""
+        o = self.params.orig
+        tx = int(
+            np.floor((np.float32(pos[0]) - np.float32(o[0])) / np.float32(self.params.tile_width))
+        )
+        ty = int(
+            np.floor((np.float32(pos[2]) - np.float32(o[2])) / np.float32(self.params.tile_height))
+        )
+        return tx, ty
+
+    def tile_slots(self) -> list[int]:
+        """Slots holding a tile, in slot order."""
+        return [int(s) for s in np.flatnonzero(self._t["tile_used"])]
+
+    def tile_ref(self, slot: int) -> int:
+        """Ref of the tile in ``slot`` (poly index 0)."""
+        if not (0 <= slot < self.params.max_tiles) or not self._t["tile_used"][slot]:
+            raise InputError(f"tile slot {slot} holds no tile")
+        return self._tile_ref(slot)
+
+    # -- add / remove ----------------------------------------------------------------------
+    def add_tile(self, data: TileData, tile_ref: int | None = None) -> int:
+        """Add a tile and link it to its neighbours (``dtNavMesh::addTile``).
+
+        Parameters
+        ----------
+        data : TileData
+        tile_ref : int, optional
+            Put the tile back in this slot with this salt (as after ``remove_tile``).
+
+        Returns
+        -------
+        int
+            The tile's ref.
+
+        Raises
+        ------
+        InputError
+            Too many polygons for the ref layout, location occupied, no free slot,
+            or ``tile_ref`` naming a slot in use or out of range.
+        """
+        if not self.ref64 and self.poly_bits < _ilog2(_next_pow2(data.poly_count)):
+            raise InputError(f"tile has {data.poly_count} polys, more than max_polys allows")
+        if self._slot_at(data.x, data.y, data.layer) >= 0:
+            raise InputError(f"a tile already occupies ({data.x}, {data.y}, layer {data.layer})")
+        _check_tile(data)
+        if not tile_ref:
+            if not self._free_slots:
+                raise InputError("no free tile slot (max_tiles reached)")
+            slot = self._free_slots.pop(0)
+        else:
+            salt, slot, _ = self.decode_ref(tile_ref)
+            if slot >= self.params.max_tiles or slot not in self._free_slots:
+                raise InputError(f"tile ref {tile_ref:#x}: slot {slot} is not free")
+            if salt == 0:
+                raise InputError(f"tile ref {tile_ref:#x}: salt 0")
+            self._free_slots.remove(slot)
+            self._t["tile_salt"][slot] = salt
+        h = _tile_hash(data.x, data.y, self._lut_mask)
+        self._t["tile_next"][slot] = self._lut[h]
+        self._lut[h] = slot
+        self._store(slot, data)
+        a = self.arrays()
+        tb, pb = self.tile_bits, self.poly_bits
+        L.init_link_free_list(a, slot)
+        L.connect_int_links(a, slot, tb, pb)
+        L.base_off_mesh_links(a, slot, tb, pb)
+        L.connect_ext_off_mesh_links(a, slot, slot, -1, tb, pb)
+        for s in self._slots_at(data.x, data.y):
+            if s == slot:
+                continue
+            L.connect_ext_links(a, slot, s, -1, tb, pb)
+            L.connect_ext_links(a, s, slot, -1, tb, pb)
+            L.connect_ext_off_mesh_links(a, slot, s, -1, tb, pb)
+            L.connect_ext_off_mesh_links(a, s, slot, -1, tb, pb)
+        for side in range(8):
+            for s in self._neighbour_slots(data.x, data.y, side):
+                L.connect_ext_links(a, slot, s, side, tb, pb)
+                L.connect_ext_links(a, s, slot, (side + 4) & 7, tb, pb)
+                L.connect_ext_off_mesh_links(a, slot, s, side, tb, pb)
+                L.connect_ext_off_mesh_links(a, s, slot, (side + 4) & 7, tb, pb)
+        return self._tile_ref(slot)
+
+    def _slot_of_tile_ref(self, tile_ref: int) -> int:
+        salt, slot, _ = self.decode_ref(tile_ref)
+        if (
+            not tile_ref
+            or slot >= self.params.max_tiles
+            or not self._t["tile_used"][slot]
+            or int(self._t["tile_salt"][slot]) != salt
+        ):
+            raise StaleHandleError(f"tile ref {int(tile_ref):#x} names no tile")
+        return slot
+
+    def remove_tile(self, tile_ref: int) -> TileData:
+        """Remove a tile (``dtNavMesh::removeTile``); returns its data for a later ``add_tile``.
+
+        Raises
+        ------
+        StaleHandleError
+            The ref names no tile (removed, replaced or never added).
+        """
+        slot = self._slot_of_tile_ref(tile_ref)
+        t = self._t
+        x, y = int(t["tile_x"][slot]), int(t["tile_y"][slot])
+        h = _tile_hash(x, y, self._lut_mask)
+        prev, cur = -1, int(self._lut[h])
+        while cur >= 0:
+            if cur == slot:
+                if prev < 0:
+                    self._lut[h] = t["tile_next"][cur]
+                else:
+                    t["tile_next"][prev] = t["tile_next"][cur]
+                break
+            prev, cur = cur, int(t["tile_next"][cur])
+        data = self.tile_data(slot)
+        a = self.arrays()
+        tb, pb = self.tile_bits, self.poly_bits
+        for s in self._slots_at(x, y):
+            if s != slot:
+                L.unconnect_links(a, s, slot, tb, pb)
+        for side in range(8):
+            for s in self._neighbour_slots(x, y, side):
+                L.unconnect_links(a, s, slot, tb, pb)
+        # Links of the neighbours that pointed here are gone; forget the target index.
+        self._release(slot)
+        salt = (int(t["tile_salt"][slot]) + 1) & ((1 << self.salt_bits) - 1)
+        t["tile_salt"][slot] = salt or 1
+        t["tile_next"][slot] = -1
+        self._free_slots.insert(0, slot)
+        self._record_pad.pop(slot, None)
+        return data
+
+    # -- polygons --------------------------------------------------------------------------
+    def _poly(self, ref: int) -> int:
+        """Global poly index of a valid ref, else StaleHandleError."""
+        salt, slot, ip = self.decode_ref(ref)
+        t = self._t
+        if (
+            not ref
+            or slot >= self.params.max_tiles
+            or not t["tile_used"][slot]
+            or int(t["tile_salt"][slot]) != salt
+            or ip >= int(t["tile_poly_count"][slot])
+        ):
+            raise StaleHandleError(f"poly ref {int(ref):#x} names no polygon")
+        return int(t["tile_poly_base"][slot]) + ip
+
+    def is_valid_poly_ref(self, ref: int) -> bool:
+        """Whether ``ref`` names a polygon of a live tile (``isValidPolyRef``)."""
+        try:
+            self._poly(ref)
+        except StaleHandleError:
+            return False
+        return True
+
+    def poly_index(self, ref: int) -> int:
+        """Global pool index of a poly ref (raises StaleHandleError)."""
+        return self._poly(ref)
+
+    def poly_ref(self, global_index: int) -> int:
+        """Poly ref of a global pool index."""
+        slot = int(self._p["poly_tile"][global_index])
+        return self.encode_ref(
+            int(self._t["tile_salt"][slot]),
+            slot,
+            global_index - int(self._t["tile_poly_base"][slot]),
+        )
+
+    def get_poly_flags(self, ref: int) -> int:
+        return int(self._p["poly_flags"][self._poly(ref)])
+
+    def set_poly_flags(self, ref: int, flags: int) -> None:
+        self._p["poly_flags"][self._poly(ref)] = int(flags) & 0xFFFF
+
+    def get_poly_area(self, ref: int) -> int:
+        return int(self._p["poly_area"][self._poly(ref)])
+
+    def set_poly_area(self, ref: int, area: int) -> None:
+        if not 0 <= int(area) <= 63:
+            raise InputError(f"area {area} outside 0..63")
+        self._p["poly_area"][self._poly(ref)] = int(area)
+
+    def get_tile_state(self, tile_ref: int) -> bytes:
+        """Flags and areas of a tile's polygons (``storeTileState``'s bytes)."""
+        slot = self._slot_of_tile_ref(tile_ref)
+        pr = slice(
+            int(self._t["tile_poly_base"][slot]),
+            int(self._t["tile_poly_base"][slot] + self._t["tile_poly_count"][slot]),
+        )
+        n = pr.stop - pr.start
+        head = np.array([0x444E4D53, 1], "<i4").tobytes()
+        head += int(tile_ref).to_bytes(8 if self.ref64 else 4, "little")
+        if self.ref64:
+            head = head.ljust(16, b"\0")
+        st = np.zeros((n, 4), np.uint8)
+        st[:, 0:2] = self._p["poly_flags"][pr].astype("<u2").view(np.uint8).reshape(n, 2)
+        st[:, 2] = self._p["poly_area"][pr]
+        body = st.tobytes()
+        return head + body + b"\0" * (-len(body) % 4)
+
+    def restore_tile_state(self, tile_ref: int, state: bytes) -> None:
+        """Restore flags and areas saved by :meth:`get_tile_state` (``restoreTileState``)."""
+        slot = self._slot_of_tile_ref(tile_ref)
+        n = int(self._t["tile_poly_count"][slot])
+        hs = 16 if self.ref64 else 12
+        if len(state) < hs + 4 * n:
+            raise InputError("tile state too short")
+        magic, ver = np.frombuffer(state[:8], "<i4")
+        ref = int.from_bytes(state[8 : 8 + (8 if self.ref64 else 4)], "little")
+        if magic != 0x444E4D53 or ver != 1:
+            raise InputError("not a tile state (wrong magic or version)")
+        if ref != int(tile_ref):
+            raise InputError("tile state belongs to another tile ref")
+        st = np.frombuffer(state[hs : hs + 4 * n], np.uint8).reshape(n, 4)
+        b = int(self._t["tile_poly_base"][slot])
+        self._p["poly_flags"][b : b + n] = st[:, 0:2].copy().view("<u2").ravel()
+        self._p["poly_area"][b : b + n] = st[:, 2] & 0x3F
+
+    def get_off_mesh_connection_poly_end_points(self, prev_ref: int, poly_ref: int):
+        """Start and end (3,) float32 of an off-mesh polygon, entered from ``prev_ref``.
+
+        Raises
+        ------
+        StaleHandleError
+            ``poly_ref`` is not valid.
+        InputError
+            ``poly_ref`` is not an off-mesh connection.
+        """
+        gp = self._poly(poly_ref)
+        p = self._p
+        if p["poly_type"][gp] != 1:
+            raise InputError(f"poly ref {poly_ref:#x} is not an off-mesh connection")
+        i0, i1 = 0, 1
+        li = int(p["poly_first_link"][gp])
+        while li >= 0:
+            if p["link_edge"][li] == 0:
+                if int(p["link_ref"][li]) != int(prev_ref):
+                    i0, i1 = 1, 0
+                break
+            li = int(p["link_next"][li])
+        return p["verts"][p["poly_verts"][gp, i0]].copy(), p["verts"][
+            p["poly_verts"][gp, i1]
+        ].copy()
+
+    def links_of(self, ref: int) -> list[tuple[int, int, int, int, int]]:
+        """A polygon's links in list order: (target ref, edge, side, bmin, bmax)."""
+        gp = self._poly(ref)
+        p = self._p
+        out = []
+        li = int(p["poly_first_link"][gp])
+        while li >= 0:
+            out.append(
+                (
+                    int(p["link_ref"][li]),
+                    int(p["link_edge"][li]),
+                    int(p["link_side"][li]),
+                    int(p["link_bmin"][li]),
+                    int(p["link_bmax"][li]),
+                )
+            )
+            li = int(p["link_next"][li])
+        return out
+
+    # -- summary ---------------------------------------------------------------------------
+    def stats(self) -> dict:
+        """Counts over the live tiles: tiles, polys, verts, detail_verts, detail_tris,
+        links (allocated), bv_nodes, offmesh."""
+        t = self._t
+        live = t["tile_used"] != 0
+        a = self.arrays()
+        n_links = 0
+        if a.poly_first_link.shape[0]:
+            n_links = _count_links(a)
+        return {
+            "tiles": int(live.sum()),
+            "polys": int(t["tile_poly_count"][live].sum()),
+            "verts": int(t["tile_vert_count"][live].sum()),
+            "detail_verts": int(t["tile_dvert_count"][live].sum()),
+            "detail_tris": int(t["tile_dtri_count"][live].sum()),
+            "links": n_links,
+            "bv_nodes": int(t["tile_bv_count"][live].sum()),
+            "offmesh": int(t["tile_off_count"][live].sum()),
+        }
+
+    def __repr__(self) -> str:
+        s = self.stats()
+        return f"NavMesh(tiles={s['tiles']}, polys={s['polys']}, max_tiles={self.params.max_tiles})"
+
+    # File formats (recast_format.py / io.py attach these).
+    from_recast = None  # type: ignore[assignment]
+    to_recast = None  # type: ignore[assignment]
+    save = None  # type: ignore[assignment]
+    load = None  # type: ignore[assignment]
+
+
+def _count_links(a: NavMeshArrays) -> int:
+    n = 0
+    used = a.tile_used
+    pt = a.poly_tile
+    fl = a.poly_first_link
+    nx = a.link_next
+    for gp in range(fl.shape[0]):
+        if not used[pt[gp]]:
+            continue
+        li = int(fl[gp])
+        while li >= 0:
+            n += 1
+            li = int(nx[li])
+    return n
+
+
+def _check_tile(d: TileData) -> None:
+    """Index checks so that kernels never read out of bounds."""
+    nv, np_ = d.vert_count, d.poly_count
+    if d.poly_verts.shape != (np_, 6) or d.poly_neis.shape != (np_, 6):
+        raise InputError("poly_verts/poly_neis must be (np, 6)")
+    vc = d.poly_vert_count.astype(np.int64)
+    if np_ and ((vc < 1) | (vc > 6)).any():
+        raise InputError("polygon vertex count outside 1..6")
+    cols = np.arange(6)[None, :] < vc[:, None]
+    if np_ and (d.poly_verts[cols] >= nv).any():
+        raise InputError("polygon vertex index out of range")
+    nei = d.poly_neis.astype(np.int64)
+    internal = cols & (nei != 0) & ((nei & 0x8000) == 0)
+    if np_ and (nei[internal] > np_).any():
+        raise InputError("polygon neighbour index out of range")
+    nd = d.detail_mesh_count
+    if nd > np_ or d.off_mesh_base > np_ or d.off_mesh_base < 0:
+        raise InputError("detail mesh / off-mesh base count exceeds polygons")
+    if (d.poly_type[:nd] == 1).any() and nd:
+        raise InputError("an off-mesh polygon has a detail mesh")
+    if (d.poly_type[nd:] != 1).any():
+        raise InputError("a ground polygon has no detail mesh")
+    ndv, ndt = int(d.detail_verts.shape[0]), int(d.detail_tris.shape[0])
+    vb = d.detail_vert_base.astype(np.int64)
+    tb = d.detail_tri_base.astype(np.int64)
+    if nd and ((vb + d.detail_vert_count > ndv).any() or (tb + d.detail_tri_count > ndt).any()):
+        raise InputError("detail mesh range out of bounds")
+    if nd:
+        tv = d.detail_tris[:, :3].astype(np.int64)
+        poly_of_tri = np.full(ndt, -1, np.int64)
+        for i in range(nd):
+            poly_of_tri[tb[i] : tb[i] + int(d.detail_tri_count[i])] = i
+        used = poly_of_tri >= 0
+        lim = vc[poly_of_tri[used]] + d.detail_vert_count[poly_of_tri[used]].astype(np.int64)
+        if (tv[used] >= lim[:, None]).any():
+            raise InputError("detail triangle vertex index out of range")
+    nb = d.bv_node_count
+    if nb:
+        bi = d.bv_i.astype(np.int64)
+        pos = np.arange(nb)
+        if ((bi >= 0) & (bi >= max(nd, 1))).any() or ((bi < 0) & (pos - bi > nb)).any():
+            raise InputError("BV tree node out of range")
+    no = d.off_mesh_con_count
+    if no:
+        op = d.off_poly.astype(np.int64)
+        if (op >= np_).any() or (d.poly_type[op] != 1).any() or (d.poly_vert_count[op] != 2).any():
+            raise InputError("off-mesh connection polygon invalid")
+    if d.max_link_count and (d.link_next.shape[0] != d.max_link_count):
+        raise InputError("link arrays differ in length")

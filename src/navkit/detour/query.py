@@ -1,0 +1,699 @@
+"""Detour's navmesh queries (``dtNavMeshQuery``) over a :class:`NavMesh`.
+
+:class:`NavMeshQuery` validates inputs, converts them to float32/int64 arrays
+and calls the numba kernels of this package (``_nearest``, ``_search``,
+``_funnel``, ``_raycast``, ``_local``, ``_batch``); results come back as small
+NamedTuples carrying Detour's status word where Detour has partial results.
+Semantics, float32 rounding and tie-breaking follow Detour 1.6 (the version
+the reference peer runs), so on Detour's own navmeshes the results are the
+same refs, the same corridors and the same points.
+
+Conventions: positions are (3,) float32 [wu]; refs are Python ints; a result
+whose ``status`` has ``FAILURE`` set carries empty data. Bad coordinates
+(NaN/inf, wrong shape) raise :class:`~navkit.errors.InputError`; stale or
+invalid refs give a failure status (``INVALID_PARAM``) -- or
+:class:`~navkit.errors.StaleHandleError` from the ref-subject helpers
+(``closest_point_on_poly``, ``closest_point_on_poly_boundary``,
+``get_poly_height``, ``get_poly_wall_segments``); a point far from every
+polygon gives ``ref == 0`` from ``find_nearest_poly``. Only the one-call
+conveniences ``path``/``paths`` raise :class:`~navkit.errors.QueryError`.
+
+A query object is not thread-safe (it owns one node pool); use one per thread.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from navkit.errors import InputError, QueryError, StaleHandleError
+
+from . import _batch, _funnel, _local, _nearest, _poly, _raycast, _search
+from ._nodes import NodePool, make_pool
+from ._portal import (
+    BUFFER_TOO_SMALL,
+    FAILURE,
+    IN_PROGRESS,
+    INVALID_PARAM,
+    OUT_OF_NODES,
+    PARTIAL_RESULT,
+    SUCCESS,
+)
+from ._view import NavView, poly_index, view_from_navmesh
+from .filter import DEFAULT_FILTER, QueryFilter
+
+__all__ = [
+    "NavMeshQuery", "NearestPoly", "PathCorridor", "StraightPath", "RaycastHit", "Path",
+    "PathBatch", "MoveResult", "WallHit", "WallSegments", "PolySearch", "RandomPoint",
+    "SUCCESS", "FAILURE", "IN_PROGRESS", "INVALID_PARAM", "BUFFER_TOO_SMALL", "OUT_OF_NODES",
+    "PARTIAL_RESULT", "STRAIGHTPATH_START", "STRAIGHTPATH_END", "STRAIGHTPATH_OFFMESH_CONNECTION",
+    "STRAIGHTPATH_AREA_CROSSINGS", "STRAIGHTPATH_ALL_CROSSINGS", "RAYCAST_USE_COSTS",
+    "FINDPATH_ANY_ANGLE",
+]  # fmt: skip
+
+STRAIGHTPATH_START = _funnel.START
+STRAIGHTPATH_END = _funnel.END
+STRAIGHTPATH_OFFMESH_CONNECTION = _funnel.OFFMESH
+STRAIGHTPATH_AREA_CROSSINGS = _funnel.AREA_CROSSINGS
+STRAIGHTPATH_ALL_CROSSINGS = _funnel.ALL_CROSSINGS
+RAYCAST_USE_COSTS = _search.RAYCAST_USE_COSTS
+FINDPATH_ANY_ANGLE = _search.FINDPATH_ANY_ANGLE
+SUCCESS, FAILURE, IN_PROGRESS = int(SUCCESS), int(FAILURE), int(IN_PROGRESS)
+INVALID_PARAM, BUFFER_TOO_SMALL = int(INVALID_PARAM), int(BUFFER_TOO_SMALL)
+OUT_OF_NODES, PARTIAL_RESULT = int(OUT_OF_NODES), int(PARTIAL_RESULT)
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+
+class NearestPoly(NamedTuple):
+    """``find_nearest_poly``: ``ref`` 0 (and ``found`` False) when no polygon is in the box."""
+
+    ref: int
+    point: np.ndarray  # (3,) float32 nearest point [wu] (the query center when not found)
+    over_poly: bool
+    status: int
+
+    @property
+    def found(self) -> bool:
+        return self.ref != 0
+
+
+class PathCorridor(NamedTuple):
+    """``find_path``: polygon refs from start to end (or to the polygon nearest the end)."""
+
+    polys: np.ndarray  # (n,) int64 refs
+    status: int
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.status & PARTIAL_RESULT)
+
+    @property
+    def ok(self) -> bool:
+        return not self.status & FAILURE
+
+
+class StraightPath(NamedTuple):
+    """``find_straight_path``: corners, their STRAIGHTPATH_* flags and entered polygon refs."""
+
+    points: np.ndarray  # (k, 3) float32 [wu]
+    flags: np.ndarray  # (k,) uint8
+    refs: np.ndarray  # (k,) int64
+    status: int
+
+
+class RaycastHit(NamedTuple):
+    """``raycast``: t = inf (FLT_MAX) when the end was reached; else the wall hit fraction."""
+
+    t: float
+    hit_normal: np.ndarray  # (3,) float32
+    hit_edge_index: int
+    path: np.ndarray  # (n,) int64 visited refs
+    path_cost: float
+    status: int
+
+    @property
+    def hit(self) -> bool:
+        return self.t < 1.0
+
+
+class Path(NamedTuple):
+    """``path``: a straight path between two world points."""
+
+    points: np.ndarray  # (k, 3) float32 [wu]
+    polys: np.ndarray  # (n,) int64 corridor refs
+    complete: bool  # the corridor reaches the end point's polygon
+    length: float  # 3D polyline length [wu]
+
+
+class PathBatch(NamedTuple):
+    """``paths``: many pairs; row i of each array belongs to pair i."""
+
+    ok: np.ndarray  # (N,) bool a straight path was found
+    complete: np.ndarray  # (N,) bool the corridor reaches the end polygon
+    start_refs: np.ndarray  # (N,) int64 (0 = no polygon near the start)
+    end_refs: np.ndarray  # (N,) int64
+    n_polys: np.ndarray  # (N,) int32
+    polys: np.ndarray  # (N, max_path) int64
+    n_points: np.ndarray  # (N,) int32
+    points: np.ndarray  # (N, max_points, 3) float32
+    flags: np.ndarray  # (N, max_points) uint8
+    lengths: np.ndarray  # (N,) float64 (nan when not ok)
+    status: np.ndarray  # (N,) int64 find_path status
+
+
+class MoveResult(NamedTuple):
+    """``move_along_surface``: reached position and visited polygons."""
+
+    position: np.ndarray  # (3,) float32
+    visited: np.ndarray  # (n,) int64
+    status: int
+
+
+class WallHit(NamedTuple):
+    """``find_distance_to_wall``: distance (== max radius when no wall), hit point and normal."""
+
+    distance: float
+    position: np.ndarray  # (3,) float32
+    normal: np.ndarray  # (3,) float32
+    status: int
+
+
+class WallSegments(NamedTuple):
+    """``get_poly_wall_segments``: (n, 6) segments and the neighbour ref of each (0 = wall)."""
+
+    segments: np.ndarray  # (n, 6) float32 start xyz, end xyz
+    refs: np.ndarray  # (n,) int64
+    status: int
+
+
+class PolySearch(NamedTuple):
+    """Result of the Dijkstra/BFS searches: polygons, their parents and costs."""
+
+    refs: np.ndarray  # (n,) int64
+    parents: np.ndarray  # (n,) int64 (0 = start)
+    costs: np.ndarray  # (n,) float32 (zeros for find_local_neighbourhood)
+    status: int
+
+
+class RandomPoint(NamedTuple):
+    """A random point on the navmesh and its polygon (ref 0 when none could be chosen)."""
+
+    ref: int
+    point: np.ndarray  # (3,) float32
+
+
+def _vec3(v: object, name: str) -> np.ndarray:
+    try:
+        a = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be 3 numbers") from exc
+    if a.shape != (3,):
+        raise InputError(f"{name} must have shape (3,), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise InputError(f"{name} must be finite, got {a.tolist()}")
+    return a.astype(np.float32)
+
+
+def _scalar(v: object, name: str, *, positive: bool = False) -> np.float32:
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be a number") from exc
+    if not np.isfinite(f) or f < 0 or (positive and f == 0):
+        raise InputError(f"{name} must be finite and {'> 0' if positive else '>= 0'}, got {v}")
+    return np.float32(f)
+
+
+def _to_ref(ref: object) -> np.int64:
+    r = int(ref)  # type: ignore[call-overload]
+    if r < 0 or r >= 1 << 64:
+        raise InputError(f"poly ref out of range: {ref}")
+    if r >= 1 << 63:
+        r -= 1 << 64
+    return np.int64(r)
+
+
+def _from_ref(r: int) -> int:
+    r = int(r)
+    return r + (1 << 64) if r < 0 else r
+
+
+class NavMeshQuery:
+    """Queries on a navmesh (Detour's dtNavMeshQuery).
+
+    Parameters
+    ----------
+    navmesh : NavMesh
+        The navmesh (tiles may be added/removed later; the query notices).
+    max_nodes : int
+        Node pool size for A* and the Dijkstra searches (Detour's ``maxNodes``, 1..65535).
+    """
+
+    def __init__(self, navmesh, max_nodes: int = 2048) -> None:
+        if not hasattr(navmesh, "arrays"):
+            raise InputError("navmesh must be a navkit NavMesh")
+        if not 1 <= int(max_nodes) <= 65535:
+            raise InputError(f"max_nodes must be in 1..65535, got {max_nodes}")
+        self.navmesh = navmesh
+        self.max_nodes = int(max_nodes)
+        self._pool: NodePool = make_pool(self.max_nodes)
+        self._tiny: NodePool = make_pool(64)
+        self._arrays_obj = None
+        self._view: NavView | None = None
+        self._qi = np.zeros(5, np.int64)
+        self._qf = np.zeros(8, np.float32)
+        self._qfilter = DEFAULT_FILTER
+
+    # -- plumbing --------------------------------------------------------------------------
+    @property
+    def view(self) -> NavView:
+        """The kernels' view of the navmesh (rebuilt when tiles changed)."""
+        a = self.navmesh.arrays()
+        if a is not self._arrays_obj or self._view is None:
+            self._view = view_from_navmesh(self.navmesh)
+            self._arrays_obj = a
+        return self._view
+
+    @staticmethod
+    def _filter(flt: QueryFilter | None) -> tuple[np.ndarray, np.ndarray]:
+        if flt is None:
+            return DEFAULT_FILTER.arrays
+        if not isinstance(flt, QueryFilter):
+            raise InputError("filter must be a navkit QueryFilter")
+        return flt.arrays
+
+    def _poly(self, ref: object) -> int:
+        """Global poly index of a ref, or -1."""
+        return int(poly_index(self.view, _to_ref(ref)))
+
+    def _poly_or_raise(self, ref: object) -> int:
+        p = self._poly(ref)
+        if p < 0:
+            raise StaleHandleError(f"poly ref {int(ref):#x} names no polygon")  # type: ignore[call-overload]
+        return p
+
+    def is_valid_poly_ref(self, ref: int, filter: QueryFilter | None = None) -> bool:
+        """Whether ref names a live polygon that passes the filter."""
+        p = self._poly(ref)
+        if p < 0:
+            return False
+        flags, _ = self._filter(filter)
+        f = int(self.view.poly_flags[p])
+        return (f & int(flags[0])) != 0 and (f & int(flags[1])) == 0
+
+    # -- point queries ---------------------------------------------------------------------
+    def find_nearest_poly(
+        self, center, half_extents=(2.0, 4.0, 2.0), filter: QueryFilter | None = None
+    ) -> NearestPoly:
+        """Nearest polygon to ``center`` within the box ``center +- half_extents``."""
+        c = _vec3(center, "center")
+        h = _vec3(half_extents, "half_extents")
+        if np.any(h < 0):
+            raise InputError("half_extents must be >= 0")
+        flags, _ = self._filter(filter)
+        v = self.view
+        pt = c.copy()
+        p, over = _nearest.find_nearest_kernel(v, c, h, flags, pt)
+        if p < 0:
+            return NearestPoly(0, c, False, SUCCESS)
+        return NearestPoly(_from_ref(v.poly_ref[p]), pt, bool(over), SUCCESS)
+
+    def query_polygons(
+        self, center, half_extents, filter: QueryFilter | None = None, max_polys: int = 256
+    ) -> tuple[np.ndarray, int]:
+        """Refs of polygons whose bounds overlap the box, and the status."""
+        c = _vec3(center, "center")
+        h = _vec3(half_extents, "half_extents")
+        flags, _ = self._filter(filter)
+        v = self.view
+        out = np.empty(max(0, int(max_polys)), np.int64)
+        n, over = _nearest.query_polygons_kernel(v, c, h, flags, out)
+        st = SUCCESS | (BUFFER_TOO_SMALL if over else 0)
+        return v.poly_ref[out[:n]].copy(), st
+
+    def closest_point_on_poly(self, ref: int, pos) -> tuple[np.ndarray, bool]:
+        """Closest point on the polygon's detail surface, and whether pos is over it."""
+        p = self._poly_or_raise(ref)
+        q = _vec3(pos, "pos")
+        out = np.empty(3, np.float32)
+        over = _poly.closest_point_on_poly(self.view, p, q, out)
+        return out, bool(over)
+
+    def closest_point_on_poly_boundary(self, ref: int, pos) -> np.ndarray:
+        """pos if inside the polygon (xz), else the nearest point on its outline."""
+        p = self._poly_or_raise(ref)
+        q = _vec3(pos, "pos")
+        out = np.empty(3, np.float32)
+        _poly.closest_point_on_boundary(self.view, p, q, out)
+        return out
+
+    def get_poly_height(self, ref: int, pos) -> float | None:
+        """Detail-surface height under pos, or None when pos is outside the polygon (xz)."""
+        p = self._poly_or_raise(ref)
+        q = _vec3(pos, "pos")
+        ok, h = _poly.poly_height(self.view, p, q)
+        return float(h) if ok else None
+
+    # -- path finding ----------------------------------------------------------------------
+    def find_path(
+        self, start_ref: int, end_ref: int, start_pos, end_pos,
+        filter: QueryFilter | None = None, max_path: int = 256,
+    ) -> PathCorridor:  # fmt: skip
+        """A* corridor from start_ref to end_ref (partial to the nearest polygon if unreachable)."""
+        s = _vec3(start_pos, "start_pos")
+        e = _vec3(end_pos, "end_pos")
+        flags, costs = self._filter(filter)
+        out = np.zeros(max(1, int(max_path)), np.int64)
+        st, n = _search.find_path_kernel(
+            self.view, self._pool, flags, costs, _to_ref(start_ref), _to_ref(end_ref), s, e,
+            int(max_path), out,
+        )  # fmt: skip
+        return PathCorridor(out[:n].copy(), int(st))
+
+    def find_straight_path(
+        self, start_pos, end_pos, path, options: int = 0, max_points: int = 256
+    ) -> StraightPath:
+        """Funnel the corridor ``path`` into corners (see STRAIGHTPATH_* options)."""
+        s = _vec3(start_pos, "start_pos")
+        e = _vec3(end_pos, "end_pos")
+        refs_in = np.array([_to_ref(r) for r in np.asarray(path).ravel()], np.int64)
+        m = max(1, int(max_points))
+        pts = np.zeros((m, 3), np.float32)
+        fl = np.zeros(m, np.uint8)
+        rf = np.zeros(m, np.int64)
+        st, k = _funnel.straight_path_kernel(
+            self.view, refs_in, refs_in.shape[0], s, e, int(options), int(max_points), pts, fl, rf
+        )
+        return StraightPath(pts[:k].copy(), fl[:k].copy(), rf[:k].copy(), int(st))
+
+    def init_sliced_find_path(
+        self, start_ref: int, end_ref: int, start_pos, end_pos,
+        filter: QueryFilter | None = None, options: int = 0,
+    ) -> int:  # fmt: skip
+        """Start a sliced A* search (``options``: FINDPATH_ANY_ANGLE); returns the status."""
+        s = _vec3(start_pos, "start_pos")
+        e = _vec3(end_pos, "end_pos")
+        self._qfilter = filter if filter is not None else DEFAULT_FILTER
+        flags, _ = self._filter(self._qfilter)
+        return int(
+            _search.sliced_init(
+                self.view, self._pool, flags, self._qi, self._qf, _to_ref(start_ref),
+                _to_ref(end_ref), s, e, int(options),
+            )
+        )  # fmt: skip
+
+    def update_sliced_find_path(self, max_iter: int) -> tuple[int, int]:
+        """Run up to max_iter iterations; returns (status, iterations done)."""
+        flags, costs = self._filter(self._qfilter)
+        st, it = _search.sliced_update(
+            self.view, self._pool, flags, costs, self._qi, self._qf, int(max_iter)
+        )
+        return int(st), int(it)
+
+    def finalize_sliced_find_path(self, max_path: int = 256) -> PathCorridor:
+        """The corridor of the sliced search (partial if the goal was not reached)."""
+        flags, costs = self._filter(self._qfilter)
+        out = np.zeros(max(1, int(max_path)), np.int64)
+        st, n = _search.sliced_finalize(
+            self.view, self._pool, flags, costs, self._qi, out, int(max_path)
+        )
+        return PathCorridor(out[:n].copy(), int(st))
+
+    def finalize_sliced_find_path_partial(self, existing, max_path: int = 256) -> PathCorridor:
+        """Corridor toward the furthest polygon of ``existing`` visited by the sliced search."""
+        flags, costs = self._filter(self._qfilter)
+        ex = np.array([_to_ref(r) for r in np.asarray(existing).ravel()], np.int64)
+        out = np.zeros(max(1, int(max_path)), np.int64)
+        st, n = _search.sliced_finalize_partial(
+            self.view, self._pool, flags, costs, self._qi, ex, out, int(max_path)
+        )
+        return PathCorridor(out[:n].copy(), int(st))
+
+    def raycast(
+        self, start_ref: int, start_pos, end_pos, filter: QueryFilter | None = None,
+        options: int = 0, prev_ref: int = 0, max_path: int = 256,
+    ) -> RaycastHit:  # fmt: skip
+        """Walkability ray in xz from start_pos toward end_pos (RAYCAST_USE_COSTS for path_cost)."""
+        s = _vec3(start_pos, "start_pos")
+        e = _vec3(end_pos, "end_pos")
+        flags, costs = self._filter(filter)
+        path = np.zeros(max(1, int(max_path)), np.int64)
+        normal = np.zeros(3, np.float32)
+        st, t, edge, n, cost = _raycast.raycast_kernel(
+            self.view, flags, costs, _to_ref(start_ref), s, e, int(options), _to_ref(prev_ref),
+            path, max(0, int(max_path)), normal,
+        )  # fmt: skip
+        tf = float(t)
+        return RaycastHit(
+            float("inf") if tf >= _FLT_MAX else tf, normal, int(edge), path[:n].copy(),
+            float(cost), int(st),
+        )  # fmt: skip
+
+    # -- local queries ---------------------------------------------------------------------
+    def move_along_surface(
+        self, start_ref: int, start_pos, end_pos, filter: QueryFilter | None = None,
+        max_visited: int = 16,
+    ) -> MoveResult:  # fmt: skip
+        """Slide from start_pos toward end_pos along the surface, stopping at walls."""
+        s = _vec3(start_pos, "start_pos")
+        e = _vec3(end_pos, "end_pos")
+        p = self._poly(start_ref)
+        if p < 0:
+            return MoveResult(s, np.zeros(0, np.int64), FAILURE | INVALID_PARAM)
+        flags, _ = self._filter(filter)
+        res = np.empty(3, np.float32)
+        vis = np.zeros(max(1, int(max_visited)), np.int64)
+        st, n = _local.move_along_surface_kernel(self.view, self._tiny, flags, p, s, e, res, vis)
+        return MoveResult(res, vis[:n].copy(), int(st))
+
+    def find_distance_to_wall(
+        self, start_ref: int, center, max_radius: float, filter: QueryFilter | None = None
+    ) -> WallHit:
+        """Distance from center to the nearest wall within max_radius."""
+        c = _vec3(center, "center")
+        r = _scalar(max_radius, "max_radius")
+        p = self._poly(start_ref)
+        zero = np.zeros(3, np.float32)
+        if p < 0:
+            return WallHit(float(r), zero, zero.copy(), FAILURE | INVALID_PARAM)
+        flags, _ = self._filter(filter)
+        hp = np.zeros(3, np.float32)
+        hn = np.zeros(3, np.float32)
+        st, d = _local.distance_to_wall_kernel(self.view, self._pool, flags, p, c, r, hp, hn)
+        return WallHit(float(d), hp, hn, int(st))
+
+    def get_poly_wall_segments(
+        self, ref: int, filter: QueryFilter | None = None, store_portals: bool = False,
+        max_segments: int = 64,
+    ) -> WallSegments:  # fmt: skip
+        """Wall segments of a polygon (and portal segments with store_portals)."""
+        p = self._poly_or_raise(ref)
+        flags, _ = self._filter(filter)
+        segs = np.zeros((max(1, int(max_segments)), 6), np.float32)
+        refs = np.zeros(segs.shape[0], np.int64)
+        st, n = _local.wall_segments_kernel(self.view, flags, p, bool(store_portals), segs, refs)
+        return WallSegments(segs[:n].copy(), refs[:n].copy(), int(st))
+
+    def find_polys_around_circle(
+        self, start_ref: int, center, radius: float, filter: QueryFilter | None = None,
+        max_result: int = 256,
+    ) -> PolySearch:  # fmt: skip
+        """Dijkstra from start_ref through portals touching the circle (by cost)."""
+        c = _vec3(center, "center")
+        r = _scalar(radius, "radius")
+        return self._around(start_ref, c, r, np.zeros((1, 3), np.float32), 0, filter, max_result)
+
+    def find_polys_around_shape(
+        self, start_ref: int, verts, filter: QueryFilter | None = None, max_result: int = 256
+    ) -> PolySearch:
+        """Dijkstra from start_ref through portals crossing the convex xz-polygon ``verts``."""
+        try:
+            v = np.asarray(verts, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError("verts must be an (n, 3) array") from exc
+        if v.ndim != 2 or v.shape[1] != 3 or v.shape[0] < 3:
+            raise InputError(f"verts must be (n>=3, 3), got {v.shape}")
+        if not np.all(np.isfinite(v)):
+            raise InputError("verts must be finite")
+        v32 = v.astype(np.float32)
+        center = np.zeros(3, np.float32)
+        for row in v32:
+            center = (center + row).astype(np.float32)
+        center = (center * np.float32(np.float32(1.0) / np.float32(v32.shape[0]))).astype(
+            np.float32
+        )
+        return self._around(start_ref, center, np.float32(0), v32, v32.shape[0], filter, max_result)
+
+    def _around(self, start_ref, center, radius, shape, nshape, filt, max_result) -> PolySearch:
+        p = self._poly(start_ref)
+        if p < 0:
+            z = np.zeros(0, np.int64)
+            return PolySearch(z, z.copy(), np.zeros(0, np.float32), FAILURE | INVALID_PARAM)
+        flags, costs = self._filter(filt)
+        m = max(0, int(max_result))
+        refs = np.zeros(m, np.int64)
+        par = np.zeros(m, np.int64)
+        cost = np.zeros(m, np.float32)
+        st, n = _local.polys_around_kernel(
+            self.view, self._pool, flags, costs, p, center, radius, shape, nshape, refs, par, cost
+        )
+        return PolySearch(refs[:n].copy(), par[:n].copy(), cost[:n].copy(), int(st))
+
+    def find_local_neighbourhood(
+        self, start_ref: int, center, radius: float, filter: QueryFilter | None = None,
+        max_result: int = 32,
+    ) -> PolySearch:  # fmt: skip
+        """Non-overlapping polygons around center (breadth first, Detour's tiny pool)."""
+        c = _vec3(center, "center")
+        r = _scalar(radius, "radius")
+        p = self._poly(start_ref)
+        if p < 0:
+            z = np.zeros(0, np.int64)
+            return PolySearch(z, z.copy(), np.zeros(0, np.float32), FAILURE | INVALID_PARAM)
+        flags, _ = self._filter(filter)
+        m = max(0, int(max_result))
+        refs = np.zeros(m, np.int64)
+        par = np.zeros(m, np.int64)
+        st, n = _local.local_neighbourhood_kernel(self.view, self._tiny, flags, p, c, r, refs, par)
+        return PolySearch(refs[:n].copy(), par[:n].copy(), np.zeros(n, np.float32), int(st))
+
+    # -- random points ---------------------------------------------------------------------
+    @staticmethod
+    def _rng(rng) -> np.random.Generator:
+        if rng is None:
+            return np.random.default_rng()
+        if isinstance(rng, np.random.Generator):
+            return rng
+        return np.random.default_rng(rng)
+
+    def find_random_point(self, filter: QueryFilter | None = None, rng=None) -> RandomPoint:
+        """Random point, uniform by area over all polygons passing the filter.
+
+        ``rng``: a numpy Generator or a seed. Returns ref 0 when no polygon passes.
+        """
+        g = self._rng(rng)
+        v = self.view
+        flags, _ = self._filter(filter)
+        rnd = g.random(v.poly_ref.shape[0] + 2, dtype=np.float32)
+        out = np.zeros(3, np.float32)
+        p = _local.random_point_kernel(v, flags, rnd, out)
+        if p < 0:
+            return RandomPoint(0, out)
+        return RandomPoint(_from_ref(v.poly_ref[p]), out)
+
+    def find_random_point_around_circle(
+        self, start_ref: int, center, radius: float, filter: QueryFilter | None = None,
+        rng=None, strict: bool = False, max_tries: int = 64,
+    ) -> RandomPoint:  # fmt: skip
+        """Random point on polygons reachable from start_ref whose portals touch the circle.
+
+        As Detour, the point may lie outside the circle (the chosen polygon only
+        touches it); with ``strict=True`` points are redrawn until one lies within
+        ``radius`` of center in xz (ref 0 after ``max_tries`` failures).
+        """
+        c = _vec3(center, "center")
+        r = _scalar(radius, "radius")
+        p = self._poly(start_ref)
+        if p < 0:
+            return RandomPoint(0, c)
+        g = self._rng(rng)
+        flags, _ = self._filter(filter)
+        out = np.zeros(3, np.float32)
+        for _ in range(max(1, int(max_tries)) if strict else 1):
+            rnd = g.random(self.max_nodes + 2, dtype=np.float32)
+            q = _local.random_around_kernel(self.view, self._pool, flags, p, c, r, rnd, out)
+            if q < 0:
+                return RandomPoint(0, c)
+            d = (out[0] - c[0]) ** 2 + (out[2] - c[2]) ** 2
+            if not strict or d <= r * r:
+                return RandomPoint(_from_ref(self.view.poly_ref[q]), out.copy())
+        return RandomPoint(0, c)
+
+    # -- one-call conveniences -------------------------------------------------------------
+    def path(
+        self, start, end, *, half_extents=(2.0, 4.0, 2.0), filter: QueryFilter | None = None,
+        max_path: int = 256, max_points: int = 256,
+    ) -> Path:  # fmt: skip
+        """Straight path from world point start to end (the peer's NavMeshTester flow).
+
+        Raises
+        ------
+        InputError
+            Non-finite or mis-shaped points.
+        QueryError
+            No polygon within half_extents of start or end, or no path.
+        """
+        s = _vec3(start, "start")
+        e = _vec3(end, "end")
+        h = _vec3(half_extents, "half_extents")
+        flags, costs = self._filter(filter)
+        mp = max(1, int(max_path))
+        mk = max(2, int(max_points))
+        polys = np.zeros(mp, np.int64)
+        pts = np.zeros((mk, 3), np.float32)
+        fl = np.zeros(mk, np.uint8)
+        rf = np.zeros(mk, np.int64)
+        code, n, m, sref, eref, st = _batch.pair_kernel(
+            self.view, self._pool, flags, costs, s, e, h, mp, mk, polys, pts, fl, rf
+        )
+        if code == _batch.NO_START:
+            raise QueryError(f"no polygon within {h.tolist()} of start {s.tolist()}")
+        if code == _batch.NO_END:
+            raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
+        if code != 0:
+            raise QueryError(f"no path found (status {int(st):#x})")
+        p = pts[:m].copy()
+        return Path(p, polys[:n].copy(), bool(polys[n - 1] == eref), _length(p))
+
+    def paths(
+        self, starts, ends, *, half_extents=(2.0, 4.0, 2.0), filter: QueryFilter | None = None,
+        max_path: int = 256, max_points: int = 256, threads: int | None = None,
+    ) -> PathBatch:  # fmt: skip
+        """Many start/end pairs in one parallel kernel call (one node pool per thread).
+
+        Pairs that fail (no nearby polygon, no path) have ``ok`` False; nothing raises
+        for them. Bad coordinates raise InputError.
+        """
+        s = _points(starts, "starts")
+        e = _points(ends, "ends")
+        if s.shape != e.shape:
+            raise InputError(f"starts {s.shape} and ends {e.shape} differ in shape")
+        h = _vec3(half_extents, "half_extents")
+        flags, costs = self._filter(filter)
+        npairs = s.shape[0]
+        mp = max(1, int(max_path))
+        mk = max(2, int(max_points))
+        nth = int(threads) if threads else numba.get_num_threads()
+        nch = max(1, min(nth * 4, npairs))
+        pools = _stack_pools(nch, self.max_nodes)
+        code = np.zeros(npairs, np.int32)
+        n_polys = np.zeros(npairs, np.int32)
+        n_pts = np.zeros(npairs, np.int32)
+        srefs = np.zeros(npairs, np.int64)
+        erefs = np.zeros(npairs, np.int64)
+        status = np.zeros(npairs, np.int64)
+        polys = np.zeros((npairs, mp), np.int64)
+        pts = np.zeros((npairs, mk, 3), np.float32)
+        fl = np.zeros((npairs, mk), np.uint8)
+        rf = np.zeros((npairs, mk), np.int64)
+        if npairs:
+            _batch.batch_kernel(
+                self.view, *pools, flags, costs, s, e, h, mp, mk, code, n_polys, n_pts, srefs,
+                erefs, status, polys, pts, fl, rf,
+            )  # fmt: skip
+        ok = code == 0
+        last = polys[np.arange(npairs), np.maximum(n_polys - 1, 0)]
+        complete = ok & (last == erefs)
+        seg = np.diff(pts.astype(np.float64), axis=1)
+        seglen = np.sqrt((seg**2).sum(axis=2))
+        mask = np.arange(mk - 1)[None, :] < (n_pts[:, None] - 1)
+        lengths = np.where(ok, (seglen * mask).sum(axis=1), np.nan)
+        return PathBatch(
+            ok, complete, srefs, erefs, n_polys, polys, n_pts, pts, fl, lengths, status
+        )
+
+
+def _points(v: object, name: str) -> np.ndarray:
+    try:
+        a = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be an (n, 3) array") from exc
+    if a.ndim != 2 or a.shape[1] != 3:
+        raise InputError(f"{name} must have shape (n, 3), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise InputError(f"{name} must be finite")
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def _length(p: np.ndarray) -> float:
+    if p.shape[0] < 2:
+        return 0.0
+    d = np.diff(p.astype(np.float64), axis=0)
+    return float(np.sqrt((d**2).sum(axis=1)).sum())
+
+
+def _stack_pools(n: int, cap: int) -> tuple[np.ndarray, ...]:
+    one = make_pool(cap)
+    return tuple(np.ascontiguousarray(np.broadcast_to(a, (n, *a.shape))).copy() for a in one)

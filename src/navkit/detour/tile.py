@@ -1,0 +1,624 @@
+"""One Detour tile as numpy arrays, and its creation from Recast's meshes.
+
+:class:`TileData` mirrors the sections of a Detour tile blob (``dtMeshHeader``,
+verts, ``dtPoly``, ``dtLink``, ``dtPolyDetail``, detail verts and tris,
+``dtBVNode``, ``dtOffMeshConnection``; see ``shared/peer/FORMAT.md`` section 4)
+with tile-local indices, exactly as stored in the blob.
+
+:func:`create_navmesh_data` is Detour's ``dtCreateNavMeshData``: it converts the
+``rcPolyMesh`` voxel vertices to world units (``bmin + v * (cs, ch, cs)`` in
+float32), turns Recast's portal neighbour codes into ``DT_EXT_LINK | side``,
+keeps only the *extra* detail vertices of each polygon (the first ``nverts`` of
+every ``rcPolyMeshDetail`` sub-mesh repeat the polygon's corners), builds the
+bounding-volume tree (median split along the longest axis, sorted with the
+same ``qsort`` as the Recast peer, musl's smoothsort, so ties fall the same
+way) and classifies and stores the off-mesh connections whose start point lies
+inside the tile. The link section is left empty (``NavMesh.add_tile`` builds
+the links) but sized as Detour sizes it:
+``edges + 2 * portal_edges + 2 * off_mesh_endpoints_inside``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..errors import InputError
+from ..recast.types import MESH_NULL_IDX, PolyMesh, PolyMeshDetail
+
+__all__ = [
+    "TileData",
+    "OffMeshConnections",
+    "create_navmesh_data",
+    "VERTS_PER_POLYGON",
+    "EXT_LINK",
+    "NULL_LINK",
+    "POLYTYPE_GROUND",
+    "POLYTYPE_OFFMESH",
+    "OFFMESH_CON_BIDIR",
+]
+
+VERTS_PER_POLYGON = 6  #: DT_VERTS_PER_POLYGON
+EXT_LINK = 0x8000  #: DT_EXT_LINK: neighbour code flag of a tile-border portal edge
+NULL_LINK = 0xFFFFFFFF  #: DT_NULL_LINK
+POLYTYPE_GROUND = 0  #: DT_POLYTYPE_GROUND
+POLYTYPE_OFFMESH = 1  #: DT_POLYTYPE_OFFMESH_CONNECTION
+OFFMESH_CON_BIDIR = 1  #: DT_OFFMESH_CON_BIDIR
+
+
+class TileData(NamedTuple):
+    """One Detour tile (``dtCreateNavMeshData`` output), tile-local indices.
+
+    Attributes
+    ----------
+    x, y, layer : int
+        Tile grid location (``y`` is along world z) and layer.
+    user_id : int
+        ``dtMeshHeader::userId``.
+    walkable_height, walkable_radius, walkable_climb : float
+        Agent settings stored in the header [wu] (float32 values).
+    bmin, bmax : (3,) float32
+        Tile bounds [wu].
+    bv_quant_factor : float
+        ``1 / cs``: world units -> BV-tree quantised units.
+    off_mesh_base : int
+        Index of the first off-mesh polygon (= number of ground polygons).
+    verts : (nv, 3) float32
+        Polygon vertices [wu]; the last ``2 * n_offmesh`` are off-mesh endpoints.
+    poly_first_link : (np,) uint32
+        ``dtPoly::firstLink`` (runtime state; ``NULL_LINK`` = none).
+    poly_verts : (np, 6) uint16
+        Vertex indices; entries past ``poly_vert_count`` are padding (0).
+    poly_neis : (np, 6) uint16
+        Per edge: 0 wall, ``i + 1`` internal neighbour ``i``, ``EXT_LINK | side`` portal.
+    poly_flags : (np,) uint16
+    poly_vert_count : (np,) uint8
+    poly_area : (np,) uint8
+        Area id, 0..63.
+    poly_type : (np,) uint8
+        ``POLYTYPE_GROUND`` or ``POLYTYPE_OFFMESH``.
+    link_ref : (nl,) uint64
+        ``dtLink::ref`` (runtime state; ``nl`` = ``maxLinkCount``, the capacity).
+    link_next : (nl,) uint32
+    link_edge, link_side, link_bmin, link_bmax : (nl,) uint8
+    detail_vert_base, detail_tri_base : (nd,) uint32
+        ``dtPolyDetail`` per ground polygon: first extra detail vertex / triangle.
+    detail_vert_count, detail_tri_count : (nd,) uint8
+    detail_verts : (ndv, 3) float32
+        Extra detail vertices [wu].
+    detail_tris : (ndt, 4) uint8
+        Local vertex indices (``< poly_vert_count``: polygon vertex, else extra
+        detail vertex) and edge flags.
+    bv_bmin, bv_bmax : (nb, 3) uint16
+        Quantised node bounds.
+    bv_i : (nb,) int32
+        ``>= 0`` leaf (ground polygon index), ``< 0`` minus the escape offset.
+    off_pos : (no, 6) float32
+        Off-mesh connection start and end [wu].
+    off_rad : (no,) float32
+        Endpoint radius [wu].
+    off_poly : (no,) uint16
+        The connection's polygon index.
+    off_flags : (no,) uint8
+        ``OFFMESH_CON_BIDIR`` or 0.
+    off_side : (no,) uint8
+        Side of the end point (0xFF inside this tile, else 0..7).
+    off_user_id : (no,) uint32
+    """
+
+    x: int
+    y: int
+    layer: int
+    user_id: int
+    walkable_height: float
+    walkable_radius: float
+    walkable_climb: float
+    bmin: np.ndarray
+    bmax: np.ndarray
+    bv_quant_factor: float
+    off_mesh_base: int
+    verts: np.ndarray
+    poly_first_link: np.ndarray
+    poly_verts: np.ndarray
+    poly_neis: np.ndarray
+    poly_flags: np.ndarray
+    poly_vert_count: np.ndarray
+    poly_area: np.ndarray
+    poly_type: np.ndarray
+    link_ref: np.ndarray
+    link_next: np.ndarray
+    link_edge: np.ndarray
+    link_side: np.ndarray
+    link_bmin: np.ndarray
+    link_bmax: np.ndarray
+    detail_vert_base: np.ndarray
+    detail_tri_base: np.ndarray
+    detail_vert_count: np.ndarray
+    detail_tri_count: np.ndarray
+    detail_verts: np.ndarray
+    detail_tris: np.ndarray
+    bv_bmin: np.ndarray
+    bv_bmax: np.ndarray
+    bv_i: np.ndarray
+    off_pos: np.ndarray
+    off_rad: np.ndarray
+    off_poly: np.ndarray
+    off_flags: np.ndarray
+    off_side: np.ndarray
+    off_user_id: np.ndarray
+
+    @property
+    def poly_count(self) -> int:
+        return int(self.poly_verts.shape[0])
+
+    @property
+    def vert_count(self) -> int:
+        return int(self.verts.shape[0])
+
+    @property
+    def max_link_count(self) -> int:
+        return int(self.link_ref.shape[0])
+
+    @property
+    def detail_mesh_count(self) -> int:
+        return int(self.detail_vert_base.shape[0])
+
+    @property
+    def bv_node_count(self) -> int:
+        return int(self.bv_i.shape[0])
+
+    @property
+    def off_mesh_con_count(self) -> int:
+        return int(self.off_rad.shape[0])
+
+    def equals(self, other: TileData) -> bool:
+        """Field-by-field equality (arrays compared exactly, including float bits)."""
+        return first_difference(self, other) is None
+
+
+#: dtype of every array field of :class:`TileData`.
+TILE_DTYPES: dict[str, Any] = {
+    "bmin": np.float32,
+    "bmax": np.float32,
+    "verts": np.float32,
+    "poly_first_link": np.uint32,
+    "poly_verts": np.uint16,
+    "poly_neis": np.uint16,
+    "poly_flags": np.uint16,
+    "poly_vert_count": np.uint8,
+    "poly_area": np.uint8,
+    "poly_type": np.uint8,
+    "link_ref": np.uint64,
+    "link_next": np.uint32,
+    "link_edge": np.uint8,
+    "link_side": np.uint8,
+    "link_bmin": np.uint8,
+    "link_bmax": np.uint8,
+    "detail_vert_base": np.uint32,
+    "detail_tri_base": np.uint32,
+    "detail_vert_count": np.uint8,
+    "detail_tri_count": np.uint8,
+    "detail_verts": np.float32,
+    "detail_tris": np.uint8,
+    "bv_bmin": np.uint16,
+    "bv_bmax": np.uint16,
+    "bv_i": np.int32,
+    "off_pos": np.float32,
+    "off_rad": np.float32,
+    "off_poly": np.uint16,
+    "off_flags": np.uint8,
+    "off_side": np.uint8,
+    "off_user_id": np.uint32,
+}
+
+
+def first_difference(a: TileData, b: TileData) -> str | None:
+    """Name of the first field where two tiles differ (with the first row), or None.
+
+    Float arrays are compared bit for bit.
+    """
+    for name in TileData._fields:
+        va, vb = getattr(a, name), getattr(b, name)
+        if isinstance(va, np.ndarray) or isinstance(vb, np.ndarray):
+            va, vb = np.asarray(va), np.asarray(vb)
+            if va.shape != vb.shape:
+                return f"{name}: shape {va.shape} != {vb.shape}"
+            if va.size == 0:
+                continue
+            if va.dtype.kind == "f":
+                va = va.astype(np.float32).view(np.uint32)
+                vb = vb.astype(np.float32).view(np.uint32)
+            rows = (va != vb).reshape(va.shape[0], -1).any(axis=1)
+            if rows.any():
+                i = int(np.argmax(rows))
+                return f"{name}[{i}]: {getattr(a, name)[i]} != {getattr(b, name)[i]}"
+        elif isinstance(va, float) or isinstance(vb, float):
+            if np.float32(va).view(np.uint32) != np.float32(vb).view(np.uint32):
+                return f"{name}: {va} != {vb}"
+        elif va != vb:
+            return f"{name}: {va} != {vb}"
+    return None
+
+
+class OffMeshConnections(NamedTuple):
+    """Off-mesh connections given to :func:`create_navmesh_data` (Detour's create params).
+
+    Attributes
+    ----------
+    verts : (n, 6) float32
+        Start xyz, end xyz [wu].
+    rad : (n,) float32
+        Endpoint radius [wu].
+    bidirectional : (n,) bool
+    area : (n,) uint8
+    flags : (n,) uint16
+    user_id : (n,) uint32
+    """
+
+    verts: np.ndarray
+    rad: np.ndarray
+    bidirectional: np.ndarray
+    area: np.ndarray
+    flags: np.ndarray
+    user_id: np.ndarray
+
+    @classmethod
+    def from_dicts(cls, items: list[dict]) -> OffMeshConnections:
+        """From the peer's JSON form: ``{"start", "end", "radius", "bidirectional",
+        "area", "flags", "userId"?}`` (``userId`` defaults to ``1000 + i``)."""
+        n = len(items)
+        verts = np.zeros((n, 6), np.float32)
+        rad = np.zeros(n, np.float32)
+        bidir = np.zeros(n, bool)
+        area = np.zeros(n, np.uint8)
+        flags = np.zeros(n, np.uint16)
+        uid = np.zeros(n, np.uint32)
+        try:
+            for i, c in enumerate(items):
+                verts[i, :3] = c["start"]
+                verts[i, 3:] = c["end"]
+                rad[i] = c["radius"]
+                bidir[i] = bool(c.get("bidirectional", True))
+                area[i] = int(c.get("area", 0))
+                flags[i] = int(c.get("flags", 0))
+                uid[i] = int(c.get("userId", c.get("user_id", 1000 + i)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"off-mesh connection {i}: {exc}") from None
+        return cls(verts, rad, bidir, area, flags, uid)
+
+
+def _classify_off_mesh_point(p: np.ndarray, bmin: np.ndarray, bmax: np.ndarray) -> int:
+    """Side of a point outside the tile's xz bounds (0..7), 0xFF when inside."""
+    code = 0
+    if p[0] >= bmax[0]:
+        code |= 1
+    if p[2] >= bmax[2]:
+        code |= 2
+    if p[0] < bmin[0]:
+        code |= 4
+    if p[2] < bmin[2]:
+        code |= 8
+    return {1: 0, 3: 1, 2: 2, 6: 3, 4: 4, 12: 5, 8: 6, 9: 7}.get(code, 0xFF)
+
+
+def _area_remap_default(areas: np.ndarray) -> np.ndarray:
+    """The Recast generators' remap: RC_WALKABLE_AREA (63) becomes area 0."""
+    out = areas.astype(np.uint8).copy()
+    out[out == 63] = 0
+    return out
+
+
+def create_navmesh_data(
+    pmesh: PolyMesh,
+    dmesh: PolyMeshDetail | None,
+    *,
+    walkable_height: float,
+    walkable_radius: float,
+    walkable_climb: float,
+    tile_x: int = 0,
+    tile_y: int = 0,
+    layer: int = 0,
+    user_id: int = 0,
+    offmesh: OffMeshConnections | list[dict] | None = None,
+    build_bv_tree: bool = True,
+    area_remap: Any = "recast",
+    flags: Any = "recast",
+) -> TileData:
+    """Detour's ``dtCreateNavMeshData``: one tile from Recast's polygon and detail meshes.
+
+    Parameters
+    ----------
+    pmesh : PolyMesh
+        Recast's polygon mesh (voxel vertices, ``nvp <= 6``).
+    dmesh : PolyMeshDetail or None
+        Recast's detail mesh; None gives Detour's fan triangulation.
+    walkable_height, walkable_radius, walkable_climb : float
+        Stored in the header [wu]; ``walkable_climb`` also widens the height range
+        for off-mesh start points.
+    tile_x, tile_y, layer, user_id : int
+        Header fields.
+    offmesh : OffMeshConnections or list of dict, optional
+        All off-mesh connections; those whose start lies in this tile are stored.
+    build_bv_tree : bool
+        Build the BV tree (``2 * npolys`` nodes).
+    area_remap : "recast", None, callable or (64,) array
+        Polygon areas. ``"recast"`` (default) is the Recast generators' remap
+        (63 -> 0, see the peer README "Differences from RecastDemo"); None keeps
+        ``pmesh.areas``; a callable maps the area array; an array is a lookup table.
+    flags : "recast", None, int or (np,) array
+        Polygon flags. ``"recast"`` (default): 1 for every polygon with a
+        non-null area (the generators' remap); None keeps ``pmesh.flags``.
+
+    Returns
+    -------
+    TileData
+    """
+    nvp = int(pmesh.nvp)
+    if nvp > VERTS_PER_POLYGON or nvp < 3:
+        raise InputError(f"nvp {nvp}: Detour supports 3..{VERTS_PER_POLYGON} verts per polygon")
+    pverts = np.asarray(pmesh.verts)
+    polys = np.asarray(pmesh.polys)
+    nverts = int(pverts.shape[0])
+    npolys = int(polys.shape[0])
+    if nverts == 0 or npolys == 0:
+        raise InputError("empty polygon mesh")
+    if nverts >= 0xFFFF:
+        raise InputError(f"{nverts} vertices: Detour tiles hold fewer than 65535")
+    if pverts.ndim != 2 or pverts.shape[1] != 3 or polys.shape != (npolys, 2 * nvp):
+        raise InputError("polymesh verts must be (nv, 3) and polys (np, 2*nvp)")
+    polys = polys.astype(np.uint16)
+    pverts = pverts.astype(np.uint16)
+    vidx = polys[:, :nvp]
+    valid = vidx != MESH_NULL_IDX
+    # Detour stops at the first null index.
+    valid = np.cumprod(valid, axis=1).astype(bool)
+    nv_per = valid.sum(axis=1).astype(np.int64)
+    if (nv_per < 3).any():
+        raise InputError("polygon with fewer than 3 vertices")
+    if (vidx[valid] >= nverts).any():
+        raise InputError("polygon vertex index out of range")
+    cs = np.float32(pmesh.cs)
+    ch = np.float32(pmesh.ch)
+    bmin = np.asarray(pmesh.bmin, np.float32).copy()
+    bmax = np.asarray(pmesh.bmax, np.float32).copy()
+    wh, wr, wc = (
+        np.float32(walkable_height),
+        np.float32(walkable_radius),
+        np.float32(walkable_climb),
+    )
+
+    # Areas and flags.
+    areas_in = np.asarray(pmesh.areas, np.uint8)
+    if isinstance(area_remap, str) and area_remap == "recast":
+        areas = _area_remap_default(areas_in)
+    elif area_remap is None:
+        areas = areas_in.copy()
+    elif callable(area_remap):
+        areas = np.asarray(area_remap(areas_in.copy()), np.uint8)
+    else:
+        lut = np.asarray(area_remap, np.uint8)
+        if lut.shape != (64,):
+            raise InputError("area_remap array must be a (64,) lookup table")
+        areas = lut[areas_in & 0x3F]
+    if isinstance(flags, str) and flags == "recast":
+        pflags = np.where(areas_in != 0, 1, 0).astype(np.uint16)
+    elif flags is None:
+        pflags = np.asarray(pmesh.flags, np.uint16).copy()
+    elif np.ndim(flags) == 0:
+        pflags = np.full(npolys, int(flags), np.uint16)
+    else:
+        pflags = np.asarray(flags, np.uint16)
+        if pflags.shape != (npolys,):
+            raise InputError("flags must have one entry per polygon")
+    if areas.shape != (npolys,) or (areas > 63).any():
+        raise InputError("areas must be (np,) values 0..63")
+
+    # Detail mesh checks.
+    if dmesh is not None:
+        dm = np.asarray(dmesh.meshes).astype(np.int64)
+        dv = np.asarray(dmesh.verts, np.float32)
+        dt = np.asarray(dmesh.tris, np.uint8)
+        if (
+            dm.shape != (npolys, 4)
+            or dv.ndim != 2
+            or dv.shape[1] != 3
+            or dt.ndim != 2
+            or dt.shape[1] != 4
+        ):
+            raise InputError("detail mesh: meshes (np, 4), verts (n, 3), tris (n, 4) expected")
+        if (dm[:, 0] + dm[:, 1] > dv.shape[0]).any() or (dm[:, 2] + dm[:, 3] > dt.shape[0]).any():
+            raise InputError("detail mesh: sub-mesh ranges out of bounds")
+        if (dm[:, 1] < nv_per).any():
+            raise InputError("detail mesh: a sub-mesh has fewer verts than its polygon")
+    else:
+        dm = dv = dt = None
+
+    # Off-mesh connections.
+    if offmesh is not None and not isinstance(offmesh, OffMeshConnections):
+        offmesh = OffMeshConnections.from_dicts(list(offmesh))
+    stored: list[int] = []
+    end_side: list[int] = []
+    link_endpoints = 0
+    if offmesh is not None and len(offmesh.rad):
+        if dv is not None and dv.shape[0]:
+            hmin = np.float32(dv[:, 1].min())
+            hmax = np.float32(dv[:, 1].max())
+        else:
+            hs = bmin[1] + pverts[:, 1].astype(np.float32) * ch
+            hmin, hmax = np.float32(hs.min()), np.float32(hs.max())
+        hmin = np.float32(hmin - wc)
+        hmax = np.float32(hmax + wc)
+        ov = np.asarray(offmesh.verts, np.float32)
+        for i in range(ov.shape[0]):
+            p0, p1 = ov[i, :3], ov[i, 3:]
+            c0 = _classify_off_mesh_point(p0, bmin, bmax)
+            c1 = _classify_off_mesh_point(p1, bmin, bmax)
+            if c0 == 0xFF and (p0[1] < hmin or p0[1] > hmax):
+                c0 = 0
+            link_endpoints += (c0 == 0xFF) + (c1 == 0xFF)
+            if c0 == 0xFF:
+                stored.append(i)
+                end_side.append(c1)
+    nstored = len(stored)
+
+    # Counts.
+    neis_raw = polys[:, nvp:]
+    edge_count = int(nv_per.sum())
+    portal = valid & ((neis_raw & 0x8000) != 0) & ((neis_raw & 0xF) != 0xF)
+    portal_count = int(portal.sum())
+    max_link_count = edge_count + 2 * portal_count + 2 * link_endpoints
+    tot_polys = npolys + nstored
+    tot_verts = nverts + 2 * nstored
+
+    # Vertices.
+    verts = np.zeros((tot_verts, 3), np.float32)
+    pv = pverts.astype(np.float32)
+    verts[:nverts, 0] = bmin[0] + pv[:, 0] * cs
+    verts[:nverts, 1] = bmin[1] + pv[:, 1] * ch
+    verts[:nverts, 2] = bmin[2] + pv[:, 2] * cs
+
+    # Polygons.
+    poly_verts = np.zeros((tot_polys, VERTS_PER_POLYGON), np.uint16)
+    poly_neis = np.zeros((tot_polys, VERTS_PER_POLYGON), np.uint16)
+    pv_src = np.where(valid, vidx, 0).astype(np.uint16)
+    poly_verts[:npolys, :nvp] = pv_src
+    side_of_dir = np.array([4, 2, 0, 6], np.uint16)
+    is_ext = (neis_raw & 0x8000) != 0
+    d = (neis_raw & 0xF).astype(np.int64)
+    ext_code = np.where(d == 0xF, 0, EXT_LINK | side_of_dir[np.minimum(d, 3)])
+    nei = np.where(is_ext, ext_code, (neis_raw.astype(np.int64) + 1) & 0xFFFF)
+    poly_neis[:npolys, :nvp] = np.where(valid, nei, 0).astype(np.uint16)
+    poly_flags = np.zeros(tot_polys, np.uint16)
+    poly_flags[:npolys] = pflags
+    poly_area = np.zeros(tot_polys, np.uint8)
+    poly_area[:npolys] = areas
+    poly_type = np.zeros(tot_polys, np.uint8)
+    poly_vcount = np.zeros(tot_polys, np.uint8)
+    poly_vcount[:npolys] = nv_per
+
+    off_pos = np.zeros((nstored, 6), np.float32)
+    off_rad = np.zeros(nstored, np.float32)
+    off_poly = np.zeros(nstored, np.uint16)
+    off_flags = np.zeros(nstored, np.uint8)
+    off_side = np.zeros(nstored, np.uint8)
+    off_uid = np.zeros(nstored, np.uint32)
+    for n, i in enumerate(stored):
+        assert offmesh is not None
+        ov = np.asarray(offmesh.verts, np.float32)[i]
+        verts[nverts + 2 * n] = ov[:3]
+        verts[nverts + 2 * n + 1] = ov[3:]
+        k = npolys + n
+        poly_vcount[k] = 2
+        poly_verts[k, 0] = nverts + 2 * n
+        poly_verts[k, 1] = nverts + 2 * n + 1
+        poly_flags[k] = int(offmesh.flags[i])
+        poly_area[k] = int(offmesh.area[i]) & 0x3F
+        poly_type[k] = POLYTYPE_OFFMESH
+        off_poly[n] = k
+        off_pos[n] = ov
+        off_rad[n] = offmesh.rad[i]
+        off_flags[n] = OFFMESH_CON_BIDIR if offmesh.bidirectional[i] else 0
+        off_side[n] = end_side[n]
+        off_uid[n] = int(offmesh.user_id[i])
+
+    # Detail mesh.
+    if dm is not None:
+        extra = dm[:, 1] - nv_per
+        d_vert_base = np.zeros(npolys, np.uint32)
+        d_vert_base[1:] = (np.cumsum(extra)[:-1] & 0xFFFF).astype(np.uint32)
+        d_vert_count = extra.astype(np.uint8)
+        d_tri_base = dm[:, 2].astype(np.uint32)
+        d_tri_count = dm[:, 3].astype(np.uint8)
+        keep = np.zeros(dv.shape[0], bool)
+        for i in range(npolys):
+            keep[dm[i, 0] + nv_per[i] : dm[i, 0] + dm[i, 1]] = True
+        # Extra verts in polygon order (the sub-meshes are in polygon order in Recast).
+        order = (
+            np.concatenate(
+                [np.arange(dm[i, 0] + nv_per[i], dm[i, 0] + dm[i, 1]) for i in range(npolys)]
+            ).astype(np.int64)
+            if npolys
+            else np.zeros(0, np.int64)
+        )
+        detail_verts = dv[order].copy()
+        detail_tris = dt.copy()
+    else:
+        d_vert_base = np.zeros(npolys, np.uint32)
+        d_vert_count = np.zeros(npolys, np.uint8)
+        d_tri_count = (nv_per - 2).astype(np.uint8)
+        d_tri_base = np.zeros(npolys, np.uint32)
+        d_tri_base[1:] = np.cumsum(nv_per - 2)[:-1]
+        tris = []
+        for i in range(npolys):
+            nv = int(nv_per[i])
+            for j in range(2, nv):
+                f = 1 << 2
+                if j == 2:
+                    f |= 1
+                if j == nv - 1:
+                    f |= 1 << 4
+                tris.append((0, j - 1, j, f))
+        detail_verts = np.zeros((0, 3), np.float32)
+        detail_tris = np.array(tris, np.uint8).reshape(-1, 4)
+
+    # BV tree.
+    if build_bv_tree:
+        bv_bmin, bv_bmax, bv_i = build_bv_tree(
+            pverts,
+            polys,
+            nvp,
+            nv_per,
+            bmin,
+            cs,
+            ch,
+            None if dm is None else dm,
+            None if dv is None else dv,
+        )
+    else:
+        bv_bmin = np.zeros((0, 3), np.uint16)
+        bv_bmax = np.zeros((0, 3), np.uint16)
+        bv_i = np.zeros(0, np.int32)
+
+    return TileData(
+        x=int(tile_x),
+        y=int(tile_y),
+        layer=int(layer),
+        user_id=int(user_id) & 0xFFFFFFFF,
+        walkable_height=float(wh),
+        walkable_radius=float(wr),
+        walkable_climb=float(wc),
+        bmin=bmin,
+        bmax=bmax,
+        bv_quant_factor=float(np.float32(np.float32(1.0) / cs)),
+        off_mesh_base=npolys,
+        verts=verts,
+        poly_first_link=np.zeros(tot_polys, np.uint32),
+        poly_verts=poly_verts,
+        poly_neis=poly_neis,
+        poly_flags=poly_flags,
+        poly_vert_count=poly_vcount,
+        poly_area=poly_area,
+        poly_type=poly_type,
+        link_ref=np.zeros(max_link_count, np.uint64),
+        link_next=np.zeros(max_link_count, np.uint32),
+        link_edge=np.zeros(max_link_count, np.uint8),
+        link_side=np.zeros(max_link_count, np.uint8),
+        link_bmin=np.zeros(max_link_count, np.uint8),
+        link_bmax=np.zeros(max_link_count, np.uint8),
+        detail_vert_base=d_vert_base,
+        detail_tri_base=d_tri_base,
+        detail_vert_count=d_vert_count,
+        detail_tri_count=d_tri_count,
+        detail_verts=detail_verts,
+        detail_tris=detail_tris,
+        bv_bmin=bv_bmin,
+        bv_bmax=bv_bmax,
+        bv_i=bv_i,
+        off_pos=off_pos,
+        off_rad=off_rad,
+        off_poly=off_poly,
+        off_flags=off_flags,
+        off_side=off_side,
+        off_user_id=off_uid,
+    )
