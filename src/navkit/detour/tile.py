@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..recast.types import MESH_NULL_IDX, PolyMesh, PolyMeshDetail
+from ._bvtree import build_bv_tree as _build_bv_tree
 
 __all__ = [
     "TileData",
@@ -564,7 +565,7 @@ def create_navmesh_data(
 
     # BV tree.
     if build_bv_tree:
-        bv_bmin, bv_bmax, bv_i = build_bv_tree(
+        bv_bmin, bv_bmax, bv_i = _build_bv_tree(
             pverts,
             polys,
             nvp,
