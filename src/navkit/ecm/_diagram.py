@@ -1,0 +1,431 @@
+"""The free-space part of a segment Voronoi diagram, with local updates.
+
+Representation: a vertex is a point with its clearance and the set of sites at
+that distance (three in general position, more at degenerate points); an edge
+joins two vertices along the bisector of two sites.  Only the free-space part is
+kept, and edges between a segment and its own endpoint (the normal lines that
+separate their cells) are not stored: where they meet the medial axis they leave
+a *bisector vertex*.
+
+Local updates (navkit's own; van Toll, Cook and Geraerts 2012 describe the same
+decomposition):
+
+* insertion of new sites N: the vertices whose empty circle contains a new site
+  are deleted; so are the edges touching them and every edge that a new cell
+  cuts in its interior.  New vertices are circles tangent to a new site and two
+  sites of a cut edge, to two new sites and an affected site, or to three new
+  sites -- each validated (tangency, free side, empty circle).  Every bisector
+  whose vertex set changed is then re-joined (see below).
+* deletion of sites D: the vertices involving D die; new vertices are the empty
+  circles tangent to three of D's former neighbours (the old cells of D are
+  filled by the diagram of the neighbours only).
+* re-joining a bisector (a, b): its vertices, ordered along the bisector, are
+  joined where the bisector point midway between two consecutive vertices is
+  equidistant from a and b with no site nearer.  This is exact: the bisector
+  leaves the diagram only at a vertex.
+
+Everything touched is reported (``touched_vertices``, ``touched_edges``).
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import numpy as np
+
+from . import _kernels as K
+from .geom import pair_param, pair_point, site_dist, tangent_circles
+
+
+class Diagram:
+    """Vertices and edges of the free-space Voronoi diagram of a :class:`Sites`."""
+
+    def __init__(self, sites, tol: float) -> None:
+        self.S = sites
+        self.tol = tol
+        self.vx: list[float] = []
+        self.vy: list[float] = []
+        self.vr: list[float] = []
+        self.vs: list[tuple] = []  # sites of each vertex (sorted tuple)
+        self.valive: list[bool] = []
+        self.free_v: list[int] = []
+        self.site_verts: dict[int, set] = {}
+        self.edges: dict[int, tuple] = {}  # eid -> (v0, v1, a, b)
+        self.pair_edges: dict[tuple, set] = {}
+        self.vert_edges: dict[int, set] = {}
+        self.next_e = 0
+        self.vgrid: dict[tuple, list] = {}
+        self.cell = max(tol * 1e3, 1e-300)
+        self.touched_v: set = set()
+        self.touched_e: set = set()
+        self.version = 0
+
+    # ----------------------------------------------------------------- vertices
+    def _gkey(self, x, y):
+        return (math.floor(x / self.cell), math.floor(y / self.cell))
+
+    def find_vertex(self, x, y):
+        gx, gy = self._gkey(x, y)
+        t = self.tol * 10
+        for i in (gx - 1, gx, gx + 1):
+            for j in (gy - 1, gy, gy + 1):
+                for v in self.vgrid.get((i, j), ()):
+                    if self.valive[v] and abs(self.vx[v] - x) <= t and abs(self.vy[v] - y) <= t:
+                        return v
+        return -1
+
+    def add_vertex(self, x, y, r, sites) -> int:
+        v = self.find_vertex(x, y)
+        if v >= 0:
+            new = tuple(sorted(set(self.vs[v]) | set(sites)))
+            for s in new:
+                self.site_verts.setdefault(s, set()).add(v)
+            self.vs[v] = new
+            self.touched_v.add(v)
+            return v
+        if self.free_v:
+            v = self.free_v.pop()
+            self.vx[v], self.vy[v], self.vr[v] = x, y, r
+            self.vs[v] = tuple(sorted(sites))
+            self.valive[v] = True
+        else:
+            v = len(self.vx)
+            self.vx.append(x)
+            self.vy.append(y)
+            self.vr.append(r)
+            self.vs.append(tuple(sorted(sites)))
+            self.valive.append(True)
+        self.vgrid.setdefault(self._gkey(x, y), []).append(v)
+        for s in self.vs[v]:
+            self.site_verts.setdefault(s, set()).add(v)
+        self.vert_edges[v] = set()
+        self.touched_v.add(v)
+        return v
+
+    def kill_vertex(self, v) -> None:
+        for e in list(self.vert_edges.get(v, ())):
+            self.kill_edge(e)
+        for s in self.vs[v]:
+            sv = self.site_verts.get(s)
+            if sv is not None:
+                sv.discard(v)
+        lst = self.vgrid.get(self._gkey(self.vx[v], self.vy[v]))
+        if lst is not None and v in lst:
+            lst.remove(v)
+        self.valive[v] = False
+        self.vert_edges.pop(v, None)
+        self.free_v.append(v)
+        self.touched_v.add(v)
+
+    # -------------------------------------------------------------------- edges
+    def add_edge(self, v0, v1, a, b) -> int:
+        if a > b:
+            a, b = b, a
+        e = self.next_e
+        self.next_e += 1
+        self.edges[e] = (v0, v1, a, b)
+        self.pair_edges.setdefault((a, b), set()).add(e)
+        self.vert_edges[v0].add(e)
+        self.vert_edges[v1].add(e)
+        self.touched_e.add(e)
+        return e
+
+    def kill_edge(self, e) -> None:
+        v0, v1, a, b = self.edges.pop(e)
+        pe = self.pair_edges.get((a, b))
+        if pe is not None:
+            pe.discard(e)
+            if not pe:
+                del self.pair_edges[(a, b)]
+        for v in (v0, v1):
+            ve = self.vert_edges.get(v)
+            if ve is not None:
+                ve.discard(e)
+        self.touched_e.add(e)
+
+    # --------------------------------------------------------------- predicates
+    def is_secondary(self, a, b) -> bool:
+        S = self.S
+        if S.kind[a] == 1 and S.kind[b] == 0:
+            a, b = b, a
+        return S.kind[a] == 0 and S.kind[b] == 1 and a in (S.e0[b], S.e1[b])
+
+    def side_ok(self, s, x, y, rho) -> bool:
+        S = self.S
+        if S.kind[s] == 0:
+            return S.side[s] == 1 or rho <= self.tol
+        if S.side[s] == 0:
+            return True
+        dx, dy = S.bx[s] - S.ax[s], S.by[s] - S.ay[s]
+        cr = (dx * (y - S.ay[s]) - dy * (x - S.ax[s])) / math.hypot(dx, dy)
+        return cr >= -self.tol
+
+    def _tangent_rho(self, ids, x, y):
+        """Common distance of (x, y) to the sites ``ids`` if it is tangent to all
+        of them on their free side, else None."""
+        rs = []
+        for s in ids:
+            d, _, _, ok = site_dist(self.S, s, x, y)
+            if not ok:
+                return None
+            rs.append(d)
+        rho = sum(rs) / len(rs)
+        if max(rs) - min(rs) > self.tol:
+            return None
+        for s in ids:
+            if not self.side_ok(s, x, y, rho):
+                return None
+        return rho
+
+    def _empty(self, xs, ys, rhos, excl) -> np.ndarray:
+        if not xs:
+            return np.zeros(0, np.bool_)
+        ex = np.full((len(xs), 4), -1, np.int64)
+        for i, t in enumerate(excl):
+            ex[i, : len(t)] = t[:4]
+        md = K.min_dist_excluding(
+            np.asarray(xs, np.float64), np.asarray(ys, np.float64), ex, *self.S.kernel_args()
+        )
+        return md >= np.asarray(rhos) - self.tol
+
+    def _site_set(self, x, y, rho):
+        ids = K.sites_within(x, y, rho + self.tol, 1e-9, *self.S.kernel_args())
+        return [int(s) for s in ids]
+
+    # ---------------------------------------------------------- vertex creation
+    def add_candidates(self, triples) -> list:
+        """Validate candidate triples; add the valid, empty, free circles as vertices."""
+        xs, ys, rs, ex = [], [], [], []
+        seen = set()
+        for t in triples:
+            for x, y in tangent_circles(self.S, *t):
+                if not (math.isfinite(x) and math.isfinite(y)):
+                    continue
+                rho = self._tangent_rho(t, x, y)
+                if rho is None or rho <= self.tol:
+                    continue
+                key = (round(x / (self.tol * 10)), round(y / (self.tol * 10)), t)
+                if key in seen:
+                    continue
+                seen.add(key)
+                xs.append(x)
+                ys.append(y)
+                rs.append(rho)
+                ex.append(t)
+        ok = self._empty(xs, ys, rs, ex)
+        out = []
+        for i in np.nonzero(ok)[0]:
+            x, y, rho = xs[i], ys[i], rs[i]
+            sset = self._site_set(x, y, rho)
+            if any(not self.side_ok(s, x, y, rho) for s in sset):
+                continue
+            out.append(self.add_vertex(x, y, rho, sset))
+        return out
+
+    def add_corner(self, s_in, p, s_out) -> int:
+        S = self.S
+        return self.add_vertex(float(S.ax[p]), float(S.ay[p]), 0.0, (s_in, p, s_out))
+
+    # ------------------------------------------------------------- edge joining
+    def rejoin(self, pairs) -> None:
+        """Re-join the edges of every bisector in ``pairs``."""
+        S = self.S
+        cand = []  # (a, b, v0, v1, mx, my, rho)
+        for a, b in pairs:
+            if a > b:
+                a, b = b, a
+            for e in list(self.pair_edges.get((a, b), ())):
+                self.kill_edge(e)
+            if self.is_secondary(a, b) or not (S.alive[a] and S.alive[b]):
+                continue
+            vs = self.site_verts.get(a, set()) & self.site_verts.get(b, set())
+            if len(vs) < 2:
+                continue
+            branches: dict[int, list] = {}
+            for v in vs:
+                br, t = pair_param(S, a, b, self.vx[v], self.vy[v])
+                if self.vr[v] <= self.tol:
+                    # a corner vertex lies on both branches of two segments
+                    for bb in (1, -1) if S.kind[a] == 1 and S.kind[b] == 1 else (br,):
+                        branches.setdefault(bb, []).append((t, v))
+                else:
+                    branches.setdefault(br, []).append((t, v))
+            for lst in branches.values():
+                lst.sort()
+                for (t0, v0), (t1, v1) in zip(lst, lst[1:]):
+                    if t1 - t0 <= 0.0 and self.vr[v0] > self.tol and self.vr[v1] > self.tol:
+                        continue
+                    mx, my = pair_point(
+                        S, a, b, (self.vx[v0], self.vy[v0]), (self.vx[v1], self.vy[v1])
+                    )
+                    rho = self._tangent_rho((a, b), mx, my)
+                    if rho is None or rho <= self.tol:
+                        continue
+                    cand.append((a, b, v0, v1, mx, my, rho))
+        ok = self._empty(
+            [c[4] for c in cand], [c[5] for c in cand], [c[6] for c in cand], [c[:2] for c in cand]
+        )
+        for c, good in zip(cand, ok):
+            if good:
+                self.add_edge(c[2], c[3], c[0], c[1])
+
+    # ------------------------------------------------------------------ updates
+    def insert_sites(self, new, corners) -> None:
+        """Insert the alive sites ``new`` (already in ``S``); ``corners`` are
+        (s_in, p, s_out) zero-clearance corner vertices of the new polygon."""
+        S = self.S
+        new = list(new)
+        newset = set(new)
+        # 1. vertices in conflict
+        nv = len(self.vx)
+        vx = np.asarray(self.vx)
+        vy = np.asarray(self.vy)
+        vr = np.asarray(self.vr)
+        alive = np.asarray(self.valive, np.bool_)
+        xs = np.concatenate([S.ax[new], S.bx[new][S.kind[new] == 1]])
+        ys = np.concatenate([S.ay[new], S.by[new][S.kind[new] == 1]])
+        x0, x1, y0, y1 = xs.min(), xs.max(), ys.min(), ys.max()
+        killed = []
+        affected_e = set()
+        if nv:
+            dbx = np.maximum(np.maximum(x0 - vx, vx - x1), 0.0)
+            dby = np.maximum(np.maximum(y0 - vy, vy - y1), 0.0)
+            near = alive & (np.hypot(dbx, dby) < vr - self.tol)
+            for v in np.nonzero(near)[0]:
+                v = int(v)
+                rho = vr[v]
+                for s in new:
+                    d, _, _, _ = site_dist(S, s, vx[v], vy[v])
+                    if d < rho - self.tol:
+                        killed.append(v)
+                        break
+        # 2. edges cut in their interior (both ends alive): candidates by box test
+        killed_set = set(killed)
+        for e, (v0, v1, a, b) in list(self.edges.items()):
+            if v0 in killed_set or v1 in killed_set:
+                affected_e.add(e)
+                continue
+            r = max(self.vr[v0], self.vr[v1])
+            ex0, ex1 = min(self.vx[v0], self.vx[v1]) - r, max(self.vx[v0], self.vx[v1]) + r
+            ey0, ey1 = min(self.vy[v0], self.vy[v1]) - r, max(self.vy[v0], self.vy[v1]) + r
+            if x1 < ex0 or x0 > ex1 or y1 < ey0 or y0 > ey1:
+                continue
+            if self._edge_cut(e, new):
+                affected_e.add(e)
+        pairs = set()
+        aff_sites = set()
+        for e in affected_e:
+            _, _, a, b = self.edges[e]
+            pairs.add((a, b))
+            aff_sites.update((a, b))
+        for v in killed:
+            aff_sites.update(self.vs[v])
+        # sites whose cells contain the new obstacle
+        args = S.kernel_args()
+        S.alive[new] = False
+        for s in new:
+            if S.kind[s] == 0:
+                ns, _ = K.nearest_site(S.ax[s], S.ay[s], *args)
+                if ns >= 0:
+                    aff_sites.add(int(ns))
+        S.alive[new] = True
+        aff_sites -= newset
+        for e in affected_e:
+            self.kill_edge(e)
+        for v in killed:
+            self.kill_vertex(v)
+        # 3. candidates; a segment and its endpoint bound each other's cells along
+        # a normal line that is not stored as an edge but can be cut too
+        cpairs = set(pairs)
+        for a in aff_sites:
+            if S.kind[a] == 1:
+                cpairs.add((a, int(S.e0[a])))
+                cpairs.add((a, int(S.e1[a])))
+            else:
+                for sg in S.incident.get(a, ()):
+                    if S.alive[sg]:
+                        cpairs.add((a, sg))
+        triples = []
+        for s in new:
+            for a, b in cpairs:
+                triples.append((s, a, b))
+        for s, t in combinations(new, 2):
+            for a in aff_sites:
+                triples.append((s, t, a))
+        triples.extend(combinations(new, 3))
+        made = self.add_candidates(triples)
+        for c in corners:
+            made.append(self.add_corner(*c))
+        for v in made:
+            for a, b in combinations(self.vs[v], 2):
+                pairs.add((min(a, b), max(a, b)))
+        self.rejoin(pairs)
+        self.version += 1
+
+    def _edge_cut(self, e, new) -> bool:
+        """Whether a new site is nearer than the edge's sites somewhere inside edge e."""
+        S = self.S
+        v0, v1, a, b = self.edges[e]
+        br0, t0 = pair_param(S, a, b, self.vx[v0], self.vy[v0])
+        br1, t1 = pair_param(S, a, b, self.vx[v1], self.vy[v1])
+        lo, hi = min(t0, t1), max(t0, t1)
+        br = br0 if self.vr[v0] > self.tol else br1
+        mx, my = pair_point(S, a, b, (self.vx[v0], self.vy[v0]), (self.vx[v1], self.vy[v1]))
+        rho_m, _, _, _ = site_dist(S, a, mx, my)
+        for s in new:
+            d, _, _, _ = site_dist(S, s, mx, my)
+            if d < rho_m - self.tol:
+                return True
+            for x, y in tangent_circles(S, s, a, b):
+                if not (math.isfinite(x) and math.isfinite(y)):
+                    continue
+                b2, t = pair_param(S, a, b, x, y)
+                if b2 != br or not (lo + self.tol < t < hi - self.tol):
+                    continue
+                if self._tangent_rho((s, a, b), x, y) is not None:
+                    return True
+        return False
+
+    def delete_sites(self, dead) -> None:
+        S = self.S
+        dead = set(dead)
+        killed = set()
+        for s in dead:
+            killed |= self.site_verts.get(s, set())
+        nb = set()
+        pairs = set()
+        for v in killed:
+            nb.update(self.vs[v])
+            for e in self.vert_edges.get(v, ()):
+                _, _, a, b = self.edges[e]
+                pairs.add((a, b))
+        nb -= dead
+        for v in list(killed):
+            self.kill_vertex(v)
+        for s in dead:
+            S.alive[s] = False
+            self.site_verts.pop(s, None)
+        pairs = {p for p in pairs if p[0] not in dead and p[1] not in dead}
+        made = self.add_candidates(list(combinations(sorted(nb), 3)))
+        for v in made:
+            for a, b in combinations(self.vs[v], 2):
+                pairs.add((min(a, b), max(a, b)))
+        self.rejoin(pairs)
+        self.version += 1
+
+    # ----------------------------------------------------------------- exports
+    def arrays(self):
+        """(verts (n,2), clearance (n,), vertex ids (n,), edges (m,4) int64 as
+        [v0, v1, site_a, site_b] in compact vertex numbering)."""
+        ids = np.array([v for v, a in enumerate(self.valive) if a], np.int64)
+        remap = np.full(len(self.vx), -1, np.int64)
+        remap[ids] = np.arange(ids.shape[0])
+        vx = np.asarray(self.vx)[ids] if ids.size else np.zeros(0)
+        vy = np.asarray(self.vy)[ids] if ids.size else np.zeros(0)
+        vr = np.asarray(self.vr)[ids] if ids.size else np.zeros(0)
+        ed = np.array(list(self.edges.values()), np.int64).reshape(-1, 4)
+        if ed.size:
+            ed[:, 0] = remap[ed[:, 0]]
+            ed[:, 1] = remap[ed[:, 1]]
+        return np.stack([vx, vy], axis=1), vr, ids, ed

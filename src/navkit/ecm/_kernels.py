@@ -1,0 +1,204 @@
+"""numba kernels of the ECM: nearest-site distances and graph search.
+
+Sites are stored as struct-of-arrays: ``kind`` (int8, 0 point / 1 segment),
+``ax, ay, bx, by`` (float64 [wu]) and ``alive`` (bool).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from navkit._jit import njit
+
+
+@njit
+def _site_dist(k, ax, ay, bx, by, x, y):
+    if k == 0:
+        return np.hypot(x - ax, y - ay)
+    dx = bx - ax
+    dy = by - ay
+    t = ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy)
+    if t < 0.0:
+        t = 0.0
+    elif t > 1.0:
+        t = 1.0
+    return np.hypot(x - (ax + t * dx), y - (ay + t * dy))
+
+
+@njit
+def min_dist_excluding(qx, qy, excl, kind, ax, ay, bx, by, alive, n):
+    """Distance from each query point to the nearest alive site not in its row of
+    ``excl`` ((m, 4) int64, -1 = unused). Returns (m,) float64 [wu]."""
+    m = qx.shape[0]
+    out = np.empty(m, np.float64)
+    for q in range(m):
+        best = np.inf
+        x = qx[q]
+        y = qy[q]
+        for s in range(n):
+            if not alive[s]:
+                continue
+            if s == excl[q, 0] or s == excl[q, 1] or s == excl[q, 2] or s == excl[q, 3]:
+                continue
+            d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], x, y)
+            if d < best:
+                best = d
+        out[q] = best
+    return out
+
+
+@njit
+def nearest_site(x, y, kind, ax, ay, bx, by, alive, n):
+    """Nearest alive site to (x, y): (site id, distance)."""
+    best = np.inf
+    bi = -1
+    for s in range(n):
+        if not alive[s]:
+            continue
+        d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], x, y)
+        if d < best:
+            best = d
+            bi = s
+    return bi, best
+
+
+@njit
+def sites_within(x, y, rad, ptol, kind, ax, ay, bx, by, alive, n):
+    """Alive sites at distance <= rad from (x, y); segments only where the foot of
+    the perpendicular lies on them (within ``ptol`` of the parameter range)."""
+    out = np.empty(16, np.int64)
+    c = 0
+    for s in range(n):
+        if not alive[s]:
+            continue
+        if kind[s] == 1:
+            dx = bx[s] - ax[s]
+            dy = by[s] - ay[s]
+            t = ((x - ax[s]) * dx + (y - ay[s]) * dy) / (dx * dx + dy * dy)
+            if t < -ptol or t > 1.0 + ptol:
+                continue
+        d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], x, y)
+        if d <= rad:
+            if c == out.shape[0]:
+                tmp = np.empty(2 * c, np.int64)
+                tmp[:c] = out
+                out = tmp
+            out[c] = s
+            c += 1
+    return out[:c]
+
+
+@njit
+def seg_seg_min_dist(px, py, qx, qy, kind, ax, ay, bx, by, alive, n):
+    """Smallest distance between segment pq and any alive site (0 if they meet)."""
+    best = np.inf
+    for s in range(n):
+        if not alive[s]:
+            continue
+        if kind[s] == 0:
+            d = _site_dist(1, px, py, qx, qy, ax[s], ay[s])
+        else:
+            # proper intersection test
+            d1 = (qx - px) * (ay[s] - py) - (qy - py) * (ax[s] - px)
+            d2 = (qx - px) * (by[s] - py) - (qy - py) * (bx[s] - px)
+            d3 = (bx[s] - ax[s]) * (py - ay[s]) - (by[s] - ay[s]) * (px - ax[s])
+            d4 = (bx[s] - ax[s]) * (qy - ay[s]) - (by[s] - ay[s]) * (qx - ax[s])
+            if ((d1 > 0.0 and d2 < 0.0) or (d1 < 0.0 and d2 > 0.0)) and (
+                (d3 > 0.0 and d4 < 0.0) or (d3 < 0.0 and d4 > 0.0)
+            ):
+                return 0.0
+            d = min(
+                _site_dist(1, px, py, qx, qy, ax[s], ay[s]),
+                _site_dist(1, px, py, qx, qy, bx[s], by[s]),
+                _site_dist(1, ax[s], ay[s], bx[s], by[s], px, py),
+                _site_dist(1, ax[s], ay[s], bx[s], by[s], qx, qy),
+            )
+        if d < best:
+            best = d
+    return best
+
+
+@njit
+def dijkstra(indptr, nbr, wgt, nv, src, src_cost, dst, dst_cost):
+    """Shortest route on a CSR graph with several weighted sources and targets.
+
+    ``src``/``src_cost``: start vertices and their initial costs; ``dst``/``dst_cost``:
+    goal vertices and the cost still to add. Returns (prev (nv,) int64, best goal
+    vertex or -1, total cost)."""
+    dist = np.full(nv, np.inf)
+    prev = np.full(nv, -1, np.int64)
+    done = np.zeros(nv, np.bool_)
+    cap = 16 + 4 * nbr.shape[0] + src.shape[0]
+    hk = np.empty(cap, np.float64)
+    hv = np.empty(cap, np.int64)
+    hn = 0
+    for i in range(src.shape[0]):
+        if src_cost[i] < dist[src[i]]:
+            dist[src[i]] = src_cost[i]
+    for v in range(nv):
+        if dist[v] < np.inf:
+            # push
+            j = hn
+            hk[j] = dist[v]
+            hv[j] = v
+            hn += 1
+            while j > 0:
+                p = (j - 1) >> 1
+                if hk[p] <= hk[j]:
+                    break
+                hk[p], hk[j] = hk[j], hk[p]
+                hv[p], hv[j] = hv[j], hv[p]
+                j = p
+    goal_add = np.full(nv, np.inf)
+    for i in range(dst.shape[0]):
+        if dst_cost[i] < goal_add[dst[i]]:
+            goal_add[dst[i]] = dst_cost[i]
+    best = np.inf
+    bestv = -1
+    while hn > 0:
+        k = hk[0]
+        v = hv[0]
+        hn -= 1
+        hk[0] = hk[hn]
+        hv[0] = hv[hn]
+        j = 0
+        while True:
+            l = 2 * j + 1
+            if l >= hn:
+                break
+            r = l + 1
+            c = l
+            if r < hn and hk[r] < hk[l]:
+                c = r
+            if hk[j] <= hk[c]:
+                break
+            hk[c], hk[j] = hk[j], hk[c]
+            hv[c], hv[j] = hv[j], hv[c]
+            j = c
+        if done[v] or k > dist[v]:
+            continue
+        if k >= best:
+            break
+        done[v] = True
+        if k + goal_add[v] < best:
+            best = k + goal_add[v]
+            bestv = v
+        for e in range(indptr[v], indptr[v + 1]):
+            w = nbr[e]
+            nd = k + wgt[e]
+            if nd < dist[w]:
+                dist[w] = nd
+                prev[w] = v
+                if hn < cap:
+                    j = hn
+                    hk[j] = nd
+                    hv[j] = w
+                    hn += 1
+                    while j > 0:
+                        p = (j - 1) >> 1
+                        if hk[p] <= hk[j]:
+                            break
+                        hk[p], hk[j] = hk[j], hk[p]
+                        hv[p], hv[j] = hv[j], hv[p]
+                        j = p
+    return prev, bestv, best

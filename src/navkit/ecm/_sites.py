@@ -1,0 +1,64 @@
+"""Site storage of the ECM (struct-of-arrays, grown by doubling).
+
+A site is a point or an open segment; a segment's endpoints are point sites of
+their own (ids ``e0``, ``e1``).  ``side`` says where free space is: for a
+segment 1 = only on its left (a polygon edge, polygons oriented so free space is
+on the left), 0 = both sides; for a point 1 = its Voronoi cell is free space, 0 =
+a corner whose cell lies inside the obstacle (a left turn of its polygon).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Sites:
+    """Growable arrays of sites. Attributes are numpy arrays of length ``cap``;
+    only the first ``n`` entries are used."""
+
+    def __init__(self, cap: int = 64) -> None:
+        self.n = 0
+        self.kind = np.zeros(cap, np.int8)
+        self.ax = np.zeros(cap)
+        self.ay = np.zeros(cap)
+        self.bx = np.zeros(cap)
+        self.by = np.zeros(cap)
+        self.e0 = np.full(cap, -1, np.int64)
+        self.e1 = np.full(cap, -1, np.int64)
+        self.side = np.zeros(cap, np.int8)
+        self.alive = np.zeros(cap, np.bool_)
+        self.owner = np.full(cap, -1, np.int64)
+        self.incident: dict[int, list] = {}  # point site -> segment sites ending there
+
+    def _grow(self) -> None:
+        for name in ("kind", "ax", "ay", "bx", "by", "e0", "e1", "side", "alive", "owner"):
+            a = getattr(self, name)
+            b = np.empty(2 * a.shape[0], a.dtype)
+            b[: a.shape[0]] = a
+            b[a.shape[0] :] = -1 if name in ("e0", "e1", "owner") else 0
+            setattr(self, name, b)
+
+    def add(self, kind, ax, ay, bx=0.0, by=0.0, e0=-1, e1=-1, side=1, owner=-1) -> int:
+        if self.n == self.kind.shape[0]:
+            self._grow()
+        i = self.n
+        self.kind[i] = kind
+        self.ax[i], self.ay[i], self.bx[i], self.by[i] = ax, ay, bx, by
+        self.e0[i], self.e1[i] = e0, e1
+        self.side[i] = side
+        self.alive[i] = True
+        self.owner[i] = owner
+        self.n += 1
+        if kind == 1:
+            self.incident.setdefault(int(e0), []).append(i)
+            self.incident.setdefault(int(e1), []).append(i)
+        return i
+
+    def key(self, i: int) -> tuple:
+        """Geometric identity of a site (independent of its id)."""
+        if self.kind[i] == 0:
+            return (0, float(self.ax[i]), float(self.ay[i]))
+        return (1, float(self.ax[i]), float(self.ay[i]), float(self.bx[i]), float(self.by[i]))
+
+    def kernel_args(self):
+        return (self.kind, self.ax, self.ay, self.bx, self.by, self.alive, self.n)

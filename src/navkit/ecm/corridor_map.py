@@ -1,0 +1,467 @@
+"""The Explicit Corridor Map (ECM): the medial axis of a 2D environment,
+annotated with clearance and the closest obstacle points on both sides of every
+vertex (Geraerts, "Planning short paths with clearance using explicit
+corridors", ICRA 2010), kept up to date under obstacle insertion and deletion
+(van Toll, Cook and Geraerts, "A Navigation Mesh for Dynamic Environments",
+CASA 2012).
+
+The medial axis is the free-space part of the Voronoi diagram of the obstacle
+*sites*: points and open segments (a polygon contributes its corners and its
+edges).  Bisectors are line pieces (point-point, segment-segment) or parabola
+pieces (point-segment); a vertex is stored where three sites are closest or
+where the closest feature on one side switches between a segment and its
+endpoint (a bisector vertex).  The static build is Boost.Polygon's O(n log n)
+sweep (:mod:`navkit.ecm._static`); updates are navkit's own local surgery
+(:mod:`navkit.ecm._diagram`).
+
+Input cleaning (all coordinates are float64 world units [wu]): coordinates are
+snapped to a power-of-two grid around the boundary's centre (relative step
+~2^-28 of the extent) so the integer sweep is exact; repeated and collinear
+polygon corners are dropped; a polygon with two corners becomes a segment and
+one with one corner a point; obstacles entirely outside the boundary are
+dropped (listed in ``CorridorMap.dropped``).  Self-intersecting polygons,
+obstacles that cross the boundary or touch/overlap other obstacles, zero-area
+polygons and non-finite coordinates raise :class:`navkit.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from navkit.errors import BuildError, InputError, StaleHandleError
+
+from . import _kernels as K
+from ._diagram import Diagram
+from ._sites import Sites
+from ._static import HAVE_PYVORONOI, build_with_boost
+
+__all__ = ["CorridorMap", "UpdateReport"]
+
+
+@dataclass
+class UpdateReport:
+    """What a local update changed: diagram vertex and edge ids that were
+    created or deleted (paths through them need repair), and the time [s]."""
+
+    handle: int
+    touched_vertices: set = field(default_factory=set)
+    touched_edges: set = field(default_factory=set)
+    seconds: float = 0.0
+
+
+def _ring_area2(p: np.ndarray) -> float:
+    x, y = p[:, 0], p[:, 1]
+    return float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+
+
+def _point_in_ring(x: float, y: float, p: np.ndarray) -> bool:
+    xs, ys = p[:, 0], p[:, 1]
+    xj, yj = np.roll(xs, 1), np.roll(ys, 1)
+    cond = (ys > y) != (yj > y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xint = (xj - xs) * (y - ys) / (yj - ys) + xs
+    return bool(np.count_nonzero(cond & (x < xint)) % 2)
+
+
+def _segments_cross(p: np.ndarray) -> bool:
+    """Whether a closed ring has two non-adjacent edges that meet."""
+    k = p.shape[0]
+    a = p
+    b = np.roll(p, -1, axis=0)
+    for i in range(k):
+        for j in range(i + 2, k):
+            if i == 0 and j == k - 1:
+                continue
+            if _seg_dist(a[i], b[i], a[j], b[j]) == 0.0:
+                return True
+    return False
+
+
+def _seg_dist(p, q, r, s) -> float:
+    def orient(a, b, c):
+        return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+    d1, d2, d3, d4 = orient(p, q, r), orient(p, q, s), orient(r, s, p), orient(r, s, q)
+    if ((d1 > 0 > d2) or (d1 < 0 < d2)) and ((d3 > 0 > d4) or (d3 < 0 < d4)):
+        return 0.0
+
+    def pd(x, a, b):
+        d = b - a
+        t = np.clip(np.dot(x - a, d) / max(np.dot(d, d), 1e-300), 0.0, 1.0)
+        return float(np.hypot(*(x - (a + t * d))))
+
+    return min(pd(r, p, q), pd(s, p, q), pd(p, r, s), pd(q, r, s))
+
+
+class CorridorMap:
+    """An Explicit Corridor Map over a 2D polygonal environment.
+
+    Build with :meth:`from_polygons` or :meth:`from_navmesh`; query with
+    :meth:`find_path`, :meth:`clearance_at`, :meth:`nearest_medial_point`;
+    change with :meth:`insert_point`, :meth:`insert_segment`,
+    :meth:`insert_polygon`, :meth:`remove`, :meth:`move`.
+    """
+
+    def __init__(self, boundary, *, _origin, _scale, _tol) -> None:
+        self.origin = _origin
+        self.scale = _scale
+        self.sites = Sites()
+        self.diagram = Diagram(self.sites, _tol)
+        self.boundary = boundary  # (k, 2) local coordinates, CCW
+        self.obstacles: dict[int, dict] = {}
+        self.dropped: list = []
+        self._next_handle = 1
+        self._cache: dict = {}
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def from_polygons(cls, boundary, obstacles=(), *, use_library: bool = True) -> CorridorMap:
+        """Build the ECM of a boundary polygon and obstacles.
+
+        Parameters
+        ----------
+        boundary : (k, 2) array_like, or a list whose first ring is the outer
+            boundary and the others holes (holes are added as polygon obstacles).
+        obstacles : iterable of (m, 2) array_like
+            Polygons (m >= 3), segments (m == 2) or points (m == 1, or shape (2,)).
+        use_library : bool
+            Use the Boost sweep (pyvoronoi) if installed; otherwise, or when
+            False, insert obstacles one by one with navkit's local updates.
+        """
+        rings = boundary
+        arr = None
+        try:
+            arr = np.asarray(boundary, dtype=np.float64)
+        except (ValueError, TypeError):
+            arr = None
+        if arr is not None and arr.ndim == 2:
+            rings = [arr]
+        else:
+            rings = [np.asarray(r, dtype=np.float64) for r in boundary]
+        outer = rings[0]
+        if outer.ndim != 2 or outer.shape[1] != 2 or outer.shape[0] < 3:
+            raise InputError("boundary must be a (k, 2) polygon with k >= 3")
+        if not np.all(np.isfinite(outer)):
+            raise InputError("boundary has non-finite coordinates")
+        lo, hi = outer.min(axis=0), outer.max(axis=0)
+        origin = np.floor((lo + hi) / 2.0)
+        ext = float(np.max(hi - lo))
+        if ext <= 0:
+            raise InputError("boundary has zero extent")
+        scale = 2.0 ** math.floor(math.log2(2.0**28 / ext))
+        tol = ext * 1e-10
+        m = cls(None, _origin=origin, _scale=scale, _tol=tol)
+        b = m._clean_ring(outer, closed=True)
+        if b.shape[0] < 3:
+            raise InputError("boundary degenerates after removing repeated/collinear corners")
+        if _segments_cross(b):
+            raise InputError("boundary polygon intersects itself")
+        if _ring_area2(b) < 0:
+            b = b[::-1].copy()
+        m.boundary = b
+        corners = []
+        m._add_polygon_sites(b, owner=0, corners=corners)
+        m.obstacles[0] = {"kind": "boundary", "sites": list(range(m.sites.n)), "ring": b}
+        pending = []
+        for r in list(rings[1:]) + list(obstacles):
+            try:
+                h, new, cs = m._add_obstacle_sites(r)
+            except _Outside:
+                m.dropped.append(r)
+                continue
+            pending.append((h, new, cs))
+            corners.extend(cs)
+        if use_library and HAVE_PYVORONOI:
+            build_with_boost(m.diagram, corners, scale)
+        else:
+            bs = [s for s in range(m.sites.n) if m.sites.owner[s] == 0]
+            m.sites.alive[: m.sites.n] = False
+            m.sites.alive[bs] = True
+            m.diagram.insert_sites(bs, [c for c in corners if m.sites.owner[c[1]] == 0])
+            for _h, new, cs in pending:
+                m.sites.alive[new] = True
+                m.diagram.insert_sites(new, cs)
+        m.diagram.touched_v.clear()
+        m.diagram.touched_e.clear()
+        return m
+
+    @classmethod
+    def from_navmesh(cls, navmesh, **kw) -> CorridorMap:
+        """Build the ECM of a navmesh's walkable area (see :func:`navkit.ecm.navmesh_rings`)."""
+        from .navmesh import navmesh_rings
+
+        outer, holes = navmesh_rings(navmesh)
+        return cls.from_polygons([outer, *holes], **kw)
+
+    def rebuilt(self) -> CorridorMap:
+        """A map built from scratch (Boost sweep) from this map's current obstacles."""
+        rings = [self._world(self.boundary)]
+        obs = [self._world(o["ring"]) for h, o in sorted(self.obstacles.items()) if h != 0]
+        return CorridorMap.from_polygons(rings, obs)
+
+    # ------------------------------------------------------------------ input
+    def _local(self, p: np.ndarray) -> np.ndarray:
+        return np.round((p - self.origin) * self.scale) / self.scale
+
+    def _world(self, p: np.ndarray) -> np.ndarray:
+        return p + self.origin
+
+    def _clean_ring(self, pts, closed: bool) -> np.ndarray:
+        p = np.asarray(pts, dtype=np.float64)
+        if p.ndim == 1 and p.shape[0] == 2:
+            p = p[None, :]
+        if p.ndim != 2 or p.shape[1] != 2 or p.shape[0] < 1:
+            raise InputError(f"expected an (m, 2) array of points, got shape {p.shape}")
+        if not np.all(np.isfinite(p)):
+            raise InputError("non-finite coordinates")
+        if np.any(np.abs(p - self.origin) * self.scale > 2.0**30):
+            raise InputError("coordinates too far outside the boundary")
+        p = self._local(p)
+        changed = True
+        while changed and p.shape[0] > 1:
+            changed = False
+            q = np.roll(p, -1, axis=0) if closed else p[1:]
+            same = np.all(p[: q.shape[0]] == q, axis=1)
+            if np.any(same):
+                p = p[~np.concatenate([same, np.zeros(p.shape[0] - same.shape[0], bool)])]
+                changed = True
+                continue
+            if p.shape[0] >= 3 and closed:
+                a, b, c = np.roll(p, 1, axis=0), p, np.roll(p, -1, axis=0)
+                cr = (b[:, 0] - a[:, 0]) * (c[:, 1] - b[:, 1]) - (b[:, 1] - a[:, 1]) * (
+                    c[:, 0] - b[:, 0]
+                )
+                col = cr == 0.0
+                if np.any(col):
+                    p = p[~col]
+                    changed = True
+        return p
+
+    def _add_polygon_sites(self, ring, owner, corners) -> list:
+        S = self.sites
+        k = ring.shape[0]
+        pids = []
+        for i in range(k):
+            a, b, c = ring[i - 1], ring[i], ring[(i + 1) % k]
+            turn = (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0])
+            pids.append(S.add(0, b[0], b[1], side=0 if turn > 0 else 1, owner=owner))
+        sids = []
+        for i in range(k):
+            a, b = ring[i], ring[(i + 1) % k]
+            sids.append(
+                S.add(
+                    1, a[0], a[1], b[0], b[1], e0=pids[i], e1=pids[(i + 1) % k], side=1, owner=owner
+                )
+            )
+        for i in range(k):
+            if S.side[pids[i]] == 0:
+                corners.append((sids[i - 1], pids[i], sids[i]))
+        return pids + sids
+
+    def _add_obstacle_sites(self, pts):
+        """Validate and add one obstacle's sites (alive); returns (handle, sites, corners)."""
+        ring = self._clean_ring(pts, closed=True)
+        if ring.shape[0] >= 3:
+            if _segments_cross(ring):
+                raise InputError("obstacle polygon intersects itself")
+            if _ring_area2(ring) > 0:
+                ring = ring[::-1].copy()
+        kind = {1: "point", 2: "segment"}.get(ring.shape[0], "polygon")
+        inside = [_point_in_ring(x, y, self.boundary) for x, y in ring]
+        if not any(inside):
+            # entirely outside, unless the boundary lies inside it
+            bx, by = self.boundary[0]
+            if not (kind == "polygon" and _point_in_ring(bx, by, ring)):
+                raise _Outside()
+        if not all(inside):
+            raise InputError("obstacle crosses the boundary")
+        S = self.sites
+        args = S.kernel_args()
+        k = ring.shape[0]
+        nseg = k if k >= 3 else (1 if k == 2 else 0)
+        for i in range(max(nseg, 1)):
+            a, b = ring[i], ring[(i + 1) % k]
+            d = K.seg_seg_min_dist(a[0], a[1], b[0], b[1], *args)
+            if d <= self.diagram.tol:
+                raise InputError("obstacle touches or overlaps another obstacle or the boundary")
+        for _h, o in self.obstacles.items():
+            if o["kind"] == "polygon":
+                if _point_in_ring(ring[0, 0], ring[0, 1], o["ring"]):
+                    raise InputError("obstacle lies inside another obstacle")
+                if kind == "polygon":
+                    if _point_in_ring(o["ring"][0, 0], o["ring"][0, 1], ring):
+                        raise InputError("obstacle contains another obstacle")
+            elif kind == "polygon" and _point_in_ring(o["ring"][0, 0], o["ring"][0, 1], ring):
+                raise InputError("obstacle contains another obstacle")
+        h = self._next_handle
+        self._next_handle += 1
+        corners: list = []
+        if kind == "polygon":
+            new = self._add_polygon_sites(ring, h, corners)
+        elif kind == "segment":
+            p0 = S.add(0, ring[0, 0], ring[0, 1], side=1, owner=h)
+            p1 = S.add(0, ring[1, 0], ring[1, 1], side=1, owner=h)
+            s = S.add(
+                1, ring[0, 0], ring[0, 1], ring[1, 0], ring[1, 1], e0=p0, e1=p1, side=0, owner=h
+            )
+            new = [p0, p1, s]
+        else:
+            new = [S.add(0, ring[0, 0], ring[0, 1], side=1, owner=h)]
+        self.obstacles[h] = {"kind": kind, "sites": new, "ring": ring}
+        return h, new, corners
+
+    # ---------------------------------------------------------------- updates
+    def _update(self, fn) -> UpdateReport:
+        import time
+
+        d = self.diagram
+        d.touched_v.clear()
+        d.touched_e.clear()
+        t0 = time.perf_counter()
+        snapshot = ({h: dict(o) for h, o in self.obstacles.items()}, self.sites.n)
+        try:
+            h = fn()
+        except (InputError, StaleHandleError):
+            raise
+        except Exception as exc:  # roll back by rebuilding the previous state
+            obs, n = snapshot
+            self._restore(obs)
+            raise BuildError(f"local update failed and was rolled back: {exc}") from exc
+        rep = UpdateReport(h, set(d.touched_v), set(d.touched_e), time.perf_counter() - t0)
+        self._cache.clear()
+        return rep
+
+    def _restore(self, obs) -> None:
+        fresh = CorridorMap.from_polygons(
+            [self._world(self.boundary)],
+            [self._world(o["ring"]) for h, o in sorted(obs.items()) if h != 0],
+        )
+        # keep the caller's handles
+        hmap = {}
+        for (h_old, _o), h_new in zip(
+            sorted((h, o) for h, o in obs.items() if h != 0), sorted(fresh.obstacles)[1:]
+        ):
+            hmap[h_new] = h_old
+        self.sites, self.diagram = fresh.sites, fresh.diagram
+        self.obstacles = {0: fresh.obstacles[0]}
+        for h_new, h_old in hmap.items():
+            self.obstacles[h_old] = fresh.obstacles[h_new]
+            self.sites.owner[np.asarray(fresh.obstacles[h_new]["sites"])] = h_old
+
+    def _insert(self, pts) -> int:
+        S = self.sites
+        n0 = S.n
+        try:
+            h, new, corners = self._add_obstacle_sites(pts)
+        except _Outside:
+            S.n = n0
+            raise InputError("obstacle lies outside the boundary") from None
+        self.diagram.insert_sites(new, corners)
+        return h
+
+    def insert_polygon(self, points) -> UpdateReport:
+        """Insert a polygon obstacle ((m, 2) [wu]); returns an :class:`UpdateReport`
+        whose ``handle`` names the obstacle."""
+        return self._update(lambda: self._insert(points))
+
+    def insert_segment(self, a, b) -> UpdateReport:
+        """Insert a segment obstacle from ``a`` to ``b`` ((2,) [wu] each)."""
+        return self._update(lambda: self._insert(np.asarray([a, b], dtype=np.float64)))
+
+    def insert_point(self, p) -> UpdateReport:
+        """Insert a point obstacle ((2,) [wu])."""
+        return self._update(lambda: self._insert(np.asarray([p], dtype=np.float64)))
+
+    def _remove(self, handle) -> int:
+        if handle == 0 or handle not in self.obstacles:
+            raise StaleHandleError(f"no obstacle with handle {handle}")
+        o = self.obstacles.pop(handle)
+        self.diagram.delete_sites(o["sites"])
+        return handle
+
+    def remove(self, handle: int) -> UpdateReport:
+        """Delete an obstacle; its former cells are filled from its neighbours."""
+        return self._update(lambda: self._remove(handle))
+
+    def move(self, handle: int, points=None, *, offset=None) -> UpdateReport:
+        """Move an obstacle: delete, then insert at ``points`` or shifted by
+        ``offset`` ((2,) [wu]). The handle stays the same."""
+        if handle == 0 or handle not in self.obstacles:
+            raise StaleHandleError(f"no obstacle with handle {handle}")
+        o = self.obstacles[handle]
+        if points is None:
+            if offset is None:
+                raise InputError("move needs points or offset")
+            points = self._world(o["ring"]) + np.asarray(offset, np.float64)
+
+        def run():
+            self._remove(handle)
+            try:
+                h = self._insert(points)
+            except InputError:
+                self.obstacles[handle] = o
+                self.sites.alive[o["sites"]] = True
+                self.diagram.insert_sites(o["sites"], self._corners_of(o))
+                raise
+            self.obstacles[handle] = self.obstacles.pop(h)
+            self.sites.owner[self.obstacles[handle]["sites"]] = handle
+            return handle
+
+        return self._update(run)
+
+    def _corners_of(self, o) -> list:
+        S = self.sites
+        out = []
+        if o["kind"] != "polygon":
+            return out
+        k = len(o["sites"]) // 2
+        pids, sids = o["sites"][:k], o["sites"][k:]
+        for i in range(k):
+            if S.side[pids[i]] == 0:
+                out.append((sids[i - 1], pids[i], sids[i]))
+        return out
+
+    # ----------------------------------------------------------------- access
+    def medial_axis(self):
+        """Vertices and edges of the ECM in world coordinates.
+
+        Returns
+        -------
+        verts : (n, 2) float64 [wu]
+        clearance : (n,) float64 [wu]
+        edges : (m, 2) int64 vertex indices
+        edge_sites : (m, 2) int64 site ids of the two sides
+        """
+        v, r, _ids, ed = self.diagram.arrays()
+        return v + self.origin, r, ed[:, :2].copy(), ed[:, 2:].copy()
+
+    def closest_points(self, v: int):
+        """Closest obstacle points of vertex ``v`` (compact index), one per site, [wu]."""
+        from .geom import site_dist
+
+        _, _, ids, _ = self.diagram.arrays()
+        d = self.diagram
+        vid = int(ids[v])
+        out = []
+        for s in d.vs[vid]:
+            _, fx, fy, _ = site_dist(self.sites, s, d.vx[vid], d.vy[vid])
+            out.append((fx + self.origin[0], fy + self.origin[1]))
+        return np.asarray(out)
+
+    def check(self) -> None:
+        """Raise BuildError if the diagram's bookkeeping is inconsistent."""
+        d = self.diagram
+        for e, (v0, v1, a, b) in d.edges.items():
+            if not (d.valive[v0] and d.valive[v1]):
+                raise BuildError(f"edge {e} ends at a dead vertex")
+            if not (self.sites.alive[a] and self.sites.alive[b]):
+                raise BuildError(f"edge {e} borders a dead site")
+            if e not in d.vert_edges[v0] or e not in d.vert_edges[v1]:
+                raise BuildError(f"edge {e} missing from vertex index")
+
+
+class _Outside(Exception):
+    pass
