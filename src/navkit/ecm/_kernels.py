@@ -123,8 +123,9 @@ def dijkstra(indptr, nbr, wgt, nv, src, src_cost, dst, dst_cost):
     """Shortest route on a CSR graph with several weighted sources and targets.
 
     ``src``/``src_cost``: start vertices and their initial costs; ``dst``/``dst_cost``:
-    goal vertices and the cost still to add. Returns (prev (nv,) int64, best goal
-    vertex or -1, total cost)."""
+    goal vertices and the cost still to add. Returns (prev (nv,) int64: the
+    adjacency index by which each vertex was reached, -1 for sources; best goal
+    vertex or -1; total cost)."""
     dist = np.full(nv, np.inf)
     prev = np.full(nv, -1, np.int64)
     done = np.zeros(nv, np.bool_)
@@ -188,7 +189,7 @@ def dijkstra(indptr, nbr, wgt, nv, src, src_cost, dst, dst_cost):
             nd = k + wgt[e]
             if nd < dist[w]:
                 dist[w] = nd
-                prev[w] = v
+                prev[w] = e
                 if hn < cap:
                     j = hn
                     hk[j] = nd

@@ -115,6 +115,7 @@ class CorridorMap:
         self.dropped: list = []
         self._next_handle = 1
         self._cache: dict = {}
+        self._polycache: dict = {}
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -332,6 +333,8 @@ class CorridorMap:
             raise BuildError(f"local update failed and was rolled back: {exc}") from exc
         rep = UpdateReport(h, set(d.touched_v), set(d.touched_e), time.perf_counter() - t0)
         self._cache.clear()
+        for e in d.touched_e:
+            self._polycache.pop(e, None)
         return rep
 
     def _restore(self, obs) -> None:
@@ -346,6 +349,7 @@ class CorridorMap:
         ):
             hmap[h_new] = h_old
         self.sites, self.diagram = fresh.sites, fresh.diagram
+        self._polycache = {}
         self.obstacles = {0: fresh.obstacles[0]}
         for h_new, h_old in hmap.items():
             self.obstacles[h_old] = fresh.obstacles[h_new]
@@ -450,6 +454,41 @@ class CorridorMap:
             _, fx, fy, _ = site_dist(self.sites, s, d.vx[vid], d.vy[vid])
             out.append((fx + self.origin[0], fy + self.origin[1]))
         return np.asarray(out)
+
+    def _local_point(self, p) -> np.ndarray:
+        q = np.asarray(p, dtype=np.float64).reshape(-1)
+        if q.shape != (2,) or not np.all(np.isfinite(q)):
+            raise InputError("a point must be two finite numbers")
+        return q - self.origin
+
+    def find_path(self, start, goal, *, clearance: float = 0.0, preferred_clearance=None):
+        """Shortest path with clearance from ``start`` to ``goal`` ((2,) [wu]).
+
+        Returns a :class:`navkit.ecm.path.PathResult` (path, medial route,
+        corridor disks, left/right closest points), or ``None`` when start or
+        goal has less than ``clearance`` to an obstacle or no corridor of that
+        clearance joins them. ``preferred_clearance`` (>= clearance) gives the
+        indicative-route variant that keeps further from obstacles where it can.
+        """
+        from .path import find_path
+
+        return find_path(self, start, goal, clearance, preferred_clearance)
+
+    def clearance_at(self, p) -> float:
+        """Distance [wu] from ``p`` to the nearest obstacle (0 outside free space)."""
+        from .path import clearance_at
+
+        return clearance_at(self, *self._local_point(p))
+
+    def nearest_medial_point(self, p):
+        """Nearest point of the medial axis to ``p``: (point (2,) [wu], its clearance)."""
+        from .path import nearest_medial_point
+
+        q, e = nearest_medial_point(self, *self._local_point(p))
+        from .geom import site_dist
+
+        r = site_dist(self.sites, self.diagram.edges[e][2], q[0], q[1])[0]
+        return q + self.origin, float(r)
 
     def check(self) -> None:
         """Raise BuildError if the diagram's bookkeeping is inconsistent."""

@@ -243,12 +243,12 @@ def pair_param(S, a, b, x, y):
     return br, x * (-gy) + y * gx
 
 
-def pair_point(S, a, b, p0, p1):
+def pair_point(S, a, b, p0, p1, f=0.5):
     """A point of the bisector of a, b between two points on it (same branch):
-    the one whose parameter is the mean of theirs."""
+    the one whose parameter is ``(1 - f) t0 + f t1``."""
     br, t0 = pair_param(S, a, b, *p0)
     _, t1 = pair_param(S, a, b, *p1)
-    tm = 0.5 * (t0 + t1)
+    tm = t0 + f * (t1 - t0)
     ka, kb = S.kind[a], S.kind[b]
     if ka == 0 and kb == 0:
         ax, ay, bx, by = S.ax[a], S.ay[a], S.ax[b], S.ay[b]
@@ -263,8 +263,8 @@ def pair_point(S, a, b, p0, p1):
         rx, ry = S.ax[p] - S.ax[s], S.ay[p] - S.ay[s]
         pu, pv = rx * ux + ry * uy, rx * nx + ry * ny
         if pv == 0.0:
-            return 0.5 * (p0[0] + p1[0]), 0.5 * (p0[1] + p1[1])
+            return p0[0] + f * (p1[0] - p0[0]), p0[1] + f * (p1[1] - p0[1])
         yv = ((tm - pu) ** 2 + pv * pv) / (2.0 * pv)
         return S.ax[s] + tm * ux + yv * nx, S.ay[s] + tm * uy + yv * ny
-    # segment-segment: straight line, midpoint of the chord
-    return 0.5 * (p0[0] + p1[0]), 0.5 * (p0[1] + p1[1])
+    # segment-segment: straight line
+    return p0[0] + f * (p1[0] - p0[0]), p0[1] + f * (p1[1] - p0[1])

@@ -1,0 +1,421 @@
+"""Paths on the Explicit Corridor Map.
+
+``find_path`` retracts start and goal onto the medial axis (along the ray from
+the nearest obstacle point, which stays inside one Voronoi cell), runs Dijkstra
+over the medial-axis edges whose minimum clearance is at least the agent radius
+``r``, and returns the route, its corridor (the maximum-clearance disks along
+the route, with the closest obstacle points on the left and right) and the
+shortest path inside the corridor for radius ``r``: a funnel (string pulling)
+over portals that join the left and right closest points shrunk by ``r`` toward
+the medial axis (Geraerts 2010, "shortest paths with clearance in a corridor").
+
+The exact result wraps around obstacle corners on circular arcs of radius ``r``;
+here each arc is replaced by chords of a slightly larger circle
+(``r * (1 + ARC_SLACK)``), sampled finely enough that every chord stays at least
+``r`` from the corner.  The path therefore never comes closer than ``r`` to an
+obstacle and is at most about ``ARC_SLACK`` (relative) longer than the arc path.
+A preferred clearance ``c >= r`` gives the *indicative route* variant: portals
+are shrunk by ``min(c, local clearance)`` instead, keeping the agent further
+from obstacles where the corridor is wide.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from navkit.errors import InputError
+
+from . import _kernels as K
+from .geom import pair_param, pair_point, site_dist
+
+ARC_SLACK = 1e-3
+_MAX_STEP = 2.0 * math.acos(1.0 / (1.0 + ARC_SLACK)) * 0.9
+
+
+@dataclass
+class PathResult:
+    """A path on the ECM (all world coordinates [wu]).
+
+    Attributes
+    ----------
+    points : (k, 2) float64 -- the path for the agent (start ... goal).
+    length : float -- its length.
+    route : (m, 2) float64 -- the medial-axis route (start, retraction, ..., goal).
+    centers, radii : (m', 2), (m',) -- corridor disks along the route.
+    left, right : (m', 2) -- closest obstacle points on the left/right of the route.
+    clearance : float -- the agent radius it was planned for.
+    edges : list[int] -- diagram edge ids the route uses.
+    """
+
+    points: np.ndarray
+    length: float
+    route: np.ndarray
+    centers: np.ndarray
+    radii: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    clearance: float
+    edges: list
+
+
+def edge_polyline(cmap, e):
+    """Samples of diagram edge ``e`` (local frame): points (k, 2) and clearance (k,)."""
+    cache = cmap._polycache
+    hit = cache.get(e)
+    if hit is not None:
+        return hit
+    d = cmap.diagram
+    S = cmap.sites
+    v0, v1, a, b = d.edges[e]
+    p0 = (d.vx[v0], d.vy[v0])
+    p1 = (d.vx[v1], d.vy[v1])
+    fr = [0.0, 1.0]
+    n = 1
+    for s in (a, b):
+        if S.kind[s] == 0:
+            ang0 = math.atan2(p0[1] - S.ay[s], p0[0] - S.ax[s])
+            ang1 = math.atan2(p1[1] - S.ay[s], p1[0] - S.ax[s])
+            da = abs((ang1 - ang0 + math.pi) % (2 * math.pi) - math.pi)
+            n = max(n, math.ceil(da / _MAX_STEP))
+    if S.kind[a] == 0 or S.kind[b] == 0:
+        n = min(max(n, 4), 2000)
+        fr = list(np.linspace(0.0, 1.0, n + 1))
+        # the closest approach of the two sites, if inside the edge
+        _, t0 = pair_param(S, a, b, *p0)
+        _, t1 = pair_param(S, a, b, *p1)
+        if S.kind[a] == 0 and S.kind[b] == 0:
+            mx, my = 0.5 * (S.ax[a] + S.ax[b]), 0.5 * (S.ay[a] + S.ay[b])
+            _, tm = pair_param(S, a, b, mx, my)
+        else:
+            sg, pt = (a, b) if S.kind[a] == 1 else (b, a)
+            ux, uy = S.bx[sg] - S.ax[sg], S.by[sg] - S.ay[sg]
+            ln = math.hypot(ux, uy)
+            tm = ((S.ax[pt] - S.ax[sg]) * ux + (S.ay[pt] - S.ay[sg]) * uy) / ln
+        if t1 != t0:
+            f = (tm - t0) / (t1 - t0)
+            if 0.0 < f < 1.0:
+                fr = sorted(set(fr) | {f})
+    pts = np.array([pair_point(S, a, b, p0, p1, f) for f in fr])
+    pts[0] = p0
+    pts[-1] = p1
+    clr = np.array([site_dist(S, a, x, y)[0] for x, y in pts])
+    cache[e] = (pts, clr)
+    return pts, clr
+
+
+def _graph(cmap):
+    g = cmap._cache.get("graph")
+    if g is not None:
+        return g
+    d = cmap.diagram
+    nv = len(d.vx)
+    eids = np.array(list(d.edges.keys()), np.int64)
+    ev = np.array([d.edges[e][:2] for e in eids], np.int64).reshape(-1, 2)
+    length = np.empty(eids.shape[0])
+    minclr = np.empty(eids.shape[0])
+    for i, e in enumerate(eids):
+        pts, clr = edge_polyline(cmap, int(e))
+        length[i] = np.sum(np.hypot(*np.diff(pts, axis=0).T))
+        minclr[i] = clr.min()
+    src = np.concatenate([ev[:, 0], ev[:, 1]])
+    dst = np.concatenate([ev[:, 1], ev[:, 0]])
+    eof = np.concatenate([np.arange(eids.shape[0]), np.arange(eids.shape[0])])
+    order = np.argsort(src, kind="stable")
+    indptr = np.zeros(nv + 1, np.int64)
+    np.add.at(indptr, src + 1, 1)
+    indptr = np.cumsum(indptr)
+    g = {
+        "eids": eids,
+        "length": length,
+        "minclr": minclr,
+        "indptr": indptr,
+        "nbr": dst[order],
+        "from": src[order],
+        "eidx": eof[order],
+        "nv": nv,
+    }
+    cmap._cache["graph"] = g
+    return g
+
+
+def clearance_at(cmap, x, y):
+    """Distance from a local point to the nearest obstacle; 0 outside free space."""
+    S = cmap.sites
+    s, dist = K.nearest_site(x, y, *S.kernel_args())
+    if s < 0:
+        return math.inf
+    if not cmap.diagram.side_ok(s, x, y, dist) or dist <= 0.0:
+        return 0.0
+    return float(dist)
+
+
+def _retract(cmap, x, y):
+    """(edge id, polyline index, fraction, point) where the ray from the nearest
+    obstacle point through (x, y) first meets the medial axis."""
+    S = cmap.sites
+    d = cmap.diagram
+    s, dist = K.nearest_site(x, y, *S.kernel_args())
+    _, fx, fy, _ = site_dist(S, s, x, y)
+    ux, uy = (x - fx) / dist, (y - fy) / dist
+    cand = set()
+    for v in d.site_verts.get(int(s), ()):
+        for e in d.vert_edges.get(v, ()):
+            cand.add(e)
+    best = (math.inf, None)
+    for e in cand:
+        pts, _ = edge_polyline(cmap, e)
+        ax, ay = pts[:-1, 0], pts[:-1, 1]
+        bx, by = pts[1:, 0], pts[1:, 1]
+        ex, ey = bx - ax, by - ay
+        den = ux * ey - uy * ex
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = ((ax - x) * ey - (ay - y) * ex) / den
+            mu = ((ax - x) * uy - (ay - y) * ux) / den
+        ok = (den != 0) & (mu >= -1e-12) & (mu <= 1 + 1e-12) & (lam >= -1e-9 * (1 + dist))
+        if np.any(ok):
+            i = int(np.argmin(np.where(ok, lam, np.inf)))
+            if lam[i] < best[0]:
+                f = float(min(max(mu[i], 0.0), 1.0))
+                best = (float(lam[i]), (e, i, f))
+    if best[1] is None:
+        return None
+    e, i, f = best[1]
+    pts, _ = edge_polyline(cmap, e)
+    p = pts[i] + f * (pts[i + 1] - pts[i])
+    return e, i, f, p
+
+
+def _split(cmap, hit):
+    """Polyline pieces from a retraction point to each end vertex of its edge."""
+    e, i, f, p = hit
+    pts, clr = edge_polyline(cmap, e)
+    to_v0 = np.vstack([p[None], pts[i::-1]])
+    to_v1 = np.vstack([p[None], pts[i + 1 :]])
+    return to_v0, to_v1
+
+
+def _clr_ok(cmap, pts, a, r):
+    S = cmap.sites
+    return min(site_dist(S, a, x, y)[0] for x, y in pts) >= r
+
+
+def _plen(p):
+    return float(np.sum(np.hypot(*np.diff(p, axis=0).T))) if len(p) > 1 else 0.0
+
+
+def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
+    """See :meth:`navkit.ecm.CorridorMap.find_path`."""
+    r = float(clearance)
+    if not (math.isfinite(r) and r >= 0):
+        raise InputError("clearance must be a finite number >= 0")
+    xs = cmap._local_point(start)
+    xg = cmap._local_point(goal)
+    if clearance_at(cmap, *xs) < r or clearance_at(cmap, *xg) < r:
+        return None
+    hs = _retract(cmap, *xs)
+    hg = _retract(cmap, *xg)
+    if hs is None or hg is None:
+        return None
+    d = cmap.diagram
+    g = _graph(cmap)
+    s0, s1 = _split(cmap, hs)
+    g0, g1 = _split(cmap, hg)
+    es, eg = hs[0], hg[0]
+    a_s, a_g = d.edges[es][2], d.edges[eg][2]
+    vs = d.edges[es][:2]
+    vg = d.edges[eg][:2]
+    src, scost, spieces = [], [], {}
+    for v, piece in ((vs[0], s0), (vs[1], s1)):
+        if _clr_ok(cmap, piece, a_s, r):
+            src.append(v)
+            scost.append(_plen(piece))
+            spieces[v] = piece
+    dst, dcost, gpieces = [], [], {}
+    for v, piece in ((vg[0], g0), (vg[1], g1)):
+        if _clr_ok(cmap, piece, a_g, r):
+            dst.append(v)
+            dcost.append(_plen(piece))
+            gpieces[v] = piece[::-1]
+    best_cost = math.inf
+    route_parts = None
+    if src and dst:
+        wgt = g["length"][g["eidx"]].copy()
+        wgt[g["minclr"][g["eidx"]] < r] = np.inf
+        prev, bv, cost = K.dijkstra(
+            g["indptr"],
+            g["nbr"],
+            wgt,
+            g["nv"],
+            np.array(src, np.int64),
+            np.array(scost),
+            np.array(dst, np.int64),
+            np.array(dcost),
+        )
+        if bv >= 0 and math.isfinite(cost):
+            chain = []
+            v = bv
+            while prev[v] >= 0:
+                adj = prev[v]
+                chain.append((int(g["eids"][g["eidx"][adj]]), int(g["from"][adj]), v))
+                v = int(g["from"][adj])
+            chain.reverse()
+            best_cost = cost
+            route_parts = (spieces[v], chain, gpieces[bv])
+    if es == eg:
+        # both on one edge: walk along it directly
+        pts, _ = edge_polyline(cmap, es)
+        i0, i1 = hs[1] + hs[2], hg[1] + hg[2]
+        lo, hi = sorted((i0, i1))
+        mid = pts[int(math.floor(lo)) + 1 : int(math.ceil(hi))]
+        seg = np.vstack([hs[3][None], mid if i0 <= i1 else mid[::-1], hg[3][None]])
+        if _clr_ok(cmap, seg, a_s, r) and _plen(seg) <= best_cost:
+            best_cost = _plen(seg)
+            route_parts = ("direct", seg, es)
+    if route_parts is None:
+        return None
+    samples = []  # (x, y, site_a, site_b)
+    edges = []
+    if isinstance(route_parts[0], str):
+        _, seg, e = route_parts
+        a, b = d.edges[e][2:]
+        samples = [(p[0], p[1], a, b) for p in seg]
+        edges = [e]
+    else:
+        first, chain, last = route_parts
+        a, b = d.edges[es][2:]
+        samples += [(p[0], p[1], a, b) for p in first]
+        edges.append(es)
+        for e, u, w in chain:
+            pts, _ = edge_polyline(cmap, e)
+            if d.edges[e][0] != u:
+                pts = pts[::-1]
+            a, b = d.edges[e][2:]
+            samples += [(p[0], p[1], a, b) for p in pts]
+            edges.append(e)
+        a, b = d.edges[eg][2:]
+        samples += [(p[0], p[1], a, b) for p in last]
+        if eg != edges[-1]:
+            edges.append(eg)
+    return _corridor_path(cmap, xs, xg, samples, r, preferred_clearance, edges)
+
+
+def _corridor_path(cmap, xs, xg, samples, r, pref, edges):
+    S = cmap.sites
+    m = np.array([(s[0], s[1]) for s in samples])
+    n = len(samples)
+    centers, radii, left, right = [], [], [], []
+    portals = [(xs, xs)]
+    k = 1.0 + ARC_SLACK
+    for i, (x, y, a, b) in enumerate(samples):
+        j0, j1 = max(i - 1, 0), min(i + 1, n - 1)
+        dx, dy = m[j1, 0] - m[j0, 0], m[j1, 1] - m[j0, 1]
+        _, fax, fay, _ = site_dist(S, a, x, y)
+        da, fbx, fby, _ = site_dist(S, b, x, y)
+        rho = math.hypot(x - fax, y - fay)
+        if dx * (fay - y) - dy * (fax - x) > 0:
+            fl, fr = (fax, fay), (fbx, fby)
+        else:
+            fl, fr = (fbx, fby), (fax, fay)
+        rr = r if pref is None else max(r, min(float(pref), rho))
+        t = min(rr * k / rho, 1.0) if rho > 0 else 1.0
+        L = np.array([fl[0] + (x - fl[0]) * t, fl[1] + (y - fl[1]) * t])
+        R = np.array([fr[0] + (x - fr[0]) * t, fr[1] + (y - fr[1]) * t])
+        portals.append((L, R))
+        centers.append((x, y))
+        radii.append(rho)
+        left.append(fl)
+        right.append(fr)
+    # drop portals that the start has already passed or the goal has not reached
+    # (start and goal lie inside their corridor disks, beside the medial axis)
+    body = portals[1:]
+    while body and _cross(xs, body[0][1], body[0][0]) <= 0.0:
+        body.pop(0)
+    while body and _cross(xg, body[-1][0], body[-1][1]) <= 0.0:
+        body.pop()
+    portals = [(xs, xs), *body, (xg, xg)]
+    pts = _funnel(portals)
+    o = cmap.origin
+    route = np.vstack([xs[None], m, xg[None]]) + o
+    pw = np.asarray(pts) + o
+    return PathResult(
+        points=pw,
+        length=_plen(pw),
+        route=route,
+        centers=np.asarray(centers) + o,
+        radii=np.asarray(radii),
+        left=np.asarray(left) + o,
+        right=np.asarray(right) + o,
+        clearance=r,
+        edges=edges,
+    )
+
+
+def _cross(a, b, c):
+    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+
+def _funnel(portals):
+    """String pulling through portals [(left, right), ...] (left = counter-clockwise side)."""
+    path = [portals[0][0]]
+    apex = portals[0][0]
+    pl, pr = portals[0]
+    il = ir = ia = 0
+    i = 1
+    n = len(portals)
+    while i < n:
+        L, R = portals[i]
+        # right side
+        if _cross(apex, pr, R) >= 0.0:
+            if (apex[0] == pr[0] and apex[1] == pr[1]) or _cross(apex, pl, R) < 0.0:
+                pr, ir = R, i
+            else:
+                apex = pl
+                path.append(apex)
+                ia = il
+                pl = pr = apex
+                il = ir = ia
+                i = ia + 1
+                continue
+        if _cross(apex, pl, L) <= 0.0:
+            if (apex[0] == pl[0] and apex[1] == pl[1]) or _cross(apex, pr, L) > 0.0:
+                pl, il = L, i
+            else:
+                apex = pr
+                path.append(apex)
+                ia = ir
+                pl = pr = apex
+                il = ir = ia
+                i = ia + 1
+                continue
+        i += 1
+    last = portals[-1][0]
+    if not (path[-1][0] == last[0] and path[-1][1] == last[1]):
+        path.append(last)
+    return np.asarray(path, dtype=np.float64)
+
+
+def nearest_medial_point(cmap, x, y):
+    """Nearest point of the medial axis to a local point: (point (2,), edge id)."""
+    segs = cmap._cache.get("segs")
+    if segs is None:
+        a_l, b_l, e_l = [], [], []
+        for e in cmap.diagram.edges:
+            pts, _ = edge_polyline(cmap, e)
+            a_l.append(pts[:-1])
+            b_l.append(pts[1:])
+            e_l.append(np.full(len(pts) - 1, e))
+        segs = (np.vstack(a_l), np.vstack(b_l), np.concatenate(e_l))
+        cmap._cache["segs"] = segs
+    A, B, E = segs
+    D = B - A
+    t = np.clip(
+        ((x - A[:, 0]) * D[:, 0] + (y - A[:, 1]) * D[:, 1]) / np.maximum((D * D).sum(1), 1e-300),
+        0,
+        1,
+    )
+    P = A + t[:, None] * D
+    i = int(np.argmin(np.hypot(P[:, 0] - x, P[:, 1] - y)))
+    return P[i], int(E[i])
