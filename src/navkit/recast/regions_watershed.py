@@ -13,7 +13,9 @@ diagonal reached through it already belongs to another region. After level 0
 the regions expand without a round limit, then :func:`_merge_and_filter`
 (Recast's ``mergeAndFilterRegions``) removes small groups, merges small regions
 and compacts the ids. With ``border_size > 0`` the tile border is first painted
-with ids 1..4 | ``BORDER_REG``.
+with ids 1..4 | ``BORDER_REG`` (those four ids stay reserved, so interior
+regions are numbered from 5). As in Recast, a field whose ``max_distance`` is 0
+(every span on a boundary) seeds no region at all.
 """
 
 from __future__ import annotations
