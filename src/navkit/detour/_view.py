@@ -172,15 +172,17 @@ def view_from_navmesh(nm) -> NavView:
         dm_vbase = dm_tbase = dm_ntris = np.zeros(npoly, np.int64)
     p = nm.params
     return NavView(
-        verts=a.verts, poly_verts=a.poly_verts, poly_neis=a.poly_neis,
-        poly_nverts=a.poly_vert_count, poly_area=a.poly_area, poly_type=a.poly_type,
+        verts=a.verts, poly_verts=a.poly_verts, poly_neis=a.poly_neis.astype(np.int32),
+        poly_nverts=a.poly_vert_count.astype(np.int64), poly_area=a.poly_area,
+        poly_type=a.poly_type.astype(np.int32),
         poly_flags=a.poly_flags, poly_link=a.poly_first_link, poly_tile=a.poly_tile,
         poly_ref=poly_ref.astype(np.int64),
-        link_ref=a.link_ref.view(np.int64), link_next=a.link_next, link_edge=a.link_edge,
-        link_side=a.link_side, link_bmin=a.link_bmin, link_bmax=a.link_bmax,
+        link_ref=a.link_ref.view(np.int64), link_next=a.link_next,
+        link_edge=a.link_edge.astype(np.int64), link_side=a.link_side.astype(np.int64),
+        link_bmin=a.link_bmin.astype(np.int64), link_bmax=a.link_bmax.astype(np.int64),
         dm_vbase=dm_vbase.astype(np.int64), dm_tbase=dm_tbase.astype(np.int64),
-        dm_ntris=dm_ntris.astype(np.int64), dverts=a.dverts, dtris=a.dtris,
-        bv_min=a.bv_bmin, bv_max=a.bv_bmax, bv_i=a.bv_i,
+        dm_ntris=dm_ntris.astype(np.int64), dverts=a.dverts, dtris=a.dtris.astype(np.int64),
+        bv_min=a.bv_bmin.astype(np.int64), bv_max=a.bv_bmax.astype(np.int64), bv_i=a.bv_i,
         tile_salt=a.tile_salt.astype(np.int64), tile_used=a.tile_used,
         tile_pbase=a.tile_poly_base, tile_pcount=a.tile_poly_count,
         tile_bvbase=a.tile_bv_base, tile_bvcount=a.tile_bv_count,
