@@ -39,7 +39,7 @@ Pools:
 - ``poly_flags`` (NP,) uint16; ``poly_area`` (NP,) uint8 (0..63); ``poly_type`` (NP,)
   uint8 (0 ground, 1 off-mesh); ``poly_vert_count`` (NP,) uint8.
 - ``poly_first_link`` (NP,) int64: head of the polygon's link list.
-- ``poly_tile`` (NP,) int32: owning tile slot.
+- ``poly_tile`` (NP,) int32: owning tile slot (-1 in dead ranges of removed tiles).
 - ``link_ref`` (NL,) uint64: target poly ref; ``link_poly`` (NL,) int64: target global
   poly index; ``link_next`` (NL,) int64: next link (or free-list next);
   ``link_edge``, ``link_side``, ``link_bmin``, ``link_bmax`` (NL,) uint8 (as ``dtLink``).
@@ -308,6 +308,9 @@ class NavMesh:
         self._dead = dict.fromkeys(_POOLS, 0)
         #: Extra bytes kept per slot for file round trips (e.g. MSET record padding).
         self._record_pad: dict[int, bytes] = {}
+        #: Runtime off-mesh connections: poly ref -> (start slot, end slot); removed ones.
+        self._runtime_cons: dict[int, tuple[int, int]] = {}
+        self._dead_cons: set[int] = set()
         self._arrays: NavMeshArrays | None = None
 
     # -- refs ------------------------------------------------------------------------------
@@ -496,9 +499,16 @@ class NavMesh:
             off_user_id=p["off_user_id"][orr].copy(),
         )
 
+    def _kill_polys(self, slot: int) -> None:
+        """Mark the slot's current poly and link ranges as owned by no tile."""
+        b, c = int(self._t["tile_poly_base"][slot]), int(self._t["tile_poly_count"][slot])
+        self._p["poly_tile"][b : b + c] = -1
+        self._p["poly_first_link"][b : b + c] = -1
+
     def _release(self, slot: int) -> None:
         """Mark a slot's pool ranges dead; compact when half of a pool is dead."""
         t = self._t
+        self._kill_polys(slot)
         for k in _POOLS:
             self._dead[k] += int(t[f"tile_{k}_count"][slot])
             t[f"tile_{k}_count"][slot] = 0
@@ -570,6 +580,14 @@ class NavMesh:
             np.floor((np.float32(pos[2]) - np.float32(o[2])) / np.float32(self.params.tile_height))
         )
         return tx, ty
+
+    def poly_refs(self) -> list[int]:
+        """Refs of every polygon of every live tile (slot order, then poly order)."""
+        out = []
+        for s in self.tile_slots():
+            base = self._tile_ref(s)
+            out.extend(base | i for i in range(int(self._t["tile_poly_count"][s])))
+        return [r for r in out if r not in self._dead_cons]
 
     def tile_slots(self) -> list[int]:
         """Slots holding a tile, in slot order."""
@@ -685,6 +703,15 @@ class NavMesh:
         for side in range(8):
             for s in self._neighbour_slots(x, y, side):
                 L.unconnect_links(a, s, slot, tb, pb)
+        # Runtime off-mesh connections reach beyond the neighbours.
+        for cref, (s0, s1) in list(self._runtime_cons.items()):
+            if slot in (s0, s1):
+                other = s1 if s0 == slot else s0
+                if other != slot:
+                    L.unconnect_links(a, other, slot, tb, pb)
+                if s0 == slot:
+                    del self._runtime_cons[cref]
+        self._dead_cons = {r for r in self._dead_cons if self.decode_ref(r)[1] != slot}
         # Links of the neighbours that pointed here are gone; forget the target index.
         self._release(slot)
         salt = (int(t["tile_salt"][slot]) + 1) & ((1 << self.salt_bits) - 1)
@@ -705,6 +732,7 @@ class NavMesh:
             or not t["tile_used"][slot]
             or int(t["tile_salt"][slot]) != salt
             or ip >= int(t["tile_poly_count"][slot])
+            or int(ref) in self._dead_cons
         ):
             raise StaleHandleError(f"poly ref {int(ref):#x} names no polygon")
         return int(t["tile_poly_base"][slot]) + ip
@@ -722,8 +750,10 @@ class NavMesh:
         return self._poly(ref)
 
     def poly_ref(self, global_index: int) -> int:
-        """Poly ref of a global pool index."""
+        """Poly ref of a global pool index (StaleHandleError in a dead range)."""
         slot = int(self._p["poly_tile"][global_index])
+        if slot < 0:
+            raise StaleHandleError(f"pool index {global_index} belongs to no tile")
         return self.encode_ref(
             int(self._t["tile_salt"][slot]),
             slot,
@@ -825,6 +855,220 @@ class NavMesh:
             li = int(p["link_next"][li])
         return out
 
+    # -- runtime off-mesh connections (navkit extension) -----------------------------------
+    def _find_land(self, pos: np.ndarray, rad: np.float32) -> tuple[int, int, np.ndarray]:
+        """(slot, global poly, snapped point) of the ground polygon an endpoint lands on."""
+        t = self._t
+        a = self.arrays()
+        best = (-1, -1, np.zeros(3, np.float32))
+        best_d = np.inf
+        for s in self.tile_slots():
+            if not (t["tile_bmin"][s, 0] <= pos[0] < t["tile_bmax"][s, 0]) or not (
+                t["tile_bmin"][s, 2] <= pos[2] < t["tile_bmax"][s, 2]
+            ):
+                continue
+            half = np.array([rad, t["tile_walkable_climb"][s], rad], np.float32)
+            near = np.zeros(3, np.float32)
+            gp = L.find_nearest_poly_in_tile(a, s, pos, half, near)
+            if gp < 0:
+                continue
+            dx, dz = near[0] - pos[0], near[2] - pos[2]
+            if dx * dx + dz * dz > rad * rad:
+                continue
+            d = float(abs(near[1] - pos[1]))
+            if d < best_d:
+                best, best_d = (s, int(gp), near), d
+        return best
+
+    def _grow_tile(self, slot: int, td: TileData, extra_links: int) -> None:
+        """Re-store a tile (with ``extra_links`` more free links) at the end of the pools."""
+        t = self._t
+        head = int(t["tile_link_free"][slot])
+        head = -1 if head < 0 else head - int(t["tile_link_base"][slot])
+        nl = td.max_link_count
+        if extra_links:
+            z8 = np.zeros(extra_links, np.uint8)
+            nxt = np.arange(nl + 1, nl + extra_links + 1, dtype=np.int64)
+            nxt[-1] = head
+            td = td._replace(
+                link_ref=np.concatenate([td.link_ref, np.zeros(extra_links, np.uint64)]),
+                link_next=np.concatenate(
+                    [td.link_next, np.where(nxt < 0, 0xFFFFFFFF, nxt).astype(np.uint32)]
+                ),
+                link_edge=np.concatenate([td.link_edge, z8]),
+                link_side=np.concatenate([td.link_side, z8]),
+                link_bmin=np.concatenate([td.link_bmin, z8]),
+                link_bmax=np.concatenate([td.link_bmax, z8]),
+            )
+            head = nl
+        self._kill_polys(slot)
+        for k in _POOLS:
+            self._dead[k] += int(t[f"tile_{k}_count"][slot])
+        self._store(slot, td)
+        t["tile_link_free"][slot] = -1 if head < 0 else head + int(t["tile_link_base"][slot])
+        a = self.arrays()
+        L.resolve_link_polys(a, self._used["link"], self.salt_bits, self.tile_bits, self.poly_bits)
+
+    def _new_link(self, slot: int, gp: int, target_gp: int, edge: int, side: int) -> None:
+        a = self.arrays()
+        li = L.alloc_link(a, slot)
+        if li < 0:  # capacity was reserved by _grow_tile; this cannot happen
+            raise RuntimeError("no free link")
+        p = self._p
+        p["link_ref"][li] = self.poly_ref(target_gp)
+        p["link_poly"][li] = target_gp
+        p["link_edge"][li] = edge
+        p["link_side"][li] = side
+        p["link_bmin"][li] = 0
+        p["link_bmax"][li] = 0
+        p["link_next"][li] = p["poly_first_link"][gp]
+        p["poly_first_link"][gp] = li
+
+    def add_off_mesh_connection(
+        self,
+        start,
+        end,
+        radius: float,
+        bidirectional: bool = True,
+        area: int = 0,
+        flags: int = 1,
+        user_id: int = 0,
+    ) -> int:
+        """Add an off-mesh connection at runtime between any two tiles (navkit extension).
+
+        Detour only links off-mesh connections whose end lies in the same or a
+        neighbouring tile, and only when the tile is added. Here both endpoints are
+        snapped to the nearest ground polygon within ``radius`` (xz) and
+        ``walkable_climb`` (y) in whichever tiles contain them, and the links are made
+        at once: connection -> start polygon (edge 0), connection -> end polygon
+        (edge 1), start polygon -> connection, and end polygon -> connection when
+        ``bidirectional``. The connection is stored in the start tile (a new off-mesh
+        polygon, as ``dtCreateNavMeshData`` stores them), so ``to_recast`` exports it;
+        Detour itself relinks its far end on load only if that end is in a
+        neighbouring tile. Removing either tile drops the connection's links to it.
+
+        Returns
+        -------
+        int
+            The connection's poly ref.
+
+        Raises
+        ------
+        InputError
+            An endpoint has no ground polygon within ``radius``, bad area, or the
+            start tile is full (``max_polys``).
+        """
+        p0 = np.asarray(start, np.float32).reshape(3)
+        p1 = np.asarray(end, np.float32).reshape(3)
+        rad = np.float32(radius)
+        if not (np.isfinite(p0).all() and np.isfinite(p1).all() and np.isfinite(rad) and rad > 0):
+            raise InputError("off-mesh connection: finite endpoints and a positive radius needed")
+        if not 0 <= int(area) <= 63:
+            raise InputError(f"area {area} outside 0..63")
+        s0, g0, n0 = self._find_land(p0, rad)
+        s1, g1, n1 = self._find_land(p1, rad)
+        if s0 < 0 or s1 < 0:
+            which = "start" if s0 < 0 else "end"
+            raise InputError(
+                f"off-mesh connection: no ground polygon within {radius} of the {which}"
+            )
+        t = self._t
+        l0 = g0 - int(t["tile_poly_base"][s0])
+        l1 = g1 - int(t["tile_poly_base"][s1])
+        td = self.tile_data(s0)
+        k = td.poly_count
+        if k + 1 > (1 << self.poly_bits):
+            raise InputError("start tile has no room for another polygon")
+        nv = td.vert_count
+        side = 0xFF
+        if s1 != s0:
+            from .tile import _classify_off_mesh_point
+
+            side = _classify_off_mesh_point(p1, td.bmin, td.bmax)  # 0xFF: another layer
+        pv = np.zeros((1, 6), np.uint16)
+        pv[0, 0], pv[0, 1] = nv, nv + 1
+        td = td._replace(
+            verts=np.concatenate([td.verts, n0[None], n1[None]]).astype(np.float32),
+            poly_first_link=np.concatenate([td.poly_first_link, [0xFFFFFFFF]]).astype(np.uint32),
+            poly_verts=np.concatenate([td.poly_verts, pv]),
+            poly_neis=np.concatenate([td.poly_neis, np.zeros((1, 6), np.uint16)]),
+            poly_flags=np.concatenate([td.poly_flags, [int(flags) & 0xFFFF]]).astype(np.uint16),
+            poly_vert_count=np.concatenate([td.poly_vert_count, [2]]).astype(np.uint8),
+            poly_area=np.concatenate([td.poly_area, [int(area)]]).astype(np.uint8),
+            poly_type=np.concatenate([td.poly_type, [1]]).astype(np.uint8),
+            off_pos=np.concatenate([td.off_pos, np.concatenate([p0, p1])[None]]).astype(np.float32),
+            off_rad=np.concatenate([td.off_rad, [rad]]).astype(np.float32),
+            off_poly=np.concatenate([td.off_poly, [k]]).astype(np.uint16),
+            off_flags=np.concatenate([td.off_flags, [1 if bidirectional else 0]]).astype(np.uint8),
+            off_side=np.concatenate([td.off_side, [side]]).astype(np.uint8),
+            off_user_id=np.concatenate([td.off_user_id, [int(user_id) & 0xFFFFFFFF]]).astype(
+                np.uint32
+            ),
+        )
+        same = s1 == s0
+        self._grow_tile(s0, td, 3 + (1 if (bidirectional and same) else 0))
+        if bidirectional and not same:
+            self._grow_tile(s1, self.tile_data(s1), 1)
+        # Global indices after the moves.
+        con = int(t["tile_poly_base"][s0]) + k
+        g0 = int(t["tile_poly_base"][s0]) + l0
+        g1 = int(t["tile_poly_base"][s1]) + l1
+        dir_back = 0xFF if same or side == 0xFF else (side + 4) & 7
+        # Order as Detour: start link (edge 0), then end link (edge 1) at the list head.
+        self._new_link(s0, con, g0, 0, 0xFF)
+        self._new_link(s0, g0, con, 0xFF, 0xFF)
+        self._new_link(s0, con, g1, 1, side)
+        if bidirectional:
+            self._new_link(s1, g1, con, 0xFF, dir_back)
+        ref = self.poly_ref(con)
+        self._runtime_cons[ref] = (s0, s1)
+        return ref
+
+    def remove_off_mesh_connection(self, ref: int) -> None:
+        """Remove a connection made by :meth:`add_off_mesh_connection`.
+
+        Its links are freed and its ref becomes stale; the polygon stays in the start
+        tile, unlinked and with flags 0, so that the other refs keep their meaning.
+
+        Raises
+        ------
+        StaleHandleError
+            ``ref`` is not a live runtime connection.
+        """
+        ref = int(ref)
+        if ref not in self._runtime_cons:
+            raise StaleHandleError(f"poly ref {ref:#x} is not a runtime off-mesh connection")
+        gp = self._poly(ref)
+        p = self._p
+        s0, _ = self._runtime_cons.pop(ref)
+        a = self.arrays()
+        li = int(p["poly_first_link"][gp])
+        targets = []
+        while li >= 0:
+            targets.append(int(p["link_poly"][li]))
+            nx = int(p["link_next"][li])
+            L.free_link(a, s0, li)
+            li = nx
+        p["poly_first_link"][gp] = -1
+        for tg in targets:
+            if tg < 0:
+                continue
+            ts = int(p["poly_tile"][tg])
+            prev, li = -1, int(p["poly_first_link"][tg])
+            while li >= 0:
+                nx = int(p["link_next"][li])
+                if int(p["link_poly"][li]) == gp:
+                    if prev < 0:
+                        p["poly_first_link"][tg] = nx
+                    else:
+                        p["link_next"][prev] = nx
+                    L.free_link(a, ts, li)
+                else:
+                    prev = li
+                li = nx
+        p["poly_flags"][gp] = 0
+        self._dead_cons.add(ref)
+
     # -- summary ---------------------------------------------------------------------------
     def stats(self) -> dict:
         """Counts over the live tiles: tiles, polys, verts, detail_verts, detail_tris,
@@ -864,7 +1108,7 @@ def _count_links(a: NavMeshArrays) -> int:
     fl = a.poly_first_link
     nx = a.link_next
     for gp in range(fl.shape[0]):
-        if not used[pt[gp]]:
+        if pt[gp] < 0 or not used[pt[gp]]:
             continue
         li = int(fl[gp])
         while li >= 0:
