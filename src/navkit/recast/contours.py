@@ -595,77 +595,81 @@ def _smoothsort(perm, n, k1, k2):
 
 
 @njit
-def _area2(buf, a, b, c):
-    return (buf[b, 0] - buf[a, 0]) * (buf[c, 2] - buf[a, 2]) - (buf[c, 0] - buf[a, 0]) * (
-        buf[b, 2] - buf[a, 2]
-    )
+def _orient(ax, az, bx, bz, cx, cz):
+    """Twice the signed area of triangle a, b, c in x/z (negative: c left of a->b)."""
+    return (bx - ax) * (cz - az) - (cx - ax) * (bz - az)
 
 
 @njit
-def _between(buf, a, b, c):
-    if _area2(buf, a, b, c) != 0:
+def _on_segment(ax, az, bx, bz, cx, cz):
+    """Whether c is collinear with a-b and lies on the closed segment."""
+    if _orient(ax, az, bx, bz, cx, cz) != 0:
         return False
-    if buf[a, 0] != buf[b, 0]:
-        return (buf[a, 0] <= buf[c, 0] <= buf[b, 0]) or (buf[a, 0] >= buf[c, 0] >= buf[b, 0])
-    return (buf[a, 2] <= buf[c, 2] <= buf[b, 2]) or (buf[a, 2] >= buf[c, 2] >= buf[b, 2])
+    if ax != bx:
+        return (ax <= cx <= bx) or (ax >= cx >= bx)
+    return (az <= cz <= bz) or (az >= cz >= bz)
 
 
 @njit
-def _segments_meet(buf, a, b, c, d):
-    """Whether segments a-b and c-d (rows of ``buf``) intersect, properly or not."""
-    abc = _area2(buf, a, b, c)
-    abd = _area2(buf, a, b, d)
-    cda = _area2(buf, c, d, a)
-    cdb = _area2(buf, c, d, b)
+def _segments_meet(ax, az, bx, bz, cx, cz, dx, dz):
+    """Whether segments a-b and c-d intersect, properly or not."""
+    abc = _orient(ax, az, bx, bz, cx, cz)
+    abd = _orient(ax, az, bx, bz, dx, dz)
+    cda = _orient(cx, cz, dx, dz, ax, az)
+    cdb = _orient(cx, cz, dx, dz, bx, bz)
     if abc != 0 and abd != 0 and cda != 0 and cdb != 0:
         if ((abc < 0) != (abd < 0)) and ((cda < 0) != (cdb < 0)):
             return True
     return (
-        _between(buf, a, b, c)
-        or _between(buf, a, b, d)
-        or _between(buf, c, d, a)
-        or _between(buf, c, d, b)
+        _on_segment(ax, az, bx, bz, cx, cz)
+        or _on_segment(ax, az, bx, bz, dx, dz)
+        or _on_segment(cx, cz, dx, dz, ax, az)
+        or _on_segment(cx, cz, dx, dz, bx, bz)
     )
 
 
 @njit
-def _same_xz(buf, a, b):
-    return buf[a, 0] == buf[b, 0] and buf[a, 2] == buf[b, 2]
-
-
-@njit
 def _crosses(buf, d0, d1, skip, start, n):
-    """Whether segment d0-d1 crosses an edge of the polygon ``buf[start:start+n]``.
+    """Whether segment d0-d1 (rows of ``buf``) crosses an edge of ``buf[start:start+n]``.
 
     Edges touching local vertex ``skip``, or sharing an end point with the segment, are ignored.
     """
+    x0 = buf[d0, 0]
+    z0 = buf[d0, 2]
+    x1 = buf[d1, 0]
+    z1 = buf[d1, 2]
     for k in range(n):
         k1 = k + 1 if k + 1 < n else 0
         if skip == k or skip == k1:
             continue
-        p0 = start + k
-        p1 = start + k1
+        px = buf[start + k, 0]
+        pz = buf[start + k, 2]
+        qx = buf[start + k1, 0]
+        qz = buf[start + k1, 2]
         if (
-            _same_xz(buf, d0, p0)
-            or _same_xz(buf, d1, p0)
-            or _same_xz(buf, d0, p1)
-            or _same_xz(buf, d1, p1)
+            (px == x0 and pz == z0)
+            or (px == x1 and pz == z1)
+            or (qx == x0 and qz == z0)
+            or (qx == x1 and qz == z1)
         ):
             continue
-        if _segments_meet(buf, d0, d1, p0, p1):
+        if _segments_meet(x0, z0, x1, z1, px, pz, qx, qz):
             return True
     return False
 
 
 @njit
-def _in_cone(buf, start, n, j, pj):
-    """Whether point row ``pj`` lies in the interior angle at vertex ``j`` of the polygon."""
+def _in_cone(buf, start, n, j, cx, cz):
+    """Whether point (cx, cz) lies in the interior angle at vertex ``j`` of the polygon."""
     pi = start + j
-    pnext = start + (j + 1 if j + 1 < n else 0)
-    pprev = start + (j - 1 if j >= 1 else n - 1)
-    if _area2(buf, pprev, pi, pnext) <= 0:  # convex corner
-        return _area2(buf, pi, pj, pprev) < 0 and _area2(buf, pj, pi, pnext) < 0
-    return not (_area2(buf, pi, pj, pnext) <= 0 and _area2(buf, pj, pi, pprev) <= 0)
+    pn = start + (j + 1 if j + 1 < n else 0)
+    pp = start + (j - 1 if j >= 1 else n - 1)
+    ix, iz = buf[pi, 0], buf[pi, 2]
+    nx, nz = buf[pn, 0], buf[pn, 2]
+    px, pz = buf[pp, 0], buf[pp, 2]
+    if _orient(px, pz, ix, iz, nx, nz) <= 0:  # convex corner
+        return _orient(ix, iz, cx, cz, px, pz) < 0 and _orient(cx, cz, ix, iz, nx, nz) < 0
+    return not (_orient(ix, iz, cx, cz, nx, nz) <= 0 and _orient(cx, cz, ix, iz, px, pz) <= 0)
 
 
 @njit
@@ -763,7 +767,7 @@ def _merge_holes_kernel(creg, nverts, verts, nregions):
                 on = cur_n[o]
                 nd = 0
                 for j in range(on):
-                    if _in_cone(buf, os_, on, j, corner):
+                    if _in_cone(buf, os_, on, j, buf[corner, 0], buf[corner, 2]):
                         ex = buf[os_ + j, 0] - buf[corner, 0]
                         ez = buf[os_ + j, 2] - buf[corner, 2]
                         dvert[nd] = j
