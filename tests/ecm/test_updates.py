@@ -1,0 +1,135 @@
+"""Local updates against the rebuild oracle, bad input and rollback."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scenes import random_obstacle, random_scene
+
+from navkit.ecm import CorridorMap, map_difference
+from navkit.errors import BuildError, InputError, StaleHandleError
+
+RECT = [[0, 0], [10, 0], [10, 6], [0, 6]]
+
+
+def _random_ops(m, rng, steps, oracle_every=1):
+    for step in range(steps):
+        hs = [h for h in m.obstacles if h]
+        op = rng.choice(["ins", "rem", "mov"])
+        try:
+            if op == "rem" and hs:
+                m.remove(int(rng.choice(hs)))
+            elif op == "mov" and hs:
+                m.move(int(rng.choice(hs)), offset=rng.uniform(-1, 1, 2) * 0.8)
+            else:
+                kind = rng.choice(["poly", "seg", "point"])
+                m.insert_polygon(
+                    random_obstacle(rng, *rng.uniform([2, 2], [38, 28]), 1.2, kind=kind)
+                )
+        except InputError:
+            continue  # overlapping placement: rejected, map unchanged
+        m.check()
+        if step % oracle_every == 0:
+            diff = map_difference(m, m.rebuilt())
+            assert diff == [], (step, op, diff[:5])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_updates_equal_rebuild(seed):
+    b, obs, _ = random_scene(seed, 12, 40, 30)
+    m = CorridorMap.from_polygons(b, obs)
+    _random_ops(m, np.random.default_rng(seed + 100), 10)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.floats(1, 9), st.floats(1, 5)), min_size=1, max_size=6, unique=True))
+def test_point_insert_then_delete_all(points):
+    m = CorridorMap.from_polygons(RECT)
+    empty = CorridorMap.from_polygons(RECT)
+    hs = []
+    for p in points:
+        try:
+            hs.append(m.insert_point(p).handle)
+        except InputError:
+            continue
+        assert map_difference(m, m.rebuilt()) == []
+    for h in hs:
+        m.remove(h)
+        assert map_difference(m, m.rebuilt()) == []
+    assert map_difference(m, empty) == []
+
+
+def test_update_reports_local_changes():
+    b, obs, _ = random_scene(3, 40, 100, 60)
+    m = CorridorMap.from_polygons(b, obs)
+    v, r, _, _ = m.medial_axis()
+    nv = len(v)
+    c = v[np.argmax(np.where(r > 1.5, -np.hypot(*(v - [50, 30]).T), -np.inf))]
+    rep = m.insert_polygon(c + [[-0.5, -0.5], [0.5, -0.5], [0, 0.4]])
+    assert rep.touched_vertices and rep.touched_edges
+    assert len(rep.touched_vertices) < nv / 4  # only the neighbourhood changed
+    rep2 = m.remove(rep.handle)
+    assert rep2.handle == rep.handle
+    assert map_difference(m, CorridorMap.from_polygons(b, obs)) == []
+
+
+def test_bad_input():
+    m = CorridorMap.from_polygons(RECT, [[[4, 2], [5, 2], [5, 3]]])
+    with pytest.raises(InputError):  # self-intersecting (bow tie)
+        m.insert_polygon([[1, 1], [2, 2], [2, 1], [1, 2]])
+    with pytest.raises(InputError):  # overlaps an obstacle
+        m.insert_polygon([[4.6, 1.5], [6, 1.5], [6, 2.5], [4.6, 2.5]])
+    with pytest.raises(InputError):  # crosses the boundary
+        m.insert_segment([9, 3], [11, 3])
+    with pytest.raises(InputError):  # outside the boundary
+        m.insert_point([20, 20])
+    with pytest.raises(InputError):
+        m.insert_point([np.nan, 1])
+    with pytest.raises(InputError):  # zero-area polygon
+        m.insert_polygon([[1, 1], [2, 1], [3, 1]])
+    with pytest.raises(StaleHandleError):
+        m.remove(999)
+    with pytest.raises(StaleHandleError):
+        m.remove(0)  # the boundary is not removable
+    before = m.rebuilt()
+    assert map_difference(m, before) == []
+
+
+def test_cleaning():
+    m = CorridorMap.from_polygons(RECT)
+    # repeated and collinear corners are dropped; a 2-corner polygon is a segment
+    h = m.insert_polygon([[2, 2], [2, 2], [3, 2], [4, 2], [4, 3]]).handle
+    assert m.obstacles[h]["ring"].shape[0] == 3
+    h2 = m.insert_polygon([[6, 2], [7, 3], [7, 3]]).handle
+    assert m.obstacles[h2]["kind"] == "segment"
+    # obstacles fully outside the boundary are dropped at build time and listed
+    m2 = CorridorMap.from_polygons(RECT, [[[20, 20], [21, 20], [21, 21]], [[5, 3]]])
+    assert len(m2.dropped) == 1 and len(m2.obstacles) == 2
+    assert map_difference(m, m.rebuilt()) == []
+
+
+def test_huge_coordinates_are_relative_to_the_boundary():
+    off = np.array([1e12, -3e11])
+    m = CorridorMap.from_polygons(np.asarray(RECT) + off, [np.array([[5, 3]]) + off])
+    v, r, _, _ = m.medial_axis()
+    assert np.all(np.abs(v - off) < 20)
+    p = m.find_path(off + [1, 1], off + [9, 5], clearance=0.5)
+    assert p is not None and p.length > 8
+
+
+def test_failed_update_rolls_back(monkeypatch):
+    b, obs, _ = random_scene(5, 10, 40, 30)
+    m = CorridorMap.from_polygons(b, obs)
+    ref = m.rebuilt()
+
+    def boom(*a, **k):
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(m.diagram, "rejoin", boom)
+    with pytest.raises(BuildError):
+        m.insert_point([1.0, 1.0])
+    m.check()
+    assert map_difference(m, ref) == []
+    h = [h for h in m.obstacles if h][0]
+    m.remove(h)  # the map still works after the rollback
+    assert map_difference(m, m.rebuilt()) == []
