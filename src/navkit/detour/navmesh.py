@@ -760,6 +760,10 @@ class NavMesh:
             global_index - int(self._t["tile_poly_base"][slot]),
         )
 
+    def get_poly_type(self, ref: int) -> int:
+        """0 ground polygon, 1 off-mesh connection."""
+        return int(self._p["poly_type"][self._poly(ref)])
+
     def get_poly_flags(self, ref: int) -> int:
         return int(self._p["poly_flags"][self._poly(ref)])
 
