@@ -81,72 +81,99 @@ def _finite_f32(v, name: str) -> np.float32:
 
 
 # -- erosion -------------------------------------------------------------------------------------
-@njit(inline="always")
-def _link(con, i, d):
-    return np.int32((con[i] >> np.uint32(6 * d)) & np.uint32(0x3F))
+@njit
+def _neighbour_kernel(cells_index, cells_count, con):
+    """Linked neighbour span of each span per direction (-1 = none), and raster order.
+
+    Returns ``(nb, order, ok)``: ``order`` lists span indices in Recast's raster
+    order (z, then x, then layer); ``ok`` is False when a link points outside the
+    grid or past its neighbour cell's spans (a corrupt compact heightfield).
+    """
+    height, width = cells_index.shape
+    n = con.shape[0]
+    nb = np.full((n, 4), -1, np.int32)
+    order = np.empty(n, np.int32)
+    t = 0
+    for z in range(height):
+        for x in range(width):
+            first = np.int64(cells_index[z, x])
+            for i in range(first, first + np.int64(cells_count[z, x])):
+                if t < n:
+                    order[t] = i
+                t += 1
+                c = con[i]
+                for d in range(4):
+                    k = np.int64((c >> np.uint32(6 * d)) & np.uint32(0x3F))
+                    if k == NOT_CONNECTED:
+                        continue
+                    nx = x + DIR_OFFSET_X[d]
+                    nz = z + DIR_OFFSET_Z[d]
+                    if nx < 0 or nz < 0 or nx >= width or nz >= height:
+                        return nb, order, False
+                    if k >= np.int64(cells_count[nz, nx]):
+                        return nb, order, False
+                    nb[i, d] = np.int64(cells_index[nz, nx]) + k
+    return nb, order[: min(t, n)], t <= n
 
 
-@njit(inline="always")
-def _relax(dist, i, con, cells_index, x, z, d_straight, d_diag):
-    """Lower dist[i] via the neighbour in ``d_straight`` and that one's ``d_diag`` neighbour."""
-    k = _link(con, i, d_straight)
-    if k == NOT_CONNECTED:
-        return
-    ax = x + DIR_OFFSET_X[d_straight]
-    az = z + DIR_OFFSET_Z[d_straight]
-    ai = np.int32(cells_index[az, ax]) + k
-    nd = min(np.int32(dist[ai]) + 2, 255)
-    if nd < dist[i]:
-        dist[i] = nd
-    k2 = _link(con, ai, d_diag)
-    if k2 != NOT_CONNECTED:
-        bx = ax + DIR_OFFSET_X[d_diag]
-        bz = az + DIR_OFFSET_Z[d_diag]
-        bi = np.int32(cells_index[bz, bx]) + k2
-        nd = min(np.int32(dist[bi]) + 3, 255)
-        if nd < dist[i]:
-            dist[i] = nd
+def _neighbours(chf: CompactHeightfield) -> tuple[np.ndarray, np.ndarray]:
+    nb, order, ok = _neighbour_kernel(chf.cells_index, chf.cells_count, chf.con)
+    if not ok:
+        raise InputError("compact heightfield has a neighbour link outside its grid or cells")
+    return nb, order
 
 
 @njit
-def _erode_kernel(cells_index, cells_count, con, areas, thr):
-    height, width = cells_index.shape
+def _erode_kernel(nb, order, areas, thr):
     n = areas.shape[0]
-    dist = np.full(n, 255, np.uint8)
-    for z in range(height):
-        for x in range(width):
-            first = np.int32(cells_index[z, x])
-            for i in range(first, first + np.int32(cells_count[z, x])):
-                if areas[i] == 0:
-                    dist[i] = 0
-                    continue
-                full = True
-                for d in range(4):
-                    k = _link(con, i, d)
-                    if k == NOT_CONNECTED:
-                        full = False
-                        break
-                    ni = np.int32(cells_index[z + DIR_OFFSET_Z[d], x + DIR_OFFSET_X[d]]) + k
-                    if areas[ni] == 0:
-                        full = False
-                        break
-                if not full:
-                    dist[i] = 0
-    for z in range(height):
-        for x in range(width):
-            first = np.int32(cells_index[z, x])
-            for i in range(first, first + np.int32(cells_count[z, x])):
-                _relax(dist, i, con, cells_index, x, z, 0, 3)
-                _relax(dist, i, con, cells_index, x, z, 3, 2)
-    for z in range(height - 1, -1, -1):
-        for x in range(width - 1, -1, -1):
-            first = np.int32(cells_index[z, x])
-            for i in range(first, first + np.int32(cells_count[z, x])):
-                _relax(dist, i, con, cells_index, x, z, 2, 1)
-                _relax(dist, i, con, cells_index, x, z, 1, 0)
+    dist = np.empty(n, np.int32)
+    for i in range(n):
+        dist[i] = 255
+        if areas[i] == 0:
+            dist[i] = 0
+            continue
+        for d in range(4):
+            j = nb[i, d]
+            if j < 0 or areas[j] == 0:
+                dist[i] = 0
+                break
+    # Chamfer passes in Recast's raster order: forward looking at (-1,0) then its
+    # (0,-1) neighbour, and (0,-1) then its (+1,0); backward mirrored.
+    for t in range(order.shape[0]):
+        i = order[t]
+        best = dist[i]
+        a = nb[i, 0]
+        if a >= 0:
+            best = min(best, dist[a] + 2)
+            b = nb[a, 3]
+            if b >= 0:
+                best = min(best, dist[b] + 3)
+        a = nb[i, 3]
+        if a >= 0:
+            best = min(best, dist[a] + 2)
+            b = nb[a, 2]
+            if b >= 0:
+                best = min(best, dist[b] + 3)
+        dist[i] = min(best, 255)
+    for t in range(order.shape[0] - 1, -1, -1):
+        i = order[t]
+        best = dist[i]
+        a = nb[i, 2]
+        if a >= 0:
+            best = min(best, dist[a] + 2)
+            b = nb[a, 1]
+            if b >= 0:
+                best = min(best, dist[b] + 3)
+        a = nb[i, 1]
+        if a >= 0:
+            best = min(best, dist[a] + 2)
+            b = nb[a, 0]
+            if b >= 0:
+                best = min(best, dist[b] + 3)
+        dist[i] = min(best, 255)
     out = areas.copy()
     for i in range(n):
-        if np.int32(dist[i]) < thr:
+        if dist[i] < thr:
             out[i] = 0
     return out
 
@@ -171,50 +198,40 @@ def erode_walkable_area(chf: CompactHeightfield, radius: int) -> CompactHeightfi
     if r != radius or r < 0:
         raise InputError(f"radius must be an integer >= 0 [vx], got {radius!r}")
     thr = (r * 2) & 0xFF  # Recast stores the threshold in an unsigned char
-    areas = _erode_kernel(chf.cells_index, chf.cells_count, chf.con, chf.areas, thr)
+    nb, order = _neighbours(chf)
+    areas = _erode_kernel(nb, order, chf.areas, thr)
     return chf._replace(areas=areas)
 
 
 # -- median filter -------------------------------------------------------------------------------
 @njit
-def _median_kernel(cells_index, cells_count, con, areas):
-    height, width = cells_index.shape
+def _median_kernel(nb, areas):
+    n = areas.shape[0]
     out = areas.copy()
-    nb = np.empty(9, np.uint8)
-    for z in range(height):
-        for x in range(width):
-            first = np.int32(cells_index[z, x])
-            for i in range(first, first + np.int32(cells_count[z, x])):
-                if areas[i] == 0:
-                    continue
-                for k in range(9):
-                    nb[k] = areas[i]
-                for d in range(4):
-                    k = _link(con, i, d)
-                    if k == NOT_CONNECTED:
-                        continue
-                    ax = x + DIR_OFFSET_X[d]
-                    az = z + DIR_OFFSET_Z[d]
-                    ai = np.int32(cells_index[az, ax]) + k
-                    if areas[ai] != 0:
-                        nb[d * 2] = areas[ai]
-                    d2 = (d + 1) & 3
-                    k2 = _link(con, ai, d2)
-                    if k2 != NOT_CONNECTED:
-                        bi = (
-                            np.int32(cells_index[az + DIR_OFFSET_Z[d2], ax + DIR_OFFSET_X[d2]]) + k2
-                        )
-                        if areas[bi] != 0:
-                            nb[d * 2 + 1] = areas[bi]
-                # insertion sort of 9 values; the median is the fifth
-                for a in range(1, 9):
-                    v = nb[a]
-                    b = a - 1
-                    while b >= 0 and nb[b] > v:
-                        nb[b + 1] = nb[b]
-                        b -= 1
-                    nb[b + 1] = v
-                out[i] = nb[4]
+    vals = np.empty(9, np.uint8)
+    for i in range(n):
+        if areas[i] == 0:
+            continue
+        for k in range(9):
+            vals[k] = areas[i]
+        for d in range(4):
+            a = nb[i, d]
+            if a < 0:
+                continue
+            if areas[a] != 0:
+                vals[d * 2] = areas[a]
+            b = nb[a, (d + 1) & 3]
+            if b >= 0 and areas[b] != 0:
+                vals[d * 2 + 1] = areas[b]
+        # insertion sort of 9 values; the median is the fifth
+        for a in range(1, 9):
+            v = vals[a]
+            b = a - 1
+            while b >= 0 and vals[b] > v:
+                vals[b + 1] = vals[b]
+                b -= 1
+            vals[b + 1] = v
+        out[i] = vals[4]
     return out
 
 
@@ -227,7 +244,7 @@ def median_filter_walkable_area(chf: CompactHeightfield) -> CompactHeightfield:
         ``chf`` with a new ``areas`` (uint8) array; null spans stay null.
     """
     _check_chf(chf)
-    return chf._replace(areas=_median_kernel(chf.cells_index, chf.cells_count, chf.con, chf.areas))
+    return chf._replace(areas=_median_kernel(_neighbours(chf)[0], chf.areas))
 
 
 # -- volume marking ------------------------------------------------------------------------------
