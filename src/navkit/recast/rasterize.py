@@ -222,16 +222,16 @@ def clear_unwalkable_triangles(
 
 
 # -- rasterization kernels -----------------------------------------------------------------------
-@njit
-def _divide_poly(src, n, out1, out2, offset, axis, delta):
-    """Split convex polygon ``src[:n]`` along ``coord[axis] == offset``.
+@njit(inline="always")
+def _divide_poly(buf, src, n, dst1, dst2, offset, axis, delta):
+    """Split convex polygon ``buf[src, :n]`` along ``coord[axis] == offset``.
 
-    ``out1`` receives the part with ``coord <= offset`` (delta >= 0), ``out2`` the
-    rest; vertices on the line go to both. ``delta`` is scratch space. Returns the
-    two vertex counts.
+    ``buf[dst1]`` receives the part with ``coord <= offset`` (delta >= 0),
+    ``buf[dst2]`` the rest; vertices on the line go to both. ``delta`` is scratch
+    space. Returns the two vertex counts.
     """
     for k in range(n):
-        delta[k] = offset - src[k, axis]
+        delta[k] = offset - buf[src, k, axis]
     n1 = 0
     n2 = 0
     prev = n - 1
@@ -241,29 +241,29 @@ def _divide_poly(src, n, out1, out2, offset, axis, delta):
         if (dc >= F32(0.0)) != (dp >= F32(0.0)):
             s = dp / (dp - dc)
             for c in range(3):
-                p = src[prev, c] + (src[cur, c] - src[prev, c]) * s
-                out1[n1, c] = p
-                out2[n2, c] = p
+                p = buf[src, prev, c] + (buf[src, cur, c] - buf[src, prev, c]) * s
+                buf[dst1, n1, c] = p
+                buf[dst2, n2, c] = p
             n1 += 1
             n2 += 1
             if dc > F32(0.0):
                 for c in range(3):
-                    out1[n1, c] = src[cur, c]
+                    buf[dst1, n1, c] = buf[src, cur, c]
                 n1 += 1
             elif dc < F32(0.0):
                 for c in range(3):
-                    out2[n2, c] = src[cur, c]
+                    buf[dst2, n2, c] = buf[src, cur, c]
                 n2 += 1
         else:
             if dc >= F32(0.0):
                 for c in range(3):
-                    out1[n1, c] = src[cur, c]
+                    buf[dst1, n1, c] = buf[src, cur, c]
                 n1 += 1
                 if dc != F32(0.0):
                     prev = cur
                     continue
             for c in range(3):
-                out2[n2, c] = src[cur, c]
+                buf[dst2, n2, c] = buf[src, cur, c]
             n2 += 1
         prev = cur
     return n1, n2
@@ -341,9 +341,7 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
 
         for z in range(z0, z1 + 1):
             cell_z = bmin[2] + np.float32(z) * cs
-            n_row, n_in = _divide_poly(
-                buf[b_in], n_in, buf[b_row], buf[b_p1], cell_z + cs, 2, delta
-            )
+            n_row, n_in = _divide_poly(buf, b_in, n_in, b_row, b_p1, cell_z + cs, 2, delta)
             b_in, b_p1 = b_p1, b_in
             if n_row < 3 or z < 0:
                 continue
@@ -365,9 +363,7 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
             n_rest = n_row
             for x in range(x0, x1 + 1):
                 cell_x = bmin[0] + np.float32(x) * cs
-                n_cell, n_rest = _divide_poly(
-                    buf[b_row], n_rest, buf[b_p1], buf[b_p2], cell_x + cs, 0, delta
-                )
+                n_cell, n_rest = _divide_poly(buf, b_row, n_rest, b_p1, b_p2, cell_x + cs, 0, delta)
                 b_row, b_p2 = b_p2, b_row
                 if n_cell < 3 or x < 0:
                     continue
