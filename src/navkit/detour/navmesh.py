@@ -1163,6 +1163,8 @@ def _check_tile(d: TileData) -> None:
         pos = np.arange(nb)
         if ((bi >= 0) & (bi >= max(nd, 1))).any() or ((bi < 0) & (pos - bi > nb)).any():
             raise InputError("BV tree node out of range")
+    if ((d.poly_type == 1) & (d.poly_vert_count != 2)).any():
+        raise InputError("an off-mesh polygon does not have 2 vertices")
     no = d.off_mesh_con_count
     if no:
         op = d.off_poly.astype(np.int64)
