@@ -99,6 +99,23 @@ def edge_polyline(cmap, e):
             if 0.0 < f < 1.0:
                 fr = sorted(set(fr) | {f})
     pts = np.array([pair_point(S, a, b, p0, p1, f) for f in fr])
+    # refine until the direction to every point site turns by at most _MAX_STEP
+    # between samples (so chords around a corner stay outside radius r)
+    psites = [s for s in (a, b) if S.kind[s] == 0]
+    for _ in range(12):
+        if not psites:
+            break
+        bad = np.zeros(len(fr) - 1, bool)
+        for s in psites:
+            ang = np.arctan2(pts[:, 1] - S.ay[s], pts[:, 0] - S.ax[s])
+            dang = np.abs((np.diff(ang) + np.pi) % (2 * np.pi) - np.pi)
+            bad |= dang > _MAX_STEP
+        if not bad.any():
+            break
+        fa = np.asarray(fr)
+        extra = 0.5 * (fa[:-1] + fa[1:])[bad]
+        fr = sorted(set(fr) | set(extra.tolist()))
+        pts = np.array([pair_point(S, a, b, p0, p1, f) for f in fr])
     pts[0] = p0
     pts[-1] = p1
     clr = np.array([site_dist(S, a, x, y)[0] for x, y in pts])
@@ -288,7 +305,7 @@ def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
         a, b = d.edges[es][2:]
         samples += [(p[0], p[1], a, b) for p in first]
         edges.append(es)
-        for e, u, w in chain:
+        for e, u, _w in chain:
             pts, _ = edge_polyline(cmap, e)
             if d.edges[e][0] != u:
                 pts = pts[::-1]

@@ -1,0 +1,127 @@
+"""Paths on the ECM: clearance kept (brute force), never shorter than the
+visibility-graph oracle, equal to it when both go the same way."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scenes import random_scene
+
+from navkit.ecm import CorridorMap
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from oracles.visibility import convex_hull, shortest_path_length  # noqa: E402
+
+RECT = [[0, 0], [10, 0], [10, 6], [0, 6]]
+
+
+def _features(m):
+    """All obstacle segments (as (a, b) pairs, points as a == b) in world coordinates."""
+    segs = []
+    for o in m.obstacles.values():
+        ring = o["ring"] + m.origin
+        if len(ring) == 1:
+            segs.append((ring[0], ring[0]))
+        elif len(ring) == 2:
+            segs.append((ring[0], ring[1]))
+        else:
+            segs += [(ring[i], ring[(i + 1) % len(ring)]) for i in range(len(ring))]
+    a = np.array([s[0] for s in segs])
+    b = np.array([s[1] for s in segs])
+    return a, b
+
+
+def _seg_seg_dist(p, q, a, b, n=64):
+    """Min distance from segment pq to segments a[i]b[i] (dense sampling of pq plus
+    exact point-segment distances of the four endpoints)."""
+    t = np.linspace(0, 1, n)[:, None]
+    pts = p + t * (q - p)
+    d = b - a
+    dd = np.maximum((d * d).sum(1), 1e-300)
+    best = np.inf
+    for x in pts:
+        s = np.clip(((x - a) * d).sum(1) / dd, 0, 1)
+        best = min(best, float(np.min(np.hypot(*(a + s[:, None] * d - x).T))))
+    return best
+
+
+def _path_clearance(m, pts):
+    a, b = _features(m)
+    return min(_seg_seg_dist(pts[i], pts[i + 1], a, b) for i in range(len(pts) - 1))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_paths_keep_clearance(seed):
+    bnd, obs, _ = random_scene(seed, 15, 40, 30)
+    m = CorridorMap.from_polygons(bnd, obs)
+    rng = np.random.default_rng(seed)
+    found = 0
+    for _ in range(12):
+        r = float(rng.choice([0.0, 0.3, 0.8]))
+        s, g = rng.uniform([1, 1], [39, 29], (2, 2))
+        if m.clearance_at(s) < r or m.clearance_at(g) < r:
+            continue
+        p = m.find_path(s, g, clearance=r)
+        if p is None:
+            continue
+        found += 1
+        assert np.allclose(p.points[0], s) and np.allclose(p.points[-1], g)
+        assert _path_clearance(m, p.points) >= r - 1e-9
+        assert np.all(p.radii >= r - 1e-9)
+    assert found >= 4
+
+
+def test_no_corridor_wide_enough():
+    m = CorridorMap.from_polygons(RECT, [[[5, 0.5], [5, 5.5]]])  # wall with 0.5 gaps
+    assert m.find_path([1, 3], [9, 3], clearance=0.24) is not None  # gap half-width 0.25
+    assert m.find_path([1, 3], [9, 3], clearance=0.26) is None
+    assert m.find_path([0.1, 3], [9, 3], clearance=0.2) is None  # start too close
+
+
+def test_preferred_clearance_keeps_further_away():
+    m = CorridorMap.from_polygons(RECT, [[[4, 2], [6, 2], [6, 4], [4, 4]]])
+    p = m.find_path([1, 1], [9, 5], clearance=0.2)
+    q = m.find_path([1, 1], [9, 5], clearance=0.2, preferred_clearance=1.0)
+    assert q.length >= p.length - 1e-9
+    assert _path_clearance(m, q.points) > _path_clearance(m, p.points) + 0.3
+
+
+def _convex_scene(seed, n):
+    rng = np.random.default_rng(seed)
+    obs = []
+    bnd, raw, _ = random_scene(seed, n, 20, 12, 1.5)
+    for o in raw:
+        obs.append(convex_hull(o) if len(o) >= 3 else o)
+    return bnd, obs, rng
+
+
+def test_same_corridor_equals_oracle():
+    obs = [np.array([[4, 3], [6, 3], [5, 4.5]], float)]
+    m = CorridorMap.from_polygons(RECT, obs)
+    for goal in ([9, 3.2], [9, 2.5], [8, 1]):
+        p = m.find_path([1, 1.5], goal, clearance=0.5)
+        ref = shortest_path_length((0, 0, 10, 6), obs, [1, 1.5], goal, 0.5)
+        assert p.length == pytest.approx(ref, abs=5e-3)
+
+
+def test_never_shorter_than_visibility_oracle():
+    ratios = []
+    for seed in range(3):
+        bnd, obs, rng = _convex_scene(seed, 6)
+        m = CorridorMap.from_polygons(bnd, obs)
+        for _ in range(6):
+            r = float(rng.choice([0.2, 0.5]))
+            s, g = rng.uniform([1, 1], [19, 11], (2, 2))
+            if m.clearance_at(s) < r or m.clearance_at(g) < r:
+                continue
+            p = m.find_path(s, g, clearance=r)
+            ref = shortest_path_length((0, 0, 20, 12), obs, s, g, r)
+            if p is None:
+                continue
+            assert p.length >= ref - 1e-6
+            ratios.append(p.length / ref)
+    assert ratios
+    print(
+        f"corridor/oracle length: mean {np.mean(ratios):.6f} max {np.max(ratios):.6f} n={len(ratios)}"
+    )
