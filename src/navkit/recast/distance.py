@@ -32,7 +32,7 @@ def _chamfer(cidx, ccount, con, areas, w, h, src):
     for z in range(h):
         for x in range(w):
             c = x + z * w
-            for i in range(cidx[c], cidx[c] + ccount[c]):
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccount[c])):
                 same = 0
                 for d in range(4):
                     ai = _nei(cidx, con, w, x, z, i, d)
@@ -44,7 +44,7 @@ def _chamfer(cidx, ccount, con, areas, w, h, src):
     for z in range(h):
         for x in range(w):
             c = x + z * w
-            for i in range(cidx[c], cidx[c] + ccount[c]):
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccount[c])):
                 for d, d2 in ((0, 3), (3, 2)):
                     ai = _nei(cidx, con, w, x, z, i, d)
                     if ai < 0:
@@ -62,7 +62,7 @@ def _chamfer(cidx, ccount, con, areas, w, h, src):
     for z in range(h - 1, -1, -1):
         for x in range(w - 1, -1, -1):
             c = x + z * w
-            for i in range(cidx[c], cidx[c] + ccount[c]):
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccount[c])):
                 for d, d2 in ((2, 1), (1, 0)):
                     ai = _nei(cidx, con, w, x, z, i, d)
                     if ai < 0:
@@ -91,7 +91,7 @@ def _blur(cidx, ccount, con, w, h, src, dst):
     for z in range(h):
         for x in range(w):
             c = x + z * w
-            for i in range(cidx[c], cidx[c] + ccount[c]):
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccount[c])):
                 cd = np.int64(src[i])
                 if cd <= thr:
                     dst[i] = cd

@@ -30,7 +30,7 @@ from navkit._jit import njit
 from navkit.errors import InputError
 from navkit.recast.types import BORDER_REG, NOT_CONNECTED, CompactHeightfield
 
-__all__ = ["check_chf", "span_arrays"]
+__all__ = ["check_chf", "check_region_args"]
 
 _DX = np.array([-1, 0, 1, 0], dtype=np.int64)
 _DZ = np.array([0, 1, 0, -1], dtype=np.int64)
@@ -42,19 +42,27 @@ def _nei(cidx, con, w, x, z, i, d):
     c = (np.int64(con[i]) >> (6 * d)) & 0x3F
     if c == NOT_CONNECTED:
         return -1
-    return cidx[(x + _DX[d]) + (z + _DZ[d]) * w] + c
+    return np.int64(cidx[(x + _DX[d]) + (z + _DZ[d]) * w]) + c
 
 
 @njit
 def _links_ok(cidx, ccount, con, w, h, n):
-    """True when every cell range lies in [0, n) and every link names an existing span."""
+    """True when the cells tile the spans in scan order and every link names an existing span.
+
+    Recast lays spans out cell after cell (rows by z, cells by x), so span order
+    is scan order; the kernels rely on that. Empty cells may hold any index.
+    """
+    expect = 0
     for z in range(h):
         for x in range(w):
             c = x + z * w
-            s0 = cidx[c]
-            s1 = s0 + ccount[c]
-            if s0 < 0 or s1 > n:
+            if ccount[c] == 0:
+                continue  # Recast leaves the index of empty cells at 0
+            s0 = np.int64(cidx[c])
+            s1 = s0 + np.int64(ccount[c])
+            if s0 != expect or s1 > n:
                 return False
+            expect = s1
             for i in range(s0, s1):
                 for d in range(4):
                     lay = (np.int64(con[i]) >> (6 * d)) & 0x3F
@@ -64,34 +72,24 @@ def _links_ok(cidx, ccount, con, w, h, n):
                     az = z + _DZ[d]
                     if ax < 0 or az < 0 or ax >= w or az >= h:
                         return False
-                    if lay >= ccount[ax + az * w]:
+                    if lay >= np.int64(ccount[ax + az * w]):
                         return False
-    return True
-
-
-def span_arrays(chf: CompactHeightfield):
-    """Kernel-ready views of a compact heightfield, after checking it.
-
-    Returns
-    -------
-    cidx : (width*height,) int64
-        First span of cell ``x + z*width``.
-    ccount : (width*height,) int64
-        Span count of each cell.
-    con : (n,) uint32
-    areas : (n,) uint8
-    """
-    return check_chf(chf)
+    return expect == n
 
 
 def check_chf(chf: CompactHeightfield):
     """Validate ``chf`` and return ``(cidx, ccount, con, areas)`` for the kernels.
 
+    ``cidx`` (width*height,) uint32 and ``ccount`` (width*height,) uint8 are the
+    cell table flattened (cell ``x + z*width``); ``con`` (n,) uint32 and ``areas``
+    (n,) uint8 are the span arrays. Arrays are copied only to fix their dtype.
+
     Raises
     ------
     InputError
-        On shape or dtype mismatches, cells outside the span arrays, or links to
-        cells or layers that do not exist.
+        On shape or dtype mismatches, a cell table that does not lay the spans
+        out cell after cell (as Recast does), or links to cells or layers that do
+        not exist.
     """
     w, h = int(chf.width), int(chf.height)
     if w <= 0 or h <= 0:
@@ -104,27 +102,28 @@ def check_chf(chf: CompactHeightfield):
             f"got {ci.shape} and {cc.shape}"
         )
     n = int(np.asarray(chf.y).shape[0])
-    con = np.asarray(chf.con)
-    areas = np.asarray(chf.areas)
-    if con.shape != (n,) or areas.shape != (n,):
-        raise InputError(f"con and areas must have shape ({n},), got {con.shape}, {areas.shape}")
-    if con.dtype != np.uint32:
-        if not np.issubdtype(con.dtype, np.integer) or (
-            n and (con.min() < 0 or con.max() > 0xFFFFFFFF)
-        ):
-            raise InputError(f"con must be uint32, got {con.dtype}")
-        con = con.astype(np.uint32)
-    if areas.dtype != np.uint8:
-        if not np.issubdtype(areas.dtype, np.integer) or (
-            n and (areas.min() < 0 or areas.max() > 255)
-        ):
-            raise InputError(f"areas must be uint8, got {areas.dtype}")
-        areas = areas.astype(np.uint8)
-    cidx = ci.reshape(-1).astype(np.int64)
-    ccount = cc.reshape(-1).astype(np.int64)
+    con = _as_uint(np.asarray(chf.con), np.uint32, "con", (n,))
+    areas = _as_uint(np.asarray(chf.areas), np.uint8, "areas", (n,))
+    cidx = _as_uint(ci, np.uint32, "cells_index", (h, w)).reshape(-1)
+    ccount = _as_uint(cc, np.uint8, "cells_count", (h, w)).reshape(-1)
     if not _links_ok(cidx, ccount, con, w, h, n):
         raise InputError("compact heightfield cells or neighbour links point outside its spans")
-    return cidx, ccount, np.ascontiguousarray(con), np.ascontiguousarray(areas)
+    return cidx, ccount, con, areas
+
+
+def _as_uint(a: np.ndarray, dtype, name: str, shape: tuple) -> np.ndarray:
+    """``a`` as a C-contiguous array of ``dtype`` (copied only when needed), range-checked."""
+    if a.shape != shape:
+        raise InputError(f"{name} must have shape {shape}, got {a.shape}")
+    if a.dtype != dtype:
+        if not np.issubdtype(a.dtype, np.integer):
+            raise InputError(
+                f"{name} must be an integer array ({np.dtype(dtype).name}), got {a.dtype}"
+            )
+        if a.size and (int(a.min()) < 0 or int(a.max()) > np.iinfo(dtype).max):
+            raise InputError(f"{name} holds values outside {np.dtype(dtype).name}")
+        a = a.astype(dtype)
+    return np.ascontiguousarray(a)
 
 
 def check_region_args(border_size: int, **areas: int) -> None:
@@ -192,7 +191,7 @@ def _paint_rect(cidx, ccount, areas, w, x0, x1, z0, z1, rid, reg):
     for z in range(z0, z1):
         for x in range(x0, x1):
             c = x + z * w
-            for i in range(cidx[c], cidx[c] + ccount[c]):
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccount[c])):
                 if areas[i] != 0:
                     reg[i] = rid
 
@@ -231,7 +230,7 @@ def _sweep_rows(cidx, ccount, con, areas, w, h, border_size, reg, next_id):
         rid = 1
         for x in range(border_size, w - border_size):
             c = x + z * w
-            for i in range(cidx[c], cidx[c] + ccount[c]):
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccount[c])):
                 a = areas[i]
                 if a == 0:
                     continue
@@ -273,7 +272,7 @@ def _sweep_rows(cidx, ccount, con, areas, w, h, border_size, reg, next_id):
                 nid += 1
         for x in range(border_size, w - border_size):
             c = x + z * w
-            for i in range(cidx[c], cidx[c] + ccount[c]):
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccount[c])):
                 r = reg[i]
                 if r > 0 and r < rid:
                     reg[i] = run_id[r]
@@ -392,8 +391,8 @@ def _merge_and_filter(cidx, ccount, con, areas, w, h, reg, nreg, min_area, merge
     for z in range(h):
         for x in range(w):
             c = x + z * w
-            s0 = cidx[c]
-            s1 = s0 + ccount[c]
+            s0 = np.int64(cidx[c])
+            s1 = s0 + np.int64(ccount[c])
             for i in range(s0, s1):
                 r = np.int64(reg[i])
                 if r == 0 or r >= nreg:

@@ -51,7 +51,7 @@ def _merge_layers(cidx, ccount, con, areas, ys, w, h, reg, nreg, min_area):
         for x in range(w):
             c = x + z * w
             nc = 0
-            for i in range(cidx[c], cidx[c] + ccount[c]):
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccount[c])):
                 r = np.int64(reg[i])
                 if r == 0 or r >= nreg:
                     continue

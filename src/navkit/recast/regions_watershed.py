@@ -40,21 +40,37 @@ _EXPAND_ITERS = 8
 
 
 @njit
-def _expand(
-    cidx, con, areas, w, level, max_iter, reg, rdist, sx, sz, si, n, dirty_i, dirty_r, dirty_d
-):
-    """Grow existing regions into the ``n`` stack entries (si = -1: done); Recast's expandRegions."""
+def _span_cells(cidx, ccount, w, h, n):
+    """Cell coordinates (x, z) of every span, (n,) int32 each."""
+    px = np.empty(n, np.int32)
+    pz = np.empty(n, np.int32)
+    for z in range(h):
+        for x in range(w):
+            c = x + z * w
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccount[c])):
+                px[i] = x
+                pz[i] = z
+    return px, pz
+
+
+@njit
+def _expand(cidx, con, areas, px, pz, w, level, max_iter, reg, rdist, stack, n, dirty):
+    """Grow regions into the ``n`` spans of ``stack`` (-1 = settled); Recast's expandRegions.
+
+    Each round every open span takes the region of its same-area 4-neighbour with
+    the smallest seed distance + 2; the round's choices are applied together.
+    """
     it = 0
     while n > 0:
         failed = 0
         nd = 0
         for k in range(n):
-            i = si[k]
+            i = np.int64(stack[k])
             if i < 0:
                 failed += 1
                 continue
-            x = sx[k]
-            z = sz[k]
+            x = np.int64(px[i])
+            z = np.int64(pz[i])
             r = np.int64(reg[i])
             d2 = 0xFFFF
             a = areas[i]
@@ -64,20 +80,21 @@ def _expand(
                     continue
                 nr = np.int64(reg[ai])
                 if nr > 0 and (nr & BORDER_REG) == 0:
-                    if np.int64(rdist[ai]) + 2 < d2:
+                    nd2 = np.int64(rdist[ai]) + 2
+                    if nd2 < d2:
                         r = nr
-                        d2 = np.int64(rdist[ai]) + 2
+                        d2 = nd2
             if r != 0:
-                si[k] = -1
-                dirty_i[nd] = i
-                dirty_r[nd] = r
-                dirty_d[nd] = d2
+                stack[k] = -1
+                dirty[nd, 0] = i
+                dirty[nd, 1] = r
+                dirty[nd, 2] = d2
                 nd += 1
             else:
                 failed += 1
         for k in range(nd):
-            reg[dirty_i[k]] = dirty_r[k]
-            rdist[dirty_i[k]] = dirty_d[k]
+            reg[dirty[k, 0]] = dirty[k, 1]
+            rdist[dirty[k, 0]] = dirty[k, 2]
         if failed == n:
             break
         if level > 0:
@@ -87,13 +104,15 @@ def _expand(
 
 
 @njit
-def _flood(cidx, con, areas, dist, w, x, z, i, level, r, reg, rdist, fx, fz, fi):
-    """Depth-first flood of a new region ``r`` from span i; True if any span kept it."""
+def _flood(cidx, con, areas, dist, px, pz, w, i, level, r, reg, rdist, fstack):
+    """Depth-first flood of a new region ``r`` from span i; True if any span kept it.
+
+    A popped span is given back (reg 0) when a same-area 4-neighbour, or the
+    diagonal reached through it, already has another region.
+    """
     a = areas[i]
     top = 0
-    fx[top] = x
-    fz[top] = z
-    fi[top] = i
+    fstack[top] = i
     top += 1
     reg[i] = r
     rdist[i] = 0
@@ -101,9 +120,9 @@ def _flood(cidx, con, areas, dist, w, x, z, i, level, r, reg, rdist, fx, fz, fi)
     count = 0
     while top > 0:
         top -= 1
-        cx = fx[top]
-        cz = fz[top]
-        ci = fi[top]
+        ci = np.int64(fstack[top])
+        cx = np.int64(px[ci])
+        cz = np.int64(pz[ci])
         other = 0
         for d in range(4):
             ai = _nei(cidx, con, w, cx, cz, ci, d)
@@ -115,16 +134,7 @@ def _flood(cidx, con, areas, dist, w, x, z, i, level, r, reg, rdist, fx, fz, fi)
             if nr != 0 and nr != r:
                 other = nr
                 break
-            d2 = (d + 1) & 3
-            if d == 0:
-                ax, az = cx - 1, cz
-            elif d == 1:
-                ax, az = cx, cz + 1
-            elif d == 2:
-                ax, az = cx + 1, cz
-            else:
-                ax, az = cx, cz - 1
-            bi = _nei(cidx, con, w, ax, az, ai, d2)
+            bi = _nei(cidx, con, w, np.int64(px[ai]), np.int64(pz[ai]), ai, (d + 1) & 3)
             if bi >= 0:
                 if areas[bi] != a:
                     continue
@@ -143,15 +153,7 @@ def _flood(cidx, con, areas, dist, w, x, z, i, level, r, reg, rdist, fx, fz, fi)
             if dist[ai] >= lev and reg[ai] == 0:
                 reg[ai] = r
                 rdist[ai] = 0
-                if d == 0:
-                    fx[top], fz[top] = cx - 1, cz
-                elif d == 1:
-                    fx[top], fz[top] = cx, cz + 1
-                elif d == 2:
-                    fx[top], fz[top] = cx + 1, cz
-                else:
-                    fx[top], fz[top] = cx, cz - 1
-                fi[top] = ai
+                fstack[top] = ai
                 top += 1
     return count > 0
 
@@ -162,17 +164,12 @@ def _kernel(cidx, ccount, con, areas, dist, w, h, max_distance, border_size, min
     n = con.shape[0]
     reg = np.zeros(n, np.uint16)
     rdist = np.zeros(n, np.uint16)
-    # level stacks: (x, z, span) per entry; each stack holds distinct spans, so n rows suffice
-    lx = np.empty((_NB_STACKS, n), np.int64)
-    lz = np.empty((_NB_STACKS, n), np.int64)
-    li = np.empty((_NB_STACKS, n), np.int64)
+    px, pz = _span_cells(cidx, ccount, w, h, n)
+    # level stacks of span indices; each holds distinct spans, so n entries suffice
+    lvl = np.empty((_NB_STACKS, n), np.int32)
     ln = np.zeros(_NB_STACKS, np.int64)
-    fx = np.empty(n, np.int64)
-    fz = np.empty(n, np.int64)
-    fi = np.empty(n, np.int64)
-    dirty_i = np.empty(n, np.int64)
-    dirty_r = np.empty(n, np.int64)
-    dirty_d = np.empty(n, np.int64)
+    fstack = np.empty(n, np.int32)
+    dirty = np.empty((n, 3), np.int64)
 
     next_id = 1
     if border_size > 0:
@@ -184,114 +181,52 @@ def _kernel(cidx, ccount, con, areas, dist, w, h, max_distance, border_size, min
         level = level - 2 if level >= 2 else 0
         sid = (sid + 1) & (_NB_STACKS - 1)
         if sid == 0:
-            # sortCellsByLevel: bucket unassigned spans by (level - dist) / 2, clamped
+            # sortCellsByLevel: bucket unassigned spans by (level - dist) / 2, clamped,
+            # in scan order (rows by z, cells by x, spans bottom up) = span order
             start = level >> 1
             ln[:] = 0
-            for z in range(h):
-                for x in range(w):
-                    c = x + z * w
-                    for i in range(cidx[c], cidx[c] + ccount[c]):
-                        if areas[i] == 0 or reg[i] != 0:
-                            continue
-                        s = start - (np.int64(dist[i]) >> 1)
-                        if s >= _NB_STACKS:
-                            continue
-                        if s < 0:
-                            s = 0
-                        k = ln[s]
-                        lx[s, k] = x
-                        lz[s, k] = z
-                        li[s, k] = i
-                        ln[s] = k + 1
+            for i in range(n):
+                if areas[i] == 0 or reg[i] != 0:
+                    continue
+                s = start - (np.int64(dist[i]) >> 1)
+                if s >= _NB_STACKS:
+                    continue
+                if s < 0:
+                    s = 0
+                lvl[s, ln[s]] = i
+                ln[s] += 1
         else:
             # appendStacks: carry the previous stack's unassigned spans over
             p = sid - 1
             k = ln[sid]
             for j in range(ln[p]):
-                i = li[p, j]
+                i = lvl[p, j]
                 if i < 0 or reg[i] != 0:
                     continue
-                lx[sid, k] = lx[p, j]
-                lz[sid, k] = lz[p, j]
-                li[sid, k] = i
+                lvl[sid, k] = i
                 k += 1
             ln[sid] = k
         m = ln[sid]
-        sx = lx[sid]
-        sz = lz[sid]
-        si = li[sid]
+        stack = lvl[sid]
         for k in range(m):
-            if reg[si[k]] != 0:
-                si[k] = -1
-        _expand(
-            cidx,
-            con,
-            areas,
-            w,
-            level,
-            _EXPAND_ITERS,
-            reg,
-            rdist,
-            sx,
-            sz,
-            si,
-            m,
-            dirty_i,
-            dirty_r,
-            dirty_d,
-        )
+            if reg[stack[k]] != 0:
+                stack[k] = -1
+        _expand(cidx, con, areas, px, pz, w, level, _EXPAND_ITERS, reg, rdist, stack, m, dirty)
         for k in range(m):
-            i = si[k]
+            i = np.int64(stack[k])
             if i >= 0 and reg[i] == 0:
-                if _flood(
-                    cidx,
-                    con,
-                    areas,
-                    dist,
-                    w,
-                    sx[k],
-                    sz[k],
-                    i,
-                    level,
-                    next_id,
-                    reg,
-                    rdist,
-                    fx,
-                    fz,
-                    fi,
-                ):
+                if _flood(cidx, con, areas, dist, px, pz, w, i, level, next_id, reg, rdist, fstack):
                     if next_id == 0xFFFF:
                         return reg, 0, -1
                     next_id += 1
 
     # Final expansion over every unassigned walkable span, without a round limit.
     m = 0
-    for z in range(h):
-        for x in range(w):
-            c = x + z * w
-            for i in range(cidx[c], cidx[c] + ccount[c]):
-                if reg[i] == 0 and areas[i] != 0:
-                    fx[m] = x
-                    fz[m] = z
-                    fi[m] = i
-                    m += 1
-    _expand(
-        cidx,
-        con,
-        areas,
-        w,
-        0,
-        _EXPAND_ITERS * 8,
-        reg,
-        rdist,
-        fx,
-        fz,
-        fi,
-        m,
-        dirty_i,
-        dirty_r,
-        dirty_d,
-    )
+    for i in range(n):
+        if reg[i] == 0 and areas[i] != 0:
+            fstack[m] = i
+            m += 1
+    _expand(cidx, con, areas, px, pz, w, 0, _EXPAND_ITERS * 8, reg, rdist, fstack, m, dirty)
 
     nreg = next_id + 1
     count = _merge_and_filter(cidx, ccount, con, areas, w, h, reg, nreg, min_area, merge_area)
