@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from peer_support import (
     MESHES,
     PARTITIONS,
+    ROOT,
+    _read_stages_module,
     contours_from_dump,
     peer_file,
     polymesh_from_dump,
@@ -146,6 +148,34 @@ def test_matches_recast_solo_polymesh_json(mesh, partition):
     remapped = np.where(pm.areas == 63, 0, pm.areas)
     np.testing.assert_array_equal(remapped, np.array(ref["areas"], np.uint8))
     np.testing.assert_array_equal(np.float32(ref["bmin"]), pm.bmin)
+
+
+BORDER_DUMPS = ROOT / ".scratch" / "peer" / "stages_border"
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("mesh", "partition"), CASES)
+def test_matches_recast_with_border_size(mesh, partition):
+    """Recast's solo build run with ``borderSize = 5`` (tile-style contours).
+
+    The shared peer always builds solo meshes with borderSize 0; these dumps come
+    from a local copy of the peer that takes ``borderSize`` from the environment
+    (``NAVKIT_PEER_BORDER``), so they are used when present. They exercise the
+    removal of BORDER_VERTEX vertices (hole re-triangulation and re-merging).
+    """
+    d = BORDER_DUMPS / f"{mesh}.{partition}"
+    if not (d / "manifest.json").exists():
+        pytest.skip(f"{d} not available")
+    manifest, stages = _read_stages_module().load_stages(str(d))
+    if "contours" not in stages or "polymesh" not in stages:
+        pytest.skip(f"{d} lacks the contours or polymesh stage")
+    cset = contours_from_dump(manifest, stages)
+    assert cset.border_size > 0
+    pm = build_poly_mesh(cset, nvp=int(manifest["rcConfig"]["maxVertsPerPoly"]))
+    ref = polymesh_from_dump(manifest, stages)
+    for name in ("verts", "polys", "regs", "areas", "flags"):
+        np.testing.assert_array_equal(getattr(pm, name), getattr(ref, name), err_msg=name)
+    assert pm.border_size == ref.border_size
 
 
 # -- other nvp on Recast's contours: invariants --------------------------------------------
@@ -286,6 +316,15 @@ def test_border_vertex_at_lone_tip_is_kept():
     cset = make_cset([tri], border_size=1, width=10, height=10, flags=[[0, BORDER_VERTEX, 0]])
     pm = build_poly_mesh(cset, nvp=6)
     assert pm.nverts == 3 and pm.npolys == 1
+
+
+def test_border_vertex_at_quad_corner_is_kept():
+    # removing a lone quad's corner would leave only 2 of its edges: Recast keeps it
+    flags = [[0, 0, BORDER_VERTEX, 0]]
+    cset = make_cset([SQUARE], border_size=1, width=10, height=10, flags=flags)
+    pm = build_poly_mesh(cset, nvp=6)
+    assert pm.nverts == 4 and pm.npolys == 1
+    assert sorted(poly_xz(pm, 0)) == sorted(SQUARE)
 
 
 def test_no_portals_without_border():
