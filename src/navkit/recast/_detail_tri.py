@@ -34,6 +34,7 @@ __all__ = [
     "dist_pt_seg2d",
     "dist_pt_seg3",
     "dist_to_poly",
+    "tri_cache",
     "dist_to_tri_mesh",
     "poly_min_extent",
     "triangulate_hull",
@@ -139,38 +140,59 @@ def dist_to_poly(poly: np.ndarray, n: int, px, pz):
 
 
 @njit
-def _dist_pt_tri(px, py, pz, pts: np.ndarray, a: int, b: int, c: int):
-    """Height difference at p over triangle a-b-c, or FLT_MAX when p is outside it."""
-    v0x = pts[c, 0] - pts[a, 0]
-    v0y = pts[c, 1] - pts[a, 1]
-    v0z = pts[c, 2] - pts[a, 2]
-    v1x = pts[b, 0] - pts[a, 0]
-    v1y = pts[b, 1] - pts[a, 1]
-    v1z = pts[b, 2] - pts[a, 2]
-    v2x = px - pts[a, 0]
-    v2z = pz - pts[a, 2]
-    dot00 = v0x * v0x + v0z * v0z
-    dot01 = v0x * v1x + v0z * v1z
-    dot02 = v0x * v2x + v0z * v2z
-    dot11 = v1x * v1x + v1z * v1z
-    dot12 = v1x * v2x + v1z * v2z
-    inv = _ONE / (dot00 * dot11 - dot01 * dot01)
-    u = (dot11 * dot02 - dot01 * dot12) * inv
-    v = (dot00 * dot12 - dot01 * dot02) * inv
-    if u >= -_BARY_EPS and v >= -_BARY_EPS and (u + v) <= _BARY_MAX:
-        y = pts[a, 1] + v0y * u + v1y * v
-        return abs(y - py)
-    return FLT_MAX
+def tri_cache(pts: np.ndarray, tris: np.ndarray, ntris: int, tc: np.ndarray):
+    """Per-triangle terms of Recast's ``distPtTri`` that do not depend on the point.
+
+    Row k of ``tc`` (float32) holds a.x, a.y, a.z, (c-a).xyz, (b-a).xyz, dot00,
+    dot01, dot11 and 1/(dot00*dot11 - dot01^2) of triangle k -- the same float32
+    values Recast recomputes for every sample, computed once per triangulation.
+    """
+    for k in range(ntris):
+        a = tris[k, 0]
+        b = tris[k, 1]
+        c = tris[k, 2]
+        v0x = pts[c, 0] - pts[a, 0]
+        v0z = pts[c, 2] - pts[a, 2]
+        v1x = pts[b, 0] - pts[a, 0]
+        v1z = pts[b, 2] - pts[a, 2]
+        dot00 = v0x * v0x + v0z * v0z
+        dot01 = v0x * v1x + v0z * v1z
+        dot11 = v1x * v1x + v1z * v1z
+        tc[k, 0] = pts[a, 0]
+        tc[k, 1] = pts[a, 1]
+        tc[k, 2] = pts[a, 2]
+        tc[k, 3] = v0x
+        tc[k, 4] = pts[c, 1] - pts[a, 1]
+        tc[k, 5] = v0z
+        tc[k, 6] = v1x
+        tc[k, 7] = pts[b, 1] - pts[a, 1]
+        tc[k, 8] = v1z
+        tc[k, 9] = dot00
+        tc[k, 10] = dot01
+        tc[k, 11] = dot11
+        tc[k, 12] = _ONE / (dot00 * dot11 - dot01 * dot01)
 
 
 @njit
-def dist_to_tri_mesh(px, py, pz, pts: np.ndarray, tris: np.ndarray, ntris: int):
-    """Smallest height difference at p over the triangles containing it, -1 when none."""
+def dist_to_tri_mesh(px, py, pz, tc: np.ndarray, ntris: int):
+    """Recast's ``distToTriMesh``: smallest |height difference| at p over the triangles
+    containing p in xz (barycentric tolerance 1e-4), or -1 when none does.
+
+    ``tc`` comes from :func:`tri_cache`.
+    """
     dmin = FLT_MAX
-    for i in range(ntris):
-        d = _dist_pt_tri(px, py, pz, pts, tris[i, 0], tris[i, 1], tris[i, 2])
-        if d < dmin:
-            dmin = d
+    for k in range(ntris):
+        v2x = px - tc[k, 0]
+        v2z = pz - tc[k, 2]
+        dot02 = tc[k, 3] * v2x + tc[k, 5] * v2z
+        dot12 = tc[k, 6] * v2x + tc[k, 8] * v2z
+        u = (tc[k, 11] * dot02 - tc[k, 10] * dot12) * tc[k, 12]
+        v = (tc[k, 9] * dot12 - tc[k, 10] * dot02) * tc[k, 12]
+        if u >= -_BARY_EPS and v >= -_BARY_EPS and (u + v) <= _BARY_MAX:
+            y = tc[k, 1] + tc[k, 4] * u + tc[k, 7] * v
+            d = abs(y - py)
+            if d < dmin:
+                dmin = d
     if dmin == FLT_MAX:
         return F32(-1.0)
     return dmin
@@ -261,9 +283,11 @@ def _find_edge(edges: np.ndarray, nedges: int, s: int, t: int):
 
 
 @njit
-def _add_edge(edges: np.ndarray, nedges: int, s: int, t: int, left: int, right: int):
+def _add_edge(
+    edges: np.ndarray, nedges: int, max_edges: int, s: int, t: int, left: int, right: int
+):
     """Append edge s-t unless present or full; return the new edge count."""
-    if nedges >= edges.shape[0]:
+    if nedges >= max_edges:
         return nedges
     if _find_edge(edges, nedges, s, t) != EV_UNDEF:
         return nedges
@@ -330,7 +354,7 @@ def _circumcircle(pts: np.ndarray, p1: int, p2: int, p3: int):
 
 
 @njit
-def _complete_facet(pts, npts, edges, nedges, nfaces, e):
+def _complete_facet(pts, npts, edges, nedges, max_edges, nfaces, e):
     """Close the open side of edge e with the best point; return (nedges, nfaces)."""
     if edges[e, 2] == EV_UNDEF:
         s = edges[e, 0]
@@ -371,12 +395,12 @@ def _complete_facet(pts, npts, edges, nedges, nfaces, e):
         _set_face(edges, e, s, t, nfaces)
         e2 = _find_edge(edges, nedges, pt, s)
         if e2 == EV_UNDEF:
-            nedges = _add_edge(edges, nedges, pt, s, nfaces, EV_UNDEF)
+            nedges = _add_edge(edges, nedges, max_edges, pt, s, nfaces, EV_UNDEF)
         else:
             _set_face(edges, e2, pt, s, nfaces)
         e2 = _find_edge(edges, nedges, t, pt)
         if e2 == EV_UNDEF:
-            nedges = _add_edge(edges, nedges, t, pt, nfaces, EV_UNDEF)
+            nedges = _add_edge(edges, nedges, max_edges, t, pt, nfaces, EV_UNDEF)
         else:
             _set_face(edges, e2, t, pt, nfaces)
         nfaces += 1
@@ -393,19 +417,18 @@ def delaunay_hull(pts, npts, hull, nhull, edges, tris):
     ``2 * 10 * npts`` rows. Triangles are written to ``tris[:, :3]`` (``tris[:, 3]`` = -1).
     """
     max_edges = min(npts * 10, edges.shape[0])
-    ebuf = edges[:max_edges]
     nedges = 0
     nfaces = 0
     j = nhull - 1
     for i in range(nhull):
-        nedges = _add_edge(ebuf, nedges, hull[j], hull[i], EV_HULL, EV_UNDEF)
+        nedges = _add_edge(edges, nedges, max_edges, hull[j], hull[i], EV_HULL, EV_UNDEF)
         j = i
     cur = 0
     while cur < nedges:
-        if ebuf[cur, 2] == EV_UNDEF:
-            nedges, nfaces = _complete_facet(pts, npts, ebuf, nedges, nfaces, cur)
-        if ebuf[cur, 3] == EV_UNDEF:
-            nedges, nfaces = _complete_facet(pts, npts, ebuf, nedges, nfaces, cur)
+        if edges[cur, 2] == EV_UNDEF:
+            nedges, nfaces = _complete_facet(pts, npts, edges, nedges, max_edges, nfaces, cur)
+        if edges[cur, 3] == EV_UNDEF:
+            nedges, nfaces = _complete_facet(pts, npts, edges, nedges, max_edges, nfaces, cur)
         cur += 1
     nfaces = min(nfaces, tris.shape[0])
     for i in range(nfaces):
@@ -414,9 +437,9 @@ def delaunay_hull(pts, npts, hull, nhull, edges, tris):
         tris[i, 2] = -1
         tris[i, 3] = -1
     for i in range(nedges):
-        s = ebuf[i, 0]
-        t = ebuf[i, 1]
-        f = ebuf[i, 3]
+        s = edges[i, 0]
+        t = edges[i, 1]
+        f = edges[i, 3]
         if 0 <= f < nfaces:
             if tris[f, 0] == -1:
                 tris[f, 0] = s
@@ -425,7 +448,7 @@ def delaunay_hull(pts, npts, hull, nhull, edges, tris):
                 tris[f, 2] = s
             elif tris[f, 1] == s:
                 tris[f, 2] = t
-        f = ebuf[i, 2]
+        f = edges[i, 2]
         if 0 <= f < nfaces:
             if tris[f, 0] == -1:
                 tris[f, 0] = t

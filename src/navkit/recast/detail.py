@@ -49,6 +49,7 @@ from ._detail_tri import (
     dist_to_poly,
     dist_to_tri_mesh,
     poly_min_extent,
+    tri_cache,
     tri_edge_flags,
     triangulate_hull,
 )
@@ -391,11 +392,11 @@ def _build_poly_detail(
     epts,
     edges,
     tris,
-    samples,
+    tc,
 ):
     """Recast's ``buildPolyDetail`` for one polygon in local coordinates.
 
-    Returns ``(nverts, ntris, samples)``; ``samples`` is returned because it may grow.
+    Returns ``(nverts, ntris)``: rows of ``verts`` and ``tris`` written.
     """
     for i in range(nin):
         verts[i, 0] = inp[i, 0]
@@ -415,7 +416,7 @@ def _build_poly_detail(
             hull[i] = i
     ntris = triangulate_hull(verts, hull, nhull, nin, tris)
     if min_extent < sd * _TWO or ntris == 0 or not (sd > _ZERO):
-        return nverts, ntris, samples
+        return nverts, ntris
 
     # Interior samples on the sample_dist grid, not too close to the outline.
     bminx = inp[0, 0]
@@ -436,8 +437,10 @@ def _build_poly_detail(
     z0 = int(math.floor(bminz / sd))
     z1 = int(math.ceil(bmaxz / sd))
     need = max(x1 - x0, 0) * max(z1 - z0, 0)
-    if samples.shape[0] < need:
-        samples = np.empty((max(need, 2 * samples.shape[0]), 4), np.int64)
+    # Each sample's jittered position is fixed (the jitter hashes its index), so it
+    # is computed once here rather than on every pass as Recast does: same values.
+    spos = np.empty((need, 3), np.float32)
+    added = np.zeros(need, np.bool_)
     py = (bmaxy + bminy) * _HALF
     margin = -sd / _TWO
     ns = 0
@@ -447,47 +450,38 @@ def _build_poly_detail(
             pz = F32(z) * sd
             if dist_to_poly(inp, nin, px, pz) > margin:
                 continue
-            samples[ns, 0] = x
-            samples[ns, 1] = _patch_height(px, py, pz, ics, ch, radius, hp, xmin, zmin, pw, ph)
-            samples[ns, 2] = z
-            samples[ns, 3] = 0
+            h = _patch_height(px, py, pz, ics, ch, radius, hp, xmin, zmin, pw, ph)
+            spos[ns, 0] = F32(x) * sd + _jitter(ns, 0x8DA6B343) * cs * _TENTH
+            spos[ns, 1] = F32(h) * ch
+            spos[ns, 2] = F32(z) * sd + _jitter(ns, 0xD8163841) * cs * _TENTH
             ns += 1
 
     # Add the worst sample until all are within the error or the vertex budget is spent.
+    tri_cache(verts, tris, ntris, tc)
     for _ in range(ns):
         if nverts >= MAX_VERTS:
             break
         bestd = _ZERO
         besti = -1
-        bx = _ZERO
-        by = _ZERO
-        bz = _ZERO
         for i in range(ns):
-            if samples[i, 3] != 0:
+            if added[i]:
                 continue
-            px = F32(samples[i, 0]) * sd + _jitter(i, 0x8DA6B343) * cs * _TENTH
-            py = F32(samples[i, 1]) * ch
-            pz = F32(samples[i, 2]) * sd + _jitter(i, 0xD8163841) * cs * _TENTH
-            d = dist_to_tri_mesh(px, py, pz, verts, tris, ntris)
-            if d < _ZERO:
-                continue
-            if d > bestd:
+            d = dist_to_tri_mesh(spos[i, 0], spos[i, 1], spos[i, 2], tc, ntris)
+            if d > bestd:  # d < 0: the sample hit no triangle
                 bestd = d
                 besti = i
-                bx = px
-                by = py
-                bz = pz
         if bestd <= sme or besti == -1:
             break
-        samples[besti, 3] = 1
-        verts[nverts, 0] = bx
-        verts[nverts, 1] = by
-        verts[nverts, 2] = bz
+        added[besti] = True
+        verts[nverts, 0] = spos[besti, 0]
+        verts[nverts, 1] = spos[besti, 1]
+        verts[nverts, 2] = spos[besti, 2]
         nverts += 1
         ntris = delaunay_hull(verts, nverts, hull, nhull, edges, tris)
+        tri_cache(verts, tris, ntris, tc)
     if ntris > MAX_TRIS:
         ntris = MAX_TRIS
-    return nverts, ntris, samples
+    return nverts, ntris
 
 
 # -- whole mesh -----------------------------------------------------------------------------
@@ -551,7 +545,7 @@ def _detail_kernel(
     epts = np.empty((MAX_VERTS_PER_EDGE + 1, 3), np.float32)
     edges = np.empty((MAX_VERTS * 10, 4), np.int64)
     tris = np.empty((MAX_VERTS * 20, 4), np.int64)
-    samples = np.empty((256, 4), np.int64)
+    tc = np.empty((MAX_VERTS * 20, 13), np.float32)
 
     meshes = np.empty((npolys, 4), np.uint32)
     vcap = npv + npv // 2
@@ -579,9 +573,9 @@ def _detail_kernel(
             pverts, poly, npoly, int(regs[i]), bs, hp, xmin, zmin, pw, ph,
             cidx, ccnt, cw, sy, con, sreg, queue,
         )  # fmt: skip
-        nverts, ntris, samples = _build_poly_detail(
+        nverts, ntris = _build_poly_detail(
             inp, npoly, sd, sme, radius, ccs, cch, hp, xmin, zmin, pw, ph,
-            verts, hull, epts, edges, tris, samples,
+            verts, hull, epts, edges, tris, tc,
         )  # fmt: skip
         for j in range(nverts):
             verts[j, 0] += orig[0]
@@ -620,11 +614,30 @@ def _empty_detail() -> PolyMeshDetail:
     )
 
 
+@njit
+def _cells_in_range(cidx, ccnt, nspans):
+    for c in range(cidx.shape[0]):
+        if int(cidx[c]) + int(ccnt[c]) > nspans:
+            return False
+    return True
+
+
+def _as_u16(a: np.ndarray, what: str) -> np.ndarray:
+    a = np.asarray(a)
+    if a.dtype != np.uint16:
+        if a.size and (a.min() < 0 or a.max() > 0xFFFF):
+            raise InputError(f"{what} must lie in [0, 65535]")
+        a = a.astype(np.uint16)
+    return np.ascontiguousarray(a)
+
+
 def _check_inputs(pmesh: PolyMesh, chf: CompactHeightfield) -> tuple[np.ndarray, ...]:
+    """Validate shapes, index ranges and bounds; return kernel-ready arrays (no copies
+    when the dtypes are already Recast's)."""
     nvp = int(pmesh.nvp)
-    verts = np.ascontiguousarray(pmesh.verts)
-    polys = np.ascontiguousarray(pmesh.polys)
-    regs = np.ascontiguousarray(pmesh.regs)
+    verts = _as_u16(pmesh.verts, "pmesh.verts")
+    polys = _as_u16(pmesh.polys, "pmesh.polys")
+    regs = _as_u16(pmesh.regs, "pmesh.regs")
     if verts.ndim != 2 or verts.shape[1] != 3:
         raise InputError(f"pmesh.verts must be (nv, 3), got shape {verts.shape}")
     if nvp < 3 or polys.ndim != 2 or polys.shape[1] != 2 * nvp:
@@ -633,35 +646,29 @@ def _check_inputs(pmesh: PolyMesh, chf: CompactHeightfield) -> tuple[np.ndarray,
         )
     if regs.shape != (polys.shape[0],):
         raise InputError(f"pmesh.regs must be ({polys.shape[0]},), got {regs.shape}")
-    if np.any(verts < 0) or np.any(verts > 0xFFFF):
-        raise InputError("pmesh.verts must lie in [0, 65535] voxels")
-    verts = verts.astype(np.uint16)
-    polys = polys.astype(np.int64)
     vidx = polys[:, :nvp]
     used = vidx != MESH_NULL_IDX
-    if np.any(used & ((vidx < 0) | (vidx >= verts.shape[0]))):
+    if not np.all(used[:, :3]) or np.any(~used[:, :-1] & used[:, 1:]):
+        raise InputError("every polygon needs at least 3 leading vertex slots")
+    vused = vidx[used]
+    if vused.max() >= verts.shape[0]:
         raise InputError("pmesh.polys references a vertex that does not exist")
-    counts = np.where(~used, 0, 1).cumprod(axis=1).sum(axis=1)  # leading used slots
-    if np.any(counts < 3):
-        raise InputError("every polygon needs at least 3 vertices")
     bs = int(pmesh.border_size)
     w, h = int(chf.width), int(chf.height)
-    cidx = np.ascontiguousarray(chf.cells_index).reshape(-1).astype(np.int64)
-    ccnt = np.ascontiguousarray(chf.cells_count).reshape(-1).astype(np.int64)
+    cidx = np.ascontiguousarray(chf.cells_index).reshape(-1)
+    ccnt = np.ascontiguousarray(chf.cells_count).reshape(-1)
     if cidx.shape[0] != w * h or ccnt.shape[0] != w * h:
         raise InputError(f"chf cells must hold width*height = {w * h} entries")
     n = int(chf.y.shape[0])
     for name in ("h", "con", "reg"):
         if getattr(chf, name).shape != (n,):
             raise InputError(f"chf.{name} must have one entry per span ({n})")
-    if w * h and int((cidx + ccnt).max()) > n:
+    if not _cells_in_range(cidx, ccnt, n):
         raise InputError("chf cells reference spans that do not exist")
-    vx = verts[:, 0].astype(np.int64) + bs
-    vz = verts[:, 2].astype(np.int64) + bs
-    uv = np.unique(vidx[used])
-    if uv.size and (vx[uv].max() >= w or vz[uv].max() >= h or bs < 0):
+    pv = verts[vused]
+    if bs < 0 or int(pv[:, 0].max()) + bs >= w or int(pv[:, 2].max()) + bs >= h:
         raise InputError("polygon vertices lie outside the compact heightfield")
-    return verts, polys, regs.astype(np.int64), cidx, ccnt
+    return verts, polys, regs, cidx, ccnt
 
 
 def build_poly_mesh_detail(
@@ -712,8 +719,8 @@ def build_poly_mesh_detail(
         verts, polys, regs, int(pmesh.nvp), np.float32(pmesh.cs), np.float32(pmesh.ch),
         np.asarray(pmesh.bmin, np.float32), int(pmesh.border_size),
         cidx, ccnt, int(chf.width), int(chf.height),
-        np.ascontiguousarray(chf.y, np.int64), np.ascontiguousarray(chf.con, np.int64),
-        np.ascontiguousarray(chf.reg, np.int64), np.float32(chf.cs), np.float32(chf.ch),
+        np.ascontiguousarray(chf.y, np.uint16), np.ascontiguousarray(chf.con, np.uint32),
+        np.ascontiguousarray(chf.reg, np.uint16), np.float32(chf.cs), np.float32(chf.ch),
         sd, sme, radius,
     )  # fmt: skip
     return PolyMeshDetail(meshes, dverts, dtris)
