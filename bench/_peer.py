@@ -26,11 +26,17 @@ def peer_dir() -> Path:
     work = ROOT / ".scratch" / "peer"
     if not (work / "node_modules" / "@recast-navigation" / "core").is_dir():
         if not work.exists():
-            shutil.copytree(SHARED / "peer", work, ignore=shutil.ignore_patterns("node_modules", "stages"))
+            shutil.copytree(
+                SHARED / "peer", work, ignore=shutil.ignore_patterns("node_modules", "stages")
+            )
             for p in [work, *work.rglob("*")]:
                 p.chmod(p.stat().st_mode | 0o200)
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=work, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund"],
+            cwd=work,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return work
 
 
@@ -38,7 +44,10 @@ def run_peer(mesh: str, config: dict | None = None, *args: str) -> dict:
     """Run ``recast_peer.mjs`` on a sample mesh and return its JSON output."""
     r = subprocess.run(
         ["node", "recast_peer.mjs", str(mesh_path(mesh)), json.dumps(config or {}), *args],
-        cwd=peer_dir(), capture_output=True, text=True, check=True,
+        cwd=peer_dir(),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(r.stdout)
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _peer import MESHES, ROOT, median, mesh_path, print_table, run_peer  # noqa: E402
+from _peer import MESHES, median, mesh_path, print_table, run_peer  # noqa: E402
 
 import navkit  # noqa: E402
 from navkit.recast.build import bake  # noqa: E402
@@ -50,7 +50,9 @@ def first_run_compile_s() -> float:
             "print(time.perf_counter()-t)"
         )
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        r = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
         return float(r.stdout.strip().splitlines()[-1])
 
 
@@ -79,26 +81,47 @@ def main() -> None:
     for name in args.meshes.split(","):
         mesh = navkit.load_obj(mesh_path(name))
         peer = run_peer(name, {"runs": args.runs, "tileSize": 48}, "--sections", "solo,tiled")
-        for mode, cfg in (("solo", navkit.BakeConfig()), ("tiled", navkit.BakeConfig(tile_size=48))):
+        for mode, cfg in (
+            ("solo", navkit.BakeConfig()),
+            ("tiled", navkit.BakeConfig(tile_size=48)),
+        ):
             ours_ms, nm = time_bake(mesh, cfg, args.runs)
             st = nm.stats()
             theirs = peer[mode]
-            rows.append({
-                "mesh": name, "mode": mode,
-                "navkit_ms": ours_ms, "recast_ms": theirs["time_ms"]["median"],
-                "ratio": ours_ms / theirs["time_ms"]["median"],
-                "tiles": st["tiles"], "recast_tiles": theirs["tiles"],
-                "polys": st["polys"], "recast_polys": theirs["polygons"],
-                "verts": st["verts"], "recast_verts": theirs["vertices"],
-                "detail_tris": st["detail_tris"], "recast_detail_tris": theirs["detail_triangles"],
-            })
-    print_table(rows, [
-        ("mesh", "mesh", "s"), ("mode", "mode", "s"), ("navkit_ms", "navkit ms", ".2f"),
-        ("recast_ms", "recast ms", ".2f"), ("ratio", "ratio", ".2f"), ("tiles", "tiles", "d"),
-        ("polys", "polys", "d"), ("recast_polys", "(recast)", "d"), ("verts", "verts", "d"),
-        ("recast_verts", "(recast)", "d"), ("detail_tris", "dtris", "d"),
-        ("recast_detail_tris", "(recast)", "d"),
-    ])
+            rows.append(
+                {
+                    "mesh": name,
+                    "mode": mode,
+                    "navkit_ms": ours_ms,
+                    "recast_ms": theirs["time_ms"]["median"],
+                    "ratio": ours_ms / theirs["time_ms"]["median"],
+                    "tiles": st["tiles"],
+                    "recast_tiles": theirs["tiles"],
+                    "polys": st["polys"],
+                    "recast_polys": theirs["polygons"],
+                    "verts": st["verts"],
+                    "recast_verts": theirs["vertices"],
+                    "detail_tris": st["detail_tris"],
+                    "recast_detail_tris": theirs["detail_triangles"],
+                }
+            )
+    print_table(
+        rows,
+        [
+            ("mesh", "mesh", "s"),
+            ("mode", "mode", "s"),
+            ("navkit_ms", "navkit ms", ".2f"),
+            ("recast_ms", "recast ms", ".2f"),
+            ("ratio", "ratio", ".2f"),
+            ("tiles", "tiles", "d"),
+            ("polys", "polys", "d"),
+            ("recast_polys", "(recast)", "d"),
+            ("verts", "verts", "d"),
+            ("recast_verts", "(recast)", "d"),
+            ("detail_tris", "dtris", "d"),
+            ("recast_detail_tris", "(recast)", "d"),
+        ],
+    )
     out = {"bench": "bake", "runs": args.runs, "rows": rows}
     if not args.skip_compile:
         out["first_run_compile_s"] = first_run_compile_s()

@@ -85,7 +85,9 @@ def draw_polygons(
     ax.add_collection(pc)
 
 
-def draw_path(ax: Any, points: np.ndarray, *, color: str = "#d62828", label: str | None = None) -> None:
+def draw_path(
+    ax: Any, points: np.ndarray, *, color: str = "#d62828", label: str | None = None
+) -> None:
     """Draw a polyline of (k, 3) points with start and end markers."""
     p = np.asarray(points, dtype=float)
     if p.size == 0:
@@ -102,11 +104,13 @@ def _categorical(ids: np.ndarray) -> np.ndarray:
     hue = (ids * golden) % 1.0
     import matplotlib.colors as mcolors
 
-    hsv = np.stack([hue, np.full_like(hue, 0.45), np.full_like(hue, 0.92)], axis=1)
+    hsv = np.stack([hue, np.full_like(hue, 0.35), np.full_like(hue, 0.97)], axis=1)
     return mcolors.hsv_to_rgb(hsv)
 
 
-def render_geometry(mesh: Any, out: str | os.PathLike[str], *, title: str = "", max_slope: float = 45.0) -> None:
+def render_geometry(
+    mesh: Any, out: str | os.PathLike[str], *, title: str = "", max_slope: float = 45.0
+) -> None:
     """Draw a :class:`~navkit.geometry.TriMesh` top down: walkable triangles green by height.
 
     Parameters
@@ -190,22 +194,36 @@ def render_navmesh(
         tv = d.detail_verts[d.detail_tris]
         ty = tv[:, :, 1].mean(axis=1)
         span = max(float(d.bmax[1] - d.bmin[1]), 1e-6)
-        shade = 0.55 + 0.45 * (ty - d.bmin[1]) / span
+        shade = 0.8 + 0.2 * (ty - d.bmin[1]) / span
         col = base[d.detail_poly] * shade[:, None]
         tord = np.argsort(ty)
-        draw_polygons(ax, list(tv[tord][:, :, [0, 2]]), np.clip(col[tord], 0, 1),
-                      edgecolor="none", linewidth=0.0, zorder=2)
-        draw_polygons(ax, [d.polys[i] for i in order], "none", edgecolor="#1d3557",
-                      linewidth=0.7, zorder=3)
+        draw_polygons(
+            ax,
+            list(tv[tord][:, :, [0, 2]]),
+            np.clip(col[tord], 0, 1),
+            edgecolor="none",
+            linewidth=0.0,
+            zorder=2,
+        )
+        draw_polygons(
+            ax, [d.polys[i] for i in order], "none", edgecolor="#1d3557", linewidth=0.7, zorder=3
+        )
     else:
         draw_polygons(ax, [d.polys[i] for i in order], base[order], zorder=2)
     if tile_borders and d.tile_rects is not None and len(d.tile_rects) > 1:
         for x0, z0, x1, z1 in d.tile_rects:
-            ax.plot([x0, x1, x1, x0, x0], [z0, z0, z1, z1, z0], "--", color="#6c757d", lw=0.6, zorder=4)
+            ax.plot(
+                [x0, x1, x1, x0, x0], [z0, z0, z1, z1, z0], "--", color="#6c757d", lw=0.6, zorder=4
+            )
     if d.offmesh is not None:
         for a, b in d.offmesh:
-            ax.annotate("", xy=(b[0], b[2]), xytext=(a[0], a[2]),
-                        arrowprops=dict(arrowstyle="->", color="#7b2cbf", lw=1.5), zorder=5)
+            ax.annotate(
+                "",
+                xy=(b[0], b[2]),
+                xytext=(a[0], a[2]),
+                arrowprops=dict(arrowstyle="->", color="#7b2cbf", lw=1.5),
+                zorder=5,
+            )
     if path is not None:
         draw_path(ax, np.asarray(path))
     _save(fig, out)

@@ -107,10 +107,10 @@ def sample_level() -> TriMesh:
     add(box(0, -0.5, 0, 60, 0, 60))
     # Walls (height 3) splitting the ground floor: a west wing x < 20.
     wall_h, t = 3.0, 0.4
-    # Wall along x = 20 from z = 0 to 60 with a wide door (z 8..11) and a narrow door (z 30..31.6).
+    # Wall along x = 20 from z = 0 to 60 with a wide door (z 8..11) and a narrow door (z 30..32).
     add(box(20, 0, 0, 20 + t, wall_h, 8))
     add(box(20, 0, 11, 20 + t, wall_h, 30))
-    add(box(20, 0, 31.6, 20 + t, wall_h, 60))
+    add(box(20, 0, 32, 20 + t, wall_h, 60))
     # Wall along z = 40 in the west wing with a gap too narrow to pass (0.8 wu).
     add(box(0, 0, 40, 9.6, wall_h, 40 + t))
     add(box(10.4, 0, 40, 20, wall_h, 40 + t))

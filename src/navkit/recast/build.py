@@ -113,6 +113,8 @@ class BuildReport:
     degenerate_triangles: int = 0
     config: dict[str, Any] = field(default_factory=dict)
     intermediates: dict[str, Any] | None = None
+    #: Region id of every ground polygon, in tile-slot then polygon order (for drawing).
+    poly_regions: np.ndarray | None = None
 
     def add(self, r: TileResult) -> None:
         for k, v in r.timings.items():
@@ -388,19 +390,19 @@ def tile_grid(bmin: np.ndarray, bmax: np.ndarray, rc: RcConfig) -> TileGrid:
 
 
 def tile_bounds(grid: TileGrid, rc: RcConfig, tx: int, ty: int) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds of tile (tx, ty) including its border, float32 as RecastDemo."""
-    tcs = f32(grid.tile_world_size)
-    bmin, bmax = grid.bmin, grid.bmax
-    tbmin = np.array([bmin[0] + f32(tx) * tcs, bmin[1], bmin[2] + f32(ty) * tcs], dtype=np.float32)
-    tbmax = np.array(
-        [bmin[0] + f32(tx + 1) * tcs, bmax[1], bmin[2] + f32(ty + 1) * tcs], dtype=np.float32
-    )
-    pad = f32(rc.border_size) * f32(rc.cs)
-    tbmin[0] -= pad
-    tbmin[2] -= pad
-    tbmax[0] += pad
-    tbmax[2] += pad
-    return tbmin, tbmax
+    """Bounds of tile (tx, ty) including its border [wu].
+
+    Computed in double precision and rounded to float32 once, as the Recast
+    generators do (they do this arithmetic in JavaScript numbers before handing
+    the bounds to Recast), so tile headers match Recast's bit for bit.
+    """
+    tcs = float(rc.tile_size) * float(rc.cs)
+    pad = float(rc.border_size) * float(rc.cs)
+    bmin = grid.bmin.astype(np.float64)
+    bmax = grid.bmax.astype(np.float64)
+    tbmin = np.array([bmin[0] + tx * tcs - pad, bmin[1], bmin[2] + ty * tcs - pad])
+    tbmax = np.array([bmin[0] + (tx + 1) * tcs + pad, bmax[1], bmin[2] + (ty + 1) * tcs + pad])
+    return tbmin.astype(np.float32), tbmax.astype(np.float32)
 
 
 def _tile_triangles(
@@ -562,7 +564,18 @@ def bake(
             raise BuildError(f"{mesh.name}: nothing is walkable with these settings")
         t0 = time.perf_counter()
         data = _tile.create_navmesh_data(r.pmesh, r.dmesh, offmesh=offmesh, **tile_params)
-        navmesh = _nm.NavMesh.from_tile(data)
+        # dtNavMesh::init(data): parameters derived from the single tile's header.
+        navmesh = _nm.NavMesh(
+            _nm.NavMeshParams(
+                orig=tuple(float(c) for c in data.bmin),
+                tile_width=float(f32(data.bmax[0]) - f32(data.bmin[0])),
+                tile_height=float(f32(data.bmax[2]) - f32(data.bmin[2])),
+                max_tiles=1,
+                max_polys=data.poly_count,
+            )
+        )
+        navmesh.add_tile(data)
+        report.poly_regions = r.pmesh.regs.copy()
         report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
         report.tiles_built = 1
     else:
@@ -605,13 +618,16 @@ def bake(
         tile_bits = min(int(math.log2(_next_pow2(grid.tiles_x * grid.tiles_z))), 14)
         poly_bits = 22 - tile_bits
         navmesh = _nm.NavMesh(
-            orig=bmin,
-            tile_width=grid.tile_world_size,
-            tile_height=grid.tile_world_size,
-            max_tiles=1 << tile_bits,
-            max_polys=1 << poly_bits,
+            _nm.NavMeshParams(
+                orig=tuple(float(c) for c in bmin),
+                tile_width=grid.tile_world_size,
+                tile_height=grid.tile_world_size,
+                max_tiles=1 << tile_bits,
+                max_polys=1 << poly_bits,
+            )
         )
         t0 = time.perf_counter()
+        regs: list[np.ndarray] = []
         for x, y in coords:
             r = results[(x, y)]
             report.add(r)
@@ -622,8 +638,12 @@ def bake(
                 r.pmesh, r.dmesh, tile_x=x, tile_y=y, offmesh=offmesh, **tile_params
             )
             navmesh.add_tile(data)
+            regs.append(r.pmesh.regs)
             report.tiles_built += 1
         report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
+        if regs:
+            # tiles were added in row order into slots 0, 1, ...: slot order = this order
+            report.poly_regions = np.concatenate(regs)
         if report.tiles_built == 0:
             raise BuildError(f"{mesh.name}: nothing is walkable with these settings")
     report.total_ms = (time.perf_counter() - t_start) * 1e3

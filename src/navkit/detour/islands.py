@@ -1,0 +1,132 @@
+"""Connected components ("islands") of a navmesh's polygon graph.
+
+Two polygons are in the same island when a chain of links joins them (shared
+edges, tile portals and off-mesh connections, followed in either direction).
+Islands let samplers and nearest-point look-ups stay on the part of the mesh an
+agent can actually reach.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._jit import njit
+
+__all__ = ["Islands", "find_islands"]
+
+
+class Islands(NamedTuple):
+    """Island labels of a navmesh.
+
+    Attributes
+    ----------
+    poly_island : (NP,) int32
+        Island id per global polygon index (``-1`` for polygons of dead pool ranges).
+    island_area : (n_islands,) float64
+        Walkable xz area of each island [wu^2] (off-mesh polygons count 0).
+    island_polys : (n_islands,) int32
+        Number of polygons in each island.
+    """
+
+    poly_island: np.ndarray
+    island_area: np.ndarray
+    island_polys: np.ndarray
+
+    @property
+    def count(self) -> int:
+        """Number of islands."""
+        return int(self.island_area.shape[0])
+
+
+@njit
+def _find(parent: np.ndarray, i: int) -> int:
+    root = i
+    while parent[root] != root:
+        root = parent[root]
+    while parent[i] != root:  # path compression
+        nxt = parent[i]
+        parent[i] = root
+        i = nxt
+    return root
+
+
+@njit
+def _label_kernel(
+    poly_tile, poly_first_link, link_poly, link_next, poly_type, poly_vert_count, poly_verts, verts
+):
+    n = poly_tile.shape[0]
+    parent = np.arange(n, dtype=np.int64)
+    for p in range(n):
+        if poly_tile[p] < 0:
+            continue
+        li = poly_first_link[p]
+        while li >= 0:
+            q = link_poly[li]
+            if q >= 0 and poly_tile[q] >= 0:
+                a = _find(parent, p)
+                b = _find(parent, q)
+                if a != b:
+                    if a < b:
+                        parent[b] = a
+                    else:
+                        parent[a] = b
+            li = link_next[li]
+    label = np.full(n, -1, dtype=np.int32)
+    root_label = np.full(n, -1, dtype=np.int32)
+    count = 0
+    for p in range(n):
+        if poly_tile[p] < 0:
+            continue
+        r = _find(parent, p)
+        if root_label[r] < 0:
+            root_label[r] = count
+            count += 1
+        label[p] = root_label[r]
+    area = np.zeros(count, dtype=np.float64)
+    npolys = np.zeros(count, dtype=np.int32)
+    for p in range(n):
+        k = label[p]
+        if k < 0:
+            continue
+        npolys[k] += 1
+        if poly_type[p] != 0:
+            continue
+        nv = poly_vert_count[p]
+        a2 = 0.0
+        x0 = verts[poly_verts[p, 0], 0]
+        z0 = verts[poly_verts[p, 0], 2]
+        for j in range(1, nv - 1):
+            x1 = verts[poly_verts[p, j], 0] - x0
+            z1 = verts[poly_verts[p, j], 2] - z0
+            x2 = verts[poly_verts[p, j + 1], 0] - x0
+            z2 = verts[poly_verts[p, j + 1], 2] - z0
+            a2 += abs(float(x1) * float(z2) - float(x2) * float(z1))
+        area[k] += 0.5 * a2
+    return label, area, npolys
+
+
+def find_islands(navmesh) -> Islands:
+    """Label every polygon of ``navmesh`` with its connected component.
+
+    Parameters
+    ----------
+    navmesh : NavMesh
+
+    Returns
+    -------
+    Islands
+    """
+    a = navmesh.arrays()
+    label, area, npolys = _label_kernel(
+        a.poly_tile,
+        a.poly_first_link,
+        a.link_poly,
+        a.link_next,
+        a.poly_type,
+        a.poly_vert_count,
+        a.poly_verts,
+        a.verts,
+    )
+    return Islands(label, area, npolys)
