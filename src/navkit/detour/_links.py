@@ -606,3 +606,36 @@ def resolve_link_polys(a, n_links, salt_bits, tile_bits, poly_bits):
             a.link_poly[li] = a.tile_poly_base[t] + p
         else:
             a.link_poly[li] = -1
+
+
+@njit
+def connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
+    """Every link step of ``dtNavMesh::addTile`` for slot ``t``, in Detour's order.
+
+    ``same_xy``: the other layers at the tile's (x, y) in lookup order;
+    ``nei_slots``/``nei_sides``: the tiles around it, side 0..7 in order.
+    """
+    init_link_free_list(a, t)
+    connect_int_links(a, t, tile_bits, poly_bits)
+    base_off_mesh_links(a, t, tile_bits, poly_bits)
+    connect_ext_off_mesh_links(a, t, t, -1, tile_bits, poly_bits)
+    for s in same_xy:
+        connect_ext_links(a, t, s, -1, tile_bits, poly_bits)
+        connect_ext_links(a, s, t, -1, tile_bits, poly_bits)
+        connect_ext_off_mesh_links(a, t, s, -1, tile_bits, poly_bits)
+        connect_ext_off_mesh_links(a, s, t, -1, tile_bits, poly_bits)
+    for k in range(nei_slots.shape[0]):
+        s = nei_slots[k]
+        side = nei_sides[k]
+        opp = (side + 4) & 7
+        connect_ext_links(a, t, s, side, tile_bits, poly_bits)
+        connect_ext_links(a, s, t, opp, tile_bits, poly_bits)
+        connect_ext_off_mesh_links(a, t, s, side, tile_bits, poly_bits)
+        connect_ext_off_mesh_links(a, s, t, opp, tile_bits, poly_bits)
+
+
+@njit
+def disconnect_tile(a, t, others, tile_bits, poly_bits):
+    """``removeTile``'s unlinking: drop the links of each tile in ``others`` into ``t``."""
+    for s in others:
+        unconnect_links(a, s, t, tile_bits, poly_bits)

@@ -147,6 +147,7 @@ _TILE_SPEC = {
     "tile_link_free": (np.int64, 0),
     "tile_next": (np.int32, 0),
 }
+_FIELD_POOL = {name: pool for pool, names in _POOLS.items() for name in names}
 for _p in _POOLS:
     _TILE_SPEC[f"tile_{_p}_base"] = (np.int64, 0)
     _TILE_SPEC[f"tile_{_p}_count"] = (np.int64, 0)
@@ -263,7 +264,10 @@ class NavMesh:
     """
 
     def __init__(self, params: NavMeshParams, *, ref64: bool = False) -> None:
-        orig = tuple(float(np.float32(v)) for v in params.orig)
+        o = [float(np.float32(v)) for v in params.orig]
+        if len(o) != 3:
+            raise ConfigError("orig", "origin must have 3 coordinates")
+        orig = (o[0], o[1], o[2])
         max_tiles = int(params.max_tiles)
         max_polys = int(params.max_polys)
         if max_tiles < 1 or max_polys < 1:
@@ -344,8 +348,7 @@ class NavMesh:
                 elif name in self._t:
                     fields[name] = self._t[name]
                 else:
-                    pool = next(p for p, names in _POOLS.items() if name in names)
-                    fields[name] = self._p[name][: self._used[pool]]
+                    fields[name] = self._p[name][: self._used[_FIELD_POOL[name]]]
             self._arrays = NavMeshArrays(**fields)
         return self._arrays
 
@@ -583,7 +586,7 @@ class NavMesh:
 
     def poly_refs(self) -> list[int]:
         """Refs of every polygon of every live tile (slot order, then poly order)."""
-        out = []
+        out: list[int] = []
         for s in self.tile_slots():
             base = self._tile_ref(s)
             out.extend(base | i for i in range(int(self._t["tile_poly_count"][s])))
@@ -641,25 +644,21 @@ class NavMesh:
         self._t["tile_next"][slot] = self._lut[h]
         self._lut[h] = slot
         self._store(slot, data)
-        a = self.arrays()
-        tb, pb = self.tile_bits, self.poly_bits
-        L.init_link_free_list(a, slot)
-        L.connect_int_links(a, slot, tb, pb)
-        L.base_off_mesh_links(a, slot, tb, pb)
-        L.connect_ext_off_mesh_links(a, slot, slot, -1, tb, pb)
-        for s in self._slots_at(data.x, data.y):
-            if s == slot:
-                continue
-            L.connect_ext_links(a, slot, s, -1, tb, pb)
-            L.connect_ext_links(a, s, slot, -1, tb, pb)
-            L.connect_ext_off_mesh_links(a, slot, s, -1, tb, pb)
-            L.connect_ext_off_mesh_links(a, s, slot, -1, tb, pb)
+        same = [s for s in self._slots_at(data.x, data.y) if s != slot]
+        nei, sides = [], []
         for side in range(8):
             for s in self._neighbour_slots(data.x, data.y, side):
-                L.connect_ext_links(a, slot, s, side, tb, pb)
-                L.connect_ext_links(a, s, slot, (side + 4) & 7, tb, pb)
-                L.connect_ext_off_mesh_links(a, slot, s, side, tb, pb)
-                L.connect_ext_off_mesh_links(a, s, slot, (side + 4) & 7, tb, pb)
+                nei.append(s)
+                sides.append(side)
+        L.connect_tile(
+            self.arrays(),
+            slot,
+            np.array(same, np.int64),
+            np.array(nei, np.int64),
+            np.array(sides, np.int64),
+            self.tile_bits,
+            self.poly_bits,
+        )
         return self._tile_ref(slot)
 
     def _slot_of_tile_ref(self, tile_ref: int) -> int:
@@ -695,22 +694,20 @@ class NavMesh:
                 break
             prev, cur = cur, int(t["tile_next"][cur])
         data = self.tile_data(slot)
-        a = self.arrays()
-        tb, pb = self.tile_bits, self.poly_bits
-        for s in self._slots_at(x, y):
-            if s != slot:
-                L.unconnect_links(a, s, slot, tb, pb)
+        others = [s for s in self._slots_at(x, y) if s != slot]
         for side in range(8):
-            for s in self._neighbour_slots(x, y, side):
-                L.unconnect_links(a, s, slot, tb, pb)
+            others.extend(self._neighbour_slots(x, y, side))
         # Runtime off-mesh connections reach beyond the neighbours.
         for cref, (s0, s1) in list(self._runtime_cons.items()):
             if slot in (s0, s1):
                 other = s1 if s0 == slot else s0
                 if other != slot:
-                    L.unconnect_links(a, other, slot, tb, pb)
+                    others.append(other)
                 if s0 == slot:
                     del self._runtime_cons[cref]
+        L.disconnect_tile(
+            self.arrays(), slot, np.array(others, np.int64), self.tile_bits, self.poly_bits
+        )
         self._dead_cons = {r for r in self._dead_cons if self.decode_ref(r)[1] != slot}
         # Links of the neighbours that pointed here are gone; forget the target index.
         self._release(slot)
@@ -1150,9 +1147,12 @@ def _check_tile(d: TileData) -> None:
         raise InputError("detail mesh range out of bounds")
     if nd:
         tv = d.detail_tris[:, :3].astype(np.int64)
+        cnt = d.detail_tri_count.astype(np.int64)
+        tri_idx = np.repeat(tb, cnt) + (
+            np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        )
         poly_of_tri = np.full(ndt, -1, np.int64)
-        for i in range(nd):
-            poly_of_tri[tb[i] : tb[i] + int(d.detail_tri_count[i])] = i
+        poly_of_tri[tri_idx] = np.repeat(np.arange(nd), cnt)
         used = poly_of_tri >= 0
         lim = vc[poly_of_tri[used]] + d.detail_vert_count[poly_of_tri[used]].astype(np.int64)
         if (tv[used] >= lim[:, None]).any():

@@ -325,7 +325,7 @@ def navmesh_from_recast(src) -> NavMesh:
     if magic == NAVMESH_MAGIC:
         td = tile_from_bytes(data, what=what)
         params = NavMeshParams(
-            tuple(float(v) for v in td.bmin),
+            (float(td.bmin[0]), float(td.bmin[1]), float(td.bmin[2])),
             float(np.float32(td.bmax[0] - td.bmin[0])),
             float(np.float32(td.bmax[2] - td.bmin[2])),
             1,

@@ -433,7 +433,7 @@ def create_navmesh_data(
         if (dm[:, 1] < nv_per).any():
             raise InputError("detail mesh: a sub-mesh has fewer verts than its polygon")
     else:
-        dm = dv = dt = None
+        dm = dv = dt = None  # type: ignore[assignment]
 
     # Off-mesh connections.
     if offmesh is not None and not isinstance(offmesh, OffMeshConnections):
@@ -543,7 +543,7 @@ def create_navmesh_data(
             else np.zeros(0, np.int64)
         )
         detail_verts = dv[order].copy()
-        detail_tris = dt.copy()
+        detail_tris = np.asarray(dt).copy()
     else:
         d_vert_base = np.zeros(npolys, np.uint32)
         d_vert_count = np.zeros(npolys, np.uint8)
