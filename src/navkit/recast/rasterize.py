@@ -270,20 +270,11 @@ def _divide_poly(buf, src, n, dst1, dst2, offset, axis, delta):
 
 
 @njit
-def _pool_grow(p_min, p_max, p_area, p_next, need):
-    cap = p_min.shape[0]
-    if need <= cap:
-        return p_min, p_max, p_area, p_next
-    new_cap = max(cap * 2, need)
-    a = np.empty(new_cap, np.int32)
-    b = np.empty(new_cap, np.int32)
-    c = np.empty(new_cap, np.uint8)
-    d = np.empty(new_cap, np.int32)
-    a[:cap] = p_min
-    b[:cap] = p_max
-    c[:cap] = p_area
-    d[:cap] = p_next
-    return a, b, c, d
+def _pool_grow(pool):
+    """The span pool with twice the rows (rows: smin, smax, area, next)."""
+    bigger = np.empty((pool.shape[0] * 2, 4), np.int32)
+    bigger[: pool.shape[0]] = pool
+    return bigger
 
 
 @njit
@@ -294,13 +285,11 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
 
     ncols = width * height
     head = np.full(ncols, -1, np.int32)
-    cap = 1024
-    p_min = np.empty(cap, np.int32)
-    p_max = np.empty(cap, np.int32)
-    p_area = np.empty(cap, np.uint8)
-    p_next = np.empty(cap, np.int32)
+    # Span pool, one row per span (smin, smax, area, next) so a list step touches one
+    # cache line; slots are reused through a free list and the pool grows by doubling.
+    pool = np.empty((max(1024, 2 * tris.shape[0]), 4), np.int32)
     used = 0  # pool slots ever handed out
-    free_head = -1  # freed slots, linked through p_next
+    free_head = -1  # freed rows, linked through their next field
 
     # Four polygon buffers; roles are swapped by index, as the algorithm swaps pointers.
     buf = np.empty((4, 16, 3), np.float32)
@@ -388,49 +377,47 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
                 col = x + z * width
                 new_min = lo_i
                 new_max = hi_i
-                new_area = area
+                new_area = np.int32(area)
                 prev = -1
                 cur = head[col]
                 while cur != -1:
-                    if p_min[cur] > new_max:
+                    if pool[cur, 0] > new_max:
                         break
-                    if p_max[cur] < new_min:
+                    if pool[cur, 1] < new_min:
                         prev = cur
-                        cur = p_next[cur]
+                        cur = pool[cur, 3]
                         continue
-                    if p_min[cur] < new_min:
-                        new_min = p_min[cur]
-                    if p_max[cur] > new_max:
-                        new_max = p_max[cur]
-                    if abs(new_max - p_max[cur]) <= merge_thr and p_area[cur] > new_area:
-                        new_area = p_area[cur]
-                    nxt = p_next[cur]
-                    p_next[cur] = free_head
+                    if pool[cur, 0] < new_min:
+                        new_min = pool[cur, 0]
+                    if pool[cur, 1] > new_max:
+                        new_max = pool[cur, 1]
+                    if abs(new_max - pool[cur, 1]) <= merge_thr and pool[cur, 2] > new_area:
+                        new_area = pool[cur, 2]
+                    nxt = pool[cur, 3]
+                    pool[cur, 3] = free_head
                     free_head = cur
                     if prev == -1:
                         head[col] = nxt
                     else:
-                        p_next[prev] = nxt
+                        pool[prev, 3] = nxt
                     cur = nxt
                 if free_head != -1:
                     s = free_head
-                    free_head = p_next[s]
+                    free_head = pool[s, 3]
                 else:
-                    if used == p_min.shape[0]:
-                        p_min, p_max, p_area, p_next = _pool_grow(
-                            p_min, p_max, p_area, p_next, used + 1
-                        )
+                    if used == pool.shape[0]:
+                        pool = _pool_grow(pool)
                     s = used
                     used += 1
-                p_min[s] = new_min
-                p_max[s] = new_max
-                p_area[s] = new_area
+                pool[s, 0] = new_min
+                pool[s, 1] = new_max
+                pool[s, 2] = new_area
                 if prev == -1:
-                    p_next[s] = head[col]
+                    pool[s, 3] = head[col]
                     head[col] = s
                 else:
-                    p_next[s] = p_next[prev]
-                    p_next[prev] = s
+                    pool[s, 3] = pool[prev, 3]
+                    pool[prev, 3] = s
 
     # -- span lists -> CSR --------------------------------------------------------------
     col_start = np.empty(ncols + 1, np.int32)
@@ -440,7 +427,7 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
         s = head[col]
         while s != -1:
             total += 1
-            s = p_next[s]
+            s = pool[s, 3]
     col_start[ncols] = total
     smin = np.empty(total, np.uint16)
     smax = np.empty(total, np.uint16)
@@ -449,11 +436,11 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
     for col in range(ncols):
         s = head[col]
         while s != -1:
-            smin[k] = p_min[s]
-            smax[k] = p_max[s]
-            sarea[k] = p_area[s]
+            smin[k] = pool[s, 0]
+            smax[k] = pool[s, 1]
+            sarea[k] = pool[s, 2]
             k += 1
-            s = p_next[s]
+            s = pool[s, 3]
     return col_start, smin, smax, sarea
 
 
