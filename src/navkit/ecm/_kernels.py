@@ -203,3 +203,77 @@ def dijkstra(indptr, nbr, wgt, nv, src, src_cost, dst, dst_cost):
                         hv[p], hv[j] = hv[j], hv[p]
                         j = p
     return prev, bestv, best
+
+
+@njit
+def _segdist(px, py, qx, qy, ax, ay, bx, by):
+    d1 = (qx - px) * (ay - py) - (qy - py) * (ax - px)
+    d2 = (qx - px) * (by - py) - (qy - py) * (bx - px)
+    d3 = (bx - ax) * (py - ay) - (by - ay) * (px - ax)
+    d4 = (bx - ax) * (qy - ay) - (by - ay) * (qx - ax)
+    if ((d1 > 0.0 and d2 < 0.0) or (d1 < 0.0 and d2 > 0.0)) and (
+        (d3 > 0.0 and d4 < 0.0) or (d3 < 0.0 and d4 > 0.0)
+    ):
+        return 0.0
+    k1 = 1 if (qx != px or qy != py) else 0
+    k2 = 1 if (bx != ax or by != ay) else 0
+    d = _site_dist(k1, px, py, qx, qy, ax, ay)
+    d = min(d, _site_dist(k1, px, py, qx, qy, bx, by))
+    d = min(d, _site_dist(k2, ax, ay, bx, by, px, py))
+    d = min(d, _site_dist(k2, ax, ay, bx, by, qx, qy))
+    return d
+
+
+@njit
+def first_close_pair(x0, y0, x1, y1, owner, tol):
+    """Sweep over x: the first pair of segments of different owners closer than
+    ``tol`` (points are zero-length segments), or (-1, -1)."""
+    n = x0.shape[0]
+    lo = np.minimum(x0, x1)
+    order = np.argsort(lo)
+    for ii in range(n):
+        i = order[ii]
+        hi_i = max(x0[i], x1[i]) + tol
+        ylo_i = min(y0[i], y1[i]) - tol
+        yhi_i = max(y0[i], y1[i]) + tol
+        for jj in range(ii + 1, n):
+            j = order[jj]
+            if lo[j] > hi_i:
+                break
+            if owner[i] == owner[j]:
+                continue
+            if max(y0[j], y1[j]) < ylo_i or min(y0[j], y1[j]) > yhi_i:
+                continue
+            if _segdist(x0[i], y0[i], x1[i], y1[i], x0[j], y0[j], x1[j], y1[j]) <= tol:
+                return i, j
+    return -1, -1
+
+
+@njit
+def ring_self_touch(x, y):
+    """Whether two non-adjacent edges of a closed ring meet."""
+    k = x.shape[0]
+    for i in range(k):
+        i2 = (i + 1) % k
+        for j in range(i + 2, k):
+            if i == 0 and j == k - 1:
+                continue
+            j2 = (j + 1) % k
+            if _segdist(x[i], y[i], x[i2], y[i2], x[j], y[j], x[j2], y[j2]) == 0.0:
+                return True
+    return False
+
+
+@njit
+def point_in_ring(x, y, rx, ry):
+    """Even-odd test of (x, y) against a closed ring."""
+    k = rx.shape[0]
+    inside = False
+    j = k - 1
+    for i in range(k):
+        if (ry[i] > y) != (ry[j] > y):
+            xi = (rx[j] - rx[i]) * (y - ry[i]) / (ry[j] - ry[i]) + rx[i]
+            if x < xi:
+                inside = not inside
+        j = i
+    return inside

@@ -58,26 +58,16 @@ def _ring_area2(p: np.ndarray) -> float:
 
 
 def _point_in_ring(x: float, y: float, p: np.ndarray) -> bool:
-    xs, ys = p[:, 0], p[:, 1]
-    xj, yj = np.roll(xs, 1), np.roll(ys, 1)
-    cond = (ys > y) != (yj > y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xint = (xj - xs) * (y - ys) / (yj - ys) + xs
-    return bool(np.count_nonzero(cond & (x < xint)) % 2)
+    return bool(
+        K.point_in_ring(
+            float(x), float(y), np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1])
+        )
+    )
 
 
 def _segments_cross(p: np.ndarray) -> bool:
     """Whether a closed ring has two non-adjacent edges that meet."""
-    k = p.shape[0]
-    a = p
-    b = np.roll(p, -1, axis=0)
-    for i in range(k):
-        for j in range(i + 2, k):
-            if i == 0 and j == k - 1:
-                continue
-            if _seg_dist(a[i], b[i], a[j], b[j]) == 0.0:
-                return True
-    return False
+    return bool(K.ring_self_touch(np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1])))
 
 
 def _seg_dist(p, q, r, s) -> float:
@@ -169,12 +159,13 @@ class CorridorMap:
         pending = []
         for r in list(rings[1:]) + list(obstacles):
             try:
-                h, new, cs = m._add_obstacle_sites(r)
+                h, new, cs = m._add_obstacle_sites(r, check=False)
             except _Outside:
                 m.dropped.append(r)
                 continue
             pending.append((h, new, cs))
             corners.extend(cs)
+        m._check_all()
         if use_library and HAVE_PYVORONOI:
             build_with_boost(m.diagram, corners, scale)
         else:
@@ -262,7 +253,35 @@ class CorridorMap:
                 corners.append((sids[i - 1], pids[i], sids[i]))
         return pids + sids
 
-    def _add_obstacle_sites(self, pts):
+    def _check_all(self) -> None:
+        """Bulk validation of a fresh map: no two obstacles touch, none inside another."""
+        S = self.sites
+        n = S.n
+        seg = S.kind[:n] == 1
+        lone = (S.kind[:n] == 0) & np.array([i not in S.incident for i in range(n)], bool)
+        ids = np.nonzero(seg | lone)[0]
+        x1 = np.where(seg[ids], S.bx[ids], S.ax[ids])
+        y1 = np.where(seg[ids], S.by[ids], S.ay[ids])
+        i, j = K.first_close_pair(S.ax[ids], S.ay[ids], x1, y1, S.owner[ids], self.diagram.tol)
+        if i >= 0:
+            raise InputError(
+                f"obstacles {S.owner[ids[i]]} and {S.owner[ids[j]]} touch or overlap "
+                "(0 = the boundary); merge or separate them"
+            )
+        hs = [h for h, o in self.obstacles.items() if h != 0]
+        if not hs:
+            return
+        lo = np.array([self.obstacles[h]["lo"] for h in hs])
+        hi = np.array([self.obstacles[h]["hi"] for h in hs])
+        poly = np.array([self.obstacles[h]["kind"] == "polygon" for h in hs])
+        for k, h in enumerate(hs):
+            p = self.obstacles[h]["ring"][0]
+            cand = np.nonzero(poly & np.all(lo <= p, axis=1) & np.all(hi >= p, axis=1))[0]
+            for c in cand:
+                if c != k and _point_in_ring(p[0], p[1], self.obstacles[hs[c]]["ring"]):
+                    raise InputError(f"obstacle {h} lies inside obstacle {hs[c]}")
+
+    def _add_obstacle_sites(self, pts, check: bool = True):
         """Validate and add one obstacle's sites (alive); returns (handle, sites, corners)."""
         ring = self._clean_ring(pts, closed=True)
         if ring.shape[0] >= 3:
@@ -283,19 +302,21 @@ class CorridorMap:
         args = S.kernel_args()
         k = ring.shape[0]
         nseg = k if k >= 3 else (1 if k == 2 else 0)
-        for i in range(max(nseg, 1)):
+        lo, hi = ring.min(axis=0), ring.max(axis=0)
+        for i in range(max(nseg, 1) if check else 0):
             a, b = ring[i], ring[(i + 1) % k]
             d = K.seg_seg_min_dist(a[0], a[1], b[0], b[1], *args)
             if d <= self.diagram.tol:
                 raise InputError("obstacle touches or overlaps another obstacle or the boundary")
-        for _h, o in self.obstacles.items():
-            if o["kind"] == "polygon":
-                if _point_in_ring(ring[0, 0], ring[0, 1], o["ring"]):
-                    raise InputError("obstacle lies inside another obstacle")
-                if kind == "polygon":
-                    if _point_in_ring(o["ring"][0, 0], o["ring"][0, 1], ring):
-                        raise InputError("obstacle contains another obstacle")
-            elif kind == "polygon" and _point_in_ring(o["ring"][0, 0], o["ring"][0, 1], ring):
+        for _h, o in self.obstacles.items() if check else ():
+            if _h == 0:
+                continue
+            olo, ohi = o["lo"], o["hi"]
+            if olo[0] > hi[0] or olo[1] > hi[1] or ohi[0] < lo[0] or ohi[1] < lo[1]:
+                continue  # boxes apart: neither contains the other
+            if o["kind"] == "polygon" and _point_in_ring(ring[0, 0], ring[0, 1], o["ring"]):
+                raise InputError("obstacle lies inside another obstacle")
+            if kind == "polygon" and _point_in_ring(o["ring"][0, 0], o["ring"][0, 1], ring):
                 raise InputError("obstacle contains another obstacle")
         h = self._next_handle
         self._next_handle += 1
@@ -311,7 +332,7 @@ class CorridorMap:
             new = [p0, p1, s]
         else:
             new = [S.add(0, ring[0, 0], ring[0, 1], side=1, owner=h)]
-        self.obstacles[h] = {"kind": kind, "sites": new, "ring": ring}
+        self.obstacles[h] = {"kind": kind, "sites": new, "ring": ring, "lo": lo, "hi": hi}
         return h, new, corners
 
     # ---------------------------------------------------------------- updates
