@@ -85,52 +85,42 @@ def _grow(a, need):
 
 # -- boundary flags and the walk ---------------------------------------------------------------
 @njit
-def _check_links(w, h, cidx, ccnt, con, nspans):
-    """Index of the first span whose link leaves the grid or its neighbour cell, else -1."""
+def _boundary_flags(w, h, cidx, ccnt, con, reg):
+    """Per span, bit ``d`` set where the neighbour in direction ``d`` has another region.
+
+    Also checks every link (Recast trusts them): returns ``(flags, bad)`` where ``bad`` is
+    the first span whose cell range or a link leaves the arrays, or -1.
+    """
+    nspans = reg.shape[0]
+    flags = np.zeros(nspans, np.uint8)
     for z in range(h):
         for x in range(w):
             c = x + z * w
             first = np.int64(cidx[c])
             last = first + np.int64(ccnt[c])
             if last > nspans:
-                return first
+                return flags, first
             for i in range(first, last):
-                for d in range(4):
-                    lk = _link(con, i, d)
-                    if lk == NOT_CONNECTED:
-                        continue
-                    nx = x + _dir_x(d)
-                    nz = z + _dir_z(d)
-                    if nx < 0 or nz < 0 or nx >= w or nz >= h:
-                        return i
-                    nc = nx + nz * w
-                    if lk >= ccnt[nc] or np.int64(cidx[nc]) + lk >= nspans:
-                        return i
-    return -1
-
-
-@njit
-def _boundary_flags(w, h, cidx, ccnt, con, reg):
-    """Per span, bit ``d`` set where the neighbour in direction ``d`` has another region."""
-    flags = np.zeros(reg.shape[0], np.uint8)
-    for z in range(h):
-        for x in range(w):
-            c = x + z * w
-            for i in range(cidx[c], cidx[c] + ccnt[c]):
                 r = reg[i]
-                if r == 0 or (r & BORDER_REG) != 0:
-                    continue
                 same = 0
                 for d in range(4):
                     lk = _link(con, i, d)
                     nr = 0
                     if lk != NOT_CONNECTED:
-                        nc = (x + _dir_x(d)) + (z + _dir_z(d)) * w
-                        nr = reg[cidx[nc] + lk]
+                        nx = x + _dir_x(d)
+                        nz = z + _dir_z(d)
+                        if nx < 0 or nz < 0 or nx >= w or nz >= h:
+                            return flags, i
+                        nc = nx + nz * w
+                        a = np.int64(cidx[nc]) + lk
+                        if lk >= ccnt[nc] or a >= nspans:
+                            return flags, i
+                        nr = reg[a]
                     if nr == r:
                         same |= 1 << d
-                flags[i] = same ^ 0xF
-    return flags
+                if r != 0 and (r & BORDER_REG) == 0:
+                    flags[i] = same ^ 0xF
+    return flags, -1
 
 
 @njit
@@ -264,7 +254,8 @@ def _insert_after(sv, ns, pos, pts, k):
     """Insert raw vertex ``k`` into the simplified list after row ``pos``."""
     sv = _grow(sv, ns + 1)
     for j in range(ns, pos + 1, -1):
-        sv[j] = sv[j - 1]
+        for c in range(4):
+            sv[j, c] = sv[j - 1, c]
     sv[pos + 1, 0] = pts[k, 0]
     sv[pos + 1, 1] = pts[k, 1]
     sv[pos + 1, 2] = pts[k, 2]
@@ -395,19 +386,21 @@ def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
         s1 = s + 1 if s + 1 < ns else 0
         if sv[s, 0] == sv[s1, 0] and sv[s, 2] == sv[s1, 2]:
             for j in range(s, ns - 1):
-                sv[j] = sv[j + 1]
+                for c in range(4):
+                    sv[j, c] = sv[j + 1, c]
             ns -= 1
         s += 1
     return sv, ns
 
 
 @njit
-def _trace_kernel(w, h, cidx, ccnt, con, ys, reg, areas, max_error, max_edge_len, build_flags):
+def _trace_kernel(
+    w, h, cidx, ccnt, con, ys, reg, areas, flags, max_error, max_edge_len, build_flags
+):
     """All contours in Recast's order (rows, columns, spans).
 
     Returns (creg, carea, nverts, nrverts, verts, rverts), the vertex arrays concatenated.
     """
-    flags = _boundary_flags(w, h, cidx, ccnt, con, reg)
     pts = np.empty((256, 4), np.int64)
     sv = np.empty((64, 4), np.int64)
     cap = 64
@@ -894,8 +887,8 @@ def build_contours(
     if int(max_edge_len) != max_edge_len or int(max_edge_len) < 0:
         raise ConfigError("max_edge_len", f"must be an integer >= 0, got {max_edge_len!r}")
     mel = int(max_edge_len)
-    flags = int(build_flags)
-    if flags & ~(CONTOUR_TESS_WALL_EDGES | CONTOUR_TESS_AREA_EDGES):
+    flags_arg = int(build_flags)
+    if flags_arg & ~(CONTOUR_TESS_WALL_EDGES | CONTOUR_TESS_AREA_EDGES):
         raise ConfigError("build_flags", f"unknown contour build flags {build_flags!r}")
     w, h, b = int(chf.width), int(chf.height), int(chf.border_size)
 
@@ -905,14 +898,14 @@ def build_contours(
     ys = np.ascontiguousarray(chf.y, dtype=np.uint16)
     reg = np.ascontiguousarray(chf.reg, dtype=np.uint16)
     areas = np.ascontiguousarray(chf.areas, dtype=np.uint8)
-    bad = _check_links(w, h, cidx, ccnt, con, ys.shape[0])
+    flags, bad = _boundary_flags(w, h, cidx, ccnt, con, reg)
     if bad >= 0:
         raise InputError(
             f"compact heightfield span {bad}: cell range or neighbour link out of bounds"
         )
 
     creg, carea, nverts, nrverts, verts, rverts = _trace_kernel(
-        w, h, cidx, ccnt, con, ys, reg, areas, F32(me), mel, flags
+        w, h, cidx, ccnt, con, ys, reg, areas, flags, F32(me), mel, flags_arg
     )
     if b > 0:
         verts[:, 0] -= b
