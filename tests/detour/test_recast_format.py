@@ -229,6 +229,8 @@ def test_foreign_and_trailing_data():
         navmesh_from_recast(b"")
     with pytest.raises(FormatError):
         navmesh_from_recast(b"\x89PNG\r\n\x1a\n" + b"\0" * 100)
+    with pytest.raises(FormatError, match="tile cache"):
+        navmesh_from_recast(b"TEST" + raw[4:])
     with pytest.raises(FormatError, match="unexpected bytes"):
         navmesh_from_recast(raw + b"junk")
     # Two tiles at the same location.

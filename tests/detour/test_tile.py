@@ -270,3 +270,49 @@ def test_bv_tree_invariants(points):
             end = node - int(bi[node])
             sub = range(node + 1, end)
             assert all((bmin[c] >= bmin[node]).all() and (bmax[c] <= bmax[node]).all() for c in sub)
+
+
+def test_options_no_bv_tree_keep_areas_and_flags():
+    pm = _square_mesh()
+    td = create_navmesh_data(
+        pm,
+        None,
+        walkable_height=2,
+        walkable_radius=0.6,
+        walkable_climb=0.9,
+        build_bv_tree=False,
+        area_remap=None,
+        flags=None,
+        tile_x=3,
+        tile_y=-2,
+        layer=1,
+        user_id=77,
+    )
+    assert td.bv_node_count == 0
+    assert td.poly_area.tolist() == [63, 5] and td.poly_flags.tolist() == [0, 0]
+    assert (td.x, td.y, td.layer, td.user_id) == (3, -2, 1, 77)
+    lut = np.arange(64, dtype=np.uint8)[::-1]
+    td2 = create_navmesh_data(
+        pm,
+        None,
+        walkable_height=2,
+        walkable_radius=0.6,
+        walkable_climb=0.9,
+        area_remap=lut,
+        flags=5,
+    )
+    assert td2.poly_area.tolist() == [0, 58] and td2.poly_flags.tolist() == [5, 5]
+    # Without a BV tree the navmesh still finds polygons (linear scan) for off-mesh links.
+    cons = [{"start": [10.1, 1.0, 20.1], "end": [10.5, 1.0, 20.5], "radius": 0.3}]
+    td3 = create_navmesh_data(
+        pm,
+        None,
+        walkable_height=2,
+        walkable_radius=0.6,
+        walkable_climb=0.9,
+        build_bv_tree=False,
+        offmesh=cons,
+    )
+    nm = solo_navmesh(td3)
+    con = nm.poly_refs()[-1]
+    assert {e for _t, e, *_ in nm.links_of(con)} == {0, 1}

@@ -68,7 +68,10 @@ from ..errors import ConfigError, InputError, StaleHandleError
 from . import _links as L
 from .tile import TileData
 
-__all__ = ["NavMesh", "NavMeshArrays", "NavMeshParams"]
+__all__ = ["NavMesh", "NavMeshArrays", "NavMeshParams", "MAX_TILES"]
+
+#: Largest ``max_tiles`` (the tile table is allocated up front: ~250 bytes per slot).
+MAX_TILES = 1 << 22
 
 _POOLS = {
     "vert": ["verts"],
@@ -272,6 +275,8 @@ class NavMesh:
         max_polys = int(params.max_polys)
         if max_tiles < 1 or max_polys < 1:
             raise ConfigError("max_tiles", "max_tiles and max_polys must be >= 1")
+        if max_tiles > MAX_TILES:
+            raise ConfigError("max_tiles", f"{max_tiles} exceeds navkit's limit {MAX_TILES}")
         self.params = NavMeshParams(
             orig,
             float(np.float32(params.tile_width)),

@@ -335,6 +335,10 @@ def navmesh_from_recast(src) -> NavMesh:
         _add(nm, td, 0, what)
         nm._source_kind = "tile"  # type: ignore[attr-defined]
         return nm
+    if magic == 0x54534554:  # 'TSET'
+        raise FormatError(
+            f"{what}: a tile cache set (TSET), not a navmesh set; use navkit.tilecache"
+        )
     if magic != MSET_MAGIC:
         raise FormatError(f"{what}: not a Recast navmesh set (magic {magic & 0xFFFFFFFF:#010x})")
     if len(data) < 40:
