@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from peer_support import MESHES, PARTITIONS, chf_from_dump, stage_dump
+from peer_support import MESHES, PARTITIONS, _read_stages_module, chf_from_dump, stage_dump
 
 from navkit.errors import ConfigError, InputError
 from navkit.recast.contours import (
@@ -35,6 +37,10 @@ ARRAYS = ("reg", "area", "nverts", "nrverts", "verts", "rverts")
 def test_equals_recast_dump(mesh, partition):
     manifest, stages = stage_dump(mesh, partition)
     chf = chf_from_dump(manifest, stages, "compact_regions")
+    _assert_equals_dump(chf, manifest, stages)
+
+
+def _assert_equals_dump(chf, manifest, stages):
     cfg = manifest["rcConfig"]
     cset = build_contours(
         chf, max_error=cfg["maxSimplificationError"], max_edge_len=cfg["maxEdgeLen"]
@@ -53,6 +59,30 @@ def test_equals_recast_dump(mesh, partition):
         fields["borderSize"],
     )
     assert cset.max_error == np.float32(fields["maxError"])
+
+
+BORDER_DUMPS = Path(__file__).resolve().parents[2] / ".scratch" / "peer" / "stages_border"
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("partition", PARTITIONS)
+@pytest.mark.parametrize("mesh", MESHES)
+def test_equals_recast_dump_with_border(mesh, partition):
+    """Recast's solo build with its partition run at ``borderSize = 5`` (tile-style).
+
+    The shared peer always builds solo meshes with borderSize 0; these dumps come from a
+    local copy of the peer that takes the border from ``NAVKIT_PEER_BORDER`` (made by
+    ``tests/recast/test_regions.py``), so they are used when present.
+    """
+    d = BORDER_DUMPS / f"{mesh}.{partition}"
+    if not (d / "manifest.json").exists():
+        pytest.skip(f"{d} not available")
+    manifest, stages = _read_stages_module().load_stages(str(d))
+    if "contours" not in stages:
+        pytest.skip(f"{d} lacks the contours stage")
+    chf = chf_from_dump(manifest, stages, "compact_regions")
+    assert chf.border_size > 0
+    _assert_equals_dump(chf, manifest, stages)
 
 
 # -- hand-made compact heightfields ----------------------------------------------------------
