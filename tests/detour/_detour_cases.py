@@ -83,3 +83,59 @@ def peer_bytes(name: str) -> bytes:
 
 def link_sets(nm: NavMesh) -> dict:
     return {r: sorted(nm.links_of(r)) for r in nm.poly_refs()}
+
+
+#: Off-mesh connections on dungeon that Detour does link: two across neighbouring tiles of
+#: the tiled build (one bidirectional, one not) and one inside a tile.
+LINKED_OFFMESH = [
+    {"start": [-12.815216064453125, 10.063961029052734, -23.24127197265625],
+     "end": [-0.11521577835083008, 10.197295188903809, -31.891273498535156],
+     "radius": 0.6, "bidirectional": True, "area": 2, "flags": 3},
+    {"start": [-13.615215301513672, 9.297294616699219, -17.816274642944336],
+     "end": [-6.49021577835083, 10.097293853759766, -17.891273498535156],
+     "radius": 0.6, "bidirectional": False, "area": 2, "flags": 3},
+    {"start": [22.984783172607422, 15.047294616699219, -86.74127960205078],
+     "end": [20.40478515625, 14.997294425964355, -87.94126892089844],
+     "radius": 0.5, "bidirectional": True, "area": 1, "flags": 1},
+]  # fmt: skip
+
+
+@functools.cache
+def linked_offmesh_exports() -> tuple[bytes, bytes]:
+    """Recast's solo and tiled exports of dungeon with :data:`LINKED_OFFMESH` (made by the
+    peer on first use, cached under .scratch)."""
+    import shutil
+    import subprocess
+
+    from peer_support import SCRATCH, mesh_path, peer_workdir
+
+    out = SCRATCH / "detour_offmesh"
+    solo, tiled = out / "dungeon.linked.solo.bin", out / "dungeon.linked.tiled.bin"
+    if not (solo.exists() and tiled.exists()):
+        if shutil.which("node") is None:
+            pytest.skip("node is not available to run the Recast peer")
+        work = peer_workdir()
+        out.mkdir(parents=True, exist_ok=True)
+        cfg = json.dumps({"offmesh": LINKED_OFFMESH})
+        r = subprocess.run(
+            [
+                "node",
+                "recast_peer.mjs",
+                str(mesh_path("dungeon")),
+                cfg,
+                "--sections",
+                "",
+                "--runs",
+                "1",
+                "--export-solo",
+                str(solo),
+                "--export-tiled",
+                str(tiled),
+            ],
+            cwd=work,
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode != 0 or not tiled.exists():
+            pytest.skip(f"peer export failed: {r.stderr[-300:]}")
+    return solo.read_bytes(), tiled.read_bytes()

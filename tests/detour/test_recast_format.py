@@ -251,3 +251,14 @@ def test_bad_poly_indices_are_format_errors():
     struct.pack_into("<H", raw, poly0 + 4, 60000)  # vertex index far out of range
     with pytest.raises(FormatError, match="vertex index"):
         navmesh_from_recast(bytes(raw))
+
+
+@pytest.mark.peer
+def test_linked_offmesh_exports_round_trip():
+    """Loading rebuilds off-mesh links across tiles (connectExtOffMeshLinks) as Detour did."""
+    from _detour_cases import linked_offmesh_exports
+
+    for data in linked_offmesh_exports():
+        nm = NavMesh.from_recast(data)
+        assert nm.stats()["offmesh"] == 3
+        assert nm.to_recast() == data

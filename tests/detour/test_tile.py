@@ -316,3 +316,18 @@ def test_options_no_bv_tree_keep_areas_and_flags():
     nm = solo_navmesh(td3)
     con = nm.poly_refs()[-1]
     assert {e for _t, e, *_ in nm.links_of(con)} == {0, 1}
+
+
+@pytest.mark.peer
+def test_linked_offmesh_solo_tile_matches_recast_bytes():
+    """Connections that Detour links: nearest-poly search, endpoint snapping, link order."""
+    from _detour_cases import LINKED_OFFMESH, linked_offmesh_exports
+
+    solo, _ = linked_offmesh_exports()
+    nm = solo_navmesh(build_solo_tile("dungeon", "watershed", offmesh=LINKED_OFFMESH))
+    out = nm.to_recast()
+    if out != solo:
+        theirs = navmesh_from_recast(solo).tile_data(0)
+        pytest.fail(f"{_first_byte_diff(out, solo)}; {first_difference(nm.tile_data(0), theirs)}")
+    cons = [r for r in nm.poly_refs() if nm.get_poly_type(r) == 1]
+    assert len(cons) == 3 and all({e for _t, e, *_ in nm.links_of(c)} == {0, 1} for c in cons)
