@@ -323,3 +323,36 @@ def test_runtime_offmesh_dropped_when_end_tile_removed():
     for r in nm.poly_refs():
         for t, *_ in nm.links_of(r):
             assert nm.is_valid_poly_ref(t)
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("kind", ["solo", "tiled"])
+def test_runtime_offmesh_agrees_with_baked_connections(kind):
+    """Adding Detour-linkable connections at runtime gives the links and snapped endpoints
+    that Detour makes when they are baked into the tiles."""
+    from _detour_cases import LINKED_OFFMESH, linked_offmesh_exports
+
+    baked = NavMesh.from_recast(linked_offmesh_exports()[kind == "tiled"])
+    nm = _load(f"dungeon.{kind}.navmesh.bin")
+
+    def summary(m, refs):
+        out = set()
+        for r in refs:
+            lk = sorted((t, e) for t, e, *_ in m.links_of(r))
+            start_poly = next(t for t, e in lk if e == 0)
+            s, e = m.get_off_mesh_connection_poly_end_points(start_poly, r)
+            out.add((tuple(lk), tuple(s.tolist()), tuple(e.tolist())))
+        return out
+
+    mine = [
+        nm.add_off_mesh_connection(
+            c["start"], c["end"], c["radius"], c["bidirectional"], c["area"], c["flags"]
+        )
+        for c in LINKED_OFFMESH
+    ]
+    theirs = [r for r in baked.poly_refs() if baked.get_poly_type(r) == 1]
+    assert summary(nm, mine) == summary(baked, theirs)
+    # The ground polygons link back to the bidirectional connections only.
+    for c, r in zip(LINKED_OFFMESH, mine):
+        end_poly = next(t for t, e, *_ in nm.links_of(r) if e == 1)
+        assert any(t == r for t, *_ in nm.links_of(end_poly)) == c["bidirectional"]
