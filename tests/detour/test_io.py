@@ -72,6 +72,13 @@ def test_exact_runtime_state_survives(tmp_path):
     del a
 
 
+@pytest.mark.parametrize("name", ["all_tiles_navmesh.bin", "dungeon_all_tiles_navmesh.bin"])
+def test_64bit_ref_navmesh_round_trip(name):
+    nm = NavMesh.from_recast(port_fixture(name))
+    back = navmesh_from_bytes(navmesh_to_bytes(nm))
+    assert back.ref64 and back.to_recast() == nm.to_recast()
+
+
 def test_checksum_mismatch(tmp_path):
     data = bytearray(navmesh_to_bytes(_nm()))
     data[len(data) // 2] ^= 0x01
