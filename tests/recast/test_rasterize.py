@@ -104,6 +104,12 @@ def test_triangles_outside_or_crossing_the_grid():
     assert all(v[0][0] == 0 for v in s.values())
 
 
+def test_huge_triangle_over_the_grid():
+    # Cell indices of far-away corners would overflow an int; they are clamped first.
+    hf = _raster([(-1e30, 2.5, -1e30), (3e30, 2.5, -1e30), (-1e30, 2.5, 3e30)], [(0, 1, 2)], [63])
+    assert _spans(hf) == {(x, z): [(2, 3, 63)] for x in range(4) for z in range(4)}
+
+
 def test_calc_grid_size():
     assert calc_grid_size((0, 0, 0), (4, 1, 3), 1.0) == (4, 3)
     assert calc_grid_size((0, 0, 0), (4.4, 1, 3.6), 1.0) == (4, 4)  # rounds half up
@@ -165,6 +171,24 @@ def test_columns_sorted_and_disjoint(points, thr):
         for (_a0, a1, _), (b0, _b1, _) in zip(spans, spans[1:]):
             assert a1 < b0
         assert all(s0 < s1 <= 24 for s0, s1, _ in spans)
+
+
+half = st.integers(0, 16).map(lambda k: np.float32(k * 0.5))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(half, half, half), min_size=3, max_size=12))
+def test_vertices_on_cell_lines(points):
+    # Vertices exactly on cell boundaries make the polygon splitter emit duplicate
+    # points; columns must still come out sorted and disjoint, spans within range.
+    v = np.array(points, np.float32)
+    m = len(points) // 3
+    tris = np.arange(3 * m, dtype=np.int32).reshape(m, 3)
+    hf = _raster(v, tris, np.full(m, 63), 1, width=8, height=8, bmax=(8, 8, 8), ch=0.5)
+    for spans in _spans(hf).values():
+        for (_a0, a1, _), (b0, _b1, _) in zip(spans, spans[1:]):
+            assert a1 < b0
+        assert all(0 <= s0 < s1 <= 16 for s0, s1, _ in spans)
 
 
 # -- bad input ----------------------------------------------------------------------------------

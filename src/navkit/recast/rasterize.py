@@ -270,6 +270,17 @@ def _divide_poly(buf, src, n, dst1, dst2, offset, axis, delta):
 
 
 @njit
+def _cell(offset, inv_cs, n):
+    """C's ``(int)(offset * inv_cs)`` for results that are then clamped to [-1, n-1].
+
+    The product is limited to [-2, n+1] first, so huge triangles cannot overflow
+    the conversion; in-range values truncate exactly as C does.
+    """
+    v = offset * inv_cs
+    return int(min(max(v, np.float32(-2.0)), np.float32(n + 1)))
+
+
+@njit
 def _pool_grow(pool):
     """The span pool with twice the rows (rows: smin, smax, area, next)."""
     bigger = np.empty((pool.shape[0] * 2, 4), np.int32)
@@ -292,8 +303,8 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
     free_head = -1  # freed rows, linked through their next field
 
     # Four polygon buffers; roles are swapped by index, as the algorithm swaps pointers.
-    buf = np.empty((4, 16, 3), np.float32)
-    delta = np.empty(16, np.float32)
+    buf = np.empty((4, 32, 3), np.float32)  # a cell piece has <= 11 vertices
+    delta = np.empty(32, np.float32)
 
     for t in range(tris.shape[0]):
         area = tri_areas[t]
@@ -312,8 +323,8 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
         tmin_z = min(verts[i0, 2], min(verts[i1, 2], verts[i2, 2]))
         tmax_z = max(verts[i0, 2], max(verts[i1, 2], verts[i2, 2]))
 
-        z0 = int((tmin_z - bmin[2]) * ics)
-        z1 = int((tmax_z - bmin[2]) * ics)
+        z0 = _cell(tmin_z - bmin[2], ics, height)
+        z1 = _cell(tmax_z - bmin[2], ics, height)
         # Start one row early so the first cut happens at the grid's edge.
         z0 = min(max(z0, -1), height - 1)
         z1 = min(max(z1, 0), height - 1)
@@ -342,8 +353,8 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
                     min_x = vx
                 if max_x < vx:
                     max_x = vx
-            x0 = int((min_x - bmin[0]) * ics)
-            x1 = int((max_x - bmin[0]) * ics)
+            x0 = _cell(min_x - bmin[0], ics, width)
+            x1 = _cell(max_x - bmin[0], ics, width)
             if x1 < 0 or x0 >= width:
                 continue
             x0 = min(max(x0, -1), width - 1)
