@@ -16,7 +16,7 @@
   are compacted.
 - :func:`_compact_ids` -- the id compaction and remap both merge steps end with.
 
-Region bookkeeping (neighbour lists, floor lists) lives in ``(nreg, cap)`` int32
+Region bookkeeping (neighbour lists, floor lists) lives in ``(nreg, cap)`` int64
 tables with a length per row; a table doubles its capacity when a row is full
 (:func:`_push`). Everything follows the order in which Recast visits spans and
 regions, since ids and merge choices depend on it.
@@ -215,17 +215,22 @@ def _sweep_rows(cidx, ccount, con, areas, w, h, border_size, reg, next_id):
     ``reg`` (n,) uint16 is updated in place; returns the next unused region id.
     """
     NULL_NEI = 0xFFFF
-    cap = 64
+    n = reg.shape[0]
+    # a row has at most as many runs as spans, and each run takes at most one new id
+    row_max = 0
+    for z in range(h):
+        k = 0
+        for x in range(w):
+            k += np.int64(ccount[x + z * w])
+        row_max = max(row_max, k)
     run_nei = np.zeros(
-        cap, np.int64
-    )  # the previous-row region a run touches (0 none, NULL_NEI many)
-    run_ns = np.zeros(cap, np.int64)  # how many of its spans touch it
-    run_id = np.zeros(cap, np.int64)
-    prev = np.zeros(max(256, 2 * next_id), np.int64)  # per region: spans of this row touching it
+        row_max + 2, np.int64
+    )  # previous-row region touched (0 none, NULL_NEI several)
+    run_ns = np.zeros(row_max + 2, np.int64)  # spans of the run touching it
+    run_id = np.zeros(row_max + 2, np.int64)
+    prev = np.zeros(next_id + n + 2, np.int32)  # per region: spans of this row touching it
     nid = next_id
     for z in range(border_size, h - border_size):
-        if prev.shape[0] < nid + 1:
-            prev = np.zeros(2 * (nid + 1), np.int64)
         prev[: nid + 1] = 0
         rid = 1
         for x in range(border_size, w - border_size):
@@ -241,15 +246,6 @@ def _sweep_rows(cidx, ccount, con, areas, w, h, border_size, reg, next_id):
                 if run == 0:
                     run = rid
                     rid += 1
-                    if run >= cap:
-                        cap *= 2
-                        t = np.zeros(cap, np.int64)
-                        t[: run_nei.shape[0]] = run_nei
-                        run_nei = t
-                        t = np.zeros(cap, np.int64)
-                        t[: run_ns.shape[0]] = run_ns
-                        run_ns = t
-                        run_id = np.zeros(cap, np.int64)
                     run_ns[run] = 0
                     run_nei[run] = 0
                 ai = _nei(cidx, con, w, x, z, i, 3)

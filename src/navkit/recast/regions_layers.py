@@ -22,6 +22,7 @@ from navkit.recast.regions_common import (
     _compact_ids,
     _nei,
     _paint_borders,
+    _push,
     _push_unique,
     _sweep_rows,
     check_chf,
@@ -30,6 +31,28 @@ from navkit.recast.regions_common import (
 from navkit.recast.types import BORDER_REG, CompactHeightfield
 
 __all__ = ["build_layer_regions"]
+
+
+_BITSET_MAX_REGIONS = 8192  # up to 8 MiB per bitset
+
+
+@njit(inline="always")
+def _seen(bits, tab, lens, nreg, r, v):
+    """Is ``v`` in list ``r``? Bitset lookup, or a linear scan when there is no bitset."""
+    if bits.shape[0] > 0:
+        k = r * nreg + v
+        return (bits[k >> 6] >> np.uint64(k & 63)) & np.uint64(1) != 0
+    for q in range(lens[r]):
+        if tab[r, q] == v:
+            return True
+    return False
+
+
+@njit(inline="always")
+def _mark(bits, nreg, r, v):
+    if bits.shape[0] > 0:
+        k = r * nreg + v
+        bits[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
 
 
 @njit
@@ -46,6 +69,10 @@ def _merge_layers(cidx, ccount, con, areas, ys, w, h, reg, nreg, min_area):
     floors = np.empty((nreg, 4), np.int64)
     nfloor = np.zeros(nreg, np.int64)
     col = np.empty(256, np.int64)
+    # membership bitsets of the neighbour and floor lists during the scan (when small enough)
+    nbits = nreg * nreg if nreg <= _BITSET_MAX_REGIONS else 0
+    cbits = np.zeros((nbits + 63) // 64, np.uint64)
+    fbits = np.zeros((nbits + 63) // 64, np.uint64)
 
     for z in range(h):
         for x in range(w):
@@ -70,14 +97,22 @@ def _merge_layers(cidx, ccount, con, areas, ys, w, h, reg, nreg, min_area):
                         continue
                     ra = np.int64(reg[ai])
                     if ra > 0 and ra < nreg and ra != r:
-                        conns = _push_unique(conns, nconn, r, ra)
+                        if not _seen(cbits, conns, nconn, nreg, r, ra):
+                            conns = _push(conns, nconn, r, ra)
+                            _mark(cbits, nreg, r, ra)
                     if (ra & BORDER_REG) != 0:
                         to_border[r] = True
             for a in range(nc - 1):
                 for b in range(a + 1, nc):
-                    if col[a] != col[b]:
-                        floors = _push_unique(floors, nfloor, col[a], col[b])
-                        floors = _push_unique(floors, nfloor, col[b], col[a])
+                    ra = col[a]
+                    rb = col[b]
+                    if ra != rb:
+                        if not _seen(fbits, floors, nfloor, nreg, ra, rb):
+                            floors = _push(floors, nfloor, ra, rb)
+                            _mark(fbits, nreg, ra, rb)
+                        if not _seen(fbits, floors, nfloor, nreg, rb, ra):
+                            floors = _push(floors, nfloor, rb, ra)
+                            _mark(fbits, nreg, rb, ra)
 
     # Grow layers breadth-first from each unvisited region, in id order.
     queue = np.empty(nreg + 1, np.int64)
