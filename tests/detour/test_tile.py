@@ -103,7 +103,7 @@ def test_square_oracle_without_detail():
     assert td.poly_neis[0, :3].tolist() == [0, 0, 2]  # neighbour index + 1
     assert td.poly_neis[1, :3].tolist() == [1, 0, 0]
     assert td.poly_area.tolist() == [0, 5]  # 63 -> 0 (the generators' remap)
-    assert td.poly_flags.tolist() == [1, 1]
+    assert td.poly_flags.tolist() == [1, 0]  # flag 1 where the area became 0
     assert td.max_link_count == 6  # 6 edges, no portals
     # Fan triangulation: one triangle per poly, all three edges on the boundary.
     assert td.detail_tris.tolist() == [[0, 1, 2, 1 | 4 | 16], [0, 1, 2, 1 | 4 | 16]]

@@ -10,6 +10,11 @@ then the other layers at the same (x, y) and the 8 neighbours with
 ``connectExtLinks``/``connectExtOffMeshLinks``; per-tile link free lists), so a
 Recast export of the pools gives Detour's bytes. Source: Detour/Source/DetourNavMesh.cpp.
 
+navkit extension: :meth:`NavMesh.add_off_mesh_connection` links an off-mesh
+connection between *any* two tiles at runtime (Detour links a connection's end
+only in the same or a neighbouring tile, when tiles are added); the start tile is
+re-stored with the extra polygon and link capacity.
+
 Layout of :class:`NavMeshArrays` (from :meth:`NavMesh.arrays`; global indices,
 ``-1`` = none; T = ``max_tiles``). Stale after any add/remove: call ``arrays()`` again.
 

@@ -348,8 +348,8 @@ def create_navmesh_data(
         (63 -> 0, see the peer README "Differences from RecastDemo"); None keeps
         ``pmesh.areas``; a callable maps the area array; an array is a lookup table.
     flags : "recast", None, int or (np,) array
-        Polygon flags. ``"recast"`` (default): 1 for every polygon with a
-        non-null area (the generators' remap); None keeps ``pmesh.flags``.
+        Polygon flags. ``"recast"`` (default) is the generators' rule: 1 where the
+        (remapped) area is 0, else ``pmesh.flags``; None keeps ``pmesh.flags``.
 
     Returns
     -------
@@ -403,7 +403,8 @@ def create_navmesh_data(
             raise InputError("area_remap array must be a (64,) lookup table")
         areas = lut[areas_in & 0x3F]
     if isinstance(flags, str) and flags == "recast":
-        pflags = np.where(areas_in != 0, 1, 0).astype(np.uint16)
+        pflags = np.asarray(pmesh.flags, np.uint16).copy()
+        pflags[areas == 0] = 1
     elif flags is None:
         pflags = np.asarray(pmesh.flags, np.uint16).copy()
     elif np.ndim(flags) == 0:
