@@ -379,3 +379,36 @@ def test_partition_invariants(fl, kind, min_area, merge):
     # deterministic, and independent of the reg array passed in
     again = partition(out, kind, min_area=min_area, merge_area=merge)
     np.testing.assert_array_equal(again.reg, out.reg)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    fl=grids(), kind=st.sampled_from(KINDS), border=st.integers(1, 3), min_area=st.integers(0, 12)
+)
+def test_border_invariants(fl, kind, border, min_area):
+    chf = grid_chf(fl)
+    out = partition(chf, kind, border_size=border, min_area=min_area, merge_area=10)
+    reg = out.reg.astype(np.int64)
+    xs, zs = span_cells(chf)
+    w, h = chf.width, chf.height
+    bw, bh = min(w, border), min(h, border)
+    walk = chf.areas != 0
+    # painting order: x strips, then z strips over them
+    expect = np.zeros(chf.span_count, np.int64)
+    expect[xs < bw] = 1 | BORDER_REG
+    expect[xs >= w - bw] = 2 | BORDER_REG
+    expect[zs < bh] = 3 | BORDER_REG
+    expect[zs >= h - bh] = 4 | BORDER_REG
+    in_border = expect != 0
+    np.testing.assert_array_equal(reg[in_border & walk], expect[in_border & walk])
+    assert (reg[~walk] == 0).all()
+    inner = reg[~in_border]
+    assert (inner & BORDER_REG == 0).all()
+    # ids 1..4 stay reserved for the strips; interior ids are 5..max_regions-1, all used
+    np.testing.assert_array_equal(
+        np.unique(inner[inner != 0]), np.arange(5, max(out.max_regions, 5))
+    )
+    for r in np.unique(inner[inner != 0]):
+        members = reg == r
+        assert np.unique(chf.areas[members]).size == 1
+        assert len(components(chf, members)) == 1
