@@ -1129,56 +1129,7 @@ def _count_links(a: NavMeshArrays) -> int:
 
 
 def _check_tile(d: TileData) -> None:
-    """Index checks so that kernels never read out of bounds."""
-    nv, np_ = d.vert_count, d.poly_count
-    if d.poly_verts.shape != (np_, 6) or d.poly_neis.shape != (np_, 6):
-        raise InputError("poly_verts/poly_neis must be (np, 6)")
-    vc = d.poly_vert_count.astype(np.int64)
-    if np_ and ((vc < 1) | (vc > 6)).any():
-        raise InputError("polygon vertex count outside 1..6")
-    cols = np.arange(6)[None, :] < vc[:, None]
-    if np_ and (d.poly_verts[cols] >= nv).any():
-        raise InputError("polygon vertex index out of range")
-    nei = d.poly_neis.astype(np.int64)
-    internal = cols & (nei != 0) & ((nei & 0x8000) == 0)
-    if np_ and (nei[internal] > np_).any():
-        raise InputError("polygon neighbour index out of range")
-    nd = d.detail_mesh_count
-    if nd > np_ or d.off_mesh_base > np_ or d.off_mesh_base < 0:
-        raise InputError("detail mesh / off-mesh base count exceeds polygons")
-    if (d.poly_type[:nd] == 1).any() and nd:
-        raise InputError("an off-mesh polygon has a detail mesh")
-    if (d.poly_type[nd:] != 1).any():
-        raise InputError("a ground polygon has no detail mesh")
-    ndv, ndt = int(d.detail_verts.shape[0]), int(d.detail_tris.shape[0])
-    vb = d.detail_vert_base.astype(np.int64)
-    tb = d.detail_tri_base.astype(np.int64)
-    if nd and ((vb + d.detail_vert_count > ndv).any() or (tb + d.detail_tri_count > ndt).any()):
-        raise InputError("detail mesh range out of bounds")
-    if nd:
-        tv = d.detail_tris[:, :3].astype(np.int64)
-        cnt = d.detail_tri_count.astype(np.int64)
-        tri_idx = np.repeat(tb, cnt) + (
-            np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        )
-        poly_of_tri = np.full(ndt, -1, np.int64)
-        poly_of_tri[tri_idx] = np.repeat(np.arange(nd), cnt)
-        used = poly_of_tri >= 0
-        lim = vc[poly_of_tri[used]] + d.detail_vert_count[poly_of_tri[used]].astype(np.int64)
-        if (tv[used] >= lim[:, None]).any():
-            raise InputError("detail triangle vertex index out of range")
-    nb = d.bv_node_count
-    if nb:
-        bi = d.bv_i.astype(np.int64)
-        pos = np.arange(nb)
-        if ((bi >= 0) & (bi >= max(nd, 1))).any() or ((bi < 0) & (pos - bi > nb)).any():
-            raise InputError("BV tree node out of range")
-    if ((d.poly_type == 1) & (d.poly_vert_count != 2)).any():
-        raise InputError("an off-mesh polygon does not have 2 vertices")
-    no = d.off_mesh_con_count
-    if no:
-        op = d.off_poly.astype(np.int64)
-        if (op >= np_).any() or (d.poly_type[op] != 1).any() or (d.poly_vert_count[op] != 2).any():
-            raise InputError("off-mesh connection polygon invalid")
-    if d.max_link_count and (d.link_next.shape[0] != d.max_link_count):
-        raise InputError("link arrays differ in length")
+    """Index checks so that kernels never read out of bounds (see ``_validate``)."""
+    from ._validate import check_tile
+
+    check_tile(d)

@@ -128,17 +128,17 @@ def _align4(n: int) -> int:
     return (n + 3) & ~3
 
 
-def _section_sizes(h, link_size: int) -> list[int]:
+def _section_sizes(h: dict, link_size: int) -> list[int]:
     return [
         100,
-        _align4(12 * int(h["vertCount"])),
-        _align4(32 * int(h["polyCount"])),
-        _align4(link_size * int(h["maxLinkCount"])),
-        _align4(12 * int(h["detailMeshCount"])),
-        _align4(12 * int(h["detailVertCount"])),
-        _align4(4 * int(h["detailTriCount"])),
-        _align4(16 * int(h["bvNodeCount"])),
-        _align4(36 * int(h["offMeshConCount"])),
+        _align4(12 * h["vertCount"]),
+        _align4(32 * h["polyCount"]),
+        _align4(link_size * h["maxLinkCount"]),
+        _align4(12 * h["detailMeshCount"]),
+        _align4(12 * h["detailVertCount"]),
+        _align4(4 * h["detailTriCount"]),
+        _align4(16 * h["bvNodeCount"]),
+        _align4(36 * h["offMeshConCount"]),
     ]
 
 
@@ -172,11 +172,12 @@ def tile_from_bytes(data: bytes, *, ref64: bool = False, what: str = "tile") -> 
         "offMeshConCount",
         "offMeshBase",
     ]
-    for n in names:
-        if int(h[n]) < 0 or int(h[n]) > len(buf):
-            raise FormatError(f"{what}: {n} = {int(h[n])} is impossible")
+    counts = {n: int(h[n]) for n in names}
+    for n, v in counts.items():
+        if v < 0 or v > len(buf):
+            raise FormatError(f"{what}: {n} = {v} is impossible")
     link_dt = _LINK64 if ref64 else _LINK32
-    sizes = _section_sizes(h, link_dt.itemsize)
+    sizes = _section_sizes(counts, link_dt.itemsize)
     if sum(sizes) != len(buf):
         raise FormatError(f"{what}: sections need {sum(sizes)} bytes but the tile has {len(buf)}")
     offs = np.cumsum([0, *sizes]).tolist()
@@ -184,17 +185,17 @@ def tile_from_bytes(data: bytes, *, ref64: bool = False, what: str = "tile") -> 
     def sec(i: int, dt: np.dtype, count: int) -> np.ndarray:
         return np.frombuffer(buf, dt, count=count, offset=offs[i])
 
-    nv, npoly = int(h["vertCount"]), int(h["polyCount"])
+    nv, npoly = counts["vertCount"], counts["polyCount"]
     verts = sec(1, np.dtype("<f4"), 3 * nv).reshape(nv, 3)
     polys = sec(2, _POLY, npoly)
-    links = sec(3, link_dt, int(h["maxLinkCount"]))
-    det = sec(4, _DETAIL, int(h["detailMeshCount"]))
-    ndv = int(h["detailVertCount"])
+    links = sec(3, link_dt, counts["maxLinkCount"])
+    det = sec(4, _DETAIL, counts["detailMeshCount"])
+    ndv = counts["detailVertCount"]
     dverts = sec(5, np.dtype("<f4"), 3 * ndv).reshape(ndv, 3)
-    ndt = int(h["detailTriCount"])
+    ndt = counts["detailTriCount"]
     dtris = sec(6, np.dtype("u1"), 4 * ndt).reshape(ndt, 4)
-    bv = sec(7, _BV, int(h["bvNodeCount"]))
-    off = sec(8, _OFFMESH, int(h["offMeshConCount"]))
+    bv = sec(7, _BV, counts["bvNodeCount"])
+    off = sec(8, _OFFMESH, counts["offMeshConCount"])
     at = polys["areaAndtype"]
     td = TileData(
         x=int(h["x"]),
