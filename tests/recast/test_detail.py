@@ -369,3 +369,10 @@ def test_bad_input_raises():
     empty = pm._replace(polys=pm.polys[:0], regs=pm.regs[:0])
     d = build_poly_mesh_detail(empty, chf, sample_dist=1.0, sample_max_error=0.2)
     assert d.nmeshes == 0 and d.nverts == 0 and d.ntris == 0
+
+
+def test_tiny_sample_dist_is_refused():
+    chf = _flat_chf(8, 8, 3)
+    pm = _polymesh(chf, [(1, 1), (1, 6), (6, 6)], 3)
+    with pytest.raises(InputError, match="too small"):
+        build_poly_mesh_detail(pm, chf, sample_dist=1e-6, sample_max_error=0.2)

@@ -44,6 +44,7 @@ from navkit._jit import F32, njit
 from navkit.errors import InputError
 
 from ._detail_tri import (
+    FLT_MAX,
     delaunay_hull,
     dist_pt_seg3,
     dist_to_poly,
@@ -70,6 +71,8 @@ MULTIPLE_REGS = 0  #: RC_MULTIPLE_REGS: polygon region id meaning "no single reg
 MAX_VERTS = 127  #: most detail vertices per polygon
 MAX_TRIS = 255  #: most detail triangles per polygon
 MAX_VERTS_PER_EDGE = 32  #: most samples along one polygon edge
+
+_MAX_GRID_SAMPLES = 1 << 22  # per polygon; guards against a tiny sample_dist
 
 _ZERO = F32(0.0)
 _HALF = F32(0.5)
@@ -106,7 +109,7 @@ def _patch_height(fx, fy, fz, ics, ch, radius, hp, xmin, zmin, pw, ph):
     size = radius * 2 + 1
     ring_end = 8
     ring_len = 16
-    dmin = np.finfo(np.float32).max
+    dmin = FLT_MAX
     for i in range(size * size - 1):
         nx = ix + x
         nz = iz + z
@@ -503,6 +506,8 @@ def _detail_kernel(
     cidx, ccnt, cw, chh, sy, con, sreg, ccs, cch,
     sd, sme, radius,
 ):  # fmt: skip
+    """All polygons: bounds and scratch buffers, then per polygon height patch,
+    detail triangulation, world offset and concatenation (``rcBuildPolyMeshDetail``)."""
     npolys = polys.shape[0]
     bounds = np.empty((npolys, 4), np.int64)
     maxhw = 0
@@ -714,6 +719,24 @@ def build_poly_mesh_detail(
     if pmesh.nverts == 0 or pmesh.npolys == 0:
         return _empty_detail()
     verts, polys, regs, cidx, ccnt = _check_inputs(pmesh, chf)
+    if sd > 0:
+        # The interior sample grid of the widest polygon must stay reasonable.
+        vidx = polys[:, : int(pmesh.nvp)]
+        used = vidx != MESH_NULL_IDX
+        pv = verts[np.where(used, vidx, 0)].astype(np.int64)
+        ext = [
+            np.where(used, pv[..., k], -(1 << 30)).max(1)
+            - np.where(used, pv[..., k], 1 << 30).min(1)
+            for k in (0, 2)
+        ]
+        cells = (ext[0] * float(pmesh.cs) / float(sd) + 2) * (
+            ext[1] * float(pmesh.cs) / float(sd) + 2
+        )
+        if float(cells.max()) > _MAX_GRID_SAMPLES:
+            raise InputError(
+                f"sample_dist {float(sd)!r} is too small for polygons {int(ext[0].max())} x "
+                f"{int(ext[1].max())} voxels wide (> {_MAX_GRID_SAMPLES} grid samples)"
+            )
     radius = max(1, int(math.ceil(np.float32(pmesh.max_edge_error))))
     meshes, dverts, dtris = _detail_kernel(
         verts, polys, regs, int(pmesh.nvp), np.float32(pmesh.cs), np.float32(pmesh.ch),
