@@ -356,3 +356,23 @@ def test_runtime_offmesh_agrees_with_baked_connections(kind):
     for c, r in zip(LINKED_OFFMESH, mine):
         end_poly = next(t for t, e, *_ in nm.links_of(r) if e == 1)
         assert any(t == r for t, *_ in nm.links_of(end_poly)) == c["bidirectional"]
+
+
+@pytest.mark.peer
+def test_add_tile_refuses_bad_tiles():
+    src = _load("dungeon.solo.navmesh.bin")
+    td = src.tile_data(0)
+    nm = NavMesh(src.params)
+    with pytest.raises(InputError, match="shape"):
+        nm.add_tile(td._replace(poly_flags=td.poly_flags[:-1]))
+    bad = td.detail_tris.copy()
+    bad[0, 0] = 200
+    with pytest.raises(InputError, match="detail triangle"):
+        nm.add_tile(td._replace(detail_tris=bad))
+    small = NavMesh(src.params._replace(max_polys=16))
+    with pytest.raises(InputError, match="max_polys"):
+        small.add_tile(td)
+    nm.add_tile(td)
+    with pytest.raises(InputError, match="no free tile slot"):
+        nm.add_tile(td._replace(x=1))
+    assert nm.stats()["tiles"] == 1
