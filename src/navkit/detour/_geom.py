@@ -26,7 +26,7 @@ EQUAL_EPS_SQR = F32(1.0 / 16384.0) * F32(1.0 / 16384.0)
 FLT_MAX = F32(np.finfo(np.float32).max)
 
 
-@njit
+@njit(inline="always")
 def vdist_sqr(ax, ay, az, bx, by, bz):
     """Squared 3D distance [wu^2], float32."""
     dx = bx - ax
@@ -35,19 +35,19 @@ def vdist_sqr(ax, ay, az, bx, by, bz):
     return dx * dx + dy * dy + dz * dz
 
 
-@njit
+@njit(inline="always")
 def vdist(ax, ay, az, bx, by, bz):
     """3D distance [wu], float32 (sqrtf)."""
     return np.sqrt(vdist_sqr(ax, ay, az, bx, by, bz))
 
 
-@njit
+@njit(inline="always")
 def vequal(a, b):
     """True when two (3,) points are closer than 1/16384 wu."""
     return vdist_sqr(a[0], a[1], a[2], b[0], b[1], b[2]) < EQUAL_EPS_SQR
 
 
-@njit
+@njit(inline="always")
 def tri_area_2d(a, b, c):
     """Twice the signed xz-area of triangle (a, b, c); positive when clockwise seen from +y."""
     abx = b[0] - a[0]
@@ -57,7 +57,7 @@ def tri_area_2d(a, b, c):
     return acx * abz - abx * acz
 
 
-@njit
+@njit(inline="always")
 def lerp3(out, a, b, t):
     """out = a + (b - a) * t for (3,) float32 vectors."""
     out[0] = a[0] + (b[0] - a[0]) * t
@@ -65,7 +65,7 @@ def lerp3(out, a, b, t):
     out[2] = a[2] + (b[2] - a[2]) * t
 
 
-@njit
+@njit(inline="always")
 def dist_pt_seg_sqr_2d(px, pz, ax, az, bx, bz):
     """Squared xz-distance from point p to segment a-b and the segment parameter.
 

@@ -54,7 +54,7 @@ from ._view import POLYTYPE_GROUND, POLYTYPE_OFFMESH, load_poly, poly_index_unsa
 MAX_STACK = 48
 
 
-@njit
+@njit(inline="always")
 def _dist(a, b):
     return vdist(a[0], a[1], a[2], b[0], b[1], b[2])
 

@@ -75,7 +75,7 @@ def make_pool(cap: int) -> NodePool:
     return pool
 
 
-@njit
+@njit(inline="always")
 def _hash(ref):
     h = (ref * 2654435761) & 0xFFFFFFFF
     return h ^ (h >> 16)
@@ -111,7 +111,7 @@ def pool_find_any(pool, ref):
     return -1
 
 
-@njit
+@njit(inline="always")
 def pool_get(pool, ref, state):
     """Index of node (ref, state), allocating a fresh zeroed node; -1 when the pool is full."""
     b = _hash(ref) & (pool.bucket.shape[0] - 1)
@@ -137,7 +137,7 @@ def pool_get(pool, ref, state):
     return i
 
 
-@njit
+@njit(inline="always")
 def _sift_up(pool, hole, node):
     heap = pool.heap
     tot = pool.total[node]
@@ -154,7 +154,7 @@ def _sift_up(pool, hole, node):
     pool.heap_pos[node] = hole
 
 
-@njit
+@njit(inline="always")
 def heap_push(pool, node):
     """Insert node into the open list."""
     n = pool.meta[M_HEAP]
@@ -162,12 +162,12 @@ def heap_push(pool, node):
     _sift_up(pool, n, node)
 
 
-@njit
+@njit(inline="always")
 def heap_empty(pool):
     return pool.meta[M_HEAP] == 0
 
 
-@njit
+@njit(inline="always")
 def heap_pop(pool):
     """Remove and return the node with the lowest total."""
     heap = pool.heap
@@ -191,7 +191,7 @@ def heap_pop(pool):
     return top
 
 
-@njit
+@njit(inline="always")
 def heap_modify(pool, node):
     """Restore heap order after node's total decreased."""
     p = pool.heap_pos[node]

@@ -29,7 +29,7 @@ EXT_LINK_MASK = 0x8000
 _INV255 = F32(1.0) / F32(255.0)
 
 
-@njit
+@njit(inline="always")
 def passes(flt, p, nav):
     """Detour's default filter: some include flag set and no exclude flag set.
 
@@ -39,7 +39,7 @@ def passes(flt, p, nav):
     return (f & flt[0]) != 0 and (f & flt[1]) == 0
 
 
-@njit
+@njit(inline="always")
 def find_link(nav, p, ref):
     """First link of polygon p pointing at ref, or -1."""
     k = nav.poly_link[p]
@@ -50,7 +50,7 @@ def find_link(nav, p, ref):
     return -1
 
 
-@njit
+@njit(inline="always")
 def portal_points(nav, fp, to_ref, tp, from_ref, left, right):
     """Portal (left, right) from polygon fp to polygon tp (refs to_ref/from_ref); False if unlinked."""
     k = find_link(nav, fp, to_ref)
@@ -86,11 +86,9 @@ def portal_points(nav, fp, to_ref, tp, from_ref, left, right):
     return True
 
 
-@njit
-def edge_midpoint(nav, fp, to_ref, tp, from_ref, mid):
-    """Midpoint of the portal from fp to tp into mid (3,); False if unlinked."""
-    left = np.empty(3, np.float32)
-    right = np.empty(3, np.float32)
+@njit(inline="always")
+def edge_midpoint(nav, fp, to_ref, tp, from_ref, mid, left, right):
+    """Midpoint of the portal from fp to tp into mid (3,), using scratch left/right (3,)."""
     if not portal_points(nav, fp, to_ref, tp, from_ref, left, right):
         return False
     h = F32(0.5)

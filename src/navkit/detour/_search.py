@@ -57,7 +57,7 @@ RAYCAST_USE_COSTS = 1
 RAY_CAST_LIMIT_PROPORTIONS = F32(50.0)
 
 
-@njit
+@njit(inline="always")
 def _dist(a, b):
     return vdist(a[0], a[1], a[2], b[0], b[1], b[2])
 
@@ -104,6 +104,8 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
     last_best = s
     last_best_cost = pool.total[s]
     out_of_nodes = False
+    sl = np.empty(3, np.float32)
+    sr = np.empty(3, np.float32)
     while not heap_empty(pool):
         best = heap_pop(pool)
         pool.flags[best] = (pool.flags[best] & ~NODE_OPEN) | NODE_CLOSED
@@ -133,7 +135,7 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
                 out_of_nodes = True
                 continue
             if pool.flags[nn] == 0:
-                edge_midpoint(nav, bp, nref, npi, best_ref, pool.pos[nn])
+                edge_midpoint(nav, bp, nref, npi, best_ref, pool.pos[nn], sl, sr)
             if nref == end_ref:
                 cur_cost = _dist(pool.pos[best], pool.pos[nn]) * area_cost
                 end_cost = _dist(pool.pos[nn], epos) * acost[nav.poly_area[npi]]
@@ -225,6 +227,8 @@ def sliced_update(nav, pool, flt, acost, qi, qf, max_iter):
     any_angle = (qi[Q_OPTS] & FINDPATH_ANY_ANGLE) != 0
     hit_path = np.zeros(1, np.int64)
     hit_normal = np.zeros(3, np.float32)
+    sl = np.empty(3, np.float32)
+    sr = np.empty(3, np.float32)
     it = 0
     while it < max_iter and not heap_empty(pool):
         it += 1
@@ -276,7 +280,7 @@ def sliced_update(nav, pool, flt, acost, qi, qf, max_iter):
             if pool.parent[nn] != -1 and pool.parent[nn] == pool.parent[best]:
                 continue
             if pool.flags[nn] == 0:
-                edge_midpoint(nav, bp, nref, npi, best_ref, pool.pos[nn])
+                edge_midpoint(nav, bp, nref, npi, best_ref, pool.pos[nn], sl, sr)
             shortcut = False
             ray_cost = F32(0.0)
             if try_los:

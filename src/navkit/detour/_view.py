@@ -75,7 +75,7 @@ class NavView(NamedTuple):
     grid: np.ndarray  # (5,) float32 orig x, y, z, tile width, tile height
 
 
-@njit
+@njit(inline="always")
 def decode(nav, ref):
     """(salt, slot, poly) of a ref."""
     pb = nav.bits[0]
@@ -87,7 +87,7 @@ def decode(nav, ref):
     return salt, slot, poly
 
 
-@njit
+@njit(inline="always")
 def poly_index(nav, ref):
     """Global polygon index of a ref, or -1 when the ref is stale or invalid."""
     if ref == 0:
@@ -102,7 +102,7 @@ def poly_index(nav, ref):
     return nav.tile_pbase[slot] + poly
 
 
-@njit
+@njit(inline="always")
 def poly_index_unsafe(nav, ref):
     """Global polygon index of a ref known to be valid."""
     pb = nav.bits[0]
@@ -111,7 +111,7 @@ def poly_index_unsafe(nav, ref):
     return nav.tile_pbase[slot] + (ref & ((np.int64(1) << pb) - 1))
 
 
-@njit
+@njit(inline="always")
 def load_poly(nav, p, out):
     """Copy polygon p's corners into out (6, 3); returns the corner count."""
     n = nav.poly_nverts[p]
@@ -123,7 +123,7 @@ def load_poly(nav, p, out):
     return n
 
 
-@njit
+@njit(inline="always")
 def detail_vertex(nav, p, local, out):
     """Copy vertex ``local`` of polygon p's detail mesh into out (3,)."""
     nv = nav.poly_nverts[p]
@@ -139,7 +139,7 @@ def detail_vertex(nav, p, local, out):
         out[2] = nav.dverts[d, 2]
 
 
-@njit
+@njit(inline="always")
 def tile_hash(nav, x, y):
     """Detour's position hash bucket of tile cell (x, y)."""
     h = (np.int64(0x8DA6B343) * x + np.int64(0xD8163841) * y) & 0xFFFFFFFF
