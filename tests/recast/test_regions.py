@@ -9,6 +9,7 @@ one line changed, so Recast itself paints and partitions a tile-like border).
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 from collections import deque
 
@@ -95,7 +96,7 @@ def border_dump(mesh: str, kind: str):
             cwd=work,
             capture_output=True,
             text=True,
-            env={"NAVKIT_PEER_BORDER": str(PEER_BORDER), "PATH": "/usr/bin:/bin:/usr/local/bin"},
+            env={**os.environ, "NAVKIT_PEER_BORDER": str(PEER_BORDER)},
         )
         if r.returncode != 0 or not (out / "manifest.json").exists():
             pytest.skip(f"peer border dump failed: {r.stderr[-300:]}")
@@ -294,6 +295,16 @@ def test_empty_and_unwalkable_grids():
         fl = [[[(0, 0)] for _ in range(3)] for _ in range(3)]  # spans with null area
         out = partition(grid_chf(fl), kind)
         assert (out.reg == 0).all()
+        empty = mask_chf(np.zeros((1, 1), int))._replace(
+            width=0,
+            height=0,
+            cells_index=np.zeros((0, 0), np.uint32),
+            cells_count=np.zeros((0, 0), np.uint8),
+        )
+        out = partition(empty, kind, border_size=3)
+        assert (
+            out.reg.size == 0 and out.max_regions == 5
+        )  # 4 reserved border ids + Recast's trailing id
 
 
 # -- properties on random multi-level grids -----------------------------------------------

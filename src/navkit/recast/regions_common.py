@@ -92,8 +92,8 @@ def check_chf(chf: CompactHeightfield):
         not exist.
     """
     w, h = int(chf.width), int(chf.height)
-    if w <= 0 or h <= 0:
-        raise InputError(f"compact heightfield has an empty grid ({w} x {h})")
+    if w < 0 or h < 0:
+        raise InputError(f"compact heightfield has a negative grid size ({w} x {h})")
     ci = np.asarray(chf.cells_index)
     cc = np.asarray(chf.cells_count)
     if ci.shape != (h, w) or cc.shape != (h, w):
