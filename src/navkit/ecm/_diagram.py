@@ -35,6 +35,7 @@ from itertools import combinations
 import numpy as np
 
 from . import _kernels as K
+from ._tangent import solve_triples
 from .geom import pair_param, pair_point, site_dist, tangent_circles
 
 
@@ -44,11 +45,14 @@ class Diagram:
     def __init__(self, sites, tol: float) -> None:
         self.S = sites
         self.tol = tol
-        self.vx: list[float] = []
-        self.vy: list[float] = []
-        self.vr: list[float] = []
+        self.nv = 0
+        self.vx = np.zeros(64)
+        self.vy = np.zeros(64)
+        self.vr = np.zeros(64)
+        self.valive = np.zeros(64, np.bool_)
         self.vs: list[tuple] = []  # sites of each vertex (sorted tuple)
-        self.valive: list[bool] = []
+        self.ev = np.zeros((64, 2), np.int64)  # edge end vertices by edge id
+        self.ealive = np.zeros(64, np.bool_)
         self.free_v: list[int] = []
         self.site_verts: dict[int, set] = {}
         self.edges: dict[int, tuple] = {}  # eid -> (v0, v1, a, b)
@@ -90,12 +94,17 @@ class Diagram:
             self.vs[v] = tuple(sorted(sites))
             self.valive[v] = True
         else:
-            v = len(self.vx)
-            self.vx.append(x)
-            self.vy.append(y)
-            self.vr.append(r)
+            v = self.nv
+            if v == self.vx.shape[0]:
+                for name in ("vx", "vy", "vr", "valive"):
+                    a = getattr(self, name)
+                    b = np.zeros(2 * a.shape[0], a.dtype)
+                    b[: a.shape[0]] = a
+                    setattr(self, name, b)
+            self.nv += 1
+            self.vx[v], self.vy[v], self.vr[v] = x, y, r
             self.vs.append(tuple(sorted(sites)))
-            self.valive.append(True)
+            self.valive[v] = True
         self.vgrid.setdefault(self._gkey(x, y), []).append(v)
         for s in self.vs[v]:
             self.site_verts.setdefault(s, set()).add(v)
@@ -124,6 +133,14 @@ class Diagram:
             a, b = b, a
         e = self.next_e
         self.next_e += 1
+        if e == self.ealive.shape[0]:
+            ev = np.zeros((2 * e, 2), np.int64)
+            ev[:e] = self.ev
+            ea = np.zeros(2 * e, np.bool_)
+            ea[:e] = self.ealive
+            self.ev, self.ealive = ev, ea
+        self.ev[e] = (v0, v1)
+        self.ealive[e] = True
         self.edges[e] = (v0, v1, a, b)
         self.pair_edges.setdefault((a, b), set()).add(e)
         self.vert_edges[v0].add(e)
@@ -133,6 +150,7 @@ class Diagram:
 
     def kill_edge(self, e) -> None:
         v0, v1, a, b = self.edges.pop(e)
+        self.ealive[e] = False
         pe = self.pair_edges.get((a, b))
         if pe is not None:
             pe.discard(e)
@@ -184,39 +202,72 @@ class Diagram:
         ex = np.full((len(xs), 4), -1, np.int64)
         for i, t in enumerate(excl):
             ex[i, : len(t)] = t[:4]
-        md = K.min_dist_excluding(
-            np.asarray(xs, np.float64), np.asarray(ys, np.float64), ex, *self.S.kernel_args()
+        md = self._min_dist(
+            np.asarray(xs, np.float64), np.asarray(ys, np.float64), np.asarray(rhos), ex
         )
         return md >= np.asarray(rhos) - self.tol
 
+    def _min_dist(self, qx, qy, rho, ex):
+        """Nearest-site distance per query, exact where it is below ``rho``."""
+        S = self.S
+        if hasattr(S, "cells"):
+            return K.grid_min_dist(
+                qx,
+                qy,
+                rho + 2 * self.tol,
+                ex,
+                *S.grid_args(),
+                S.kind,
+                S.ax,
+                S.ay,
+                S.bx,
+                S.by,
+                S.alive,
+            )
+        return K.min_dist_excluding(qx, qy, ex, *S.kernel_args())
+
     def _site_set(self, x, y, rho):
-        ids = K.sites_within(x, y, rho + self.tol, 1e-9, *self.S.kernel_args())
+        S = self.S
+        if hasattr(S, "cells"):
+            ids = K.grid_sites_within(
+                x, y, rho + self.tol, 1e-9, *S.grid_args(), S.kind, S.ax, S.ay, S.bx, S.by, S.alive
+            )
+        else:
+            ids = K.sites_within(x, y, rho + self.tol, 1e-9, *S.kernel_args())
         return [int(s) for s in ids]
 
     # ---------------------------------------------------------- vertex creation
-    def add_candidates(self, triples) -> list:
-        """Validate candidate triples; add the valid, empty, free circles as vertices."""
-        xs, ys, rs, ex = [], [], [], []
-        seen = set()
-        for t in triples:
-            for x, y in tangent_circles(self.S, *t):
-                if not (math.isfinite(x) and math.isfinite(y)):
-                    continue
-                rho = self._tangent_rho(t, x, y)
-                if rho is None or rho <= self.tol:
-                    continue
-                key = (round(x / (self.tol * 10)), round(y / (self.tol * 10)), t)
-                if key in seen:
-                    continue
-                seen.add(key)
-                xs.append(x)
-                ys.append(y)
-                rs.append(rho)
-                ex.append(t)
-        ok = self._empty(xs, ys, rs, ex)
+    def add_candidates(self, triples, local=None) -> list:
+        """Validate candidate triples; add the valid, empty, free circles as vertices.
+        ``local``: site ids to test emptiness against first (a cheap pre-filter)."""
+        if not triples:
+            return []
+        S = self.S
+        tri = np.asarray(triples, np.int64).reshape(-1, 3)
+        res = solve_triples(tri, S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, self.tol)
+        if res.shape[0] == 0:
+            return []
+        ex = np.full((res.shape[0], 4), -1, np.int64)
+        ex[:, :3] = tri[res[:, 3].astype(np.int64)]
+        if local is not None and res.shape[0] > 8:
+            sub = np.asarray(sorted(local), np.int64)
+            md = K.min_dist_subset(
+                np.ascontiguousarray(res[:, 0]),
+                np.ascontiguousarray(res[:, 1]),
+                ex,
+                sub,
+                *S.kernel_args(),
+            )
+            keep = md >= res[:, 2] - self.tol
+            res, ex = res[keep], ex[keep]
+            if res.shape[0] == 0:
+                return []
+        md = self._min_dist(
+            np.ascontiguousarray(res[:, 0]), np.ascontiguousarray(res[:, 1]), res[:, 2].copy(), ex
+        )
         out = []
-        for i in np.nonzero(ok)[0]:
-            x, y, rho = xs[i], ys[i], rs[i]
+        for i in np.nonzero(md >= res[:, 2] - self.tol)[0]:
+            x, y, rho = float(res[i, 0]), float(res[i, 1]), float(res[i, 2])
             sset = self._site_set(x, y, rho)
             if any(not self.side_ok(s, x, y, rho) for s in sset):
                 continue
@@ -278,11 +329,11 @@ class Diagram:
         new = list(new)
         newset = set(new)
         # 1. vertices in conflict
-        nv = len(self.vx)
-        vx = np.asarray(self.vx)
-        vy = np.asarray(self.vy)
-        vr = np.asarray(self.vr)
-        alive = np.asarray(self.valive, np.bool_)
+        nv = self.nv
+        vx = self.vx[:nv]
+        vy = self.vy[:nv]
+        vr = self.vr[:nv]
+        alive = self.valive[:nv]
         xs = np.concatenate([S.ax[new], S.bx[new][S.kind[new] == 1]])
         ys = np.concatenate([S.ay[new], S.by[new][S.kind[new] == 1]])
         x0, x1, y0, y1 = xs.min(), xs.max(), ys.min(), ys.max()
@@ -302,17 +353,24 @@ class Diagram:
                         break
         # 2. edges cut in their interior (both ends alive): candidates by box test
         killed_set = set(killed)
-        for e, (v0, v1, a, b) in list(self.edges.items()):
-            if v0 in killed_set or v1 in killed_set:
-                affected_e.add(e)
-                continue
-            r = max(self.vr[v0], self.vr[v1])
-            ex0, ex1 = min(self.vx[v0], self.vx[v1]) - r, max(self.vx[v0], self.vx[v1]) + r
-            ey0, ey1 = min(self.vy[v0], self.vy[v1]) - r, max(self.vy[v0], self.vy[v1]) + r
-            if x1 < ex0 or x0 > ex1 or y1 < ey0 or y0 > ey1:
-                continue
-            if self._edge_cut(e, new):
-                affected_e.add(e)
+        for v in killed:
+            affected_e.update(self.vert_edges.get(v, ()))
+        ne = self.next_e
+        eids = np.nonzero(self.ealive[:ne])[0]
+        if eids.size:
+            a0, a1 = self.ev[eids, 0], self.ev[eids, 1]
+            r = np.maximum(self.vr[a0], self.vr[a1])
+            ex0 = np.minimum(self.vx[a0], self.vx[a1]) - r
+            ex1 = np.maximum(self.vx[a0], self.vx[a1]) + r
+            ey0 = np.minimum(self.vy[a0], self.vy[a1]) - r
+            ey1 = np.maximum(self.vy[a0], self.vy[a1]) + r
+            near = ~((x1 < ex0) | (x0 > ex1) | (y1 < ey0) | (y0 > ey1))
+            for e in eids[near].tolist():
+                v0, v1 = self.edges[e][:2]
+                if v0 in killed_set or v1 in killed_set:
+                    continue
+                if self._edge_cut(e, new):
+                    affected_e.add(e)
         pairs = set()
         aff_sites = set()
         for e in affected_e:
@@ -354,7 +412,7 @@ class Diagram:
             for a in aff_sites:
                 triples.append((s, t, a))
         triples.extend(combinations(new, 3))
-        made = self.add_candidates(triples)
+        made = self.add_candidates(triples, local=aff_sites | newset)
         for c in corners:
             made.append(self.add_corner(*c))
         for v in made:
@@ -407,7 +465,7 @@ class Diagram:
             S.alive[s] = False
             self.site_verts.pop(s, None)
         pairs = {p for p in pairs if p[0] not in dead and p[1] not in dead}
-        made = self.add_candidates(list(combinations(sorted(nb), 3)))
+        made = self.add_candidates(list(combinations(sorted(nb), 3)), local=nb)
         for v in made:
             for a, b in combinations(self.vs[v], 2):
                 pairs.add((min(a, b), max(a, b)))
@@ -418,12 +476,12 @@ class Diagram:
     def arrays(self):
         """(verts (n,2), clearance (n,), vertex ids (n,), edges (m,4) int64 as
         [v0, v1, site_a, site_b] in compact vertex numbering)."""
-        ids = np.array([v for v, a in enumerate(self.valive) if a], np.int64)
-        remap = np.full(len(self.vx), -1, np.int64)
+        ids = np.nonzero(self.valive[: self.nv])[0].astype(np.int64)
+        remap = np.full(self.nv, -1, np.int64)
         remap[ids] = np.arange(ids.shape[0])
-        vx = np.asarray(self.vx)[ids] if ids.size else np.zeros(0)
-        vy = np.asarray(self.vy)[ids] if ids.size else np.zeros(0)
-        vr = np.asarray(self.vr)[ids] if ids.size else np.zeros(0)
+        vx = self.vx[ids]
+        vy = self.vy[ids]
+        vr = self.vr[ids]
         ed = np.array(list(self.edges.values()), np.int64).reshape(-1, 4)
         if ed.size:
             ed[:, 0] = remap[ed[:, 0]]

@@ -6,6 +6,8 @@ Sites are stored as struct-of-arrays: ``kind`` (int8, 0 point / 1 segment),
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from navkit._jit import njit
@@ -277,3 +279,168 @@ def point_in_ring(x, y, rx, ry):
                 inside = not inside
         j = i
     return inside
+
+
+@njit
+def min_dist_subset(qx, qy, excl, subset, kind, ax, ay, bx, by, alive, n):
+    """Like :func:`min_dist_excluding`, over the sites listed in ``subset`` only."""
+    m = qx.shape[0]
+    out = np.empty(m, np.float64)
+    for q in range(m):
+        best = np.inf
+        for ii in range(subset.shape[0]):
+            s = subset[ii]
+            if not alive[s]:
+                continue
+            if s == excl[q, 0] or s == excl[q, 1] or s == excl[q, 2] or s == excl[q, 3]:
+                continue
+            d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], qx[q], qy[q])
+            if d < best:
+                best = d
+        out[q] = best
+    return out
+
+
+@njit
+def grid_min_dist(
+    qx, qy, rad, excl, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
+):
+    """Nearest alive site within ``rad[q]`` of each query, over a uniform grid
+    (``cells`` (nx*ny, cap) site ids, ``counts`` (nx*ny,)); inf if none that close."""
+    m = qx.shape[0]
+    out = np.empty(m, np.float64)
+    for q in range(m):
+        best = np.inf
+        x = qx[q]
+        y = qy[q]
+        r = rad[q]
+        i0 = max(0, min(nx - 1, int(math.floor((x - r - gx0) / h))))
+        i1 = max(0, min(nx - 1, int(math.floor((x + r - gx0) / h))))
+        j0 = max(0, min(ny - 1, int(math.floor((y - r - gy0) / h))))
+        j1 = max(0, min(ny - 1, int(math.floor((y + r - gy0) / h))))
+        for i in range(i0, i1 + 1):
+            for j in range(j0, j1 + 1):
+                c = i * ny + j
+                for t in range(counts[c]):
+                    s = cells[c, t]
+                    if not alive[s]:
+                        continue
+                    if s == excl[q, 0] or s == excl[q, 1] or s == excl[q, 2] or s == excl[q, 3]:
+                        continue
+                    d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], x, y)
+                    if d < best:
+                        best = d
+        out[q] = best
+    return out
+
+
+@njit
+def grid_sites_within(
+    x, y, rad, ptol, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
+):
+    """Alive sites within ``rad`` of (x, y) (segments only where the foot lies on them)."""
+    out = np.empty(16, np.int64)
+    c_out = 0
+    i0 = max(0, min(nx - 1, int(math.floor((x - rad - gx0) / h))))
+    i1 = max(0, min(nx - 1, int(math.floor((x + rad - gx0) / h))))
+    j0 = max(0, min(ny - 1, int(math.floor((y - rad - gy0) / h))))
+    j1 = max(0, min(ny - 1, int(math.floor((y + rad - gy0) / h))))
+    for i in range(i0, i1 + 1):
+        for j in range(j0, j1 + 1):
+            c = i * ny + j
+            for t in range(counts[c]):
+                s = cells[c, t]
+                if not alive[s]:
+                    continue
+                if kind[s] == 1:
+                    dx = bx[s] - ax[s]
+                    dy = by[s] - ay[s]
+                    tt = ((x - ax[s]) * dx + (y - ay[s]) * dy) / (dx * dx + dy * dy)
+                    if tt < -ptol or tt > 1.0 + ptol:
+                        continue
+                d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], x, y)
+                if d <= rad:
+                    dup = False
+                    for u in range(c_out):
+                        if out[u] == s:
+                            dup = True
+                    if dup:
+                        continue
+                    if c_out == out.shape[0]:
+                        tmp = np.empty(2 * c_out, np.int64)
+                        tmp[:c_out] = out
+                        out = tmp
+                    out[c_out] = s
+                    c_out += 1
+    return out[:c_out]
+
+
+@njit
+def _cr(ax_, ay_, bx_, by_, cx, cy):
+    return (bx_ - ax_) * (cy - ay_) - (by_ - ay_) * (cx - ax_)
+
+
+@njit
+def funnel(L, R):
+    """String pulling through portals (L[i], R[i]) ((n, 2) each; L on the
+    counter-clockwise side). Portal 0 and n-1 are the start and goal points.
+    Returns the path corners (k, 2)."""
+    n = L.shape[0]
+    out = np.empty((n + 2, 2))
+    out[0] = L[0]
+    k = 1
+    apx, apy = L[0, 0], L[0, 1]
+    plx, ply = apx, apy
+    prx, pry = apx, apy
+    il = 0
+    ir = 0
+    i = 1
+    while i < n:
+        lx, ly, rx, ry = L[i, 0], L[i, 1], R[i, 0], R[i, 1]
+        if _cr(apx, apy, prx, pry, rx, ry) >= 0.0:
+            if (apx == prx and apy == pry) or _cr(apx, apy, plx, ply, rx, ry) < 0.0:
+                prx, pry, ir = rx, ry, i
+            else:
+                apx, apy = plx, ply
+                out[k, 0], out[k, 1] = apx, apy
+                k += 1
+                prx, pry = apx, apy
+                ir = il
+                i = il + 1
+                continue
+        if _cr(apx, apy, plx, ply, lx, ly) <= 0.0:
+            if (apx == plx and apy == ply) or _cr(apx, apy, prx, pry, lx, ly) > 0.0:
+                plx, ply, il = lx, ly, i
+            else:
+                apx, apy = prx, pry
+                out[k, 0], out[k, 1] = apx, apy
+                k += 1
+                plx, ply = apx, apy
+                il = ir
+                i = ir + 1
+                continue
+        i += 1
+    if not (out[k - 1, 0] == L[n - 1, 0] and out[k - 1, 1] == L[n - 1, 1]):
+        out[k] = L[n - 1]
+        k += 1
+    return out[:k].copy()
+
+
+@njit
+def feet(px, py, sid, kind, ax, ay, bx, by):
+    """Closest point of site sid[i] to (px[i], py[i]) for every i: (m, 2)."""
+    m = px.shape[0]
+    out = np.empty((m, 2))
+    for i in range(m):
+        s = sid[i]
+        if kind[s] == 0:
+            out[i, 0] = ax[s]
+            out[i, 1] = ay[s]
+        else:
+            dx = bx[s] - ax[s]
+            dy = by[s] - ay[s]
+            t = ((px[i] - ax[s]) * dx + (py[i] - ay[s]) * dy) / (dx * dx + dy * dy)
+            t = min(1.0, max(0.0, t))
+            out[i, 0] = ax[s] + t * dx
+            out[i, 1] = ay[s] + t * dy
+    return out

@@ -166,6 +166,12 @@ class CorridorMap:
             pending.append((h, new, cs))
             corners.extend(cs)
         m._check_all()
+        nsite = max(1, int(np.count_nonzero(m.sites.alive[: m.sites.n])))
+        blo, bhi = b.min(axis=0), b.max(axis=0)
+        area = float(np.prod(bhi - blo))
+        m.sites.make_grid(
+            blo[0], blo[1], bhi[0], bhi[1], max(math.sqrt(area / nsite) * 2.0, ext * 1e-6)
+        )
         if use_library and HAVE_PYVORONOI:
             build_with_boost(m.diagram, corners, scale)
         else:
@@ -343,7 +349,7 @@ class CorridorMap:
         d.touched_v.clear()
         d.touched_e.clear()
         t0 = time.perf_counter()
-        snapshot = ({h: dict(o) for h, o in self.obstacles.items()}, self.sites.n)
+        snapshot = (dict(self.obstacles), self.sites.n)
         try:
             h = fn()
         except (InputError, StaleHandleError):

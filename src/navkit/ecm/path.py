@@ -128,7 +128,7 @@ def _graph(cmap):
     if g is not None:
         return g
     d = cmap.diagram
-    nv = len(d.vx)
+    nv = d.nv
     eids = np.array(list(d.edges.keys()), np.int64)
     ev = np.array([d.edges[e][:2] for e in eids], np.int64).reshape(-1, 2)
     length = np.empty(eids.shape[0])
@@ -321,50 +321,46 @@ def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
 
 def _corridor_path(cmap, xs, xg, samples, r, pref, edges):
     S = cmap.sites
-    m = np.array([(s[0], s[1]) for s in samples])
-    n = len(samples)
-    centers, radii, left, right = [], [], [], []
-    portals = [(xs, xs)]
-    k = 1.0 + ARC_SLACK
-    for i, (x, y, a, b) in enumerate(samples):
-        j0, j1 = max(i - 1, 0), min(i + 1, n - 1)
-        dx, dy = m[j1, 0] - m[j0, 0], m[j1, 1] - m[j0, 1]
-        _, fax, fay, _ = site_dist(S, a, x, y)
-        da, fbx, fby, _ = site_dist(S, b, x, y)
-        rho = math.hypot(x - fax, y - fay)
-        if dx * (fay - y) - dy * (fax - x) > 0:
-            fl, fr = (fax, fay), (fbx, fby)
-        else:
-            fl, fr = (fbx, fby), (fax, fay)
-        rr = r if pref is None else max(r, min(float(pref), rho))
-        t = min(rr * k / rho, 1.0) if rho > 0 else 1.0
-        L = np.array([fl[0] + (x - fl[0]) * t, fl[1] + (y - fl[1]) * t])
-        R = np.array([fr[0] + (x - fr[0]) * t, fr[1] + (y - fr[1]) * t])
-        portals.append((L, R))
-        centers.append((x, y))
-        radii.append(rho)
-        left.append(fl)
-        right.append(fr)
+    arr = np.asarray(samples, dtype=np.float64)
+    m = np.ascontiguousarray(arr[:, :2])
+    sa = arr[:, 2].astype(np.int64)
+    sb = arr[:, 3].astype(np.int64)
+    fa = K.feet(m[:, 0], m[:, 1], sa, S.kind, S.ax, S.ay, S.bx, S.by)
+    fb = K.feet(m[:, 0], m[:, 1], sb, S.kind, S.ax, S.ay, S.bx, S.by)
+    n = m.shape[0]
+    nxt = m[np.minimum(np.arange(n) + 1, n - 1)]
+    prv = m[np.maximum(np.arange(n) - 1, 0)]
+    dvec = nxt - prv
+    a_left = dvec[:, 0] * (fa[:, 1] - m[:, 1]) - dvec[:, 1] * (fa[:, 0] - m[:, 0]) > 0
+    fl = np.where(a_left[:, None], fa, fb)
+    fr = np.where(a_left[:, None], fb, fa)
+    rho = np.hypot(m[:, 0] - fa[:, 0], m[:, 1] - fa[:, 1])
+    rr = np.full(n, r) if pref is None else np.maximum(r, np.minimum(float(pref), rho))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(rho > 0, np.minimum(rr * (1.0 + ARC_SLACK) / rho, 1.0), 1.0)
+    Lp = fl + (m - fl) * t[:, None]
+    Rp = fr + (m - fr) * t[:, None]
     # drop portals that the start has already passed or the goal has not reached
     # (start and goal lie inside their corridor disks, beside the medial axis)
-    body = portals[1:]
-    while body and _cross(xs, body[0][1], body[0][0]) <= 0.0:
-        body.pop(0)
-    while body and _cross(xg, body[-1][0], body[-1][1]) <= 0.0:
-        body.pop()
-    portals = [(xs, xs), *body, (xg, xg)]
-    pts = _funnel(portals)
+    i0, i1 = 0, n
+    while i0 < i1 and _cross(xs, Rp[i0], Lp[i0]) <= 0.0:
+        i0 += 1
+    while i1 > i0 and _cross(xg, Lp[i1 - 1], Rp[i1 - 1]) <= 0.0:
+        i1 -= 1
+    L = np.vstack([xs[None], Lp[i0:i1], xg[None]])
+    R = np.vstack([xs[None], Rp[i0:i1], xg[None]])
+    pts = K.funnel(L, R)
     o = cmap.origin
     route = np.vstack([xs[None], m, xg[None]]) + o
-    pw = np.asarray(pts) + o
+    pw = pts + o
     return PathResult(
         points=pw,
         length=_plen(pw),
         route=route,
-        centers=np.asarray(centers) + o,
-        radii=np.asarray(radii),
-        left=np.asarray(left) + o,
-        right=np.asarray(right) + o,
+        centers=m + o,
+        radii=rho,
+        left=fl + o,
+        right=fr + o,
         clearance=r,
         edges=edges,
     )

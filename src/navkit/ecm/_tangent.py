@@ -1,0 +1,308 @@
+"""numba port of :func:`navkit.ecm.geom.tangent_circles` plus validation.
+
+Same formulas as :mod:`navkit.ecm.geom` (which stays the readable reference and
+is what the tests compare against); this version evaluates many triples at once
+for the local updates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from navkit._jit import njit
+
+
+@njit
+def _frame(ax, ay, bx, by):
+    dx = bx - ax
+    dy = by - ay
+    ln = math.hypot(dx, dy)
+    ux = dx / ln
+    uy = dy / ln
+    return ux, uy, -uy, ux, -uy * ax + ux * ay
+
+
+@njit
+def _quad(a, b, c):
+    if abs(a) < 1e-14 * (abs(b) + abs(c) + 1e-300):
+        if b == 0.0:
+            return 0, 0.0, 0.0
+        return 1, -c / b, 0.0
+    disc = b * b - 4.0 * a * c
+    if disc < 0.0:
+        if disc > -1e-12 * b * b:
+            disc = 0.0
+        else:
+            return 0, 0.0, 0.0
+    sq = math.sqrt(disc)
+    q = -0.5 * (b + (sq if b >= 0 else -sq))
+    if q != 0.0:
+        return 2, c / q, q / a
+    return 1, 0.0, 0.0
+
+
+@njit
+def _push(out, n, x, y):
+    if n < out.shape[0]:
+        out[n, 0] = x
+        out[n, 1] = y
+        return n + 1
+    return n
+
+
+@njit
+def _normal_hits(px, py, nx, ny, o, kind, ax, ay, bx, by, out, n):
+    if kind[o] == 0:
+        dpx = px - ax[o]
+        dpy = py - ay[o]
+        den = 2.0 * (nx * dpx + ny * dpy)
+        if den != 0.0:
+            t = -(dpx * dpx + dpy * dpy) / den
+            n = _push(out, n, px + t * nx, py + t * ny)
+    else:
+        _, _, mx, my, c2 = _frame(ax[o], ay[o], bx[o], by[o])
+        base = c2 - (mx * px + my * py)
+        dot = mx * nx + my * ny
+        for st in (1.0, -1.0):
+            for s2 in (1.0, -1.0):
+                den = dot - s2 * st
+                if den != 0.0:
+                    t = base / den
+                    if t * st >= 0.0:
+                        n = _push(out, n, px + t * nx, py + t * ny)
+    return n
+
+
+@njit
+def _is_end(p, s, e0, e1):
+    return p == e0[s] or p == e1[s]
+
+
+@njit
+def _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, out):
+    # order: points first
+    ids = np.empty(3, np.int64)
+    c = 0
+    for s in (i, j, k):
+        if kind[s] == 0:
+            ids[c] = s
+            c += 1
+    npts = c
+    for s in (i, j, k):
+        if kind[s] == 1:
+            ids[c] = s
+            c += 1
+    n = 0
+    if npts == 3:
+        x1, y1, x2, y2, x3, y3 = (
+            ax[ids[0]],
+            ay[ids[0]],
+            ax[ids[1]],
+            ay[ids[1]],
+            ax[ids[2]],
+            ay[ids[2]],
+        )
+        d = 2.0 * (x1 * (y2 - y3) + x2 * (y3 - y1) + x3 * (y1 - y2))
+        if d != 0.0:
+            a2 = x1 * x1 + y1 * y1
+            b2 = x2 * x2 + y2 * y2
+            c2 = x3 * x3 + y3 * y3
+            ux = (a2 * (y2 - y3) + b2 * (y3 - y1) + c2 * (y1 - y2)) / d
+            uy = (a2 * (x3 - x2) + b2 * (x1 - x3) + c2 * (x2 - x1)) / d
+            n = _push(out, n, ux, uy)
+        return n
+    if npts == 2:
+        p, q, s = ids[0], ids[1], ids[2]
+        pe = _is_end(p, s, e0, e1)
+        qe = _is_end(q, s, e0, e1)
+        if pe or qe:
+            if pe and qe:
+                return 0
+            e = p if pe else q
+            o = q if pe else p
+            _, _, nx, ny, _ = _frame(ax[s], ay[s], bx[s], by[s])
+            return _normal_hits(ax[e], ay[e], nx, ny, o, kind, ax, ay, bx, by, out, 0)
+        px, py, qx, qy = ax[p], ay[p], ax[q], ay[q]
+        mx, my = 0.5 * (px + qx), 0.5 * (py + qy)
+        wx, wy = -(qy - py), qx - px
+        wl = math.hypot(wx, wy)
+        if wl == 0.0:
+            return 0
+        wx /= wl
+        wy /= wl
+        _, _, nx, ny, c = _frame(ax[s], ay[s], bx[s], by[s])
+        al = nx * mx + ny * my - c
+        be = nx * wx + ny * wy
+        ga = (mx - px) ** 2 + (my - py) ** 2
+        nr, t1, t2 = _quad(be * be - 1.0, 2.0 * al * be, al * al - ga)
+        if nr >= 1:
+            n = _push(out, n, mx + t1 * wx, my + t1 * wy)
+        if nr == 2:
+            n = _push(out, n, mx + t2 * wx, my + t2 * wy)
+        return n
+    if npts == 1:
+        p, s1, s2 = ids[0], ids[1], ids[2]
+        px, py = ax[p], ay[p]
+        en1 = _is_end(p, s1, e0, e1)
+        en2 = _is_end(p, s2, e0, e1)
+        if en1 and en2:
+            return 0
+        if en1 or en2:
+            s = s1 if en1 else s2
+            o = s2 if en1 else s1
+            _, _, nx, ny, _ = _frame(ax[s], ay[s], bx[s], by[s])
+            return _normal_hits(px, py, nx, ny, o, kind, ax, ay, bx, by, out, 0)
+        _, _, n1x, n1y, c1 = _frame(ax[s1], ay[s1], bx[s1], by[s1])
+        _, _, n2x, n2y, c2 = _frame(ax[s2], ay[s2], bx[s2], by[s2])
+        det = n1x * n2y - n1y * n2x
+        for g1 in (1.0, -1.0):
+            for g2 in (1.0, -1.0):
+                if abs(det) > 1e-14:
+                    x0 = (c1 * n2y - c2 * n1y) / det
+                    y0 = (n1x * c2 - n2x * c1) / det
+                    x1 = (g1 * n2y - g2 * n1y) / det
+                    y1 = (n1x * g2 - n2x * g1) / det
+                    dx, dy = x0 - px, y0 - py
+                    nr, r1, r2 = _quad(
+                        x1 * x1 + y1 * y1 - 1.0, 2.0 * (x1 * dx + y1 * dy), dx * dx + dy * dy
+                    )
+                    if nr >= 1 and r1 > 0.0:
+                        n = _push(out, n, x0 + r1 * x1, y0 + r1 * y1)
+                    if nr == 2 and r2 > 0.0:
+                        n = _push(out, n, x0 + r2 * x1, y0 + r2 * y1)
+                else:
+                    kap = 1.0 if n1x * n2x + n1y * n2y > 0 else -1.0
+                    den = kap * g1 - g2
+                    if den == 0.0:
+                        continue
+                    rho = (c2 - kap * c1) / den
+                    if rho <= 0.0:
+                        continue
+                    cc = c1 + g1 * rho
+                    lx, ly = n1x * cc, n1y * cc
+                    dxv, dyv = -n1y, n1x
+                    ex, ey = lx - px, ly - py
+                    nr, t1, t2 = _quad(
+                        1.0, 2.0 * (dxv * ex + dyv * ey), ex * ex + ey * ey - rho * rho
+                    )
+                    if nr >= 1:
+                        n = _push(out, n, lx + t1 * dxv, ly + t1 * dyv)
+                    if nr == 2:
+                        n = _push(out, n, lx + t2 * dxv, ly + t2 * dyv)
+        return n
+    # three segments: n_i . x - c_i = sg * g_i * rho
+    m = np.empty((3, 3))
+    cv = np.empty(3)
+    nn = np.empty((3, 2))
+    for r in range(3):
+        _, _, nx, ny, c = _frame(ax[ids[r]], ay[ids[r]], bx[ids[r]], by[ids[r]])
+        nn[r, 0] = nx
+        nn[r, 1] = ny
+        cv[r] = c
+    for gi in range(4):
+        g = np.array([1.0, 1.0 if gi < 2 else -1.0, 1.0 if gi % 2 == 0 else -1.0])
+        for sg in (1.0, -1.0):
+            for r in range(3):
+                m[r, 0] = nn[r, 0]
+                m[r, 1] = nn[r, 1]
+                m[r, 2] = -sg * g[r]
+            det = (
+                m[0, 0] * (m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1])
+                - m[0, 1] * (m[1, 0] * m[2, 2] - m[1, 2] * m[2, 0])
+                + m[0, 2] * (m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0])
+            )
+            if abs(det) < 1e-14:
+                continue
+            sol = np.empty(3)
+            for col in range(3):
+                mm = m.copy()
+                for r in range(3):
+                    mm[r, col] = cv[r]
+                sol[col] = (
+                    mm[0, 0] * (mm[1, 1] * mm[2, 2] - mm[1, 2] * mm[2, 1])
+                    - mm[0, 1] * (mm[1, 0] * mm[2, 2] - mm[1, 2] * mm[2, 0])
+                    + mm[0, 2] * (mm[1, 0] * mm[2, 1] - mm[1, 1] * mm[2, 0])
+                ) / det
+            if sol[2] > 0.0:
+                n = _push(out, n, sol[0], sol[1])
+    return n
+
+
+@njit
+def _dist_ok(s, x, y, kind, ax, ay, bx, by, ptol):
+    if kind[s] == 0:
+        return math.hypot(x - ax[s], y - ay[s]), True
+    dx = bx[s] - ax[s]
+    dy = by[s] - ay[s]
+    t = ((x - ax[s]) * dx + (y - ay[s]) * dy) / (dx * dx + dy * dy)
+    ok = t >= -ptol and t <= 1.0 + ptol
+    tc = min(1.0, max(0.0, t))
+    return math.hypot(x - (ax[s] + tc * dx), y - (ay[s] + tc * dy)), ok
+
+
+@njit
+def _side_ok(s, x, y, rho, kind, ax, ay, bx, by, side, tol):
+    if kind[s] == 0:
+        return side[s] == 1 or rho <= tol
+    if side[s] == 0:
+        return True
+    dx = bx[s] - ax[s]
+    dy = by[s] - ay[s]
+    cr = (dx * (y - ay[s]) - dy * (x - ax[s])) / math.hypot(dx, dy)
+    return cr >= -tol
+
+
+@njit
+def solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol):
+    """Tangent circles of each triple that touch all three sites on their free
+    side with positive radius. Returns (k, 4) float64 rows [x, y, rho, triple]."""
+    m = tri.shape[0]
+    res = np.empty((max(16, 2 * m), 4))
+    nres = 0
+    buf = np.empty((16, 2))
+    for t in range(m):
+        i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
+        n = _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, buf)
+        for q in range(n):
+            x = buf[q, 0]
+            y = buf[q, 1]
+            if not (math.isfinite(x) and math.isfinite(y)):
+                continue
+            d1, o1 = _dist_ok(i, x, y, kind, ax, ay, bx, by, 1e-9)
+            d2, o2 = _dist_ok(j, x, y, kind, ax, ay, bx, by, 1e-9)
+            d3, o3 = _dist_ok(k, x, y, kind, ax, ay, bx, by, 1e-9)
+            if not (o1 and o2 and o3):
+                continue
+            if max(d1, d2, d3) - min(d1, d2, d3) > tol:
+                continue
+            rho = (d1 + d2 + d3) / 3.0
+            if rho <= tol:
+                continue
+            if not (
+                _side_ok(i, x, y, rho, kind, ax, ay, bx, by, side, tol)
+                and _side_ok(j, x, y, rho, kind, ax, ay, bx, by, side, tol)
+                and _side_ok(k, x, y, rho, kind, ax, ay, bx, by, side, tol)
+            ):
+                continue
+            # skip duplicates of the same triple
+            dup = False
+            for r in range(nres - 1, -1, -1):
+                if res[r, 3] != t:
+                    break
+                if abs(res[r, 0] - x) <= 10 * tol and abs(res[r, 1] - y) <= 10 * tol:
+                    dup = True
+                    break
+            if dup:
+                continue
+            if nres == res.shape[0]:
+                tmp = np.empty((2 * nres, 4))
+                tmp[:nres] = res[:nres]
+                res = tmp
+            res[nres, 0] = x
+            res[nres, 1] = y
+            res[nres, 2] = rho
+            res[nres, 3] = t
+            nres += 1
+    return res[:nres]
