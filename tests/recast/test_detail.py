@@ -376,3 +376,23 @@ def test_tiny_sample_dist_is_refused():
     pm = _polymesh(chf, [(1, 1), (1, 6), (6, 6)], 3)
     with pytest.raises(InputError, match="too small"):
         build_poly_mesh_detail(pm, chf, sample_dist=1e-6, sample_max_error=0.2)
+
+
+@pytest.mark.parametrize(("level", "poly_reg"), [(5, 1), (40, 2), (5, 0), (40, 0)])
+def test_two_floors_sample_the_polygons_floor(level, poly_reg):
+    """Two unlinked floors over the same cells (regions 1 at y=5, 2 at y=40).
+
+    With its own region the patch holds that region's floor; with region 0
+    (RC_MULTIPLE_REGS) the seed is the span nearest a vertex's height, walked to the
+    centre, and the flood stays on that floor. Either way the detail mesh is flat.
+    """
+    w = 14
+    floors = [[[(5, 63), (40, 63)] for _ in range(w)] for _ in range(w)]
+    chf = grid_chf(floors, climb=1)
+    reg = np.tile(np.array([1, 2], np.uint16), chf.span_count // 2)
+    chf = chf._replace(cs=float(CS), ch=float(CH), bmin=np.zeros(3, np.float32), reg=reg)
+    corners = [(1, 2), (2, 12), (12, 11), (11, 1)]
+    pm = _polymesh(chf, corners, level, reg=poly_reg)
+    d = build_poly_mesh_detail(pm, chf, sample_dist=0.6, sample_max_error=0.2)
+    np.testing.assert_array_equal(d.meshes, [[0, 4, 0, 2]])
+    np.testing.assert_array_equal(d.verts[:, 1], np.full(4, f32(level) * CH + CH))
