@@ -372,6 +372,31 @@ def test_property_star_polygons(pts, nvp):
         assert total == signed_area2(pts)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), min_size=0, max_size=14),
+        min_size=1,
+        max_size=4,
+    ),
+    st.sampled_from([3, 4, 6, 9]),
+    st.integers(0, 2),
+)
+def test_property_arbitrary_outlines_never_crash(contours, nvp, border):
+    """Self-intersecting, repeated or degenerate outlines: a well-formed mesh, no crash."""
+    flags = [[BORDER_VERTEX if (x + z) % 3 == 0 else 0 for x, z in c] for c in contours]
+    cset = make_cset(contours, border_size=border, width=12, height=12, flags=flags)
+    pm = build_poly_mesh(cset, nvp=nvp)
+    assert pm.polys.shape == (pm.npolys, 2 * nvp)
+    assert pm.npolys <= sum(max(len(c) - 2, 0) for c in contours)
+    for i in range(pm.npolys):
+        n = len(poly_list(pm, i))
+        assert 3 <= n <= nvp
+        assert all(v < pm.nverts for v in poly_list(pm, i))
+        for q in pm.polys[i, nvp : nvp + n].tolist():
+            assert q == NULL or q < pm.npolys or (border and q in (0x8000, 0x8001, 0x8002, 0x8003))
+
+
 def _is_simple(pts) -> bool:
     """No two non-adjacent edges touch and no three consecutive points are collinear."""
     n = len(pts)
@@ -500,3 +525,20 @@ def test_merge_rejects_mixed_nvp():
         merge_poly_meshes([a, b])
     with pytest.raises(InputError):
         merge_poly_meshes([])
+
+
+def test_merge_too_many_vertices():
+    base = build_poly_mesh(make_cset([SQUARE]), nvp=6)
+    n = 40000
+    t = np.arange(n)
+    verts = np.stack([t % 200, np.zeros(n, int), t // 200], axis=1).astype(np.uint16)
+    empty = base._replace(
+        verts=verts,
+        polys=np.zeros((0, 12), np.uint16),
+        regs=np.zeros(0, np.uint16),
+        flags=np.zeros(0, np.uint16),
+        areas=np.zeros(0, np.uint8),
+    )
+    far = empty._replace(verts=verts + np.array([0, 10, 0], np.uint16))  # no welding
+    with pytest.raises(BuildError):
+        merge_poly_meshes([empty, far])

@@ -59,6 +59,7 @@ __all__ = ["build_poly_mesh", "merge_poly_meshes"]
 
 _MAX_INPUT_VERTS = 0xFFFE  #: Recast refuses contour sets with this many vertices or more
 _MAX_NVP = 255
+_MAX_INDEX = 0xFFFF  #: vertex/polygon counts a uint16 mesh can index
 
 # kernel status codes
 _OK = 0
@@ -533,6 +534,8 @@ def merge_poly_meshes(meshes: Sequence[PolyMesh]) -> PolyMesh:
     ------
     InputError
         Empty sequence, differing ``nvp`` or malformed arrays.
+    BuildError
+        More than 0xFFFF vertices or polygons in the result (Recast only logs this).
     """
     meshes = list(meshes)
     if not meshes:
@@ -578,6 +581,11 @@ def merge_poly_meshes(meshes: Sequence[PolyMesh]) -> PolyMesh:
     allv = np.concatenate([np.asarray(m.verts, np.int64).reshape(-1, 3) for m in meshes])
     allp = np.concatenate([np.asarray(m.polys, np.int64).reshape(-1, 2 * nvp) for m in meshes])
     verts, nv, polys = _merge_kernel(allv, vstart, vcount, allp, pstart, pcount, offs, sides, nvp)
+    if nv > _MAX_INDEX or polys.shape[0] > _MAX_INDEX:
+        # Recast only logs "data can be corrupted"; uint16 indices cannot hold these
+        raise BuildError(
+            f"rcMergePolyMeshes: {nv} vertices / {polys.shape[0]} polygons (max {_MAX_INDEX})"
+        )
     return PolyMesh(
         verts=verts[:nv].astype(np.uint16),
         polys=polys.astype(np.uint16),
