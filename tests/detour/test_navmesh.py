@@ -376,3 +376,21 @@ def test_add_tile_refuses_bad_tiles():
     with pytest.raises(InputError, match="no free tile slot"):
         nm.add_tile(td._replace(x=1))
     assert nm.stats()["tiles"] == 1
+
+
+@pytest.mark.peer
+def test_kernel_ref_validation_agrees_with_python():
+    from navkit.detour._links import poly_index_of_ref
+
+    nm = _load("dungeon.tiled.navmesh.bin")
+    refs = nm.poly_refs()
+    stale = nm.remove_tile(nm.tile_ref(nm.decode_ref(refs[0])[1]))
+    del stale
+    a = nm.arrays()
+    bits = (nm.salt_bits, nm.tile_bits, nm.poly_bits)
+    for r in refs[:40] + [0, 1 << 31, nm.encode_ref(5, 3, 2)]:
+        k = poly_index_of_ref(a, np.uint64(r), *bits)
+        if nm.is_valid_poly_ref(r):
+            assert k == nm.poly_index(r)
+        else:
+            assert k == -1

@@ -639,3 +639,22 @@ def disconnect_tile(a, t, others, tile_bits, poly_bits):
     """``removeTile``'s unlinking: drop the links of each tile in ``others`` into ``t``."""
     for s in others:
         unconnect_links(a, s, t, tile_bits, poly_bits)
+
+
+@njit
+def poly_index_of_ref(a, ref, salt_bits, tile_bits, poly_bits):
+    """Global poly index of ``ref`` (uint64), or -1 when the ref is stale or invalid.
+
+    The kernel-side counterpart of ``NavMesh.poly_index`` (which raises instead).
+    """
+    ref = np.uint64(ref)
+    if ref == np.uint64(0):
+        return -1
+    t = ref_tile(ref, tile_bits, poly_bits)
+    p = ref_poly(ref, poly_bits)
+    salt = np.int64((ref >> np.uint64(poly_bits + tile_bits)) & np.uint64((1 << salt_bits) - 1))
+    if t >= a.tile_salt.shape[0] or a.tile_used[t] == 0 or np.int64(a.tile_salt[t]) != salt:
+        return -1
+    if p >= a.tile_poly_count[t]:
+        return -1
+    return a.tile_poly_base[t] + p

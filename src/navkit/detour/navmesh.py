@@ -57,6 +57,9 @@ Pools:
 - ``off_pos`` (NO, 6) float32; ``off_rad`` (NO,) float32; ``off_poly`` (NO,) int64
   (global poly); ``off_flags``, ``off_side`` (NO,) uint8; ``off_user_id`` (NO,) uint32.
 
+Kernels validate refs with ``navkit.detour._links.poly_index_of_ref(a, ref, salt_bits,
+tile_bits, poly_bits)`` (-1 = stale/invalid); the Python layer raises StaleHandleError.
+
 Refs: ``ref = salt << (poly_bits + tile_bits) | slot << poly_bits | poly`` with
 ``tile_bits = ilog2(nextPow2(max_tiles))``, ``poly_bits = ilog2(nextPow2(max_polys))``,
 ``salt_bits = min(31, 32 - tile_bits - poly_bits)`` (32-bit refs), or Detour's
