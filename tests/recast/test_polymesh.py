@@ -257,6 +257,14 @@ def test_short_contours_are_skipped():
     assert pm.npolys == 1 and pm.regs.tolist() == [2]
 
 
+def test_untriangulable_contour_warns():
+    # a contour doubling back on a repeated vertex has no ear: Recast logs and skips it
+    bad = [(3, 1), (1, 3), (1, 3), (1, 0)]
+    with pytest.warns(RuntimeWarning, match="triangulated"):
+        pm = build_poly_mesh(make_cset([bad, SQUARE]), nvp=6)
+    assert pm.regs.tolist() == [2]
+
+
 def test_empty_contour_set():
     pm = build_poly_mesh(make_cset([]), nvp=6)
     assert pm.verts.shape == (0, 3) and pm.polys.shape == (0, 12)
@@ -372,6 +380,7 @@ def test_property_star_polygons(pts, nvp):
         assert total == signed_area2(pts)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(

@@ -36,6 +36,7 @@ All coordinates are voxel units [vx] relative to ``bmin``. The kernels of steps
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -442,9 +443,18 @@ def build_poly_mesh(cset: ContourSet, *, nvp: int) -> PolyMesh:
         int(cset.width),
         int(cset.height),
     )
-    mverts, nv, polys, npolys, regs, areas, status, _bad_c, _bad_h = out
+    mverts, nv, polys, npolys, regs, areas, status, bad_contours, bad_holes = out
     if status == _ERR_TOO_MANY_POLYS:
         raise BuildError("rcBuildPolyMesh: too many polygons")
+    if bad_contours or bad_holes:
+        # Recast logs these as warnings and keeps the triangles it found
+        warnings.warn(
+            f"build_poly_mesh: {bad_contours} contour(s) and {bad_holes} border-vertex "
+            "hole(s) could not be fully triangulated (self-overlapping outline); "
+            "their partial triangulation was kept, as Recast does",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return PolyMesh(
         verts=mverts[:nv].astype(np.uint16),
         polys=polys[:npolys].astype(np.uint16),
