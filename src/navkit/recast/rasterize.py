@@ -281,9 +281,9 @@ def _cell(offset, inv_cs, n):
 
 
 @njit
-def _pool_grow(pool):
-    """The span pool with twice the rows (rows: smin, smax, area, next)."""
-    bigger = np.empty((pool.shape[0] * 2, 4), np.int32)
+def _pool_grow(pool, need):
+    """The span pool with at least ``need`` rows, doubling (rows: smin, smax, area, next)."""
+    bigger = np.empty((max(pool.shape[0] * 2, need), 4), np.int32)
     bigger[: pool.shape[0]] = pool
     return bigger
 
@@ -300,6 +300,7 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
     # cache line; slots are reused through a free list and the pool grows by doubling.
     pool = np.empty((max(1024, 2 * tris.shape[0]), 4), np.int32)
     used = 0  # pool slots ever handed out
+    overflow = False
     free_head = -1  # freed rows, linked through their next field
 
     # Four polygon buffers; roles are swapped by index, as the algorithm swaps pointers.
@@ -322,12 +323,21 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
             continue
         tmin_z = min(verts[i0, 2], min(verts[i1, 2], verts[i2, 2]))
         tmax_z = max(verts[i0, 2], max(verts[i1, 2], verts[i2, 2]))
+        tmin_x = min(verts[i0, 0], min(verts[i1, 0], verts[i2, 0]))
+        tmax_x = max(verts[i0, 0], max(verts[i1, 0], verts[i2, 0]))
 
         z0 = _cell(tmin_z - bmin[2], ics, height)
         z1 = _cell(tmax_z - bmin[2], ics, height)
         # Start one row early so the first cut happens at the grid's edge.
         z0 = min(max(z0, -1), height - 1)
         z1 = min(max(z1, 0), height - 1)
+        # Room for one new span per cell of the footprint (plus a margin for rounding
+        # at the footprint's edges), so the pool never grows inside the cell loops.
+        fx0 = min(max(_cell(tmin_x - bmin[0], ics, width), 0), width - 1)
+        fx1 = min(max(_cell(tmax_x - bmin[0], ics, width), 0), width - 1)
+        need = used + (z1 - max(z0, 0) + 2) * (fx1 - fx0 + 3)
+        if need > pool.shape[0]:
+            pool = _pool_grow(pool, need)
 
         b_in = 0
         b_row = 1
@@ -415,11 +425,12 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
                 if free_head != -1:
                     s = free_head
                     free_head = pool[s, 3]
-                else:
-                    if used == pool.shape[0]:
-                        pool = _pool_grow(pool)
+                elif used < pool.shape[0]:
                     s = used
                     used += 1
+                else:  # cannot happen with the reservation above; fail loudly, not wildly
+                    overflow = True
+                    continue
                 pool[s, 0] = new_min
                 pool[s, 1] = new_max
                 pool[s, 2] = new_area
@@ -452,7 +463,7 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
             sarea[k] = pool[s, 2]
             k += 1
             s = pool[s, 3]
-    return col_start, smin, smax, sarea
+    return col_start, smin, smax, sarea, overflow
 
 
 def check_grid(width: int, height: int, bmin: np.ndarray, bmax: np.ndarray, ch) -> None:
@@ -533,5 +544,9 @@ def rasterize_triangles(
     thr = int(flag_merge_threshold)
     if thr < 0:
         raise InputError(f"flag_merge_threshold must be >= 0, got {flag_merge_threshold!r}")
-    col_start, smin, smax, area = _rasterize_kernel(v, t, a, w, h, lo, hi, cs32, ch32, thr)
+    col_start, smin, smax, area, overflow = _rasterize_kernel(
+        v, t, a, w, h, lo, hi, cs32, ch32, thr
+    )
+    if overflow:  # pragma: no cover - guarded by the per-triangle reservation
+        raise BuildError("internal error: the span pool reservation was too small")
     return Heightfield(w, h, lo, hi, float(cs32), float(ch32), col_start, smin, smax, area)
