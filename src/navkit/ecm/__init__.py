@@ -1,7 +1,34 @@
-"""navkit.ecm: the Explicit Corridor Map (medial axis with clearance) and its
-local updates. See :mod:`navkit.ecm.corridor_map`."""
+"""navkit.ecm: the Explicit Corridor Map -- the medial axis of a 2D environment
+with clearance and closest obstacle points, shortest paths with clearance for
+any agent radius, and local updates when obstacles are inserted, removed or
+moved (Geraerts 2010; van Toll, Cook and Geraerts 2012).
+
+Public surface
+--------------
+CorridorMap.from_polygons(boundary, obstacles) / CorridorMap.from_navmesh(mesh)
+    build (Boost sweep via the optional ``pyvoronoi``; own incremental build otherwise)
+CorridorMap.find_path(start, goal, clearance=r, preferred_clearance=None) -> PathResult | None
+CorridorMap.clearance_at(p), CorridorMap.nearest_medial_point(p), CorridorMap.medial_axis()
+CorridorMap.insert_point / insert_segment / insert_polygon / remove / move -> UpdateReport
+CorridorMap.rebuilt(), map_difference(a, b)   the rebuild oracle
+render(cmap, out_png, path=None), ecm_command(level, start, goal, clearance, out)  (CLI body)
+moving_obstacles_demo(out_dir)
+"""
 
 from .compare import map_difference
 from .corridor_map import CorridorMap, UpdateReport
+from .navmesh import navmesh_rings
+from .path import PathResult
+from .render import ecm_command, load_scene, moving_obstacles_demo, render
 
-__all__ = ["CorridorMap", "UpdateReport", "map_difference"]
+__all__ = [
+    "CorridorMap",
+    "UpdateReport",
+    "PathResult",
+    "map_difference",
+    "navmesh_rings",
+    "render",
+    "ecm_command",
+    "load_scene",
+    "moving_obstacles_demo",
+]

@@ -187,11 +187,16 @@ class CorridorMap:
         return m
 
     @classmethod
-    def from_navmesh(cls, navmesh, **kw) -> CorridorMap:
-        """Build the ECM of a navmesh's walkable area (see :func:`navkit.ecm.navmesh_rings`)."""
+    def from_navmesh(cls, navmesh, *, y_range=None, **kw) -> CorridorMap:
+        """Build the ECM of a navmesh's walkable area in the x-z plane.
+
+        ``navmesh``: a Recast PolyMesh or a TriMesh; ``y_range``: (lo, hi) world
+        heights selecting one layer of a multi-layer level (see
+        :mod:`navkit.ecm.navmesh`; overlapping layers raise InputError).
+        """
         from .navmesh import navmesh_rings
 
-        outer, holes = navmesh_rings(navmesh)
+        outer, holes = navmesh_rings(navmesh, y_range)
         return cls.from_polygons([outer, *holes], **kw)
 
     def rebuilt(self) -> CorridorMap:

@@ -26,7 +26,9 @@ def _polyline_world(cmap, e):
     return pts + cmap.origin, clr
 
 
-def render(cmap, out, path=None, *, show_disks: bool = True, title: str | None = None, dpi: int = 120):
+def render(
+    cmap, out, path=None, *, show_disks: bool = True, title: str | None = None, dpi: int = 120
+):
     """Draw ``cmap`` (and optionally a :class:`~navkit.ecm.path.PathResult`) to a PNG.
 
     Parameters
@@ -69,7 +71,9 @@ def render(cmap, out, path=None, *, show_disks: bool = True, title: str | None =
         if show_disks:
             step = max(1, len(path.centers) // 60)
             for c, r in zip(path.centers[::step], path.radii[::step]):
-                ax.add_patch(Circle(c, r, fc=(0.3, 0.6, 1.0, 0.08), ec=(0.3, 0.6, 1.0, 0.4), lw=0.5))
+                ax.add_patch(
+                    Circle(c, r, fc=(0.3, 0.6, 1.0, 0.08), ec=(0.3, 0.6, 1.0, 0.4), lw=0.5)
+                )
             ax.plot(path.left[:, 0], path.left[:, 1], ".", color="tab:green", ms=2)
             ax.plot(path.right[:, 0], path.right[:, 1], ".", color="tab:red", ms=2)
         ax.plot(path.route[:, 0], path.route[:, 1], "--", color="tab:blue", lw=1)
@@ -116,7 +120,9 @@ def load_scene(level):
     return CorridorMap.from_navmesh(load_obj(p))
 
 
-def ecm_command(level, start, goal, clearance: float = 0.0, out="ecm.png", preferred_clearance=None):
+def ecm_command(
+    level, start, goal, clearance: float = 0.0, out="ecm.png", preferred_clearance=None
+):
     """Body of ``navkit ecm LEVEL --from x,y --to x,y --clearance r -o out.png``.
 
     Builds the corridor map of ``level`` (see :func:`load_scene`), plans a path
@@ -128,7 +134,9 @@ def ecm_command(level, start, goal, clearance: float = 0.0, out="ecm.png", prefe
     cmap = load_scene(level)
     path = None
     if start is not None and goal is not None:
-        path = cmap.find_path(start, goal, clearance=clearance, preferred_clearance=preferred_clearance)
+        path = cmap.find_path(
+            start, goal, clearance=clearance, preferred_clearance=preferred_clearance
+        )
     title = "ECM"
     if start is not None:
         title += (
@@ -162,7 +170,12 @@ def moving_obstacles_demo(out_dir, frames: int = 12, seed: int = 0):
     times = []
     for f in range(frames):
         path = cmap.find_path([1.5, 2], [38, 28], clearance=0.6)
-        render(cmap, out / f"frame_{f:03d}.png", path, title=f"frame {f}: moving obstacle, clearance 0.6")
+        render(
+            cmap,
+            out / f"frame_{f:03d}.png",
+            path,
+            title=f"frame {f}: moving obstacle, clearance 0.6",
+        )
         rep = cmap.move(mover, offset=[30.0 / frames, 0.0])
         times.append(rep.seconds)
     return times

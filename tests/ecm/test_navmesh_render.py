@@ -1,0 +1,61 @@
+"""from_navmesh, rendering and the CLI body."""
+
+import json
+
+import numpy as np
+import pytest
+
+from navkit.ecm import CorridorMap, map_difference
+from navkit.ecm.render import ecm_command, moving_obstacles_demo
+from navkit.errors import InputError
+from navkit.geometry import TriMesh
+
+
+def _grid_mesh(holes=()):
+    """A 10x6 floor of unit squares (two triangles each), minus the cells in ``holes``."""
+    verts = [(x, 0.0, z) for z in range(7) for x in range(11)]
+    tris = []
+    for z in range(6):
+        for x in range(10):
+            if (x, z) in holes:
+                continue
+            a, b, c, d = z * 11 + x, z * 11 + x + 1, (z + 1) * 11 + x + 1, (z + 1) * 11 + x
+            # counter-clockwise seen from above (+y) in x-z means normal y > 0
+            tris += [(a, c, b), (a, d, c)]
+    return TriMesh(np.asarray(verts, np.float32), np.asarray(tris, np.int32))
+
+
+def test_from_navmesh_equals_polygons():
+    m = CorridorMap.from_navmesh(_grid_mesh(holes={(4, 2), (5, 2), (4, 3), (5, 3)}))
+    ref = CorridorMap.from_polygons(
+        [[0, 0], [10, 0], [10, 6], [0, 6]], [[[4, 2], [6, 2], [6, 4], [4, 4]]]
+    )
+    assert map_difference(m, ref) == []
+
+
+def test_from_navmesh_layer_overlap_is_an_error():
+    a = _grid_mesh()
+    v = np.vstack([a.vertices, a.vertices + [2.0, 3.0, 1.5]]).astype(np.float32)
+    t = np.vstack([a.triangles, a.triangles + len(a.vertices)]).astype(np.int32)
+    with pytest.raises(InputError):
+        CorridorMap.from_navmesh(TriMesh(v, t))
+    m = CorridorMap.from_navmesh(TriMesh(v, t), y_range=(-1, 1))  # one layer
+    assert m.find_path([1, 1], [9, 5], clearance=0.5) is not None
+
+
+def test_cli_body_and_demo(tmp_path):
+    scene = tmp_path / "s.json"
+    scene.write_text(
+        json.dumps(
+            {
+                "boundary": [[0, 0], [20, 0], [20, 12], [0, 12]],
+                "obstacles": [[[4, 3], [7, 3], [6, 6]], [[10, 8]]],
+            }
+        )
+    )
+    out = tmp_path / "o.png"
+    p = ecm_command(scene, [1, 1], [19, 11], 0.5, out)
+    assert p is not None and out.stat().st_size > 1000
+    assert ecm_command(scene, [1, 1], [19, 11], 9.0, tmp_path / "none.png") is None
+    times = moving_obstacles_demo(tmp_path / "demo", frames=2)
+    assert len(times) == 2 and (tmp_path / "demo" / "frame_001.png").exists()
