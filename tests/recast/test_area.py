@@ -3,6 +3,10 @@ and the whole heightfield chain (input -> compact_eroded) against Recast."""
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from _hf_cases import flat
@@ -204,3 +208,39 @@ def test_whole_chain_matches_recast(mesh):
     _assert_chf_equal(chf, chf_from_dump(man, stages, "compact_initial"))
     chf = erode_walkable_area(chf, cfg["walkableRadius"])
     _assert_chf_equal(chf, chf_from_dump(man, stages, "compact_eroded"))
+
+
+# -- Recast's marking functions (tests/oracles/make_recast_area_marks.mjs) ----------------------
+_MARKS = Path(__file__).resolve().parents[1] / "oracles" / "recast_area_marks.json"
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("mesh", MESHES)
+def test_marking_matches_recast(mesh):
+    """Box, cylinder, convex prism, one-cell boxes, then the median filter, on the
+    eroded compact heightfield, step by step against Recast's areas."""
+    ref = json.loads(_MARKS.read_text())["meshes"][mesh]
+    man, stages = stage_dump(mesh, "watershed")
+    chf = chf_from_dump(man, stages, "compact_eroded")
+    assert chf.span_count == ref["spanCount"]
+    box, cyl, poly = ref["box"], ref["cylinder"], ref["convex"]
+    ops = {
+        "box": lambda c: mark_box_area(c, box["bmin"], box["bmax"], box["area"]),
+        "cylinder": lambda c: mark_cylinder_area(
+            c, cyl["pos"], cyl["radius"], cyl["height"], cyl["area"]
+        ),
+        "convex": lambda c: mark_convex_poly_area(
+            c, np.array(poly["verts"], np.float32), poly["hmin"], poly["hmax"], poly["area"]
+        ),
+        "speckles": lambda c: functools.reduce(
+            lambda acc, b: mark_box_area(acc, b["bmin"], b["bmax"], b["area"]), ref["speckles"], c
+        ),
+        "median": median_filter_walkable_area,
+    }
+    want = chf.areas.copy()
+    for step in ref["steps"]:
+        chf = ops[step["step"]](chf)
+        for first, count, area in step["runs"]:
+            want[first : first + count] = area
+        np.testing.assert_array_equal(chf.areas, want, err_msg=step["step"])
+        assert step["runs"], step["step"]  # every step changed something
