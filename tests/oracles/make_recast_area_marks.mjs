@@ -1,4 +1,5 @@
-// Recast's own results for the area-marking functions navkit reimplements
+// Recast's own results for the area-marking functions navkit reimplements:
+// rcMarkWalkableTriangles / rcClearUnwalkableTriangles at several slopes (digests), and
 // (rcMarkBoxArea, rcMarkCylinderArea, rcMarkConvexPolyArea, then one-cell boxes, then
 // rcMedianFilterWalkableArea), applied in that order to the eroded compact heightfield of each mesh.
 //
@@ -8,6 +9,7 @@
 // geometry and rcConfig come from there; the pipeline up to erosion is RecastDemo's.
 // Output per mesh: the volumes used, then for each step the spans whose area it
 // changed, as runs [first span index, count, new area id].
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -26,6 +28,22 @@ for (const mesh of ['dungeon', 'nav_test', 'undulating']) {
   const ctx = new core.RecastBuildContext();
   const verts = new core.VerticesArray(); verts.copy(pos);
   const tris = new core.TrianglesArray(); tris.copy(idx);
+  // rcMarkWalkableTriangles (from zeros) and rcClearUnwalkableTriangles (from 7s) at
+  // several slopes: SHA-1 of the (ntris,) uint8 areas, and the count of non-zero ones.
+  const triDigest = (arr) => {
+    const a = new Uint8Array(nt);
+    for (let i = 0; i < nt; i++) a[i] = arr.get(i);
+    return { sha1: crypto.createHash('sha1').update(a).digest('hex'), nonzero: a.reduce((k, v) => k + (v !== 0), 0) };
+  };
+  const triangles = [];
+  for (const angle of [30, 45, 60, 89.5]) {
+    const m = new core.TriangleAreasArray(); m.resize(nt);
+    core.markWalkableTriangles(ctx, angle, verts, nv, tris, nt, m);
+    const c = new core.TriangleAreasArray(); c.copy(new Array(nt).fill(7));
+    core.clearUnwalkableTriangles(ctx, angle, verts, nv, tris, nt, c);
+    triangles.push({ angle, mark: triDigest(m), clear: triDigest(c) });
+    m.destroy(); c.destroy();
+  }
   const hf = core.allocHeightfield();
   core.createHeightfield(ctx, hf, man.grid.width, man.grid.height, man.bmin, man.bmax, cfg.cs, cfg.ch);
   const areas = new core.TriangleAreasArray(); areas.resize(nt);
@@ -83,7 +101,7 @@ for (const mesh of ['dungeon', 'nav_test', 'undulating']) {
   }
   record('speckles');
   core.medianFilterWalkableArea(ctx, chf); record('median');
-  out.meshes[mesh] = { spanCount: n, box, cylinder: cyl, convex: poly, speckles, steps };
+  out.meshes[mesh] = { spanCount: n, triangles, box, cylinder: cyl, convex: poly, speckles, steps };
   fa.destroy(); areas.destroy(); verts.destroy(); tris.destroy();
   core.freeCompactHeightfield(chf); core.freeHeightfield(hf);
 }

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -271,3 +274,23 @@ def test_heightfield_stage_is_the_same_for_every_partition(mesh):
 
 def test_walkable_area_constant():
     assert WALKABLE_AREA == 63
+
+
+_MARKS = Path(__file__).resolve().parents[1] / "oracles" / "recast_area_marks.json"
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("mesh", MESHES)
+def test_slope_marking_matches_recast_at_several_angles(mesh):
+    """rcMarkWalkableTriangles (from zeros) / rcClearUnwalkableTriangles (from 7s),
+    digests made by tests/oracles/make_recast_area_marks.mjs with Recast itself."""
+    ref = json.loads(_MARKS.read_text())["meshes"][mesh]["triangles"]
+    _, stages = stage_dump(mesh, "watershed")
+    verts, tris = stages["input"]["verts"], stages["input"]["tris"]
+    sevens = np.full(tris.shape[0], 7, np.uint8)
+    for case in ref:
+        marked = mark_walkable_triangles(verts, tris, case["angle"])
+        cleared = clear_unwalkable_triangles(verts, tris, case["angle"], sevens)
+        for got, want in ((marked, case["mark"]), (cleared, case["clear"])):
+            assert np.count_nonzero(got) == want["nonzero"], case["angle"]
+            assert hashlib.sha1(got.tobytes()).hexdigest() == want["sha1"], case["angle"]
