@@ -52,8 +52,6 @@ CONTOUR_TESS_WALL_EDGES = 1  #: RC_CONTOUR_TESS_WALL_EDGES: split long wall edge
 CONTOUR_TESS_AREA_EDGES = 2  #: RC_CONTOUR_TESS_AREA_EDGES: split long edges between areas
 
 _WALK_MAX_ITER = 40000  # Recast gives up on a walk after 39999 steps
-_DX = (-1, 0, 1, 0)
-_DZ = (0, 1, 0, -1)
 
 
 # -- small helpers ---------------------------------------------------------------------------
@@ -881,12 +879,19 @@ def build_contours(
         A negative or non-finite ``max_error``, negative ``max_edge_len`` or unknown flags.
     """
     _validate(chf)
-    me = float(max_error)
+    try:
+        me = float(max_error)
+    except (TypeError, ValueError):
+        me = math.nan
     if not math.isfinite(me) or me < 0:
         raise ConfigError("max_error", f"must be a finite value >= 0, got {max_error!r}")
-    if int(max_edge_len) != max_edge_len or int(max_edge_len) < 0:
+    try:
+        mel = int(max_edge_len)
+        integral = mel == max_edge_len
+    except (TypeError, ValueError, OverflowError):
+        integral = False
+    if not integral or mel < 0:
         raise ConfigError("max_edge_len", f"must be an integer >= 0, got {max_edge_len!r}")
-    mel = int(max_edge_len)
     flags_arg = int(build_flags)
     if flags_arg & ~(CONTOUR_TESS_WALL_EDGES | CONTOUR_TESS_AREA_EDGES):
         raise ConfigError("build_flags", f"unknown contour build flags {build_flags!r}")
