@@ -294,3 +294,36 @@ def test_slope_marking_matches_recast_at_several_angles(mesh):
         for got, want in ((marked, case["mark"]), (cleared, case["clear"])):
             assert np.count_nonzero(got) == want["nonzero"], case["angle"]
             assert hashlib.sha1(got.tobytes()).hexdigest() == want["sha1"], case["angle"]
+
+
+_TILES = Path(__file__).resolve().parents[1] / "oracles" / "recast_tile_raster.json"
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("mesh", MESHES)
+def test_tile_grids_match_recast(mesh):
+    """Tile + border grids with the whole mesh's triangles: triangles outside are
+    skipped and those crossing the grid's sides clipped exactly as Recast does
+    (digests from tests/oracles/make_recast_tile_raster.mjs, run on Recast itself)."""
+    ref = json.loads(_TILES.read_text())["meshes"][mesh]
+    man, stages = stage_dump(mesh, "watershed")
+    verts, tris = stages["input"]["verts"], stages["input"]["tris"]
+    areas = stages["heightfield_rasterized"]["tri_areas"]
+    for tile in ref["tiles"]:
+        hf = rasterize_triangles(
+            verts, tris, areas, width=tile["width"], height=tile["height"],
+            bmin=tile["bmin"], bmax=tile["bmax"], cs=ref["cs"], ch=ref["ch"],
+            flag_merge_threshold=ref["walkableClimb"],
+        )  # fmt: skip
+        assert hf.span_count == tile["spans"], tile["tile"]
+        got = {
+            "col_start": hf.col_start.astype("<u4"),
+            "smin": hf.smin.astype("<u2"),
+            "smax": hf.smax.astype("<u2"),
+            "area": hf.area,
+        }
+        for name, arr in got.items():
+            assert hashlib.sha1(arr.tobytes()).hexdigest() == tile["sha1"][name], (
+                tile["tile"],
+                name,
+            )
