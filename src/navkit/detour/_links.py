@@ -658,3 +658,19 @@ def poly_index_of_ref(a, ref, salt_bits, tile_bits, poly_bits):
     if p >= a.tile_poly_count[t]:
         return -1
     return a.tile_poly_base[t] + p
+
+
+@njit
+def count_links(a):
+    """Links in use: the total length of the live polygons' link lists."""
+    n = 0
+    for t in range(a.tile_used.shape[0]):
+        if a.tile_used[t] == 0:
+            continue
+        p0 = a.tile_poly_base[t]
+        for gp in range(p0, p0 + a.tile_poly_count[t]):
+            li = a.poly_first_link[gp]
+            while li >= 0:
+                n += 1
+                li = a.link_next[li]
+    return n

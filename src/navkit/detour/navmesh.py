@@ -1090,9 +1090,7 @@ class NavMesh:
         t = self._t
         live = t["tile_used"] != 0
         a = self.arrays()
-        n_links = 0
-        if a.poly_first_link.shape[0]:
-            n_links = _count_links(a)
+        n_links = int(L.count_links(a)) if a.poly_first_link.shape[0] else 0
         return {
             "tiles": int(live.sum()),
             "polys": int(t["tile_poly_count"][live].sum()),
@@ -1113,22 +1111,6 @@ class NavMesh:
     to_recast = None  # type: ignore[assignment]
     save = None  # type: ignore[assignment]
     load = None  # type: ignore[assignment]
-
-
-def _count_links(a: NavMeshArrays) -> int:
-    n = 0
-    used = a.tile_used
-    pt = a.poly_tile
-    fl = a.poly_first_link
-    nx = a.link_next
-    for gp in range(fl.shape[0]):
-        if pt[gp] < 0 or not used[pt[gp]]:
-            continue
-        li = int(fl[gp])
-        while li >= 0:
-            n += 1
-            li = int(nx[li])
-    return n
 
 
 def _check_tile(d: TileData) -> None:
