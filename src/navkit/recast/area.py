@@ -17,7 +17,8 @@
 - :func:`offset_poly` (``rcOffsetPoly``): grow a convex polygon, bevelling sharp
   corners.
 
-Every function returns a new :class:`CompactHeightfield` (only ``areas`` is new).
+Every function but :func:`offset_poly` returns a new :class:`CompactHeightfield` in
+which only ``areas`` is new; inputs are never modified.
 """
 
 from __future__ import annotations
