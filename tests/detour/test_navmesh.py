@@ -394,3 +394,26 @@ def test_kernel_ref_validation_agrees_with_python():
             assert k == nm.poly_index(r)
         else:
             assert k == -1
+
+
+@pytest.mark.peer
+def test_many_runtime_connections_keep_pools_bounded():
+    nm = _load("dungeon.solo.navmesh.bin")
+    refs = nm.poly_refs()
+
+    def center(r):
+        a = nm.arrays()
+        g = nm.poly_index(r)
+        return a.verts[a.poly_verts[g, : a.poly_vert_count[g]]].mean(0)
+
+    # 118 polys and 7 poly bits: room for 10 more.
+    cons = [
+        nm.add_off_mesh_connection(center(refs[i]), center(refs[i + 1]), 0.3) for i in range(10)
+    ]
+    with pytest.raises(InputError, match="no room"):
+        nm.add_off_mesh_connection(center(refs[20]), center(refs[21]), 0.3)
+    assert nm.arrays().poly_tile.shape[0] <= 2 * nm.stats()["polys"]
+    for c in cons:
+        assert {e for _t, e, *_ in nm.links_of(c)} == {0, 1}
+    exported = nm.to_recast()
+    assert NavMesh.from_recast(exported).stats()["offmesh"] == 10

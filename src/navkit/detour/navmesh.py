@@ -920,8 +920,13 @@ class NavMesh:
             self._dead[k] += int(t[f"tile_{k}_count"][slot])
         self._store(slot, td)
         t["tile_link_free"][slot] = -1 if head < 0 else head + int(t["tile_link_base"][slot])
-        a = self.arrays()
-        L.resolve_link_polys(a, self._used["link"], self.salt_bits, self.tile_bits, self.poly_bits)
+        if any(self._dead[k] * 2 > self._used[k] and self._dead[k] > 0 for k in _POOLS):
+            self._compact()  # also resolves link_poly
+        else:
+            a = self.arrays()
+            L.resolve_link_polys(
+                a, self._used["link"], self.salt_bits, self.tile_bits, self.poly_bits
+            )
 
     def _new_link(self, slot: int, gp: int, target_gp: int, edge: int, side: int) -> None:
         a = self.arrays()
