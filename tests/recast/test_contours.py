@@ -371,11 +371,13 @@ def test_smoothsort_sorts():
     for n in (0, 1, 2, 3, 7, 40, 333):
         k1 = rng.integers(0, 6, n).astype(np.int64)
         k2 = rng.integers(0, 3, n).astype(np.int64)
-        perm = np.arange(n, dtype=np.int64)
-        _smoothsort(perm, n, k1, k2)
-        assert sorted(perm.tolist()) == list(range(n))
-        keys = list(zip(k1[perm].tolist(), k2[perm].tolist()))
+        rows = list(zip(k1.tolist(), k2.tolist(), range(n)))
+        pl = np.arange(n, dtype=np.int64)
+        _smoothsort(k1, k2, pl, n)
+        assert sorted(pl.tolist()) == list(range(n))
+        keys = list(zip(k1.tolist(), k2.tolist()))
         assert keys == sorted(keys)
+        assert [rows[i][:2] for i in pl.tolist()] == keys  # payload moved with its keys
 
 
 def _is_cyclic_subsequence(sub, seq):

@@ -463,37 +463,41 @@ def _ctz(v):
 
 
 @njit
-def _cmp(perm, a, b, k1, k2):
-    pa = perm[a]
-    pb = perm[b]
-    if k1[pa] != k1[pb]:
-        return -1 if k1[pa] < k1[pb] else 1
-    if k2[pa] != k2[pb]:
-        return -1 if k2[pa] < k2[pb] else 1
+def _cmp(k1, k2, a, b):
+    if k1[a] != k1[b]:
+        return -1 if k1[a] < k1[b] else 1
+    if k2[a] != k2[b]:
+        return -1 if k2[a] < k2[b] else 1
     return 0
 
 
 @njit
-def _rotate(perm, ar, n):
-    """perm[ar[0]] <- perm[ar[1]] <- ... <- perm[ar[n-1]] <- old perm[ar[0]]."""
+def _rotate(k1, k2, pl, ar, n):
+    """Element ar[0] <- ar[1] <- ... <- ar[n-1] <- old ar[0] (musl's cycle)."""
     if n < 2:
         return
-    t = perm[ar[0]]
+    t1 = k1[ar[0]]
+    t2 = k2[ar[0]]
+    tp = pl[ar[0]]
     for j in range(n - 1):
-        perm[ar[j]] = perm[ar[j + 1]]
-    perm[ar[n - 1]] = t
+        k1[ar[j]] = k1[ar[j + 1]]
+        k2[ar[j]] = k2[ar[j + 1]]
+        pl[ar[j]] = pl[ar[j + 1]]
+    k1[ar[n - 1]] = t1
+    k2[ar[n - 1]] = t2
+    pl[ar[n - 1]] = tp
 
 
 @njit
-def _sift(perm, head, pshift, lp, k1, k2, ar):
+def _sift(k1, k2, pl, head, pshift, lp, ar):
     ar[0] = head
     n = 1
     while pshift > 1:
         rt = head - 1
         lf = head - 1 - lp[pshift - 2]
-        if _cmp(perm, ar[0], lf, k1, k2) >= 0 and _cmp(perm, ar[0], rt, k1, k2) >= 0:
+        if _cmp(k1, k2, ar[0], lf) >= 0 and _cmp(k1, k2, ar[0], rt) >= 0:
             break
-        if _cmp(perm, lf, rt, k1, k2) >= 0:
+        if _cmp(k1, k2, lf, rt) >= 0:
             ar[n] = lf
             head = lf
             pshift -= 1
@@ -502,21 +506,21 @@ def _sift(perm, head, pshift, lp, k1, k2, ar):
             head = rt
             pshift -= 2
         n += 1
-    _rotate(perm, ar, n)
+    _rotate(k1, k2, pl, ar, n)
 
 
 @njit
-def _trinkle(perm, head, p, pshift, trusty, lp, k1, k2, ar):
+def _trinkle(k1, k2, pl, head, p, pshift, trusty, lp, ar):
     ar[0] = head
     n = 1
     while p != 1:
         step = head - lp[pshift]
-        if _cmp(perm, step, ar[0], k1, k2) <= 0:
+        if _cmp(k1, k2, step, ar[0]) <= 0:
             break
         if not trusty and pshift > 1:
             rt = head - 1
             lf = head - 1 - lp[pshift - 2]
-            if _cmp(perm, rt, step, k1, k2) >= 0 or _cmp(perm, lf, step, k1, k2) >= 0:
+            if _cmp(k1, k2, rt, step) >= 0 or _cmp(k1, k2, lf, step) >= 0:
                 break
         ar[n] = step
         n += 1
@@ -526,16 +530,20 @@ def _trinkle(perm, head, p, pshift, trusty, lp, k1, k2, ar):
         pshift += trail
         trusty = False
     if not trusty:
-        _rotate(perm, ar, n)
-        _sift(perm, head, pshift, lp, k1, k2, ar)
+        _rotate(k1, k2, pl, ar, n)
+        _sift(k1, k2, pl, head, pshift, lp, ar)
 
 
 @njit
-def _smoothsort(perm, n, k1, k2):
-    """Sort ``perm[:n]`` by (k1, k2)[perm] making musl qsort's exact moves (not stable)."""
+def _smoothsort(k1, k2, pl, n):
+    """Sort rows ``(k1, k2, pl)[:n]`` in place by (k1, k2), making musl qsort's exact moves.
+
+    Recast sorts with C ``qsort``, which is not stable; the WebAssembly build's libc (musl)
+    implements it as smoothsort, so equal keys end up in the order this reproduces.
+    """
     if n < 2:
         return
-    lp = np.empty(64, np.int64)
+    lp = np.empty(64, np.int64)  # Leonardo numbers
     lp[0] = 1
     lp[1] = 1
     i = 2
@@ -551,14 +559,14 @@ def _smoothsort(perm, n, k1, k2):
     pshift = 1
     while head < high:
         if (p & 3) == 3:
-            _sift(perm, head, pshift, lp, k1, k2, ar)
+            _sift(k1, k2, pl, head, pshift, lp, ar)
             p >>= 2
             pshift += 2
         else:
             if lp[pshift - 1] >= high - head:
-                _trinkle(perm, head, p, pshift, False, lp, k1, k2, ar)
+                _trinkle(k1, k2, pl, head, p, pshift, False, lp, ar)
             else:
-                _sift(perm, head, pshift, lp, k1, k2, ar)
+                _sift(k1, k2, pl, head, pshift, lp, ar)
             if pshift == 1:
                 p <<= 1
                 pshift = 0
@@ -567,7 +575,7 @@ def _smoothsort(perm, n, k1, k2):
                 pshift = 1
         p |= 1
         head += 1
-    _trinkle(perm, head, p, pshift, False, lp, k1, k2, ar)
+    _trinkle(k1, k2, pl, head, p, pshift, False, lp, ar)
     while pshift != 1 or p != 1:
         if pshift <= 1:
             trail = _ctz(p - 1)
@@ -578,10 +586,10 @@ def _smoothsort(perm, n, k1, k2):
             pshift -= 2
             p ^= 7
             p >>= 1
-            _trinkle(perm, head - lp[pshift] - 1, p, pshift + 1, True, lp, k1, k2, ar)
+            _trinkle(k1, k2, pl, head - lp[pshift] - 1, p, pshift + 1, True, lp, ar)
             p <<= 1
             p |= 1
-            _trinkle(perm, head - 1, p, pshift, True, lp, k1, k2, ar)
+            _trinkle(k1, k2, pl, head - 1, p, pshift, True, lp, ar)
         head -= 1
 
 
@@ -735,22 +743,20 @@ def _merge_holes_kernel(creg, nverts, verts, nregions):
             hz[q] = buf[s0 + best, 2]
             hleft[q] = best
         order = np.arange(m)
-        _smoothsort(order, m, hx, hz)
+        _smoothsort(hx, hz, order, m)
+        sorted_left = hleft[order]
         maxv = cur_n[o]
         for q in range(m):
             maxv += cur_n[hl[q]]
         # diagonal candidates persist across holes, as Recast's buffer does
         dvert = np.full(maxv, -1, np.int64)
         ddist = np.zeros(maxv, np.int64)
-        dperm = np.empty(maxv, np.int64)
         dzero = np.zeros(maxv, np.int64)
-        tv = np.empty(maxv, np.int64)
-        td = np.empty(maxv, np.int64)
         for q in range(m):
             hc = hl[order[q]]
             hs = cur_start[hc]
             hn = cur_n[hc]
-            best = hleft[order[q]]
+            best = sorted_left[q]
             found = -1
             for _ in range(hn):
                 buf[corner] = buf[hs + best]
@@ -764,14 +770,7 @@ def _merge_holes_kernel(creg, nverts, verts, nregions):
                         dvert[nd] = j
                         ddist[nd] = ex * ex + ez * ez
                         nd += 1
-                for j in range(nd):
-                    dperm[j] = j
-                _smoothsort(dperm, nd, ddist, dzero)
-                for j in range(nd):
-                    tv[j] = dvert[dperm[j]]
-                    td[j] = ddist[dperm[j]]
-                dvert[:nd] = tv[:nd]
-                ddist[:nd] = td[:nd]
+                _smoothsort(ddist, dzero, dvert, nd)  # shortest first
                 for j in range(nd):
                     pt = os_ + dvert[j]
                     # Recast exempts the edges at diagonal q (the hole's index), not j
