@@ -33,16 +33,20 @@ def _features(m):
 
 
 def _seg_seg_dist(p, q, a, b, n=64):
-    """Min distance from segment pq to segments a[i]b[i] (dense sampling of pq plus
-    exact point-segment distances of the four endpoints)."""
+    """Min distance from segment pq to segments a[i]b[i]: pq sampled densely, plus
+    the exact distances from the obstacle corners to pq."""
     t = np.linspace(0, 1, n)[:, None]
-    pts = p + t * (q - p)
+    pts = p + t * (q - p)  # (n, 2)
     d = b - a
     dd = np.maximum((d * d).sum(1), 1e-300)
-    best = np.inf
-    for x in pts:
-        s = np.clip(((x - a) * d).sum(1) / dd, 0, 1)
-        best = min(best, float(np.min(np.hypot(*(a + s[:, None] * d - x).T))))
+    s = np.clip(((pts[:, None, :] - a[None]) * d[None]).sum(2) / dd[None], 0, 1)
+    foot = a[None] + s[..., None] * d[None]
+    best = float(np.min(np.hypot(*(foot - pts[:, None, :]).transpose(2, 0, 1))))
+    e = q - p
+    ee = max(float(e @ e), 1e-300)
+    for c in (a, b):
+        u = np.clip(((c - p) @ e) / ee, 0, 1)
+        best = min(best, float(np.min(np.hypot(*(p + u[:, None] * e - c).T))))
     return best
 
 
@@ -107,8 +111,8 @@ def test_same_corridor_equals_oracle():
 
 def test_never_shorter_than_visibility_oracle():
     ratios = []
-    for seed in range(3):
-        bnd, obs, rng = _convex_scene(seed, 6)
+    for seed in range(2):
+        bnd, obs, rng = _convex_scene(seed, 5)
         m = CorridorMap.from_polygons(bnd, obs)
         for _ in range(6):
             r = float(rng.choice([0.2, 0.5]))

@@ -40,7 +40,7 @@ def convex_hull(p: np.ndarray) -> np.ndarray:
     return np.array(lo[:-1] + up[:-1])
 
 
-def grown(obstacle: np.ndarray, r: float, k: int = 32) -> np.ndarray:
+def grown(obstacle: np.ndarray, r: float, k: int = 24) -> np.ndarray:
     ang = np.arange(k) * 2 * np.pi / k
     disk = r * np.stack([np.cos(ang), np.sin(ang)], axis=1)
     pts = (np.asarray(obstacle, float)[:, None, :] + disk[None]).reshape(-1, 2)
@@ -72,12 +72,38 @@ def _blocked(a, b, hull, eps=1e-9) -> bool:
     return t1 - t0 > eps
 
 
+class _Hulls:
+    """All hull edges in flat arrays, for a vectorised blocking test."""
+
+    def __init__(self, hulls):
+        self.p = np.vstack([h for h in hulls])
+        self.e = np.vstack([np.roll(h, -1, axis=0) - h for h in hulls])
+        self.starts = np.cumsum([0] + [len(h) for h in hulls[:-1]])
+        self.n = len(hulls)
+
+    def blocked(self, a, b, eps=1e-9) -> bool:
+        d = b - a
+        num = self.e[:, 0] * (a[1] - self.p[:, 1]) - self.e[:, 1] * (a[0] - self.p[:, 0])
+        den = self.e[:, 0] * d[1] - self.e[:, 1] * d[0]
+        par = np.abs(den) < 1e-15
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(par, 0.0, -num / den)
+        lo = np.where(~par & (den > 0), t, -np.inf)
+        hi = np.where(~par & (den < 0), t, np.inf)
+        outside = par & (num <= eps)
+        t0 = np.maximum(np.maximum.reduceat(lo, self.starts), 0.0)
+        t1 = np.minimum(np.minimum.reduceat(hi, self.starts), 1.0)
+        out = np.maximum.reduceat(outside.astype(np.int8), self.starts) > 0
+        return bool(np.any(~out & (t1 - t0 > eps)))
+
+
 def shortest_path_length(box, obstacles, start, goal, r) -> float:
     """Length of the shortest start-goal path keeping clearance ``r`` from the
     inscribed-grown obstacles inside ``box = (x0, y0, x1, y1)`` shrunk by ``r``
     (inf if none)."""
     x0, y0, x1, y1 = box[0] + r, box[1] + r, box[2] - r, box[3] - r
     hulls = [grown(o, r) for o in obstacles]
+    H = _Hulls(hulls)
     nodes = [np.asarray(start, float), np.asarray(goal, float)]
     for h in hulls:
         for q in h:
@@ -99,7 +125,7 @@ def shortest_path_length(box, obstacles, start, goal, r) -> float:
             nd = dd + float(np.hypot(*(nodes[v] - nodes[u])))
             if nd >= dist[v]:
                 continue
-            if any(_blocked(nodes[u], nodes[v], h) for h in hulls):
+            if H.blocked(nodes[u], nodes[v]):
                 continue
             dist[v] = nd
             heapq.heappush(heap, (nd, v))

@@ -365,12 +365,12 @@ class Diagram:
             ey0 = np.minimum(self.vy[a0], self.vy[a1]) - r
             ey1 = np.maximum(self.vy[a0], self.vy[a1]) + r
             near = ~((x1 < ex0) | (x0 > ex1) | (y1 < ey0) | (y0 > ey1))
-            for e in eids[near].tolist():
-                v0, v1 = self.edges[e][:2]
-                if v0 in killed_set or v1 in killed_set:
-                    continue
-                if self._edge_cut(e, new):
-                    affected_e.add(e)
+            cand = [
+                e
+                for e in eids[near].tolist()
+                if self.edges[e][0] not in killed_set and self.edges[e][1] not in killed_set
+            ]
+            affected_e.update(self._edges_cut(cand, new))
         pairs = set()
         aff_sites = set()
         for e in affected_e:
@@ -420,6 +420,41 @@ class Diagram:
                 pairs.add((min(a, b), max(a, b)))
         self.rejoin(pairs)
         self.version += 1
+
+    def _edges_cut(self, cand, new) -> set:
+        """The edges of ``cand`` that a new site cuts (nearer than the edge's own
+        sites somewhere inside the edge): midpoint test, then the tangent circles
+        of (new site, a, b) strictly inside the edge's parameter range."""
+        S = self.S
+        out = set()
+        rest = []
+        for e in cand:
+            v0, v1, a, b = self.edges[e]
+            mx, my = pair_point(S, a, b, (self.vx[v0], self.vy[v0]), (self.vx[v1], self.vy[v1]))
+            rho_m = site_dist(S, a, mx, my)[0]
+            if any(site_dist(S, s, mx, my)[0] < rho_m - self.tol for s in new):
+                out.add(e)
+            else:
+                rest.append(e)
+        if not rest:
+            return out
+        tri = np.array(
+            [(s, self.edges[e][2], self.edges[e][3]) for e in rest for s in new], np.int64
+        )
+        res = solve_triples(tri, S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, self.tol)
+        nn = len(new)
+        for row in res:
+            e = rest[int(row[3]) // nn]
+            if e in out:
+                continue
+            v0, v1, a, b = self.edges[e]
+            br0, t0 = pair_param(S, a, b, self.vx[v0], self.vy[v0])
+            br1, t1 = pair_param(S, a, b, self.vx[v1], self.vy[v1])
+            br = br0 if self.vr[v0] > self.tol else br1
+            b2, t = pair_param(S, a, b, row[0], row[1])
+            if b2 == br and min(t0, t1) + self.tol < t < max(t0, t1) - self.tol:
+                out.add(e)
+        return out
 
     def _edge_cut(self, e, new) -> bool:
         """Whether a new site is nearer than the edge's sites somewhere inside edge e."""

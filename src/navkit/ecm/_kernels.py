@@ -444,3 +444,30 @@ def feet(px, py, sid, kind, ax, ay, bx, by):
             out[i, 0] = ax[s] + t * dx
             out[i, 1] = ay[s] + t * dy
     return out
+
+
+@njit
+def grid_seg_min_dist(
+    px, py, qx, qy, tol, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
+):
+    """Smallest distance between segment pq and the alive sites in the grid cells
+    its box (grown by ``tol``) touches; inf if none there."""
+    best = np.inf
+    i0 = max(0, min(nx - 1, int(math.floor((min(px, qx) - tol - gx0) / h))))
+    i1 = max(0, min(nx - 1, int(math.floor((max(px, qx) + tol - gx0) / h))))
+    j0 = max(0, min(ny - 1, int(math.floor((min(py, qy) - tol - gy0) / h))))
+    j1 = max(0, min(ny - 1, int(math.floor((max(py, qy) + tol - gy0) / h))))
+    for i in range(i0, i1 + 1):
+        for j in range(j0, j1 + 1):
+            c = i * ny + j
+            for t in range(counts[c]):
+                s = cells[c, t]
+                if not alive[s]:
+                    continue
+                if kind[s] == 0:
+                    d = _segdist(px, py, qx, qy, ax[s], ay[s], ax[s], ay[s])
+                else:
+                    d = _segdist(px, py, qx, qy, ax[s], ay[s], bx[s], by[s])
+                if d < best:
+                    best = d
+    return best

@@ -316,7 +316,23 @@ class CorridorMap:
         lo, hi = ring.min(axis=0), ring.max(axis=0)
         for i in range(max(nseg, 1) if check else 0):
             a, b = ring[i], ring[(i + 1) % k]
-            d = K.seg_seg_min_dist(a[0], a[1], b[0], b[1], *args)
+            if hasattr(S, "cells"):
+                d = K.grid_seg_min_dist(
+                    a[0],
+                    a[1],
+                    b[0],
+                    b[1],
+                    self.diagram.tol,
+                    *S.grid_args(),
+                    S.kind,
+                    S.ax,
+                    S.ay,
+                    S.bx,
+                    S.by,
+                    S.alive,
+                )
+            else:
+                d = K.seg_seg_min_dist(a[0], a[1], b[0], b[1], *args)
             if d <= self.diagram.tol:
                 raise InputError("obstacle touches or overlaps another obstacle or the boundary")
         for _h, o in self.obstacles.items() if check else ():
