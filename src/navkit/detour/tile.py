@@ -532,16 +532,10 @@ def create_navmesh_data(
         d_vert_count = extra.astype(np.uint8)
         d_tri_base = dm[:, 2].astype(np.uint32)
         d_tri_count = dm[:, 3].astype(np.uint8)
-        keep = np.zeros(dv.shape[0], bool)
-        for i in range(npolys):
-            keep[dm[i, 0] + nv_per[i] : dm[i, 0] + dm[i, 1]] = True
-        # Extra verts in polygon order (the sub-meshes are in polygon order in Recast).
-        order = (
-            np.concatenate(
-                [np.arange(dm[i, 0] + nv_per[i], dm[i, 0] + dm[i, 1]) for i in range(npolys)]
-            ).astype(np.int64)
-            if npolys
-            else np.zeros(0, np.int64)
+        # The extra verts of each sub-mesh (after its corner copies), in polygon order.
+        first = dm[:, 0] + nv_per
+        order = np.repeat(first, extra) + (
+            np.arange(int(extra.sum())) - np.repeat(np.cumsum(extra) - extra, extra)
         )
         detail_verts = dv[order].copy()
         detail_tris = np.asarray(dt).copy()
