@@ -331,3 +331,11 @@ def test_linked_offmesh_solo_tile_matches_recast_bytes():
         pytest.fail(f"{_first_byte_diff(out, solo)}; {first_difference(nm.tile_data(0), theirs)}")
     cons = [r for r in nm.poly_refs() if nm.get_poly_type(r) == 1]
     assert len(cons) == 3 and all({e for _t, e, *_ in nm.links_of(c)} == {0, 1} for c in cons)
+
+
+@pytest.mark.peer
+def test_from_tile_is_detour_init_data():
+    from navkit.detour import NavMesh
+
+    td = build_solo_tile("nav_test", "watershed")
+    assert NavMesh.from_tile(td).to_recast() == peer_bytes(solo_name("nav_test", "watershed"))

@@ -330,6 +330,21 @@ class NavMesh:
         self._dead_cons: set[int] = set()
         self._arrays: NavMeshArrays | None = None
 
+    @classmethod
+    def from_tile(cls, data: TileData) -> NavMesh:
+        """A one-tile navmesh, as ``dtNavMesh::init(data)``: params from the tile header
+        (origin = bmin, tile size = bmax - bmin in x and z, 1 tile, max_polys = poly count)."""
+        params = NavMeshParams(
+            (float(data.bmin[0]), float(data.bmin[1]), float(data.bmin[2])),
+            float(np.float32(data.bmax[0] - data.bmin[0])),
+            float(np.float32(data.bmax[2] - data.bmin[2])),
+            1,
+            max(data.poly_count, 1),
+        )
+        nm = cls(params)
+        nm.add_tile(data)
+        return nm
+
     # -- refs ------------------------------------------------------------------------------
     def encode_ref(self, salt: int, tile: int, poly: int) -> int:
         """Poly ref from (salt, tile slot, poly index)."""
