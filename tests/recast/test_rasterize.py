@@ -214,6 +214,10 @@ def test_bad_input():
     with pytest.raises(InputError):
         _raster(v, t, a, cs=0.0)
     with pytest.raises(InputError):
+        _raster(v, t, a, width=3.5)
+    with pytest.raises(InputError):
+        _raster(v, t, a, thr=-1)
+    with pytest.raises(InputError):
         _raster(v, t, a, bmin=(0, np.nan, 0))
     with pytest.raises(InputError):
         mark_walkable_triangles(v, t, float("nan"))

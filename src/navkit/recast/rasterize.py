@@ -540,9 +540,11 @@ def rasterize_triangles(
         raise InputError(f"bmax {hi} must not be below bmin {lo}")
     cs32, ch32 = _positive_f32(cs, "cs"), _positive_f32(ch, "ch")
     w, h = int(width), int(height)
+    if w != width or h != height:
+        raise InputError(f"width and height must be integers [vx], got {width!r}, {height!r}")
     check_grid(w, h, lo, hi, ch32)
     thr = int(flag_merge_threshold)
-    if thr < 0:
+    if thr != flag_merge_threshold or thr < 0:
         raise InputError(f"flag_merge_threshold must be >= 0, got {flag_merge_threshold!r}")
     col_start, smin, smax, area, overflow = _rasterize_kernel(
         v, t, a, w, h, lo, hi, cs32, ch32, thr
