@@ -38,7 +38,12 @@ def timed(fn):
 
 def main() -> None:
     quick = "--quick" in sys.argv
-    CorridorMap.from_polygons([[0, 0], [1, 0], [1, 1]], [[[0.7, 0.3]]])  # load kernels
+    # load (or compile, on the very first run) every kernel before timing
+    w = CorridorMap.from_polygons([[0, 0], [4, 0], [4, 4], [0, 4]], [[[2.5, 1.5]]])
+    h = w.insert_polygon([[1, 2.5], [1.6, 2.5], [1.3, 3]]).handle
+    w.move(h, offset=[0.1, 0])
+    w.remove(h)
+    w.find_path([0.5, 0.5], [3.5, 3.5], clearance=0.1)
     res: dict = {"build_s": {}}
     sizes = [100, 1000] if quick else [100, 1000, 10000]
     maps = {}

@@ -133,3 +133,29 @@ def test_failed_update_rolls_back(monkeypatch):
     h = [h for h in m.obstacles if h][0]
     m.remove(h)  # the map still works after the rollback
     assert map_difference(m, m.rebuilt()) == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_degenerate_lattice_scenes(seed):
+    """Axis-aligned squares, segments and points on an integer lattice: many
+    co-circular sites (vertices of degree 4 and more)."""
+    rng = np.random.default_rng(seed)
+    cells = rng.permutation([(x, y) for x in range(2, 19, 3) for y in range(2, 11, 3)])[:8]
+    obs = []
+    for x, y in cells:
+        k = rng.integers(3)
+        if k == 0:
+            obs.append(np.array([[x, y], [x + 1, y], [x + 1, y + 1], [x, y + 1]], float))
+        elif k == 1:
+            obs.append(np.array([[x, y]], float))
+        else:
+            obs.append(np.array([[x, y], [x + 1, y]], float))
+    bnd = [[0, 0], [20, 0], [20, 12], [0, 12]]
+    m = CorridorMap.from_polygons(bnd, obs)
+    assert map_difference(m, CorridorMap.from_polygons(bnd, obs, use_library=False)) == []
+    for h in [h for h in m.obstacles if h][:4]:
+        if rng.random() < 0.5:
+            m.move(h, offset=[1, 0])
+        else:
+            m.remove(h)
+        assert map_difference(m, m.rebuilt()) == []
