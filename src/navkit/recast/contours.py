@@ -91,32 +91,30 @@ def _boundary_flags(w, h, cidx, ccnt, con, reg):
     """
     nspans = reg.shape[0]
     flags = np.zeros(nspans, np.uint8)
+    for c in range(w * h):
+        if np.int64(cidx[c]) + np.int64(ccnt[c]) > nspans:
+            return flags, np.int64(cidx[c])
     for z in range(h):
         for x in range(w):
             c = x + z * w
-            first = np.int64(cidx[c])
-            last = first + np.int64(ccnt[c])
-            if last > nspans:
-                return flags, first
-            for i in range(first, last):
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccnt[c])):
                 r = reg[i]
+                region = r != 0 and (r & BORDER_REG) == 0
                 same = 0
                 for d in range(4):
                     lk = _link(con, i, d)
-                    nr = 0
-                    if lk != NOT_CONNECTED:
-                        nx = x + _dir_x(d)
-                        nz = z + _dir_z(d)
-                        if nx < 0 or nz < 0 or nx >= w or nz >= h:
-                            return flags, i
-                        nc = nx + nz * w
-                        a = np.int64(cidx[nc]) + lk
-                        if lk >= ccnt[nc] or a >= nspans:
-                            return flags, i
-                        nr = reg[a]
-                    if nr == r:
+                    if lk == NOT_CONNECTED:
+                        continue
+                    nx = x + _dir_x(d)
+                    nz = z + _dir_z(d)
+                    if nx < 0 or nz < 0 or nx >= w or nz >= h:
+                        return flags, i
+                    nc = nx + nz * w
+                    if lk >= ccnt[nc]:
+                        return flags, i
+                    if region and reg[np.int64(cidx[nc]) + lk] == r:
                         same |= 1 << d
-                if r != 0 and (r & BORDER_REG) == 0:
+                if region:
                     flags[i] = same ^ 0xF
     return flags, -1
 
