@@ -551,3 +551,69 @@ def test_merge_too_many_vertices():
     far = empty._replace(verts=verts + np.array([0, 10, 0], np.uint16))  # no welding
     with pytest.raises(BuildError):
         merge_poly_meshes([empty, far])
+
+
+# -- a tile of Recast's tiled navmesh: border vertices and portals ----------------------------
+_DT_DIR = {0: 4, 1: 2, 2: 0, 3: 6}  #: dtCreateNavMeshData's portal side codes per Recast dir
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("mesh_name", MESHES)
+def test_tile_matches_recast_tiled_export(mesh_name):
+    """One interior tile of Recast's tiled bake (borderSize = walkableRadius + 3).
+
+    Runs navkit's whole tile pipeline, so it also depends on the earlier stages;
+    the polygon mesh is compared with the tile's Detour polygons (same vertex and
+    polygon order; neighbours stored as ``p + 1`` and portals as
+    ``0x8000 | side``).
+    """
+    import sys
+
+    from peer_support import mesh_path, shared_dir
+
+    sys.path.insert(0, str(shared_dir() / "peer" / "tools"))
+    import read_recast_export as rre  # type: ignore[import-not-found]
+
+    from navkit.geometry.obj import load_obj
+    from navkit.recast.build import build_tile, mesh_bounds, tile_grid
+    from navkit.recast.config import BakeConfig
+
+    data = peer_file(f"{mesh_name}.tiled.navmesh.bin").read_bytes()
+    tiles = [rec["tile"] for rec in rre.read_navmesh_set(data)["tiles"]]
+
+    # the tile whose polygons have portals on the most sides (then the most portals)
+    def portal_sides(t):
+        n = t["polys"]["neis"]
+        ext = n[(n & 0x8000) != 0]
+        return (len(set((ext & 0xFF).tolist())), len(ext))
+
+    tile = max(tiles, key=portal_sides)
+    assert portal_sides(tile)[0] >= 2
+    h = tile["header"]
+    mesh = load_obj(mesh_path(mesh_name))
+    cfg = BakeConfig(tile_size=48)
+    bmin, bmax = mesh_bounds(mesh)
+    grid = tile_grid(bmin, bmax, cfg.voxel())
+    pm = build_tile(mesh.vertices, mesh.triangles, mesh.areas, cfg, grid, h["x"], h["y"]).pmesh
+    assert pm is not None and pm.border_size > 0
+    polys = tile["polys"]
+    assert (pm.npolys, pm.nverts) == (len(polys), h["vertCount"])
+    # Detour's vertices: bmin + v * cs (y: * ch) in float32
+    f = np.float32
+    world = np.stack(
+        [
+            f(pm.bmin[0]) + pm.verts[:, 0].astype(f) * f(pm.cs),
+            f(pm.bmin[1]) + pm.verts[:, 1].astype(f) * f(pm.ch),
+            f(pm.bmin[2]) + pm.verts[:, 2].astype(f) * f(pm.cs),
+        ],
+        axis=1,
+    )
+    np.testing.assert_array_equal(world, np.asarray(tile["verts"], np.float32).reshape(-1, 3))
+    nvp = pm.nvp
+    for i in range(pm.npolys):
+        n = int(polys["vertCount"][i])
+        assert poly_list(pm, i) == polys["verts"][i, :n].tolist()
+        got = []
+        for s in pm.polys[i, nvp : nvp + n].tolist():
+            got.append(0 if s == NULL else 0x8000 | _DT_DIR[s & 0xF] if s & 0x8000 else s + 1)
+        assert got == polys["neis"][i, :n].tolist(), i
