@@ -56,24 +56,27 @@ def _links_ok(cidx, ccount, con, w, h, n):
     for z in range(h):
         for x in range(w):
             c = x + z * w
-            if ccount[c] == 0:
+            cnt = np.int64(ccount[c])
+            if cnt == 0:
                 continue  # Recast leaves the index of empty cells at 0
-            s0 = np.int64(cidx[c])
-            s1 = s0 + np.int64(ccount[c])
-            if s0 != expect or s1 > n:
+            if np.int64(cidx[c]) != expect or expect + cnt > n:
                 return False
-            expect = s1
-            for i in range(s0, s1):
+            edge = x == 0 or z == 0 or x == w - 1 or z == h - 1
+            for i in range(expect, expect + cnt):
+                links = np.int64(con[i])
+                if links & 0xFFFFFF == 0xFFFFFF:
+                    continue  # no neighbour at all
                 for d in range(4):
-                    lay = (np.int64(con[i]) >> (6 * d)) & 0x3F
+                    lay = (links >> (6 * d)) & 0x3F
                     if lay == NOT_CONNECTED:
                         continue
                     ax = x + _DX[d]
                     az = z + _DZ[d]
-                    if ax < 0 or az < 0 or ax >= w or az >= h:
+                    if edge and (ax < 0 or az < 0 or ax >= w or az >= h):
                         return False
                     if lay >= np.int64(ccount[ax + az * w]):
                         return False
+            expect += cnt
     return expect == n
 
 
