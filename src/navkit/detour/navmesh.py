@@ -329,6 +329,8 @@ class NavMesh:
         self._runtime_cons: dict[int, tuple[int, int]] = {}
         self._dead_cons: set[int] = set()
         self._arrays: NavMeshArrays | None = None
+        #: The bake's BuildReport when this navmesh came from navkit.bake().
+        self.build_report = None
 
     @classmethod
     def from_tile(cls, data: TileData) -> NavMesh:
@@ -1106,7 +1108,9 @@ class NavMesh:
     # -- summary ---------------------------------------------------------------------------
     def stats(self) -> dict:
         """Counts over the live tiles: tiles, polys, verts, detail_verts, detail_tris,
-        links (allocated), bv_nodes, offmesh."""
+        links (allocated), bv_nodes, offmesh; plus ``build`` (timings in ms and the
+        intermediate counts: spans, compact spans, regions, contours, ...) for a
+        navmesh baked in this process."""
         t = self._t
         live = t["tile_used"] != 0
         a = self.arrays()
@@ -1120,7 +1124,13 @@ class NavMesh:
             "links": n_links,
             "bv_nodes": int(t["tile_bv_count"][live].sum()),
             "offmesh": int(t["tile_off_count"][live].sum()),
-        }
+        } | self._build_stats()
+
+    def _build_stats(self) -> dict:
+        """Per-stage timings [ms] and intermediate counts of the bake, when this
+        navmesh came from :func:`navkit.bake` (not kept in files)."""
+        rep = getattr(self, "build_report", None)
+        return {} if rep is None else {"build": rep.as_dict()}
 
     def __repr__(self) -> str:
         s = self.stats()
