@@ -240,7 +240,7 @@ class Diagram:
     def add_candidates(self, triples, local=None) -> list:
         """Validate candidate triples; add the valid, empty, free circles as vertices.
         ``local``: site ids to test emptiness against first (a cheap pre-filter)."""
-        if not triples:
+        if len(triples) == 0:
             return []
         S = self.S
         tri = np.asarray(triples, np.int64).reshape(-1, 3)
@@ -404,14 +404,21 @@ class Diagram:
                 for sg in S.incident.get(a, ()):
                     if S.alive[sg]:
                         cpairs.add((a, sg))
-        triples = []
-        for s in new:
-            for a, b in cpairs:
-                triples.append((s, a, b))
-        for s, t in combinations(new, 2):
-            for a in aff_sites:
-                triples.append((s, t, a))
-        triples.extend(combinations(new, 3))
+        nw = np.asarray(new, np.int64)
+        parts = []
+        if cpairs:
+            cp = np.asarray(list(cpairs), np.int64)
+            parts.append(np.column_stack([np.repeat(nw, len(cp)), np.tile(cp, (len(nw), 1))]))
+        if len(nw) >= 2:
+            pr = np.asarray(list(combinations(new, 2)), np.int64)
+            af = np.asarray(list(aff_sites), np.int64)
+            if af.size:
+                parts.append(
+                    np.column_stack([np.repeat(pr, len(af), axis=0), np.tile(af, len(pr))])
+                )
+        if len(nw) >= 3:
+            parts.append(np.asarray(list(combinations(new, 3)), np.int64))
+        triples = np.vstack(parts) if parts else np.zeros((0, 3), np.int64)
         made = self.add_candidates(triples, local=aff_sites | newset)
         for c in corners:
             made.append(self.add_corner(*c))

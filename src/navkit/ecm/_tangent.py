@@ -83,17 +83,15 @@ def _is_end(p, s, e0, e1):
 @njit
 def _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, out):
     # order: points first
-    ids = np.empty(3, np.int64)
-    c = 0
-    for s in (i, j, k):
-        if kind[s] == 0:
-            ids[c] = s
-            c += 1
-    npts = c
-    for s in (i, j, k):
-        if kind[s] == 1:
-            ids[c] = s
-            c += 1
+    ids = (i, j, k)
+    npts = (kind[i] == 0) + (kind[j] == 0) + (kind[k] == 0)
+    # order points first (stable)
+    if kind[i] == 1 and kind[j] == 0:
+        ids = (j, i, k)
+    if kind[ids[1]] == 1 and kind[ids[2]] == 0:
+        ids = (ids[0], ids[2], ids[1])
+    if kind[ids[0]] == 1 and kind[ids[1]] == 0:
+        ids = (ids[1], ids[0], ids[2])
     n = 0
     if npts == 3:
         x1, y1, x2, y2, x3, y3 = (
@@ -192,42 +190,29 @@ def _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, out):
                     if nr == 2:
                         n = _push(out, n, lx + t2 * dxv, ly + t2 * dyv)
         return n
-    # three segments: n_i . x - c_i = sg * g_i * rho
-    m = np.empty((3, 3))
-    cv = np.empty(3)
-    nn = np.empty((3, 2))
-    for r in range(3):
-        _, _, nx, ny, c = _frame(ax[ids[r]], ay[ids[r]], bx[ids[r]], by[ids[r]])
-        nn[r, 0] = nx
-        nn[r, 1] = ny
-        cv[r] = c
+    # three segments: n_i . x - c_i = sg * g_i * rho, by Cramer's rule
+    _, _, n0x, n0y, c0 = _frame(ax[ids[0]], ay[ids[0]], bx[ids[0]], by[ids[0]])
+    _, _, n1x, n1y, c1 = _frame(ax[ids[1]], ay[ids[1]], bx[ids[1]], by[ids[1]])
+    _, _, n2x, n2y, c2 = _frame(ax[ids[2]], ay[ids[2]], bx[ids[2]], by[ids[2]])
     for gi in range(4):
-        g = np.array([1.0, 1.0 if gi < 2 else -1.0, 1.0 if gi % 2 == 0 else -1.0])
+        g1 = 1.0 if gi < 2 else -1.0
+        g2 = 1.0 if gi % 2 == 0 else -1.0
         for sg in (1.0, -1.0):
-            for r in range(3):
-                m[r, 0] = nn[r, 0]
-                m[r, 1] = nn[r, 1]
-                m[r, 2] = -sg * g[r]
-            det = (
-                m[0, 0] * (m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1])
-                - m[0, 1] * (m[1, 0] * m[2, 2] - m[1, 2] * m[2, 0])
-                + m[0, 2] * (m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0])
-            )
+            k0, k1, k2 = -sg, -sg * g1, -sg * g2
+            det = _det3(n0x, n0y, k0, n1x, n1y, k1, n2x, n2y, k2)
             if abs(det) < 1e-14:
                 continue
-            sol = np.empty(3)
-            for col in range(3):
-                mm = m.copy()
-                for r in range(3):
-                    mm[r, col] = cv[r]
-                sol[col] = (
-                    mm[0, 0] * (mm[1, 1] * mm[2, 2] - mm[1, 2] * mm[2, 1])
-                    - mm[0, 1] * (mm[1, 0] * mm[2, 2] - mm[1, 2] * mm[2, 0])
-                    + mm[0, 2] * (mm[1, 0] * mm[2, 1] - mm[1, 1] * mm[2, 0])
-                ) / det
-            if sol[2] > 0.0:
-                n = _push(out, n, sol[0], sol[1])
+            rho = _det3(n0x, n0y, c0, n1x, n1y, c1, n2x, n2y, c2) / det
+            if rho > 0.0:
+                x = _det3(c0, n0y, k0, c1, n1y, k1, c2, n2y, k2) / det
+                y = _det3(n0x, c0, k0, n1x, c1, k1, n2x, c2, k2) / det
+                n = _push(out, n, x, y)
     return n
+
+
+@njit
+def _det3(a, b, c, d, e, f, g, h, i):
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
 
 
 @njit

@@ -335,16 +335,26 @@ class CorridorMap:
                 d = K.seg_seg_min_dist(a[0], a[1], b[0], b[1], *args)
             if d <= self.diagram.tol:
                 raise InputError("obstacle touches or overlaps another obstacle or the boundary")
-        for _h, o in self.obstacles.items() if check else ():
-            if _h == 0:
-                continue
-            olo, ohi = o["lo"], o["hi"]
-            if olo[0] > hi[0] or olo[1] > hi[1] or ohi[0] < lo[0] or ohi[1] < lo[1]:
-                continue  # boxes apart: neither contains the other
-            if o["kind"] == "polygon" and _point_in_ring(ring[0, 0], ring[0, 1], o["ring"]):
+        if check:
+            # inside another obstacle: the nearest obstacle feature sees it on its inner side
+            x, y = float(ring[0, 0]), float(ring[0, 1])
+            sn, dn = K.nearest_site(x, y, *args)
+            if sn >= 0 and not self.diagram.side_ok(int(sn), x, y, dn):
                 raise InputError("obstacle lies inside another obstacle")
-            if kind == "polygon" and _point_in_ring(o["ring"][0, 0], o["ring"][0, 1], ring):
-                raise InputError("obstacle contains another obstacle")
+            if kind == "polygon":
+                n = S.n
+                inbox = (
+                    S.alive[:n]
+                    & (S.kind[:n] == 0)
+                    & (S.owner[:n] != 0)
+                    & (S.ax[:n] >= lo[0])
+                    & (S.ax[:n] <= hi[0])
+                    & (S.ay[:n] >= lo[1])
+                    & (S.ay[:n] <= hi[1])
+                )
+                for c in np.nonzero(inbox)[0]:
+                    if _point_in_ring(S.ax[c], S.ay[c], ring):
+                        raise InputError("obstacle contains another obstacle")
         h = self._next_handle
         self._next_handle += 1
         corners: list = []
