@@ -95,14 +95,14 @@ def _label_kernel(
             continue
         nv = poly_vert_count[p]
         a2 = 0.0
-        x0 = verts[poly_verts[p, 0], 0]
-        z0 = verts[poly_verts[p, 0], 2]
+        x0 = np.float64(verts[poly_verts[p, 0], 0])
+        z0 = np.float64(verts[poly_verts[p, 0], 2])
         for j in range(1, nv - 1):
-            x1 = verts[poly_verts[p, j], 0] - x0
-            z1 = verts[poly_verts[p, j], 2] - z0
-            x2 = verts[poly_verts[p, j + 1], 0] - x0
-            z2 = verts[poly_verts[p, j + 1], 2] - z0
-            a2 += abs(float(x1) * float(z2) - float(x2) * float(z1))
+            x1 = np.float64(verts[poly_verts[p, j], 0]) - x0
+            z1 = np.float64(verts[poly_verts[p, j], 2]) - z0
+            x2 = np.float64(verts[poly_verts[p, j + 1], 0]) - x0
+            z2 = np.float64(verts[poly_verts[p, j + 1], 2]) - z0
+            a2 += abs(x1 * z2 - x2 * z1)
         area[k] += 0.5 * a2
     return label, area, npolys
 

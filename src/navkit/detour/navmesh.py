@@ -1126,6 +1126,19 @@ class NavMesh:
             "offmesh": int(t["tile_off_count"][live].sum()),
         } | self._build_stats()
 
+    def islands(self):
+        """Connected components of the polygon graph (links followed both ways).
+
+        Returns
+        -------
+        navkit.detour.islands.Islands
+            ``poly_island`` (NP,) int32 per global polygon index, ``island_area``
+            [wu^2] and ``island_polys`` per island.
+        """
+        from .islands import find_islands
+
+        return find_islands(self)
+
     def _build_stats(self) -> dict:
         """Per-stage timings [ms] and intermediate counts of the bake, when this
         navmesh came from :func:`navkit.bake` (not kept in files)."""

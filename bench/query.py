@@ -1,0 +1,123 @@
+"""Query benchmark: navkit's NavMeshQuery beside Detour (the peer), same pairs, same run.
+
+For each sample mesh the peer bakes the solo navmesh, draws 1000 start/end pairs
+with Detour's own ``findRandomPoint`` and times RecastDemo's NavMeshTester flow
+per pair (findNearestPoly x2 + findPath + findStraightPath) and one raycast per
+pair. navkit loads the very same navmesh (Recast's export), takes the very same
+pairs, and times:
+
+- ``flow``: the same four calls made one by one from Python;
+- ``path``: ``query.path()``, the same flow in one kernel call;
+- ``batch``: ``query.paths()`` over all pairs at once (parallel);
+- ``raycast``: ``query.raycast()`` per pair.
+
+It prints a table and JSON: navkit per-pair median (over ``--runs`` repetitions of
+the whole set), Detour per pair (the peer's total over the set / count), and the
+ratio (below 1 = navkit faster). It also checks that the paths agree.
+
+Usage::
+
+    python bench/query.py [--runs 5] [--meshes dungeon,nav_test,undulating] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _peer import MESHES, median, print_table, run_peer  # noqa: E402
+
+import navkit  # noqa: E402
+
+
+def per_pair_us(fn, n: int, runs: int) -> float:
+    fn()  # warm-up (compiles on first use)
+    ts = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return median(ts) / n * 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--meshes", default=",".join(MESHES))
+    ap.add_argument("--json", help="also write the JSON here")
+    args = ap.parse_args()
+
+    rows = []
+    for name in args.meshes.split(","):
+        with tempfile.TemporaryDirectory() as d:
+            pairs_file = Path(d) / "pairs.json"
+            nav_file = Path(d) / "solo.bin"
+            peer = run_peer(
+                name, {"runs": 1}, "--sections", "solo,queries,raycast",
+                "--out", str(pairs_file), "--export-solo", str(nav_file),
+            )  # fmt: skip
+            pairs = json.loads(pairs_file.read_text())["pairs"]
+            nm = navkit.NavMesh.from_recast(nav_file)
+        q = navkit.NavMeshQuery(nm)
+        starts = np.array([p["start"] for p in pairs], dtype=np.float32)
+        ends = np.array([p["end"] for p in pairs], dtype=np.float32)
+        n = len(pairs)
+        ext = (2.0, 4.0, 2.0)
+
+        def flow():
+            for s, e in zip(starts, ends):
+                a = q.find_nearest_poly(s, ext)
+                b = q.find_nearest_poly(e, ext)
+                c = q.find_path(a.ref, b.ref, a.point, b.point)
+                q.find_straight_path(a.point, b.point, c.polys)
+
+        def one_call():
+            for s, e in zip(starts, ends):
+                q.path(s, e)
+
+        def batch():
+            q.paths(starts, ends)
+
+        start_refs = [q.find_nearest_poly(s, ext).ref for s in starts]
+
+        def rays():
+            for r, s, e in zip(start_refs, starts, ends):
+                q.raycast(r, s, e)
+
+        # agreement with Detour on these pairs
+        res = q.paths(starts, ends)
+        same_complete = int(np.sum(res.complete == np.array([p["complete"] for p in pairs])))
+        qp, rp = peer["queries"], peer["raycast"]
+        detour_pair = qp["total_ms"] / qp["queries"] * 1e3
+        detour_ray = rp["total_ms"] / rp["raycasts"] * 1e3
+        for label, fn, ref in (
+            ("flow (4 calls)", flow, detour_pair),
+            ("path()", one_call, detour_pair),
+            ("paths() batch", batch, detour_pair),
+            ("raycast", rays, detour_ray),
+        ):
+            us = per_pair_us(fn, n, args.runs)
+            rows.append({
+                "mesh": name, "query": label, "navkit_us": us, "detour_us": ref,
+                "ratio": us / ref, "pairs": n, "same_complete": same_complete,
+            })  # fmt: skip
+    print_table(rows, [
+        ("mesh", "mesh", "s"), ("query", "query", "s"), ("navkit_us", "navkit us/pair", ".2f"),
+        ("detour_us", "detour us/pair", ".2f"), ("ratio", "ratio", ".2f"),
+        ("same_complete", "same status", "d"), ("pairs", "pairs", "d"),
+    ])  # fmt: skip
+    text = json.dumps({"bench": "query", "runs": args.runs, "rows": rows}, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
