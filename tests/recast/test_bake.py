@@ -144,3 +144,41 @@ def test_degenerate_triangles_are_counted_not_fatal():
     nm = bake(navkit.TriMesh.from_arrays(v, t), BakeConfig())
     assert nm.build_report.degenerate_triangles == 2
     assert nm.stats()["polys"] == bake(m, BakeConfig()).stats()["polys"]
+
+
+@pytest.mark.parametrize("cfg", [BakeConfig(), BakeConfig(verts_per_poly=4, partition="monotone")])
+def test_polygon_vertices_lie_on_the_walkable_surface(cfg):
+    """Every polygon vertex is within the climb tolerance of a walkable span's floor."""
+    nm = bake(navkit.sample_level(), cfg, keep_intermediates=True)
+    inter = nm.build_report.intermediates
+    pm, chf = inter["polymesh"], inter["compact_regions"]
+    climb = cfg.voxel().walkable_climb
+    for x, y, z in pm.verts.astype(np.int64):
+        best = None
+        # a contour vertex sits on a cell corner: look at the 4 cells around it
+        for cx, cz in ((x - 1, z - 1), (x, z - 1), (x - 1, z), (x, z)):
+            if 0 <= cx < chf.width and 0 <= cz < chf.height:
+                i0 = int(chf.cells_index[cz, cx])
+                for i in range(i0, i0 + int(chf.cells_count[cz, cx])):
+                    if chf.areas[i]:
+                        d = abs(int(chf.y[i]) - y)
+                        best = d if best is None else min(best, d)
+        assert best is not None and best <= climb, (x, y, z, best)
+
+
+@pytest.mark.parametrize("nvp", [3, 4, 6])
+def test_polygons_convex_bounded_and_links_symmetric(nvp):
+    nm = bake(navkit.sample_level(), BakeConfig(verts_per_poly=nvp, tile_size=32))
+    a = nm.arrays()
+    refs = set(nm.poly_refs())
+    for r in refs:
+        gp = nm.poly_index(r)
+        n = int(a.poly_vert_count[gp])
+        assert 3 <= n <= nvp
+        p = a.verts[a.poly_verts[gp, :n]][:, [0, 2]].astype(np.float64)
+        e = np.roll(p, -1, axis=0) - p
+        cross = e[:, 0] * np.roll(e, -1, axis=0)[:, 1] - e[:, 1] * np.roll(e, -1, axis=0)[:, 0]
+        assert np.all(cross >= -1e-6) or np.all(cross <= 1e-6), r  # convex (collinear allowed)
+        for target, *_ in nm.links_of(r):
+            assert target in refs
+            assert any(t == r for t, *_ in nm.links_of(target)), (r, target)
