@@ -59,6 +59,7 @@ class Diagram:
         self.pair_edges: dict[tuple, set] = {}
         self.vert_edges: dict[int, set] = {}
         self.next_e = 0
+        self.free_e: list[int] = []
         self.vgrid: dict[tuple, list] = {}
         self.cell = max(tol * 1e3, 1e-300)
         self.touched_v: set = set()
@@ -131,8 +132,11 @@ class Diagram:
     def add_edge(self, v0, v1, a, b) -> int:
         if a > b:
             a, b = b, a
-        e = self.next_e
-        self.next_e += 1
+        if self.free_e:
+            e = self.free_e.pop()
+        else:
+            e = self.next_e
+            self.next_e += 1
         if e == self.ealive.shape[0]:
             ev = np.zeros((2 * e, 2), np.int64)
             ev[:e] = self.ev
@@ -151,6 +155,7 @@ class Diagram:
     def kill_edge(self, e) -> None:
         v0, v1, a, b = self.edges.pop(e)
         self.ealive[e] = False
+        self.free_e.append(e)
         pe = self.pair_edges.get((a, b))
         if pe is not None:
             pe.discard(e)
