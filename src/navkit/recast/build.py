@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._jit import njit
 from ..errors import BuildError, InputError
 from ..geometry.trimesh import TriMesh
 from .config import BakeConfig, RcConfig
@@ -421,6 +422,67 @@ def _tile_triangles(
     return np.flatnonzero(keep)
 
 
+@njit
+def _bin_kernel(x0, x1, z0, z1, tiles_x, tiles_z):  # pragma: no cover - numba
+    """CSR of triangle indices per tile (row-major tiles, ascending triangle order)."""
+    m = x0.shape[0]
+    ntiles = tiles_x * tiles_z
+    start = np.zeros(ntiles + 1, np.int64)
+    for i in range(m):
+        for tz in range(max(z0[i], 0), min(z1[i], tiles_z - 1) + 1):
+            for tx in range(max(x0[i], 0), min(x1[i], tiles_x - 1) + 1):
+                start[tz * tiles_x + tx + 1] += 1
+    for k in range(ntiles):
+        start[k + 1] += start[k]
+    fill = start[:-1].copy()
+    out = np.empty(start[ntiles], np.int64)
+    for i in range(m):
+        for tz in range(max(z0[i], 0), min(z1[i], tiles_z - 1) + 1):
+            for tx in range(max(x0[i], 0), min(x1[i], tiles_x - 1) + 1):
+                k = tz * tiles_x + tx
+                out[fill[k]] = i
+                fill[k] += 1
+    return start, out
+
+
+def _bin_triangles(
+    mesh_v: np.ndarray, mesh_t: np.ndarray, grid: TileGrid, rc: RcConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles overlapping every tile, computed once for the whole grid.
+
+    Gives exactly :func:`_tile_triangles` for each tile: a triangle's xz bounds are
+    compared with the same float32 tile bounds, whose columns (rows) increase
+    monotonically, so the overlapped tiles form a range found by binary search.
+
+    Returns
+    -------
+    start : (tiles_x * tiles_z + 1,) int64
+        Tile ``ty * tiles_x + tx`` holds ``tris[start[k]:start[k + 1]]``.
+    tris : (total,) int64
+        Triangle indices, ascending within each tile.
+    """
+    tw, th = grid.tiles_x, grid.tiles_z
+    xs_lo = np.empty(tw, np.float32)
+    xs_hi = np.empty(tw, np.float32)
+    zs_lo = np.empty(th, np.float32)
+    zs_hi = np.empty(th, np.float32)
+    for tx in range(tw):
+        lo, hi = tile_bounds(grid, rc, tx, 0)
+        xs_lo[tx], xs_hi[tx] = lo[0], hi[0]
+    for ty in range(th):
+        lo, hi = tile_bounds(grid, rc, 0, ty)
+        zs_lo[ty], zs_hi[ty] = lo[2], hi[2]
+    tv = mesh_v[mesh_t]  # (m, 3, 3)
+    lo = tv.min(axis=1)
+    hi = tv.max(axis=1)
+    # first tile with tile_hi >= tri_lo .. last tile with tile_lo <= tri_hi
+    x0 = np.searchsorted(xs_hi, lo[:, 0], side="left")
+    x1 = np.searchsorted(xs_lo, hi[:, 0], side="right") - 1
+    z0 = np.searchsorted(zs_hi, lo[:, 2], side="left")
+    z1 = np.searchsorted(zs_lo, hi[:, 2], side="right") - 1
+    return _bin_kernel(x0, x1, z0, z1, tw, th)
+
+
 def build_tile(
     vertices: np.ndarray,
     triangles: np.ndarray,
@@ -430,14 +492,39 @@ def build_tile(
     tx: int,
     ty: int,
     volumes: Sequence[ConvexVolume] = (),
+    *,
+    tri_sel: np.ndarray | None = None,
 ) -> TileResult:
-    """Build tile (tx, ty) of a tiled bake: a pure function, safe to run in another process."""
+    """Build tile (tx, ty) of a tiled bake: a pure function, safe to run in another process.
+
+    ``tri_sel`` (optional) gives the indices of the triangles overlapping the tile
+    (as :func:`bake` precomputes them for all tiles at once); by default they are
+    found here.
+    """
     rc = config.voxel()
     tbmin, tbmax = tile_bounds(grid, rc, tx, ty)
-    sel = _tile_triangles(vertices, triangles, tbmin, tbmax)
-    size = rc.tile_size + 2 * rc.border_size
+    sel = _tile_triangles(vertices, triangles, tbmin, tbmax) if tri_sel is None else tri_sel
+    return _build_tile(
+        vertices, triangles, tri_areas, config, rc, tbmin, tbmax, sel, tx, ty, volumes
+    )
+
+
+def _build_tile(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    tri_areas: np.ndarray | None,
+    config: BakeConfig,
+    rc: RcConfig,
+    tbmin: np.ndarray,
+    tbmax: np.ndarray,
+    sel: np.ndarray,
+    tx: int,
+    ty: int,
+    volumes: Sequence[ConvexVolume] = (),
+) -> TileResult:
     if sel.size == 0:
         return TileResult(tx, ty, None, None, {}, {}, None)
+    size = rc.tile_size + 2 * rc.border_size
     areas = None if tri_areas is None else tri_areas[sel]
     return build_polymesh(
         vertices,
@@ -586,31 +673,34 @@ def bake(
             )
         coords = [(x, y) for y in range(grid.tiles_z) for x in range(grid.tiles_x)]
         total = len(coords)
+        if tri_areas is None:
+            # per-triangle, so marking once equals marking each tile's selection
+            t0 = time.perf_counter()
+            from .rasterize import mark_walkable_triangles
+
+            tri_areas = mark_walkable_triangles(
+                mesh.vertices, mesh.triangles, rc.walkable_slope_angle
+            )
+            report.timings["mark_walkable_triangles"] = (time.perf_counter() - t0) * 1e3
+        bin_start, bin_tris = _bin_triangles(mesh.vertices, mesh.triangles, grid, rc)
+
+        def tile_args(x: int, y: int) -> tuple:
+            k = y * grid.tiles_x + x
+            tbmin, tbmax = tile_bounds(grid, rc, x, y)
+            sel = bin_tris[bin_start[k] : bin_start[k + 1]]
+            verts, tris = mesh.vertices, mesh.triangles
+            return (verts, tris, tri_areas, config, rc, tbmin, tbmax, sel, x, y, tuple(volumes))
+
         results: dict[tuple[int, int], TileResult] = {}
         if executor is None:
             for i, (x, y) in enumerate(coords):
-                results[(x, y)] = build_tile(
-                    mesh.vertices, mesh.triangles, tri_areas, config, grid, x, y, volumes
-                )
+                results[(x, y)] = _build_tile(*tile_args(x, y))
                 if progress is not None:
                     progress(i + 1, total)
         else:
             from concurrent.futures import as_completed
 
-            futs = {
-                executor.submit(
-                    build_tile,
-                    mesh.vertices,
-                    mesh.triangles,
-                    tri_areas,
-                    config,
-                    grid,
-                    x,
-                    y,
-                    tuple(volumes),
-                ): (x, y)
-                for x, y in coords
-            }
+            futs = {executor.submit(_build_tile, *tile_args(x, y)): (x, y) for x, y in coords}
             for i, fut in enumerate(as_completed(futs)):
                 results[futs[fut]] = fut.result()
                 if progress is not None:
