@@ -343,13 +343,12 @@ class Diagram:
         ys = np.concatenate([S.ay[new], S.by[new][S.kind[new] == 1]])
         x0, x1, y0, y1 = xs.min(), xs.max(), ys.min(), ys.max()
         killed = []
-        affected_e = set()
+        affected_e: set = set()
         if nv:
             dbx = np.maximum(np.maximum(x0 - vx, vx - x1), 0.0)
             dby = np.maximum(np.maximum(y0 - vy, vy - y1), 0.0)
             near = alive & (np.hypot(dbx, dby) < vr - self.tol)
-            for v in np.nonzero(near)[0]:
-                v = int(v)
+            for v in np.nonzero(near)[0].tolist():
                 rho = vr[v]
                 for s in new:
                     d, _, _, _ = site_dist(S, s, vx[v], vy[v])
@@ -376,8 +375,8 @@ class Diagram:
                 if self.edges[e][0] not in killed_set and self.edges[e][1] not in killed_set
             ]
             affected_e.update(self._edges_cut(cand, new))
-        pairs = set()
-        aff_sites = set()
+        pairs: set = set()
+        aff_sites: set = set()
         for e in affected_e:
             _, _, a, b = self.edges[e]
             pairs.add((a, b))

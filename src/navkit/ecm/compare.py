@@ -45,9 +45,9 @@ def map_difference(m1, m2, rel: float = 1e-9) -> list[str]:
                     out.append(f"vertex {v1[i]} clearance {r1[i]} vs {r2[j]}")
                 match[i] = j
                 used[j] = True
-    for i in np.nonzero(match < 0)[0]:
+    for i in np.nonzero(match < 0)[0].tolist():
         out.append(f"vertex only in first: {v1[i]} r={r1[i]:.6g}")
-    for j in np.nonzero(~used)[0]:
+    for j in np.nonzero(~used)[0].tolist():
         out.append(f"vertex only in second: {v2[j]} r={r2[j]:.6g}")
 
     # site keys are in each map's local frame; shift to world
@@ -56,7 +56,7 @@ def map_difference(m1, m2, rel: float = 1e-9) -> list[str]:
             return (0, round(k[1] + o[0], 9), round(k[2] + o[1], 9))
         return (1,) + tuple(round(c + o[i % 2], 9) for i, c in enumerate(k[1:]))
 
-    s1 = {}
+    s1: dict = {}
     for a, b, ka, kb in e1:
         if match[a] < 0 or match[b] < 0:
             out.append(f"edge of first at unmatched vertex {v1[a]} - {v1[b]}")
@@ -66,7 +66,7 @@ def map_difference(m1, m2, rel: float = 1e-9) -> list[str]:
             frozenset((wkey(ka, m1.origin), wkey(kb, m1.origin))),
         )
         s1[key] = s1.get(key, 0) + 1
-    s2 = {}
+    s2: dict = {}
     for a, b, ka, kb in e2:
         key = (frozenset((a, b)), frozenset((wkey(ka, m2.origin), wkey(kb, m2.origin))))
         s2[key] = s2.get(key, 0) + 1

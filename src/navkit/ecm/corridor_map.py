@@ -153,7 +153,7 @@ class CorridorMap:
         if _ring_area2(b) < 0:
             b = b[::-1].copy()
         m.boundary = b
-        corners = []
+        corners: list = []
         m._add_polygon_sites(b, owner=0, corners=corners)
         m.obstacles[0] = {"kind": "boundary", "sites": list(range(m.sites.n)), "ring": b}
         pending = []
@@ -476,7 +476,7 @@ class CorridorMap:
 
     def _corners_of(self, o) -> list:
         S = self.sites
-        out = []
+        out: list = []
         if o["kind"] != "polygon":
             return out
         k = len(o["sites"]) // 2
