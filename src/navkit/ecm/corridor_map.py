@@ -106,6 +106,7 @@ class CorridorMap:
         self._next_handle = 1
         self._cache: dict = {}
         self._polycache: dict = {}
+        self._edgestats: dict = {}  # edge id -> (length, min clearance)
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -393,6 +394,7 @@ class CorridorMap:
         self._cache.clear()
         for e in d.touched_e:
             self._polycache.pop(e, None)
+            self._edgestats.pop(e, None)
         return rep
 
     def _restore(self, obs) -> None:
@@ -408,6 +410,7 @@ class CorridorMap:
             hmap[h_new] = h_old
         self.sites, self.diagram = fresh.sites, fresh.diagram
         self._polycache = {}
+        self._edgestats = {}
         self.obstacles = {0: fresh.obstacles[0]}
         for h_new, h_old in hmap.items():
             self.obstacles[h_old] = fresh.obstacles[h_new]

@@ -120,6 +120,7 @@ def edge_polyline(cmap, e):
     pts[-1] = p1
     clr = np.array([site_dist(S, a, x, y)[0] for x, y in pts])
     cache[e] = (pts, clr)
+    cmap._edgestats[e] = (float(np.sum(np.hypot(*np.diff(pts, axis=0).T))), float(clr.min()))
     return pts, clr
 
 
@@ -131,12 +132,13 @@ def _graph(cmap):
     nv = d.nv
     eids = np.array(list(d.edges.keys()), np.int64)
     ev = np.array([d.edges[e][:2] for e in eids], np.int64).reshape(-1, 2)
-    length = np.empty(eids.shape[0])
-    minclr = np.empty(eids.shape[0])
-    for i, e in enumerate(eids):
-        pts, clr = edge_polyline(cmap, int(e))
-        length[i] = np.sum(np.hypot(*np.diff(pts, axis=0).T))
-        minclr[i] = clr.min()
+    stats = cmap._edgestats
+    for e in eids.tolist():
+        if e not in stats or e not in cmap._polycache:
+            edge_polyline(cmap, e)
+    st = np.array([stats[e] for e in eids.tolist()], np.float64).reshape(-1, 2)
+    length = st[:, 0].copy()
+    minclr = st[:, 1].copy()
     src = np.concatenate([ev[:, 0], ev[:, 1]])
     dst = np.concatenate([ev[:, 1], ev[:, 0]])
     eof = np.concatenate([np.arange(eids.shape[0]), np.arange(eids.shape[0])])
