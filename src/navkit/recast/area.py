@@ -198,6 +198,11 @@ def erode_walkable_area(chf: CompactHeightfield, radius: int) -> CompactHeightfi
     r = int(radius)
     if r != radius or r < 0:
         raise InputError(f"radius must be an integer >= 0 [vx], got {radius!r}")
+    return _erode_run(chf, r)
+
+
+def _erode_run(chf: CompactHeightfield, r: int) -> CompactHeightfield:
+    """:func:`erode_walkable_area` on a checked compact heightfield and radius."""
     thr = (r * 2) & 0xFF  # Recast stores the threshold in an unsigned char
     nb, order = _neighbours(chf)
     areas = _erode_kernel(nb, order, chf.areas, thr)

@@ -200,6 +200,40 @@ def build_polymesh(
     TileResult
         ``pmesh`` and ``dmesh`` are ``None`` when the grid has no polygons.
     """
+    from . import rasterize as _rasterize
+
+    v = _rasterize._as_vertices(vertices)
+    t = _rasterize._as_triangles(triangles, v.shape[0])
+    a = None if tri_areas is None else _rasterize._as_areas(tri_areas, t.shape[0], "tri_areas")
+    return _build_polymesh_run(
+        v, t, a, rc, bmin=bmin, bmax=bmax, width=width, height=height, partition=partition,
+        filters=filters, volumes=volumes, keep_intermediates=keep_intermediates, tx=tx, ty=ty,
+    )  # fmt: skip
+
+
+def _build_polymesh_run(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    tri_areas: np.ndarray | None,
+    rc: RcConfig,
+    *,
+    bmin: np.ndarray,
+    bmax: np.ndarray,
+    width: int,
+    height: int,
+    partition: str = "watershed",
+    filters: tuple[bool, bool, bool] = (True, True, True),
+    volumes: Sequence[ConvexVolume] = (),
+    keep_intermediates: bool = False,
+    tx: int = 0,
+    ty: int = 0,
+) -> TileResult:
+    """:func:`build_polymesh` on validated arrays: (n, 3) finite float32 vertices,
+    (m, 3) int32 in-range triangles, (m,) uint8 areas or None.
+
+    Stages run through their modules' ``_run`` entry points, which skip the
+    public functions' checks of arrays these stages made themselves.
+    """
     from . import area as _area
     from . import compact as _compact
     from . import contours as _contours
@@ -220,19 +254,23 @@ def build_polymesh(
             triangles,
             rc.walkable_slope_angle,
         )
+    lo = _rasterize._as_vec3(bmin, "bmin")
+    hi = _rasterize._as_vec3(bmax, "bmax")
+    cs32, ch32 = np.float32(rc.cs), np.float32(rc.ch)
+    _rasterize.check_grid(width, height, lo, hi, ch32)
     hf: Heightfield = tm.run(
         "rasterize_triangles",
-        _rasterize.rasterize_triangles,
+        _rasterize._rasterize_run,
         vertices,
         triangles,
         tri_areas,
-        width=width,
-        height=height,
-        bmin=bmin,
-        bmax=bmax,
-        cs=rc.cs,
-        ch=rc.ch,
-        flag_merge_threshold=rc.walkable_climb,
+        width,
+        height,
+        lo,
+        hi,
+        cs32,
+        ch32,
+        int(rc.walkable_climb),
     )
     counts["spans"] = hf.span_count
     if inter is not None:
@@ -240,24 +278,24 @@ def build_polymesh(
     if filters[0]:
         hf = tm.run(
             "filter_low_hanging_obstacles",
-            _filter.filter_low_hanging_walkable_obstacles,
+            _filter._low_hanging_run,
             hf,
-            rc.walkable_climb,
+            int(rc.walkable_climb),
         )
     if filters[1]:
         hf = tm.run(
             "filter_ledge_spans",
-            _filter.filter_ledge_spans,
+            _filter._ledge_run,
             hf,
-            rc.walkable_height,
-            rc.walkable_climb,
+            int(rc.walkable_height),
+            int(rc.walkable_climb),
         )
     if filters[2]:
         hf = tm.run(
             "filter_walkable_low_height_spans",
-            _filter.filter_walkable_low_height_spans,
+            _filter._low_height_run,
             hf,
-            rc.walkable_height,
+            int(rc.walkable_height),
         )
     counts["walkable_spans"] = hf.walkable_span_count
     if inter is not None:
@@ -265,16 +303,16 @@ def build_polymesh(
 
     chf: CompactHeightfield = tm.run(
         "build_compact_heightfield",
-        _compact.build_compact_heightfield,
+        _compact._compact_run,
         hf,
-        rc.walkable_height,
-        rc.walkable_climb,
+        int(rc.walkable_height),
+        int(rc.walkable_climb),
     )
     del hf
     counts["compact_spans"] = chf.span_count
     if inter is not None:
         inter["compact_initial"] = chf
-    chf = tm.run("erode_walkable_area", _area.erode_walkable_area, chf, rc.walkable_radius)
+    chf = tm.run("erode_walkable_area", _area._erode_run, chf, int(rc.walkable_radius))
     for vol in volumes:
         chf = tm.run(
             "mark_convex_poly_area",
@@ -354,13 +392,22 @@ def build_polymesh(
         inter["polymesh"] = pmesh
     if pmesh.npolys == 0:
         return TileResult(tx, ty, None, None, tm.t, counts, inter)
+    sd = np.float32(rc.detail_sample_dist)
+    sme = np.float32(rc.detail_sample_max_error)
+    if not (np.isfinite(sd) and sd >= 0 and np.isfinite(sme) and sme >= 0):
+        raise InputError(f"detail sample settings must be finite and >= 0, got {sd!r}, {sme!r}")
     dmesh: PolyMeshDetail = tm.run(
         "build_poly_mesh_detail",
-        _detail.build_poly_mesh_detail,
+        _detail._detail_run,
         pmesh,
         chf,
-        sample_dist=rc.detail_sample_dist,
-        sample_max_error=rc.detail_sample_max_error,
+        pmesh.verts,
+        pmesh.polys,
+        pmesh.regs,
+        chf.cells_index.reshape(-1),
+        chf.cells_count.reshape(-1),
+        sd,
+        sme,
     )
     counts["detail_meshes"] = dmesh.nmeshes
     counts["detail_verts"] = dmesh.nverts
@@ -503,6 +550,12 @@ def build_tile(
     """
     rc = config.voxel()
     tbmin, tbmax = tile_bounds(grid, rc, tx, ty)
+    from .rasterize import _as_areas, _as_triangles, _as_vertices
+
+    vertices = _as_vertices(vertices)
+    triangles = _as_triangles(triangles, vertices.shape[0])
+    if tri_areas is not None:
+        tri_areas = _as_areas(tri_areas, triangles.shape[0], "tri_areas")
     sel = _tile_triangles(vertices, triangles, tbmin, tbmax) if tri_sel is None else tri_sel
     return _build_tile(
         vertices, triangles, tri_areas, config, rc, tbmin, tbmax, sel, tx, ty, volumes
@@ -526,7 +579,7 @@ def _build_tile(
         return TileResult(tx, ty, None, None, {}, {}, None)
     size = rc.tile_size + 2 * rc.border_size
     areas = None if tri_areas is None else tri_areas[sel]
-    return build_polymesh(
+    return _build_polymesh_run(
         vertices,
         triangles[sel],
         areas,
@@ -608,7 +661,11 @@ def bake(
     bmin, bmax = mesh_bounds(mesh)
     report = BuildReport(config=config.to_dict())
     report.degenerate_triangles = int(mesh.degenerate_mask().sum())
-    tri_areas = mesh.areas
+    from .rasterize import _as_areas, _as_triangles, _as_vertices
+
+    verts = _as_vertices(mesh.vertices)
+    tris = _as_triangles(mesh.triangles, verts.shape[0])
+    tri_areas = None if mesh.areas is None else _as_areas(mesh.areas, tris.shape[0], "areas")
     filters = (
         config.filter_low_hanging_obstacles,
         config.filter_ledge_spans,
@@ -629,9 +686,9 @@ def bake(
                 f"{mesh.name}: a solo heightfield of {gw} x {gh} cells is too large; "
                 f"bake in tiles (e.g. tile_size=64) or use a larger cell_size"
             )
-        r = build_polymesh(
-            mesh.vertices,
-            mesh.triangles,
+        r = _build_polymesh_run(
+            verts,
+            tris,
             tri_areas,
             rc,
             bmin=bmin,
@@ -678,17 +735,14 @@ def bake(
             t0 = time.perf_counter()
             from .rasterize import mark_walkable_triangles
 
-            tri_areas = mark_walkable_triangles(
-                mesh.vertices, mesh.triangles, rc.walkable_slope_angle
-            )
+            tri_areas = mark_walkable_triangles(verts, tris, rc.walkable_slope_angle)
             report.timings["mark_walkable_triangles"] = (time.perf_counter() - t0) * 1e3
-        bin_start, bin_tris = _bin_triangles(mesh.vertices, mesh.triangles, grid, rc)
+        bin_start, bin_tris = _bin_triangles(verts, tris, grid, rc)
 
         def tile_args(x: int, y: int) -> tuple:
             k = y * grid.tiles_x + x
             tbmin, tbmax = tile_bounds(grid, rc, x, y)
             sel = bin_tris[bin_start[k] : bin_start[k + 1]]
-            verts, tris = mesh.vertices, mesh.triangles
             return (verts, tris, tri_areas, config, rc, tbmin, tbmax, sel, x, y, tuple(volumes))
 
         results: dict[tuple[int, int], TileResult] = {}

@@ -132,7 +132,11 @@ def build_compact_heightfield(
     for name, v in (("walkable_height", walkable_height), ("walkable_climb", walkable_climb)):
         if int(v) != v or int(v) < 0:
             raise InputError(f"{name} must be an integer >= 0 [vx], got {v!r}")
-    walkable_height, walkable_climb = int(walkable_height), int(walkable_climb)
+    return _compact_run(hf, int(walkable_height), int(walkable_climb))
+
+
+def _compact_run(hf: Heightfield, walkable_height: int, walkable_climb: int) -> CompactHeightfield:
+    """:func:`build_compact_heightfield` on a checked heightfield and settings."""
     nwalk = int(np.count_nonzero(hf.area))
     if nwalk >= _MAX_SPANS:
         raise BuildError(

@@ -719,6 +719,22 @@ def build_poly_mesh_detail(
     if pmesh.nverts == 0 or pmesh.npolys == 0:
         return _empty_detail()
     verts, polys, regs, cidx, ccnt = _check_inputs(pmesh, chf)
+    return _detail_run(pmesh, chf, verts, polys, regs, cidx, ccnt, sd, sme)
+
+
+def _detail_run(
+    pmesh: PolyMesh,
+    chf: CompactHeightfield,
+    verts: np.ndarray,
+    polys: np.ndarray,
+    regs: np.ndarray,
+    cidx: np.ndarray,
+    ccnt: np.ndarray,
+    sd: np.float32,
+    sme: np.float32,
+) -> PolyMeshDetail:
+    """:func:`build_poly_mesh_detail` on checked inputs: uint16 ``verts`` / ``polys`` /
+    ``regs`` of a non-empty ``pmesh`` built from ``chf``, flat ``cidx`` / ``ccnt``."""
     if sd > 0:
         # The interior sample grid of the widest polygon must stay reasonable.
         vidx = polys[:, : int(pmesh.nvp)]

@@ -57,12 +57,15 @@ def check_heightfield(hf: Heightfield) -> None:
         raise InputError("col_start must rise from 0 to the span count")
 
 
-def _arrays(hf: Heightfield):
+def _arrays(hf: Heightfield) -> Heightfield:
+    """Check ``hf`` and return it with the layout the kernels take (int32 ``col_start``,
+    contiguous span arrays)."""
     check_heightfield(hf)
-    return (
-        np.ascontiguousarray(hf.col_start, dtype=np.int32),
-        np.ascontiguousarray(hf.smin),
-        np.ascontiguousarray(hf.smax),
+    return hf._replace(
+        col_start=np.ascontiguousarray(hf.col_start, dtype=np.int32),
+        smin=np.ascontiguousarray(hf.smin),
+        smax=np.ascontiguousarray(hf.smax),
+        area=np.ascontiguousarray(hf.area),
     )
 
 
@@ -171,9 +174,15 @@ def filter_low_hanging_walkable_obstacles(hf: Heightfield, walkable_climb: int) 
     Heightfield
         ``hf`` with a new ``area`` (uint8) array.
     """
-    col_start, _, smax = _arrays(hf)
+    hk = _arrays(hf)
     climb = _nonneg(walkable_climb, "walkable_climb")
-    return hf._replace(area=_low_hanging_kernel(col_start, smax, hf.area, climb))
+    return hf._replace(area=_low_hanging_run(hk, climb).area)
+
+
+def _low_hanging_run(hf: Heightfield, climb: int) -> Heightfield:
+    """:func:`filter_low_hanging_walkable_obstacles` on a checked heightfield
+    (``col_start`` int32, contiguous arrays, as the rasterizer makes them)."""
+    return hf._replace(area=_low_hanging_kernel(hf.col_start, hf.smax, hf.area, climb))
 
 
 def filter_ledge_spans(hf: Heightfield, walkable_height: int, walkable_climb: int) -> Heightfield:
@@ -192,11 +201,16 @@ def filter_ledge_spans(hf: Heightfield, walkable_height: int, walkable_climb: in
     Heightfield
         ``hf`` with a new ``area`` (uint8) array.
     """
-    col_start, smin, smax = _arrays(hf)
+    hk = _arrays(hf)
     height = _nonneg(walkable_height, "walkable_height")
     climb = _nonneg(walkable_climb, "walkable_climb")
+    return hf._replace(area=_ledge_run(hk, height, climb).area)
+
+
+def _ledge_run(hf: Heightfield, height: int, climb: int) -> Heightfield:
+    """:func:`filter_ledge_spans` on a checked heightfield."""
     area = _ledge_kernel(
-        col_start, smin, smax, hf.area, int(hf.width), int(hf.height), height, climb
+        hf.col_start, hf.smin, hf.smax, hf.area, int(hf.width), int(hf.height), height, climb
     )
     return hf._replace(area=area)
 
@@ -215,6 +229,11 @@ def filter_walkable_low_height_spans(hf: Heightfield, walkable_height: int) -> H
     Heightfield
         ``hf`` with a new ``area`` (uint8) array.
     """
-    col_start, smin, smax = _arrays(hf)
+    hk = _arrays(hf)
     height = _nonneg(walkable_height, "walkable_height")
-    return hf._replace(area=_low_height_kernel(col_start, smin, smax, hf.area, height))
+    return hf._replace(area=_low_height_run(hk, height).area)
+
+
+def _low_height_run(hf: Heightfield, height: int) -> Heightfield:
+    """:func:`filter_walkable_low_height_spans` on a checked heightfield."""
+    return hf._replace(area=_low_height_kernel(hf.col_start, hf.smin, hf.smax, hf.area, height))

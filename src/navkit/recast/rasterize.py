@@ -546,6 +546,12 @@ def rasterize_triangles(
     thr = int(flag_merge_threshold)
     if thr != flag_merge_threshold or thr < 0:
         raise InputError(f"flag_merge_threshold must be >= 0, got {flag_merge_threshold!r}")
+    return _rasterize_run(v, t, a, w, h, lo, hi, cs32, ch32, thr)
+
+
+def _rasterize_run(v, t, a, w, h, lo, hi, cs32, ch32, thr) -> Heightfield:
+    """:func:`rasterize_triangles` on validated arrays: (n, 3) float32 finite vertices,
+    (m, 3) int32 in-range triangles, (m,) uint8 areas, float32 bounds, a checked grid."""
     col_start, smin, smax, area, overflow = _rasterize_kernel(
         v, t, a, w, h, lo, hi, cs32, ch32, thr
     )
