@@ -471,3 +471,87 @@ def grid_seg_min_dist(
                 if d < best:
                     best = d
     return best
+
+
+@njit
+def _bis_point(ps, x0, y0, x1, y1, t0, t1, f, sax, say, ux, uy, nx, ny, pu, pv):
+    """Point at fraction f of a bisector piece: straight (ps == 0) or parabolic."""
+    if ps == 0:
+        return x0 + f * (x1 - x0), y0 + f * (y1 - y0)
+    tm = t0 + f * (t1 - t0)
+    yv = ((tm - pu) ** 2 + pv * pv) / (2.0 * pv)
+    return sax + tm * ux + yv * nx, say + tm * uy + yv * ny
+
+
+@njit
+def sample_bisector(
+    ps, x0, y0, x1, y1, t0, t1, sax, say, ux, uy, nx, ny, pu, pv, npt, qx, qy, fmin, max_step, n0
+):
+    """Fractions and points of a bisector piece, split until the direction to each
+    of the ``npt`` point sites (qx, qy) turns by at most ``max_step`` [rad]
+    between samples; ``fmin`` (in (0, 1), else ignored) is always a sample."""
+    cap = 64
+    fr = np.empty(cap)
+    px = np.empty(cap)
+    py = np.empty(cap)
+    k = 0
+    # initial uniform grid (plus fmin)
+    stack_f = np.empty(4096)
+    sp = 0
+    base = np.empty(n0 + 2)
+    nb = 0
+    for i in range(n0 + 1):
+        base[nb] = i / n0
+        nb += 1
+    if 0.0 < fmin < 1.0:
+        base[nb] = fmin
+        nb += 1
+    base = np.sort(base[:nb])
+    for i in range(nb - 1, 0, -1):
+        if sp + 2 <= stack_f.shape[0]:
+            stack_f[sp] = base[i - 1]
+            stack_f[sp + 1] = base[i]
+            sp += 2
+    x, y = _bis_point(ps, x0, y0, x1, y1, t0, t1, base[0], sax, say, ux, uy, nx, ny, pu, pv)
+    fr[0] = base[0]
+    px[0] = x
+    py[0] = y
+    k = 1
+    while sp > 0:
+        sp -= 2
+        fa = stack_f[sp]
+        fb = stack_f[sp + 1]
+        xa, ya = _bis_point(ps, x0, y0, x1, y1, t0, t1, fa, sax, say, ux, uy, nx, ny, pu, pv)
+        xb, yb = _bis_point(ps, x0, y0, x1, y1, t0, t1, fb, sax, say, ux, uy, nx, ny, pu, pv)
+        split = False
+        for q in range(npt):
+            a1 = math.atan2(ya - qy[q], xa - qx[q])
+            a2 = math.atan2(yb - qy[q], xb - qx[q])
+            da = abs((a2 - a1 + math.pi) % (2 * math.pi) - math.pi)
+            if da > max_step:
+                split = True
+        if split and fb - fa > 1e-6 and sp + 4 <= stack_f.shape[0]:
+            fm = 0.5 * (fa + fb)
+            stack_f[sp] = fm
+            stack_f[sp + 1] = fb
+            stack_f[sp + 2] = fa
+            stack_f[sp + 3] = fm
+            sp += 4
+            continue
+        if k == cap:
+            cap *= 2
+            nf = np.empty(cap)
+            nx_ = np.empty(cap)
+            ny_ = np.empty(cap)
+            nf[:k] = fr[:k]
+            nx_[:k] = px[:k]
+            ny_[:k] = py[:k]
+            fr, px, py = nf, nx_, ny_
+        fr[k] = fb
+        px[k] = xb
+        py[k] = yb
+        k += 1
+    out = np.empty((k, 2))
+    out[:, 0] = px[:k]
+    out[:, 1] = py[:k]
+    return fr[:k].copy(), out

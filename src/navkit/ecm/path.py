@@ -29,7 +29,7 @@ import numpy as np
 from navkit.errors import InputError
 
 from . import _kernels as K
-from .geom import pair_param, pair_point, site_dist
+from .geom import pair_param, site_dist
 
 ARC_SLACK = 1e-3
 _MAX_STEP = 2.0 * math.acos(1.0 / (1.0 + ARC_SLACK)) * 0.9
@@ -61,6 +61,30 @@ class PathResult:
     edges: list
 
 
+def _pair_points(S, a, b, p0, p1, fr):
+    """Vectorised :func:`navkit.ecm.geom.pair_point` over fractions ``fr`` (k,)."""
+    ka, kb = S.kind[a], S.kind[b]
+    x0, y0 = p0
+    x1, y1 = p1
+    if ka + kb != 1:
+        # point-point and segment-segment bisectors are straight
+        return np.column_stack([x0 + fr * (x1 - x0), y0 + fr * (y1 - y0)])
+    _, t0 = pair_param(S, a, b, x0, y0)
+    _, t1 = pair_param(S, a, b, x1, y1)
+    tm = t0 + fr * (t1 - t0)
+    sg, pt = (a, b) if ka == 1 else (b, a)
+    dx, dy = S.bx[sg] - S.ax[sg], S.by[sg] - S.ay[sg]
+    ln = math.hypot(dx, dy)
+    ux, uy = dx / ln, dy / ln
+    nx, ny = -uy, ux
+    rx, ry = S.ax[pt] - S.ax[sg], S.ay[pt] - S.ay[sg]
+    pu, pv = rx * ux + ry * uy, rx * nx + ry * ny
+    if pv == 0.0:
+        return np.column_stack([x0 + fr * (x1 - x0), y0 + fr * (y1 - y0)])
+    yv = ((tm - pu) ** 2 + pv * pv) / (2.0 * pv)
+    return np.column_stack([S.ax[sg] + tm * ux + yv * nx, S.ay[sg] + tm * uy + yv * ny])
+
+
 def edge_polyline(cmap, e):
     """Samples of diagram edge ``e`` (local frame): points (k, 2) and clearance (k,)."""
     cache = cmap._polycache
@@ -70,55 +94,71 @@ def edge_polyline(cmap, e):
     d = cmap.diagram
     S = cmap.sites
     v0, v1, a, b = d.edges[e]
-    p0 = (d.vx[v0], d.vy[v0])
-    p1 = (d.vx[v1], d.vy[v1])
-    fr = [0.0, 1.0]
-    n = 1
-    for s in (a, b):
-        if S.kind[s] == 0:
-            ang0 = math.atan2(p0[1] - S.ay[s], p0[0] - S.ax[s])
-            ang1 = math.atan2(p1[1] - S.ay[s], p1[0] - S.ax[s])
-            da = abs((ang1 - ang0 + math.pi) % (2 * math.pi) - math.pi)
-            n = max(n, math.ceil(da / _MAX_STEP))
-    if S.kind[a] == 0 or S.kind[b] == 0:
-        n = min(max(n, 4), 2000)
-        fr = list(np.linspace(0.0, 1.0, n + 1))
-        # the closest approach of the two sites, if inside the edge
-        _, t0 = pair_param(S, a, b, *p0)
-        _, t1 = pair_param(S, a, b, *p1)
-        if S.kind[a] == 0 and S.kind[b] == 0:
-            mx, my = 0.5 * (S.ax[a] + S.ax[b]), 0.5 * (S.ay[a] + S.ay[b])
-            _, tm = pair_param(S, a, b, mx, my)
-        else:
-            sg, pt = (a, b) if S.kind[a] == 1 else (b, a)
-            ux, uy = S.bx[sg] - S.ax[sg], S.by[sg] - S.ay[sg]
-            ln = math.hypot(ux, uy)
-            tm = ((S.ax[pt] - S.ax[sg]) * ux + (S.ay[pt] - S.ay[sg]) * uy) / ln
-        if t1 != t0:
-            f = (tm - t0) / (t1 - t0)
-            if 0.0 < f < 1.0:
-                fr = sorted(set(fr) | {f})
-    pts = np.array([pair_point(S, a, b, p0, p1, f) for f in fr])
-    # refine until the direction to every point site turns by at most _MAX_STEP
-    # between samples (so chords around a corner stay outside radius r)
-    psites = [s for s in (a, b) if S.kind[s] == 0]
-    for _ in range(12):
-        if not psites:
-            break
-        bad = np.zeros(len(fr) - 1, bool)
-        for s in psites:
-            ang = np.arctan2(pts[:, 1] - S.ay[s], pts[:, 0] - S.ax[s])
-            dang = np.abs((np.diff(ang) + np.pi) % (2 * np.pi) - np.pi)
-            bad |= dang > _MAX_STEP
-        if not bad.any():
-            break
-        fa = np.asarray(fr)
-        extra = 0.5 * (fa[:-1] + fa[1:])[bad]
-        fr = sorted(set(fr) | set(extra.tolist()))
-        pts = np.array([pair_point(S, a, b, p0, p1, f) for f in fr])
-    pts[0] = p0
-    pts[-1] = p1
-    clr = np.array([site_dist(S, a, x, y)[0] for x, y in pts])
+    x0, y0, x1, y1 = d.vx[v0], d.vy[v0], d.vx[v1], d.vy[v1]
+    pts_ids = [s for s in (a, b) if S.kind[s] == 0]
+    qx = np.array([S.ax[s] for s in pts_ids] + [0.0])
+    qy = np.array([S.ay[s] for s in pts_ids] + [0.0])
+    ps = 0
+    t0 = t1 = sax = say = ux = uy = nx = ny = pu = pv = 0.0
+    fmin = -1.0
+    if S.kind[a] + S.kind[b] == 1:
+        sg, pt = (a, b) if S.kind[a] == 1 else (b, a)
+        dx, dy = S.bx[sg] - S.ax[sg], S.by[sg] - S.ay[sg]
+        ln = math.hypot(dx, dy)
+        ux, uy = dx / ln, dy / ln
+        nx, ny = -uy, ux
+        sax, say = S.ax[sg], S.ay[sg]
+        rx, ry = S.ax[pt] - sax, S.ay[pt] - say
+        pu, pv = rx * ux + ry * uy, rx * nx + ry * ny
+        _, t0 = pair_param(S, a, b, x0, y0)
+        _, t1 = pair_param(S, a, b, x1, y1)
+        if pv != 0.0:
+            ps = 1
+            if t1 != t0:
+                fmin = (pu - t0) / (t1 - t0)  # the parabola's vertex: least clearance
+    elif S.kind[a] == 0 and S.kind[b] == 0:
+        mx, my = 0.5 * (S.ax[a] + S.ax[b]), 0.5 * (S.ay[a] + S.ay[b])
+        ex, ey = x1 - x0, y1 - y0
+        ee = ex * ex + ey * ey
+        if ee > 0:
+            fmin = ((mx - x0) * ex + (my - y0) * ey) / ee  # midpoint of the two points
+    n0 = 4 if pts_ids else 1
+    _, pts = K.sample_bisector(
+        ps,
+        x0,
+        y0,
+        x1,
+        y1,
+        t0,
+        t1,
+        sax,
+        say,
+        ux,
+        uy,
+        nx,
+        ny,
+        pu,
+        pv,
+        len(pts_ids),
+        qx,
+        qy,
+        fmin,
+        _MAX_STEP,
+        n0,
+    )
+    pts[0] = (x0, y0)
+    pts[-1] = (x1, y1)
+    f_a = K.feet(
+        pts[:, 0].copy(),
+        pts[:, 1].copy(),
+        np.full(len(pts), a, np.int64),
+        S.kind,
+        S.ax,
+        S.ay,
+        S.bx,
+        S.by,
+    )
+    clr = np.hypot(pts[:, 0] - f_a[:, 0], pts[:, 1] - f_a[:, 1])
     cache[e] = (pts, clr)
     cmap._edgestats[e] = (float(np.sum(np.hypot(*np.diff(pts, axis=0).T))), float(clr.min()))
     return pts, clr
