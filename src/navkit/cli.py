@@ -268,9 +268,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_ecm(args: argparse.Namespace) -> int:
-    from . import ecm
+    from .ecm import ecm_command
 
-    return ecm.cli_main(args)
+    start = _floats(args.start, 2, "--from") if args.start else None
+    goal = _floats(args.end, 2, "--to") if args.end else None
+    path = ecm_command(
+        args.level, start, goal, clearance=args.clearance, out=args.output,
+        preferred_clearance=args.preferred_clearance,
+    )  # fmt: skip
+    if start is None:
+        print(f"{args.output}: corridor map drawn")
+    elif path is None:
+        print(f"{args.output}: no corridor with clearance {args.clearance} joins the two points")
+        return 1
+    else:
+        print(f"{args.output}: path length {path.length:.3f} wu with clearance {args.clearance}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -316,10 +329,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("ecm", help="explicit corridor map: path with clearance, drawn to PNG")
-    p.add_argument("level", help="level (.obj navmesh source or a 2D scene file)")
-    p.add_argument("--from", dest="start", required=True, metavar="X,Y")
-    p.add_argument("--to", dest="end", required=True, metavar="X,Y")
-    p.add_argument("--clearance", type=float, default=0.5)
+    p.add_argument(
+        "level", help='2D scene JSON {"boundary": [[x,y],...], "obstacles": [...]} or .obj'
+    )
+    p.add_argument("--from", dest="start", metavar="X,Y", help="start (omit to draw the map only)")
+    p.add_argument("--to", dest="end", metavar="X,Y")
+    p.add_argument("--clearance", type=float, default=0.5, help="agent radius [wu]")
+    p.add_argument(
+        "--preferred-clearance",
+        type=float,
+        default=None,
+        help="indicative route: keep this much clearance where the corridor allows",
+    )
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_ecm)
     return ap
