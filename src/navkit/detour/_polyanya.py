@@ -112,8 +112,12 @@ def prepare_kernel(nav, ok):
                             if e2 < nq and nav.link_ref[l2] == nav.poly_ref[p]:
                                 b0 = nav.poly_verts[q, e2]
                                 b1 = nav.poly_verts[q, (e2 + 1) % nq]
-                                u0 = ((nav.verts[b0, 0] - ax) * dx + (nav.verts[b0, 2] - az) * dz) / dd
-                                u1 = ((nav.verts[b1, 0] - ax) * dx + (nav.verts[b1, 2] - az) * dz) / dd
+                                u0 = (
+                                    (nav.verts[b0, 0] - ax) * dx + (nav.verts[b0, 2] - az) * dz
+                                ) / dd
+                                u1 = (
+                                    (nav.verts[b1, 0] - ax) * dx + (nav.verts[b1, 2] - az) * dz
+                                ) / dd
                                 lo = max(0.0, min(u0, u1))
                                 hi = min(1.0, max(u0, u1))
                                 if hi - lo > best:
@@ -556,7 +560,9 @@ def search_kernel(
             # the root is on Q's boundary: all of Q is visible
             if Q == gp:
                 d = np.sqrt((gx - rx) ** 2 + (gy - ry) ** 2)
-                _push(nf, ni, heap, cnt, rx, ry, rv, gx, gy, gx, gy, g, g + d, Q, -1, GOAL, k, rpoly)
+                _push(
+                    nf, ni, heap, cnt, rx, ry, rv, gx, gy, gx, gy, g, g + d, Q, -1, GOAL, k, rpoly
+                )
             for c in range(1, n):
                 j = base + (el + c) % n
                 if nb[j] < 0:
@@ -600,7 +606,9 @@ def search_kernel(
             sg_l = _cross(uxl, uyl, gx - rx, gy - ry)
             if sg_r >= -eps and sg_l <= eps:
                 d = np.sqrt((gx - rx) ** 2 + (gy - ry) ** 2)
-                _push(nf, ni, heap, cnt, rx, ry, rv, gx, gy, gx, gy, g, g + d, Q, -1, GOAL, k, rpoly)
+                _push(
+                    nf, ni, heap, cnt, rx, ry, rv, gx, gy, gx, gy, g, g + d, Q, -1, GOAL, k, rpoly
+                )
             elif sg_r < -eps:
                 if fl & 2 and corner[vid[jr]]:
                     g2 = g + dR
