@@ -653,11 +653,17 @@ class NavMesh:
             Too many polygons for the ref layout, location occupied, no free slot,
             or ``tile_ref`` naming a slot in use or out of range.
         """
+        return self._add_tile(data, tile_ref, check=True)
+
+    def _add_tile(self, data: TileData, tile_ref: int | None, check: bool) -> int:
+        """:meth:`add_tile`; ``check=False`` skips the array checks of ``data`` (for
+        tiles navkit's own ``create_navmesh_data`` just made)."""
         if not self.ref64 and self.poly_bits < _ilog2(_next_pow2(data.poly_count)):
             raise InputError(f"tile has {data.poly_count} polys, more than max_polys allows")
         if self._slot_at(data.x, data.y, data.layer) >= 0:
             raise InputError(f"a tile already occupies ({data.x}, {data.y}, layer {data.layer})")
-        _check_tile(data)
+        if check:
+            _check_tile(data)
         if not tile_ref:
             if not self._free_slots:
                 raise InputError("no free tile slot (max_tiles reached)")

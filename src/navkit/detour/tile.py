@@ -24,8 +24,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._jit import njit
 from ..errors import InputError
-from ..recast.types import MESH_NULL_IDX, PolyMesh, PolyMeshDetail
+from ..recast.types import PolyMesh, PolyMeshDetail
 from ._bvtree import build_bv_tree as _build_bv_tree
 
 __all__ = [
@@ -303,6 +304,65 @@ def _classify_off_mesh_point(p: np.ndarray, bmin: np.ndarray, bmax: np.ndarray) 
     return {1: 0, 3: 1, 2: 2, 6: 3, 4: 4, 12: 5, 8: 6, 9: 7}.get(code, 0xFF)
 
 
+@njit
+def _poly_core_kernel(pverts, polys, nvp, bmin, cs, ch, tot_verts, tot_polys):  # pragma: no cover
+    """Vertices [wu], Detour polygon rows and counts of a tile, in one pass.
+
+    Returns ``verts (tot_verts, 3) float32``, ``poly_verts`` / ``poly_neis``
+    ``(tot_polys, 6) uint16``, ``nv_per (np,) int64`` (leading non-null indices),
+    ``portal_count`` and an error code (1: a polygon with fewer than 3 vertices,
+    2: a vertex index out of range).
+    """
+    nverts = pverts.shape[0]
+    npolys = polys.shape[0]
+    verts = np.zeros((tot_verts, 3), np.float32)
+    for i in range(nverts):
+        verts[i, 0] = bmin[0] + np.float32(pverts[i, 0]) * cs
+        verts[i, 1] = bmin[1] + np.float32(pverts[i, 1]) * ch
+        verts[i, 2] = bmin[2] + np.float32(pverts[i, 2]) * cs
+    poly_verts = np.zeros((tot_polys, 6), np.uint16)
+    poly_neis = np.zeros((tot_polys, 6), np.uint16)
+    nv_per = np.zeros(npolys, np.int64)
+    portal_count = 0
+    err = 0
+    for i in range(npolys):
+        n = 0
+        while n < nvp and polys[i, n] != 0xFFFF:
+            n += 1
+        nv_per[i] = n
+        if n < 3:
+            err = 1
+        for j in range(n):
+            v = polys[i, j]
+            if v >= nverts and err == 0:
+                err = 2
+            poly_verts[i, j] = v
+            raw = np.int64(polys[i, nvp + j])
+            if raw & 0x8000:
+                d = raw & 0xF
+                if d != 0xF:
+                    portal_count += 1
+                    side = 6 if d >= 3 else (4, 2, 0)[d]
+                    poly_neis[i, j] = 0x8000 | side
+            else:
+                poly_neis[i, j] = (raw + 1) & 0xFFFF
+    return verts, poly_verts, poly_neis, nv_per, portal_count, err
+
+
+@njit
+def _detail_extra_kernel(first, extra, dv):  # pragma: no cover - numba
+    """The extra (non-corner) detail vertices of every sub-mesh, in polygon order."""
+    out = np.empty((extra.sum(), 3), np.float32)
+    k = 0
+    for i in range(first.shape[0]):
+        for j in range(extra[i]):
+            out[k, 0] = dv[first[i] + j, 0]
+            out[k, 1] = dv[first[i] + j, 1]
+            out[k, 2] = dv[first[i] + j, 2]
+            k += 1
+    return out
+
+
 def _area_remap_default(areas: np.ndarray) -> np.ndarray:
     """The Recast generators' remap: RC_WALKABLE_AREA (63) becomes area 0."""
     out = areas.astype(np.uint8).copy()
@@ -368,21 +428,20 @@ def create_navmesh_data(
         raise InputError(f"{nverts} vertices: Detour tiles hold fewer than 65535")
     if pverts.ndim != 2 or pverts.shape[1] != 3 or polys.shape != (npolys, 2 * nvp):
         raise InputError("polymesh verts must be (nv, 3) and polys (np, 2*nvp)")
-    polys = polys.astype(np.uint16)
-    pverts = pverts.astype(np.uint16)
-    vidx = polys[:, :nvp]
-    valid = vidx != MESH_NULL_IDX
-    # Detour stops at the first null index.
-    valid = np.cumprod(valid, axis=1).astype(bool)
-    nv_per = valid.sum(axis=1).astype(np.int64)
-    if (nv_per < 3).any():
-        raise InputError("polygon with fewer than 3 vertices")
-    if (vidx[valid] >= nverts).any():
-        raise InputError("polygon vertex index out of range")
+    polys = np.ascontiguousarray(polys, np.uint16)
+    pverts = np.ascontiguousarray(pverts, np.uint16)
     cs = np.float32(pmesh.cs)
     ch = np.float32(pmesh.ch)
     bmin = np.asarray(pmesh.bmin, np.float32).copy()
     bmax = np.asarray(pmesh.bmax, np.float32).copy()
+    # Detour stops at the first null index of each polygon.
+    verts, poly_verts, poly_neis, nv_per, portal_count, err = _poly_core_kernel(
+        pverts, polys, nvp, bmin, cs, ch, nverts, npolys
+    )
+    if err == 1:
+        raise InputError("polygon with fewer than 3 vertices")
+    if err == 2:
+        raise InputError("polygon vertex index out of range")
     wh, wr, wc = (
         np.float32(walkable_height),
         np.float32(walkable_radius),
@@ -465,32 +524,13 @@ def create_navmesh_data(
     nstored = len(stored)
 
     # Counts.
-    neis_raw = polys[:, nvp:]
     edge_count = int(nv_per.sum())
-    portal = valid & ((neis_raw & 0x8000) != 0) & ((neis_raw & 0xF) != 0xF)
-    portal_count = int(portal.sum())
     max_link_count = edge_count + 2 * portal_count + 2 * link_endpoints
     tot_polys = npolys + nstored
-    tot_verts = nverts + 2 * nstored
-
-    # Vertices.
-    verts = np.zeros((tot_verts, 3), np.float32)
-    pv = pverts.astype(np.float32)
-    verts[:nverts, 0] = bmin[0] + pv[:, 0] * cs
-    verts[:nverts, 1] = bmin[1] + pv[:, 1] * ch
-    verts[:nverts, 2] = bmin[2] + pv[:, 2] * cs
-
-    # Polygons.
-    poly_verts = np.zeros((tot_polys, VERTS_PER_POLYGON), np.uint16)
-    poly_neis = np.zeros((tot_polys, VERTS_PER_POLYGON), np.uint16)
-    pv_src = np.where(valid, vidx, 0).astype(np.uint16)
-    poly_verts[:npolys, :nvp] = pv_src
-    side_of_dir = np.array([4, 2, 0, 6], np.uint16)
-    is_ext = (neis_raw & 0x8000) != 0
-    d = (neis_raw & 0xF).astype(np.int64)
-    ext_code = np.where(d == 0xF, 0, EXT_LINK | side_of_dir[np.minimum(d, 3)])
-    nei = np.where(is_ext, ext_code, (neis_raw.astype(np.int64) + 1) & 0xFFFF)
-    poly_neis[:npolys, :nvp] = np.where(valid, nei, 0).astype(np.uint16)
+    if nstored:  # room for the off-mesh connections' vertices and polygons
+        verts = np.concatenate([verts, np.zeros((2 * nstored, 3), np.float32)])
+        poly_verts = np.concatenate([poly_verts, np.zeros((nstored, 6), np.uint16)])
+        poly_neis = np.concatenate([poly_neis, np.zeros((nstored, 6), np.uint16)])
     poly_flags = np.zeros(tot_polys, np.uint16)
     poly_flags[:npolys] = pflags
     poly_area = np.zeros(tot_polys, np.uint8)
@@ -533,11 +573,7 @@ def create_navmesh_data(
         d_tri_base = dm[:, 2].astype(np.uint32)
         d_tri_count = dm[:, 3].astype(np.uint8)
         # The extra verts of each sub-mesh (after its corner copies), in polygon order.
-        first = dm[:, 0] + nv_per
-        order = np.repeat(first, extra) + (
-            np.arange(int(extra.sum())) - np.repeat(np.cumsum(extra) - extra, extra)
-        )
-        detail_verts = dv[order].copy()
+        detail_verts = _detail_extra_kernel(dm[:, 0] + nv_per, extra, dv)
         detail_tris = np.asarray(dt).copy()
     else:
         d_vert_base = np.zeros(npolys, np.uint32)

@@ -205,6 +205,10 @@ def build_polymesh(
     v = _rasterize._as_vertices(vertices)
     t = _rasterize._as_triangles(triangles, v.shape[0])
     a = None if tri_areas is None else _rasterize._as_areas(tri_areas, t.shape[0], "tri_areas")
+    bmin = _rasterize._as_vec3(bmin, "bmin")
+    bmax = _rasterize._as_vec3(bmax, "bmax")
+    if np.any(bmax < bmin):
+        raise InputError(f"bmax {bmax} must not be below bmin {bmin}")
     return _build_polymesh_run(
         v, t, a, rc, bmin=bmin, bmax=bmax, width=width, height=height, partition=partition,
         filters=filters, volumes=volumes, keep_intermediates=keep_intermediates, tx=tx, ty=ty,
@@ -229,7 +233,7 @@ def _build_polymesh_run(
     ty: int = 0,
 ) -> TileResult:
     """:func:`build_polymesh` on validated arrays: (n, 3) finite float32 vertices,
-    (m, 3) int32 in-range triangles, (m,) uint8 areas or None.
+    (m, 3) int32 in-range triangles, (m,) uint8 areas or None, (3,) float32 bounds.
 
     Stages run through their modules' ``_run`` entry points, which skip the
     public functions' checks of arrays these stages made themselves.
@@ -254,8 +258,7 @@ def _build_polymesh_run(
             triangles,
             rc.walkable_slope_angle,
         )
-    lo = _rasterize._as_vec3(bmin, "bmin")
-    hi = _rasterize._as_vec3(bmax, "bmax")
+    lo, hi = bmin, bmax
     cs32, ch32 = np.float32(rc.cs), np.float32(rc.ch)
     _rasterize.check_grid(width, height, lo, hi, ch32)
     hf: Heightfield = tm.run(
@@ -718,7 +721,7 @@ def bake(
                 max_polys=data.poly_count,
             )
         )
-        navmesh.add_tile(data)
+        navmesh._add_tile(data, None, check=False)
         report.poly_regions = r.pmesh.regs.copy()
         report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
         report.tiles_built = 1
@@ -781,7 +784,7 @@ def bake(
             data = _tile.create_navmesh_data(
                 r.pmesh, r.dmesh, tile_x=x, tile_y=y, offmesh=offmesh, **tile_params
             )
-            navmesh.add_tile(data)
+            navmesh._add_tile(data, None, check=False)
             regs.append(r.pmesh.regs)
             report.tiles_built += 1
         report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
