@@ -60,6 +60,7 @@ def batch_kernel(
     pools_chain, pools_bucket, pools_heap, pools_heap_pos, pools_meta,
     flt, acost, starts, ends, half, max_path, max_pts,
     out_code, out_np, out_nm, out_sref, out_eref, out_status, out_polys, out_pts, out_flags, out_refs,
+    out_len,
 ):  # fmt: skip
     """All pairs; chunk c of the pairs uses node pool c."""
     npairs = starts.shape[0]
@@ -82,3 +83,11 @@ def batch_kernel(
             out_sref[i] = sref
             out_eref[i] = eref
             out_status[i] = st
+            acc = 0.0
+            pts = out_pts[i]
+            for k in range(1, m):
+                dx = np.float64(pts[k, 0]) - np.float64(pts[k - 1, 0])
+                dy = np.float64(pts[k, 1]) - np.float64(pts[k - 1, 1])
+                dz = np.float64(pts[k, 2]) - np.float64(pts[k - 1, 2])
+                acc += np.sqrt(dx * dx + dy * dy + dz * dz)
+            out_len[i] = acc if code == 0 else np.nan

@@ -29,6 +29,7 @@ from ._portal import (
     INVALID_PARAM,
     PARTIAL_RESULT,
     SUCCESS,
+    _portal_core,
     portal_points,
 )
 from ._view import POLYTYPE_OFFMESH, poly_index
@@ -40,7 +41,7 @@ AREA_CROSSINGS = 1
 ALL_CROSSINGS = 2
 
 
-@njit
+@njit(inline="always")
 def _append(pos, flag, ref, pts, flags, refs, cnt, max_pts):
     n = cnt[0]
     if n > 0 and vequal(pts[n - 1], pos):
@@ -61,14 +62,31 @@ def _append(pos, flag, ref, pts, flags, refs, cnt, max_pts):
 
 
 @njit
-def _portal_pair(nav, a_ref, b_ref, left, right):
-    """(ok, to_type) for the portal path[i] -> path[i+1], validating both refs."""
-    a = poly_index(nav, a_ref)
-    b = poly_index(nav, b_ref)
-    if a < 0 or b < 0:
-        return False, 0
-    ok = portal_points(nav, a, b_ref, b, a_ref, left, right)
-    return ok, nav.poly_type[b]
+def _portal_pairs(nav, path, npath, lefts, rights, types, valid):
+    """Portals path[i] -> path[i+1] for every i, validating refs (valid[i] False on failure)."""
+    poly_link = nav.poly_link
+    link_ref = nav.link_ref
+    link_next = nav.link_next
+    link_edge = nav.link_edge
+    link_side = nav.link_side
+    link_bmin = nav.link_bmin
+    link_bmax = nav.link_bmax
+    poly_type = nav.poly_type
+    poly_verts = nav.poly_verts
+    poly_nverts = nav.poly_nverts
+    verts = nav.verts
+    for i in range(npath - 1):
+        a = poly_index(nav, path[i])
+        b = poly_index(nav, path[i + 1])
+        if a < 0 or b < 0:
+            valid[i] = False
+            continue
+        valid[i] = _portal_core(
+            poly_link, link_ref, link_next, link_edge, link_side, link_bmin, link_bmax,
+            poly_type, poly_verts, poly_nverts, verts, a, path[i + 1], b, path[i],
+            lefts[i], rights[i],
+        )  # fmt: skip
+        types[i] = poly_type[b]
 
 
 @njit
@@ -129,11 +147,19 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
         right_ref = path[0]
         left = np.empty(3, np.float32)
         right = np.empty(3, np.float32)
+        lefts = np.empty((npath, 3), np.float32)
+        rights = np.empty((npath, 3), np.float32)
+        types = np.zeros(npath, np.int64)
+        valid = np.zeros(npath, np.bool_)
+        _portal_pairs(nav, path, npath, lefts, rights, types, valid)
         i = 0
         while i < npath:
             to_type = 0
             if i + 1 < npath:
-                ok, to_type = _portal_pair(nav, path[i], path[i + 1], left, right)
+                ok = valid[i]
+                to_type = types[i]
+                left[:] = lefts[i]
+                right[:] = rights[i]
                 if not ok:
                     pi = poly_index(nav, path[i])
                     if pi < 0:

@@ -21,7 +21,7 @@ import numpy as np
 from navkit._jit import F32, njit
 
 from ._geom import FLT_MAX, ZERO
-from ._poly import closest_point_on_poly
+from ._poly import closest_point_core
 from ._portal import passes
 from ._view import POLYTYPE_OFFMESH, tile_hash
 
@@ -148,6 +148,17 @@ def find_nearest_kernel(nav, center, half, flt, nearest_pt):
     best_over = False
     cand = np.empty(nav.poly_ref.shape[0] + 1, np.int64)
     pt = np.empty(3, np.float32)
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    verts = nav.verts
+    poly_verts = nav.poly_verts
+    poly_nverts = nav.poly_nverts
+    poly_type = nav.poly_type
+    dm_vbase = nav.dm_vbase
+    dm_tbase = nav.dm_tbase
+    dm_ntris = nav.dm_ntris
+    dverts = nav.dverts
+    dtris = nav.dtris
     for y in range(miny, maxy + 1):
         for x in range(minx, maxx + 1):
             t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
@@ -160,7 +171,10 @@ def find_nearest_kernel(nav, center, half, flt, nearest_pt):
                 climb = nav.tile_climb[tt]
                 for j in range(m):
                     p = cand[j]
-                    over = closest_point_on_poly(nav, p, center, pt)
+                    over = closest_point_core(
+                        verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris,
+                        dverts, dtris, p, center, pt, pv, tri,
+                    )  # fmt: skip
                     dx = center[0] - pt[0]
                     dy = center[1] - pt[1]
                     dz = center[2] - pt[2]

@@ -134,3 +134,86 @@ def closest_point_on_boundary(nav, p, pos, out):
             dmin = ed[i]
             imin = i
     lerp3(out, pv[imin], pv[(imin + 1) % n], et[imin])
+
+
+# -- array-level cores (hot paths: no NavView passing, caller-provided scratch) ---------------
+
+
+@njit(inline="always")
+def _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, local, out):
+    if local < nv:
+        v = poly_verts[p, local]
+        for c in range(3):
+            out[c] = verts[v, c]
+    else:
+        d = dm_vbase[p] + local - nv
+        for c in range(3):
+            out[c] = dverts[d, c]
+
+
+@njit
+def closest_point_core(
+    verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris, dverts, dtris,
+    p, pos, out, pv, tri,
+):  # fmt: skip
+    """closest_point_on_poly over explicit arrays; pv (6, 3) and tri (5, 3) are scratch."""
+    out[0] = pos[0]
+    out[1] = pos[1]
+    out[2] = pos[2]
+    nv = poly_nverts[p]
+    if poly_type[p] == POLYTYPE_OFFMESH:
+        v0 = poly_verts[p, 0]
+        v1 = poly_verts[p, 1]
+        d, t = dist_pt_seg_sqr_2d(
+            pos[0], pos[2], verts[v0, 0], verts[v0, 2], verts[v1, 0], verts[v1, 2]
+        )
+        for c in range(3):
+            out[c] = verts[v0, c] + (verts[v1, c] - verts[v0, c]) * t
+        return False
+    for k in range(nv):
+        v = poly_verts[p, k]
+        for c in range(3):
+            pv[k, c] = verts[v, c]
+    inside = point_in_poly(pos[0], pos[2], pv, nv)
+    tb = dm_tbase[p]
+    ntri = dm_ntris[p]
+    if inside:
+        for k in range(ntri):
+            for c in range(3):
+                _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[tb + k, c], tri[c])
+            ok, h = height_on_triangle(pos[0], pos[2], tri[0], tri[1], tri[2])
+            if ok:
+                out[1] = h
+                return True
+    # nearest detail edge (boundary edges only when outside)
+    only_boundary = not inside
+    dmin = FLT_MAX
+    tmin = ZERO
+    for k in range(ntri):
+        fl = dtris[tb + k, 3]
+        if only_boundary and (fl & 0x15) == 0:
+            continue
+        for c in range(3):
+            _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[tb + k, c], tri[c])
+        j = 2
+        for i in range(3):
+            eflag = (fl >> (j * 2)) & 3
+            if (eflag & _DETAIL_EDGE_BOUNDARY) == 0 and (
+                only_boundary or dtris[tb + k, j] < dtris[tb + k, i]
+            ):
+                j = i
+                continue
+            d, t = dist_pt_seg_sqr_2d(pos[0], pos[2], tri[j, 0], tri[j, 2], tri[i, 0], tri[i, 2])
+            if d < dmin:
+                dmin = d
+                tmin = t
+                for c in range(3):
+                    tri[3, c] = tri[j, c]
+                    tri[4, c] = tri[i, c]
+            j = i
+    if inside:
+        out[1] = tri[3, 1] + (tri[4, 1] - tri[3, 1]) * tmin
+        return True
+    for c in range(3):
+        out[c] = tri[3, c] + (tri[4, c] - tri[3, c]) * tmin
+    return False

@@ -30,60 +30,82 @@ _INV255 = F32(1.0) / F32(255.0)
 
 
 @njit(inline="always")
+def _passes(flt, poly_flags, p):
+    f = poly_flags[p]
+    return (f & flt[0]) != 0 and (f & flt[1]) == 0
+
+
+@njit(inline="always")
 def passes(flt, p, nav):
     """Detour's default filter: some include flag set and no exclude flag set.
 
     ``flt`` is (2,) int32 [include, exclude].
     """
-    f = nav.poly_flags[p]
-    return (f & flt[0]) != 0 and (f & flt[1]) == 0
+    return _passes(flt, nav.poly_flags, p)
+
+
+@njit(inline="always")
+def _find_link(poly_link, link_ref, link_next, p, ref):
+    k = poly_link[p]
+    while k != -1:
+        if link_ref[k] == ref:
+            return k
+        k = link_next[k]
+    return -1
 
 
 @njit(inline="always")
 def find_link(nav, p, ref):
     """First link of polygon p pointing at ref, or -1."""
-    k = nav.poly_link[p]
-    while k != -1:
-        if nav.link_ref[k] == ref:
-            return k
-        k = nav.link_next[k]
-    return -1
+    return _find_link(nav.poly_link, nav.link_ref, nav.link_next, p, ref)
+
+
+@njit(inline="always")
+def _portal_core(
+    poly_link, link_ref, link_next, link_edge, link_side, link_bmin, link_bmax,
+    poly_type, poly_verts, poly_nverts, verts, fp, to_ref, tp, from_ref, left, right,
+):  # fmt: skip
+    k = _find_link(poly_link, link_ref, link_next, fp, to_ref)
+    if k == -1:
+        return False
+    if poly_type[fp] == POLYTYPE_OFFMESH or poly_type[tp] == POLYTYPE_OFFMESH:
+        if poly_type[fp] == POLYTYPE_OFFMESH:
+            i0 = poly_verts[fp, link_edge[k]]
+        else:
+            kk = _find_link(poly_link, link_ref, link_next, tp, from_ref)
+            if kk == -1:
+                return False
+            i0 = poly_verts[tp, link_edge[kk]]
+        for c in range(3):
+            left[c] = verts[i0, c]
+            right[c] = verts[i0, c]
+        return True
+    e = link_edge[k]
+    i0 = poly_verts[fp, e]
+    i1 = poly_verts[fp, (e + 1) % poly_nverts[fp]]
+    for c in range(3):
+        left[c] = verts[i0, c]
+        right[c] = verts[i1, c]
+    if link_side[k] != 0xFF:
+        bmin = link_bmin[k]
+        bmax = link_bmax[k]
+        if bmin != 0 or bmax != 255:
+            tmin = F32(bmin) * _INV255
+            tmax = F32(bmax) * _INV255
+            for c in range(3):
+                left[c] = verts[i0, c] + (verts[i1, c] - verts[i0, c]) * tmin
+                right[c] = verts[i0, c] + (verts[i1, c] - verts[i0, c]) * tmax
+    return True
 
 
 @njit(inline="always")
 def portal_points(nav, fp, to_ref, tp, from_ref, left, right):
     """Portal (left, right) from polygon fp to polygon tp (refs to_ref/from_ref); False if unlinked."""
-    k = find_link(nav, fp, to_ref)
-    if k == -1:
-        return False
-    if nav.poly_type[fp] == POLYTYPE_OFFMESH:
-        v = nav.verts[nav.poly_verts[fp, nav.link_edge[k]]]
-        left[:] = v
-        right[:] = v
-        return True
-    if nav.poly_type[tp] == POLYTYPE_OFFMESH:
-        kk = find_link(nav, tp, from_ref)
-        if kk == -1:
-            return False
-        v = nav.verts[nav.poly_verts[tp, nav.link_edge[kk]]]
-        left[:] = v
-        right[:] = v
-        return True
-    e = nav.link_edge[k]
-    v0 = nav.verts[nav.poly_verts[fp, e]]
-    v1 = nav.verts[nav.poly_verts[fp, (e + 1) % nav.poly_nverts[fp]]]
-    left[:] = v0
-    right[:] = v1
-    if nav.link_side[k] != 0xFF:
-        bmin = nav.link_bmin[k]
-        bmax = nav.link_bmax[k]
-        if bmin != 0 or bmax != 255:
-            tmin = F32(bmin) * _INV255
-            tmax = F32(bmax) * _INV255
-            for c in range(3):
-                left[c] = v0[c] + (v1[c] - v0[c]) * tmin
-                right[c] = v0[c] + (v1[c] - v0[c]) * tmax
-    return True
+    return _portal_core(
+        nav.poly_link, nav.link_ref, nav.link_next, nav.link_edge, nav.link_side, nav.link_bmin,
+        nav.link_bmax, nav.poly_type, nav.poly_verts, nav.poly_nverts, nav.verts,
+        fp, to_ref, tp, from_ref, left, right,
+    )  # fmt: skip
 
 
 @njit(inline="always")

@@ -45,6 +45,7 @@ from ._portal import (
     OUT_OF_NODES,
     PARTIAL_RESULT,
     SUCCESS,
+    _portal_core,
     edge_midpoint,
     passes,
 )
@@ -93,39 +94,68 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
     if start_ref == end_ref:
         out[0] = start_ref
         return SUCCESS, 1
+    # hoisted arrays: the hot loop touches plain arrays only
+    poly_link = nav.poly_link
+    poly_area = nav.poly_area
+    poly_flags = nav.poly_flags
+    poly_type = nav.poly_type
+    poly_verts = nav.poly_verts
+    poly_nverts = nav.poly_nverts
+    verts = nav.verts
+    link_ref = nav.link_ref
+    link_next = nav.link_next
+    link_edge = nav.link_edge
+    link_side = nav.link_side
+    link_bmin = nav.link_bmin
+    link_bmax = nav.link_bmax
+    tile_pbase = nav.tile_pbase
+    pbits = nav.bits[0]
+    pmask = (np.int64(1) << pbits) - 1
+    tmask = (np.int64(1) << nav.bits[1]) - 1
+    ppos = pool.pos
+    pcost = pool.cost
+    ptotal = pool.total
+    pflags = pool.flags
+    pparent = pool.parent
+    pref = pool.ref
     pool_clear(pool)
     s = pool_get(pool, start_ref, 0)
-    pool.pos[s, :] = spos
-    pool.parent[s] = -1
-    pool.cost[s] = 0
-    pool.total[s] = _dist(spos, epos) * H_SCALE
-    pool.flags[s] = NODE_OPEN
+    for c in range(3):
+        ppos[s, c] = spos[c]
+    pparent[s] = -1
+    pcost[s] = 0
+    ptotal[s] = _dist(spos, epos) * H_SCALE
+    pflags[s] = NODE_OPEN
     heap_push(pool, s)
     last_best = s
-    last_best_cost = pool.total[s]
+    last_best_cost = ptotal[s]
     out_of_nodes = False
     sl = np.empty(3, np.float32)
     sr = np.empty(3, np.float32)
+    ex, ey, ez = epos[0], epos[1], epos[2]
     while not heap_empty(pool):
         best = heap_pop(pool)
-        pool.flags[best] = (pool.flags[best] & ~NODE_OPEN) | NODE_CLOSED
-        best_ref = pool.ref[best]
+        pflags[best] = (pflags[best] & ~NODE_OPEN) | NODE_CLOSED
+        best_ref = pref[best]
         if best_ref == end_ref:
             last_best = best
             break
-        bp = poly_index_unsafe(nav, best_ref)
-        par = pool.parent[best]
-        parent_ref = pool.ref[par] if par != -1 else np.int64(0)
-        area_cost = acost[nav.poly_area[bp]]
-        k = nav.poly_link[bp]
+        bp = tile_pbase[(best_ref >> pbits) & tmask] + (best_ref & pmask)
+        par = pparent[best]
+        parent_ref = pref[par] if par != -1 else np.int64(0)
+        area_cost = acost[poly_area[bp]]
+        bx, by, bz = ppos[best, 0], ppos[best, 1], ppos[best, 2]
+        bcost = pcost[best]
+        k = poly_link[bp]
         while k != -1:
-            nref = nav.link_ref[k]
-            side = nav.link_side[k]
-            k = nav.link_next[k]
+            nref = link_ref[k]
+            side = link_side[k]
+            k = link_next[k]
             if nref == 0 or nref == parent_ref:
                 continue
-            npi = poly_index_unsafe(nav, nref)
-            if not passes(flt, npi, nav):
+            npi = tile_pbase[(nref >> pbits) & tmask] + (nref & pmask)
+            f = poly_flags[npi]
+            if (f & flt[0]) == 0 or (f & flt[1]) != 0:
                 continue
             state = 0
             if side != 0xFF:
@@ -134,37 +164,42 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
             if nn == -1:
                 out_of_nodes = True
                 continue
-            if pool.flags[nn] == 0:
-                edge_midpoint(nav, bp, nref, npi, best_ref, pool.pos[nn], sl, sr)
+            if pflags[nn] == 0:
+                _portal_core(
+                    poly_link, link_ref, link_next, link_edge, link_side, link_bmin, link_bmax,
+                    poly_type, poly_verts, poly_nverts, verts, bp, nref, npi, best_ref, sl, sr,
+                )  # fmt: skip
+                for c in range(3):
+                    ppos[nn, c] = (sl[c] + sr[c]) * F32(0.5)
+            nx, ny, nz = ppos[nn, 0], ppos[nn, 1], ppos[nn, 2]
+            cur_cost = vdist(bx, by, bz, nx, ny, nz) * area_cost
             if nref == end_ref:
-                cur_cost = _dist(pool.pos[best], pool.pos[nn]) * area_cost
-                end_cost = _dist(pool.pos[nn], epos) * acost[nav.poly_area[npi]]
-                cost = pool.cost[best] + cur_cost + end_cost
+                end_cost = vdist(nx, ny, nz, ex, ey, ez) * acost[poly_area[npi]]
+                cost = bcost + cur_cost + end_cost
                 heur = F32(0.0)
             else:
-                cur_cost = _dist(pool.pos[best], pool.pos[nn]) * area_cost
-                cost = pool.cost[best] + cur_cost
-                heur = _dist(pool.pos[nn], epos) * H_SCALE
+                cost = bcost + cur_cost
+                heur = vdist(nx, ny, nz, ex, ey, ez) * H_SCALE
             total = cost + heur
-            fl = pool.flags[nn]
-            if (fl & NODE_OPEN) != 0 and total >= pool.total[nn]:
+            fl = pflags[nn]
+            if (fl & NODE_OPEN) != 0 and total >= ptotal[nn]:
                 continue
-            if (fl & NODE_CLOSED) != 0 and total >= pool.total[nn]:
+            if (fl & NODE_CLOSED) != 0 and total >= ptotal[nn]:
                 continue
-            pool.parent[nn] = best
-            pool.flags[nn] = fl & ~NODE_CLOSED
-            pool.cost[nn] = cost
-            pool.total[nn] = total
+            pparent[nn] = best
+            pflags[nn] = fl & ~NODE_CLOSED
+            pcost[nn] = cost
+            ptotal[nn] = total
             if (fl & NODE_OPEN) != 0:
                 heap_modify(pool, nn)
             else:
-                pool.flags[nn] |= NODE_OPEN
+                pflags[nn] |= NODE_OPEN
                 heap_push(pool, nn)
             if heur < last_best_cost:
                 last_best_cost = heur
                 last_best = nn
     status, n = path_to_node(pool, last_best, out, max_path)
-    if pool.ref[last_best] != end_ref:
+    if pref[last_best] != end_ref:
         status |= PARTIAL_RESULT
     if out_of_nodes:
         status |= OUT_OF_NODES

@@ -658,18 +658,15 @@ class NavMeshQuery:
         pts = np.zeros((npairs, mk, 3), np.float32)
         fl = np.zeros((npairs, mk), np.uint8)
         rf = np.zeros((npairs, mk), np.int64)
+        lengths = np.zeros(npairs, np.float64)
         if npairs:
             _batch.batch_kernel(
                 self.view, *pools, flags, costs, s, e, h, mp, mk, code, n_polys, n_pts, srefs,
-                erefs, status, polys, pts, fl, rf,
+                erefs, status, polys, pts, fl, rf, lengths,
             )  # fmt: skip
         ok = code == 0
         last = polys[np.arange(npairs), np.maximum(n_polys - 1, 0)]
         complete = ok & (last == erefs)
-        seg = np.diff(pts.astype(np.float64), axis=1)
-        seglen = np.sqrt((seg**2).sum(axis=2))
-        mask = np.arange(mk - 1)[None, :] < (n_pts[:, None] - 1)
-        lengths = np.where(ok, (seglen * mask).sum(axis=1), np.nan)
         return PathBatch(
             ok, complete, srefs, erefs, n_polys, polys, n_pts, pts, fl, lengths, status
         )
