@@ -7,18 +7,38 @@ queries plus optimal any-angle paths), and build Explicit Corridor Maps.
 >>> mesh = navkit.geometry.sample_level()
 >>> navmesh = navkit.bake(mesh, navkit.BakeConfig())
 >>> query = navkit.NavMeshQuery(navmesh)
+
+The public names below are imported on first use (module ``__getattr__``), so
+``import navkit`` stays cheap and a command only loads the stages it runs.
 """
 
-from . import errors, geometry
-from .detour.filter import QueryFilter
-from .detour.navmesh import NavMesh, NavMeshParams
-from .detour.query import NavMeshQuery, Path
-from .detour.tile import OffMeshConnections
-from .geometry import TriMesh, load_obj, sample_level, save_obj
-from .recast.build import BuildReport, ConvexVolume, bake
-from .recast.config import BakeConfig
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from . import errors
 
 __version__ = "0.1.0"
+
+#: public name -> (module, attribute or None for the module itself)
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "geometry": (".geometry", None),
+    "TriMesh": (".geometry", "TriMesh"),
+    "load_obj": (".geometry", "load_obj"),
+    "save_obj": (".geometry", "save_obj"),
+    "sample_level": (".geometry", "sample_level"),
+    "BakeConfig": (".recast.config", "BakeConfig"),
+    "BuildReport": (".recast.build", "BuildReport"),
+    "ConvexVolume": (".recast.build", "ConvexVolume"),
+    "bake": (".recast.build", "bake"),
+    "NavMesh": (".detour", "NavMesh"),
+    "NavMeshParams": (".detour", "NavMeshParams"),
+    "NavMeshQuery": (".detour.query", "NavMeshQuery"),
+    "QueryFilter": (".detour.filter", "QueryFilter"),
+    "Path": (".detour.query", "Path"),
+    "OffMeshConnections": (".detour.tile", "OffMeshConnections"),
+}
 
 __all__ = [
     "errors",
@@ -39,3 +59,29 @@ __all__ = [
     "OffMeshConnections",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        mod, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'navkit' has no attribute {name!r}") from None
+    m = importlib.import_module(mod, __name__)
+    value = m if attr is None else getattr(m, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from . import geometry
+    from .detour.filter import QueryFilter
+    from .detour.navmesh import NavMesh, NavMeshParams
+    from .detour.query import NavMeshQuery, Path
+    from .detour.tile import OffMeshConnections
+    from .geometry import TriMesh, load_obj, sample_level, save_obj
+    from .recast.build import BuildReport, ConvexVolume, bake
+    from .recast.config import BakeConfig
