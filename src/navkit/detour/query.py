@@ -23,6 +23,7 @@ A query object is not thread-safe (it owns one node pool); use one per thread.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numba
@@ -184,7 +185,35 @@ class RandomPoint(NamedTuple):
     point: np.ndarray  # (3,) float32
 
 
+_EP: dict = {}
+
+
+def _call(kernel, *args):
+    """Call a kernel, bypassing numba's dispatcher once its single overload is known.
+
+    The query layer always passes the same argument types, so after the first
+    call the compiled entry point is used directly (saves the type resolution of
+    the navmesh view on every call). Falls back to the dispatcher on a type error.
+    """
+    ep = _EP.get(kernel)
+    if ep is not None:
+        try:
+            return ep(*args)
+        except TypeError:
+            pass
+    res = kernel(*args)
+    if len(kernel.overloads) == 1:
+        _EP[kernel] = next(iter(kernel.overloads.values())).entry_point
+    else:
+        _EP.pop(kernel, None)
+    return res
+
+
 def _vec3(v: object, name: str) -> np.ndarray:
+    if type(v) is np.ndarray and v.dtype == np.float32 and v.shape == (3,):
+        if not (math.isfinite(v[0]) and math.isfinite(v[1]) and math.isfinite(v[2])):
+            raise InputError(f"{name} must be finite, got {v.tolist()}")
+        return v
     try:
         a = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -295,9 +324,9 @@ class NavMeshQuery:
         flags, _ = self._filter(filter)
         v = self.view
         pt = c.copy()
-        p, over = _nearest.find_nearest_kernel(v, c, h, flags, pt)
+        p, over = _call(_nearest.find_nearest_kernel, v, c, h, flags, pt)
         if p < 0:
-            return NearestPoly(0, c, False, SUCCESS)
+            return NearestPoly(0, c.copy(), False, SUCCESS)
         return NearestPoly(_from_ref(v.poly_ref[p]), pt, bool(over), SUCCESS)
 
     def query_polygons(
@@ -346,7 +375,8 @@ class NavMeshQuery:
         e = _vec3(end_pos, "end_pos")
         flags, costs = self._filter(filter)
         out = np.zeros(max(1, int(max_path)), np.int64)
-        st, n = _search.find_path_kernel(
+        st, n = _call(
+            _search.find_path_kernel,
             self.view, self._pool, flags, costs, _to_ref(start_ref), _to_ref(end_ref), s, e,
             int(max_path), out,
         )  # fmt: skip
@@ -358,13 +388,27 @@ class NavMeshQuery:
         """Funnel the corridor ``path`` into corners (see STRAIGHTPATH_* options)."""
         s = _vec3(start_pos, "start_pos")
         e = _vec3(end_pos, "end_pos")
-        refs_in = np.array([_to_ref(r) for r in np.asarray(path).ravel()], np.int64)
+        pa = np.asarray(path)
+        if pa.dtype == np.int64:
+            refs_in = np.ascontiguousarray(pa.ravel())
+        else:
+            refs_in = np.array([_to_ref(r) for r in pa.ravel()], np.int64)
         m = max(1, int(max_points))
         pts = np.zeros((m, 3), np.float32)
         fl = np.zeros(m, np.uint8)
         rf = np.zeros(m, np.int64)
-        st, k = _funnel.straight_path_kernel(
-            self.view, refs_in, refs_in.shape[0], s, e, int(options), int(max_points), pts, fl, rf
+        st, k = _call(
+            _funnel.straight_path_kernel,
+            self.view,
+            refs_in,
+            refs_in.shape[0],
+            s,
+            e,
+            int(options),
+            int(max_points),
+            pts,
+            fl,
+            rf,
         )
         return StraightPath(pts[:k].copy(), fl[:k].copy(), rf[:k].copy(), int(st))
 
@@ -421,7 +465,8 @@ class NavMeshQuery:
         flags, costs = self._filter(filter)
         path = np.zeros(max(1, int(max_path)), np.int64)
         normal = np.zeros(3, np.float32)
-        st, t, edge, n, cost = _raycast.raycast_kernel(
+        st, t, edge, n, cost = _call(
+            _raycast.raycast_kernel,
             self.view, flags, costs, _to_ref(start_ref), s, e, int(options), _to_ref(prev_ref),
             path, max(0, int(max_path)), normal,
         )  # fmt: skip
@@ -615,8 +660,21 @@ class NavMeshQuery:
         pts = np.zeros((mk, 3), np.float32)
         fl = np.zeros(mk, np.uint8)
         rf = np.zeros(mk, np.int64)
-        code, n, m, sref, eref, st = _batch.pair_kernel(
-            self.view, self._pool, flags, costs, s, e, h, mp, mk, polys, pts, fl, rf
+        code, n, m, sref, eref, st = _call(
+            _batch.pair_kernel,
+            self.view,
+            self._pool,
+            flags,
+            costs,
+            s,
+            e,
+            h,
+            mp,
+            mk,
+            polys,
+            pts,
+            fl,
+            rf,
         )
         if code == _batch.NO_START:
             raise QueryError(f"no polygon within {h.tolist()} of start {s.tolist()}")
