@@ -636,6 +636,36 @@ def _as_u16(a: np.ndarray, what: str) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
+@njit
+def _max_sample_grid(verts, polys, nvp, cs, sd):  # pragma: no cover - numba
+    """Largest interior sample grid over the polygons, ``(ex * cs / sd + 2) * (ez * cs / sd + 2)``
+    in double for each polygon's xz extent (ex, ez) [vx]; also the widest extents."""
+    best = 0.0
+    mx = 0
+    mz = 0
+    for i in range(polys.shape[0]):
+        x0 = 1 << 30
+        x1 = -(1 << 30)
+        z0 = 1 << 30
+        z1 = -(1 << 30)
+        for j in range(nvp):
+            v = polys[i, j]
+            if v == MESH_NULL_IDX:
+                continue
+            x = np.int64(verts[v, 0])
+            z = np.int64(verts[v, 2])
+            x0 = min(x0, x)
+            x1 = max(x1, x)
+            z0 = min(z0, z)
+            z1 = max(z1, z)
+        ex = x1 - x0
+        ez = z1 - z0
+        best = max(best, (ex * cs / sd + 2) * (ez * cs / sd + 2))
+        mx = max(mx, ex)
+        mz = max(mz, ez)
+    return best, mx, mz
+
+
 def _check_inputs(pmesh: PolyMesh, chf: CompactHeightfield) -> tuple[np.ndarray, ...]:
     """Validate shapes, index ranges and bounds; return kernel-ready arrays (no copies
     when the dtypes are already Recast's)."""
@@ -737,21 +767,13 @@ def _detail_run(
     ``regs`` of a non-empty ``pmesh`` built from ``chf``, flat ``cidx`` / ``ccnt``."""
     if sd > 0:
         # The interior sample grid of the widest polygon must stay reasonable.
-        vidx = polys[:, : int(pmesh.nvp)]
-        used = vidx != MESH_NULL_IDX
-        pv = verts[np.where(used, vidx, 0)].astype(np.int64)
-        ext = [
-            np.where(used, pv[..., k], -(1 << 30)).max(1)
-            - np.where(used, pv[..., k], 1 << 30).min(1)
-            for k in (0, 2)
-        ]
-        cells = (ext[0] * float(pmesh.cs) / float(sd) + 2) * (
-            ext[1] * float(pmesh.cs) / float(sd) + 2
+        cells, ext_x, ext_z = _max_sample_grid(
+            verts, polys, int(pmesh.nvp), float(pmesh.cs), float(sd)
         )
-        if float(cells.max()) > _MAX_GRID_SAMPLES:
+        if cells > _MAX_GRID_SAMPLES:
             raise InputError(
-                f"sample_dist {float(sd)!r} is too small for polygons {int(ext[0].max())} x "
-                f"{int(ext[1].max())} voxels wide (> {_MAX_GRID_SAMPLES} grid samples)"
+                f"sample_dist {float(sd)!r} is too small for polygons {ext_x} x "
+                f"{ext_z} voxels wide (> {_MAX_GRID_SAMPLES} grid samples)"
             )
     radius = max(1, int(math.ceil(np.float32(pmesh.max_edge_error))))
     meshes, dverts, dtris = _detail_kernel(
