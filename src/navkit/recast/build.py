@@ -628,10 +628,11 @@ def bake(
         bakes one solo tile; otherwise the level is cut into tiles with a border
         of ``walkable_radius + 3`` voxels, built independently and stitched.
     executor : concurrent.futures.Executor, optional
-        Builds tiles in parallel (a ``ProcessPoolExecutor``, or a dask
-        ``distributed.Client(...).get_executor()`` for a cluster). Tiles are added
-        to the navmesh in row order whatever the completion order, so the result
-        is identical to a serial bake.
+        Builds tiles in parallel. A ``ThreadPoolExecutor(n)`` is the cheapest on one
+        machine: the stage kernels release the GIL, and nothing is pickled. A
+        ``ProcessPoolExecutor``, or a dask ``distributed.Client(...).get_executor()``
+        for a cluster, also works. Tiles are added to the navmesh in row order
+        whatever the completion order, so the result is identical to a serial bake.
     progress : callable(done, total), optional
         Called after each tile (and once for a solo bake).
     keep_intermediates : bool
