@@ -34,9 +34,9 @@ from itertools import combinations
 
 import numpy as np
 
-from . import _kernels as K
+from . import _update_kernels as U
 from ._tangent import solve_triples
-from .geom import pair_param, pair_point, site_dist, tangent_circles
+from .geom import pair_param
 
 
 class Diagram:
@@ -52,6 +52,7 @@ class Diagram:
         self.valive = np.zeros(64, np.bool_)
         self.vs: list[tuple] = []  # sites of each vertex (sorted tuple)
         self.ev = np.zeros((64, 2), np.int64)  # edge end vertices by edge id
+        self.es = np.zeros((64, 2), np.int64)  # edge sites (a < b) by edge id
         self.ealive = np.zeros(64, np.bool_)
         self.free_v: list[int] = []
         self.site_verts: dict[int, set] = {}
@@ -140,10 +141,15 @@ class Diagram:
         if e == self.ealive.shape[0]:
             ev = np.zeros((2 * e, 2), np.int64)
             ev[:e] = self.ev
+            es = np.zeros((2 * e, 2), np.int64)
+            es[:e] = self.es
             ea = np.zeros(2 * e, np.bool_)
             ea[:e] = self.ealive
-            self.ev, self.ealive = ev, ea
-        self.ev[e] = (v0, v1)
+            self.ev, self.es, self.ealive = ev, es, ea
+        self.ev[e, 0] = v0
+        self.ev[e, 1] = v1
+        self.es[e, 0] = a
+        self.es[e, 1] = b
         self.ealive[e] = True
         self.edges[e] = (v0, v1, a, b)
         self.pair_edges.setdefault((a, b), set()).add(e)
@@ -184,99 +190,26 @@ class Diagram:
         cr = (dx * (y - S.ay[s]) - dy * (x - S.ax[s])) / math.hypot(dx, dy)
         return cr >= -self.tol
 
-    def _tangent_rho(self, ids, x, y):
-        """Common distance of (x, y) to the sites ``ids`` if it is tangent to all
-        of them on their free side, else None."""
-        rs = []
-        for s in ids:
-            d, _, _, ok = site_dist(self.S, s, x, y)
-            if not ok:
-                return None
-            rs.append(d)
-        rho = sum(rs) / len(rs)
-        if max(rs) - min(rs) > self.tol:
-            return None
-        for s in ids:
-            if not self.side_ok(s, x, y, rho):
-                return None
-        return rho
-
-    def _empty(self, xs, ys, rhos, excl) -> np.ndarray:
-        if not xs:
-            return np.zeros(0, np.bool_)
-        ex = np.full((len(xs), 4), -1, np.int64)
-        for i, t in enumerate(excl):
-            ex[i, : len(t)] = t[:4]
-        md = self._min_dist(
-            np.asarray(xs, np.float64), np.asarray(ys, np.float64), np.asarray(rhos), ex
-        )
-        return md >= np.asarray(rhos) - self.tol
-
-    def _min_dist(self, qx, qy, rho, ex):
-        """Nearest-site distance per query, exact where it is below ``rho``."""
-        S = self.S
-        if hasattr(S, "cells"):
-            return K.grid_min_dist(
-                qx,
-                qy,
-                rho + 2 * self.tol,
-                ex,
-                *S.grid_args(),
-                S.kind,
-                S.ax,
-                S.ay,
-                S.bx,
-                S.by,
-                S.alive,
-            )
-        return K.min_dist_excluding(qx, qy, ex, *S.kernel_args())
-
-    def _site_set(self, x, y, rho):
-        S = self.S
-        if hasattr(S, "cells"):
-            ids = K.grid_sites_within(
-                x, y, rho + self.tol, 1e-9, *S.grid_args(), S.kind, S.ax, S.ay, S.bx, S.by, S.alive
-            )
-        else:
-            ids = K.sites_within(x, y, rho + self.tol, 1e-9, *S.kernel_args())
-        return [int(s) for s in ids]
-
     # ---------------------------------------------------------- vertex creation
-    def add_candidates(self, triples, local=None) -> list:
-        """Validate candidate triples; add the valid, empty, free circles as vertices.
-        ``local``: site ids to test emptiness against first (a cheap pre-filter)."""
+    def add_candidates(self, triples) -> list:
+        """Validate candidate triples ((m, 3) site ids); add the valid, empty, free
+        circles as vertices (one kernel call:
+        :func:`navkit.ecm._update_kernels.candidate_vertices`)."""
         if len(triples) == 0:
             return []
         S = self.S
-        tri = np.asarray(triples, np.int64).reshape(-1, 3)
-        res = solve_triples(tri, S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, self.tol)
-        if res.shape[0] == 0:
-            return []
-        ex = np.full((res.shape[0], 4), -1, np.int64)
-        ex[:, :3] = tri[res[:, 3].astype(np.int64)]
-        if local is not None and res.shape[0] > 8:
-            sub = np.asarray(sorted(local), np.int64)
-            md = K.min_dist_subset(
-                np.ascontiguousarray(res[:, 0]),
-                np.ascontiguousarray(res[:, 1]),
-                ex,
-                sub,
-                *S.kernel_args(),
-            )
-            keep = md >= res[:, 2] - self.tol
-            res, ex = res[keep], ex[keep]
-            if res.shape[0] == 0:
-                return []
-        md = self._min_dist(
-            np.ascontiguousarray(res[:, 0]), np.ascontiguousarray(res[:, 1]), res[:, 2].copy(), ex
-        )
+        tri = np.ascontiguousarray(np.asarray(triples, np.int64).reshape(-1, 3))
+        xyr, ok, ptr, ids = U.candidate_vertices(
+            tri, S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, S.alive, self.tol,
+            *self._grid(),
+        )  # fmt: skip
         out = []
-        for i in np.nonzero(md >= res[:, 2] - self.tol)[0]:
-            x, y, rho = float(res[i, 0]), float(res[i, 1]), float(res[i, 2])
-            sset = self._site_set(x, y, rho)
-            if any(not self.side_ok(s, x, y, rho) for s in sset):
-                continue
-            out.append(self.add_vertex(x, y, rho, sset))
+        rl = xyr.tolist()
+        pl = ptr.tolist()
+        il = ids.tolist()
+        for i in np.nonzero(ok)[0].tolist():
+            x, y, rho = rl[i]
+            out.append(self.add_vertex(x, y, rho, tuple(il[pl[i] : pl[i + 1]])))
         return out
 
     def add_corner(self, s_in, p, s_out) -> int:
@@ -285,46 +218,72 @@ class Diagram:
 
     # ------------------------------------------------------------- edge joining
     def rejoin(self, pairs) -> None:
-        """Re-join the edges of every bisector in ``pairs``."""
+        """Re-join the edges of every bisector in ``pairs`` (one kernel call:
+        :func:`navkit.ecm._update_kernels.rejoin_candidates`)."""
         S = self.S
-        cand = []  # (a, b, v0, v1, mx, my, rho)
+        alive = S.alive
+        sv = self.site_verts
+        pe = self.pair_edges
+        pa: list = []
+        pb: list = []
+        ptr = [0]
+        vids: list = []
         for a, b in pairs:
             if a > b:
                 a, b = b, a
-            for e in list(self.pair_edges.get((a, b), ())):
-                self.kill_edge(e)
-            if self.is_secondary(a, b) or not (S.alive[a] and S.alive[b]):
+            old = pe.get((a, b))
+            if old:
+                for e in list(old):
+                    self.kill_edge(e)
+            if not (alive[a] and alive[b]) or self.is_secondary(a, b):
                 continue
-            vs = self.site_verts.get(a, set()) & self.site_verts.get(b, set())
+            va = sv.get(a)
+            vb = sv.get(b)
+            if not va or not vb:
+                continue
+            vs = va & vb
             if len(vs) < 2:
                 continue
-            branches: dict[int, list] = {}
-            for v in vs:
-                br, t = pair_param(S, a, b, self.vx[v], self.vy[v])
-                if self.vr[v] <= self.tol:
-                    # a corner vertex lies on both branches of two segments
-                    for bb in (1, -1) if S.kind[a] == 1 and S.kind[b] == 1 else (br,):
-                        branches.setdefault(bb, []).append((t, v))
-                else:
-                    branches.setdefault(br, []).append((t, v))
-            for lst in branches.values():
-                lst.sort()
-                for (t0, v0), (t1, v1) in zip(lst, lst[1:]):
-                    if t1 - t0 <= 0.0 and self.vr[v0] > self.tol and self.vr[v1] > self.tol:
-                        continue
-                    mx, my = pair_point(
-                        S, a, b, (self.vx[v0], self.vy[v0]), (self.vx[v1], self.vy[v1])
-                    )
-                    rho = self._tangent_rho((a, b), mx, my)
-                    if rho is None or rho <= self.tol:
-                        continue
-                    cand.append((a, b, v0, v1, mx, my, rho))
-        ok = self._empty(
-            [c[4] for c in cand], [c[5] for c in cand], [c[6] for c in cand], [c[:2] for c in cand]
+            pa.append(a)
+            pb.append(b)
+            vids.extend(vs)
+            ptr.append(len(vids))
+        if not pa:
+            return
+        pa_a = np.asarray(pa, np.int64)
+        pb_a = np.asarray(pb, np.int64)
+        kp, k0, k1 = U.rejoin_candidates(
+            pa_a,
+            pb_a,
+            np.asarray(ptr, np.int64),
+            np.asarray(vids, np.int64),
+            self.vx,
+            self.vy,
+            self.vr,
+            self.tol,
+            *self._grid(),
+            S.kind,
+            S.ax,
+            S.ay,
+            S.bx,
+            S.by,
+            S.side,
+            S.alive,
         )
-        for c, good in zip(cand, ok):
-            if good:
-                self.add_edge(c[2], c[3], c[0], c[1])
+        for p, v0, v1 in zip(kp.tolist(), k0.tolist(), k1.tolist()):
+            self.add_edge(v0, v1, pa[p], pb[p])
+
+    def _grid(self):
+        """The site grid's arguments (cells, counts, gx0, gy0, h, nx, ny); one
+        cell over the sites' box if the sites have no grid yet."""
+        S = self.S
+        if not hasattr(S, "cells"):
+            n = S.n
+            xs = np.concatenate([S.ax[:n], S.bx[:n]]) if n else np.zeros(1)
+            ys = np.concatenate([S.ay[:n], S.by[:n]]) if n else np.zeros(1)
+            ext = max(float(np.ptp(xs)), float(np.ptp(ys)), 1.0)
+            S.make_grid(xs.min(), ys.min(), xs.max(), ys.max(), ext)
+        return S.grid_args()
 
     # ------------------------------------------------------------------ updates
     def insert_sites(self, new, corners) -> None:
@@ -334,47 +293,31 @@ class Diagram:
         new = list(new)
         newset = set(new)
         # 1. vertices in conflict
-        nv = self.nv
-        vx = self.vx[:nv]
-        vy = self.vy[:nv]
-        vr = self.vr[:nv]
-        alive = self.valive[:nv]
-        xs = np.concatenate([S.ax[new], S.bx[new][S.kind[new] == 1]])
-        ys = np.concatenate([S.ay[new], S.by[new][S.kind[new] == 1]])
-        x0, x1, y0, y1 = xs.min(), xs.max(), ys.min(), ys.max()
-        killed = []
+        nw = np.asarray(new, np.int64)
+        sk = S.kind[nw] == 1
+        x0 = min(float(S.ax[nw].min()), float(S.bx[nw[sk]].min()) if sk.any() else np.inf)
+        x1 = max(float(S.ax[nw].max()), float(S.bx[nw[sk]].max()) if sk.any() else -np.inf)
+        y0 = min(float(S.ay[nw].min()), float(S.by[nw[sk]].min()) if sk.any() else np.inf)
+        y1 = max(float(S.ay[nw].max()), float(S.by[nw[sk]].max()) if sk.any() else -np.inf)
+        kv = U.conflict_vertices(
+            nw, x0, x1, y0, y1, self.vx, self.vy, self.vr, self.valive, self.nv, self.tol,
+            S.kind, S.ax, S.ay, S.bx, S.by,
+        )  # fmt: skip
+        killed = kv.tolist()
         affected_e: set = set()
-        if nv:
-            dbx = np.maximum(np.maximum(x0 - vx, vx - x1), 0.0)
-            dby = np.maximum(np.maximum(y0 - vy, vy - y1), 0.0)
-            near = alive & (np.hypot(dbx, dby) < vr - self.tol)
-            for v in np.nonzero(near)[0].tolist():
-                rho = vr[v]
-                for s in new:
-                    d, _, _, _ = site_dist(S, s, vx[v], vy[v])
-                    if d < rho - self.tol:
-                        killed.append(v)
-                        break
-        # 2. edges cut in their interior (both ends alive): candidates by box test
-        killed_set = set(killed)
+        # 2. edges cut in their interior (both ends alive): midpoint test in the
+        # kernel, the exact tangent-circle test for the rest
         for v in killed:
             affected_e.update(self.vert_edges.get(v, ()))
-        ne = self.next_e
-        eids = np.nonzero(self.ealive[:ne])[0]
-        if eids.size:
-            a0, a1 = self.ev[eids, 0], self.ev[eids, 1]
-            r = np.maximum(self.vr[a0], self.vr[a1])
-            ex0 = np.minimum(self.vx[a0], self.vx[a1]) - r
-            ex1 = np.maximum(self.vx[a0], self.vx[a1]) + r
-            ey0 = np.minimum(self.vy[a0], self.vy[a1]) - r
-            ey1 = np.maximum(self.vy[a0], self.vy[a1]) + r
-            near = ~((x1 < ex0) | (x0 > ex1) | (y1 < ey0) | (y0 > ey1))
-            cand = [
-                e
-                for e in eids[near].tolist()
-                if self.edges[e][0] not in killed_set and self.edges[e][1] not in killed_set
-            ]
-            affected_e.update(self._edges_cut(cand, new))
+        vkill = np.zeros(max(self.nv, 1), np.bool_)
+        vkill[kv] = True
+        cut, rest = U.cut_edge_candidates(
+            nw, x0, x1, y0, y1, self.ev, self.es, self.ealive, self.next_e, vkill,
+            self.vx, self.vy, self.vr, self.tol, S.kind, S.ax, S.ay, S.bx, S.by,
+        )  # fmt: skip
+        affected_e.update(cut.tolist())
+        if rest.shape[0]:
+            affected_e.update(self._edges_cut_exact(rest.tolist(), new))
         pairs: set = set()
         aff_sites: set = set()
         for e in affected_e:
@@ -384,14 +327,13 @@ class Diagram:
         for v in killed:
             aff_sites.update(self.vs[v])
         # sites whose cells contain the new obstacle
-        args = S.kernel_args()
-        S.alive[new] = False
-        for s in new:
-            if S.kind[s] == 0:
-                ns, _ = K.nearest_site(S.ax[s], S.ay[s], *args)
-                if ns >= 0:
-                    aff_sites.add(int(ns))
-        S.alive[new] = True
+        grid = self._grid()
+        S.alive[nw] = False
+        for s in nw[S.kind[nw] == 0].tolist():
+            ns, _ = U.grid_nearest(S.ax[s], S.ay[s], *grid, S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
+            if ns >= 0:
+                aff_sites.add(int(ns))
+        S.alive[nw] = True
         aff_sites -= newset
         for e in affected_e:
             self.kill_edge(e)
@@ -423,7 +365,7 @@ class Diagram:
         if len(nw) >= 3:
             parts.append(np.asarray(list(combinations(new, 3)), np.int64))
         triples = np.vstack(parts) if parts else np.zeros((0, 3), np.int64)
-        made = self.add_candidates(triples, local=aff_sites | newset)
+        made = self.add_candidates(triples)
         for c in corners:
             made.append(self.add_corner(*c))
         for v in made:
@@ -432,23 +374,11 @@ class Diagram:
         self.rejoin(pairs)
         self.version += 1
 
-    def _edges_cut(self, cand, new) -> set:
-        """The edges of ``cand`` that a new site cuts (nearer than the edge's own
-        sites somewhere inside the edge): midpoint test, then the tangent circles
-        of (new site, a, b) strictly inside the edge's parameter range."""
+    def _edges_cut_exact(self, rest, new) -> set:
+        """The edges of ``rest`` that a new site cuts strictly inside: a tangent
+        circle of (new site, a, b) within the edge's parameter range."""
         S = self.S
-        out = set()
-        rest = []
-        for e in cand:
-            v0, v1, a, b = self.edges[e]
-            mx, my = pair_point(S, a, b, (self.vx[v0], self.vy[v0]), (self.vx[v1], self.vy[v1]))
-            rho_m = site_dist(S, a, mx, my)[0]
-            if any(site_dist(S, s, mx, my)[0] < rho_m - self.tol for s in new):
-                out.add(e)
-            else:
-                rest.append(e)
-        if not rest:
-            return out
+        out: set = set()
         tri = np.array(
             [(s, self.edges[e][2], self.edges[e][3]) for e in rest for s in new], np.int64
         )
@@ -466,30 +396,6 @@ class Diagram:
             if b2 == br and min(t0, t1) + self.tol < t < max(t0, t1) - self.tol:
                 out.add(e)
         return out
-
-    def _edge_cut(self, e, new) -> bool:
-        """Whether a new site is nearer than the edge's sites somewhere inside edge e."""
-        S = self.S
-        v0, v1, a, b = self.edges[e]
-        br0, t0 = pair_param(S, a, b, self.vx[v0], self.vy[v0])
-        br1, t1 = pair_param(S, a, b, self.vx[v1], self.vy[v1])
-        lo, hi = min(t0, t1), max(t0, t1)
-        br = br0 if self.vr[v0] > self.tol else br1
-        mx, my = pair_point(S, a, b, (self.vx[v0], self.vy[v0]), (self.vx[v1], self.vy[v1]))
-        rho_m, _, _, _ = site_dist(S, a, mx, my)
-        for s in new:
-            d, _, _, _ = site_dist(S, s, mx, my)
-            if d < rho_m - self.tol:
-                return True
-            for x, y in tangent_circles(S, s, a, b):
-                if not (math.isfinite(x) and math.isfinite(y)):
-                    continue
-                b2, t = pair_param(S, a, b, x, y)
-                if b2 != br or not (lo + self.tol < t < hi - self.tol):
-                    continue
-                if self._tangent_rho((s, a, b), x, y) is not None:
-                    return True
-        return False
 
     def delete_sites(self, dead) -> None:
         S = self.S
@@ -511,7 +417,7 @@ class Diagram:
             S.alive[s] = False
             self.site_verts.pop(s, None)
         pairs = {p for p in pairs if p[0] not in dead and p[1] not in dead}
-        made = self.add_candidates(list(combinations(sorted(nb), 3)), local=nb)
+        made = self.add_candidates(list(combinations(sorted(nb), 3)))
         for v in made:
             for a, b in combinations(self.vs[v], 2):
                 pairs.add((min(a, b), max(a, b)))

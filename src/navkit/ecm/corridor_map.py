@@ -34,6 +34,7 @@ import numpy as np
 from navkit.errors import BuildError, InputError, StaleHandleError
 
 from . import _kernels as K
+from . import _update_kernels as U
 from ._diagram import Diagram
 from ._sites import Sites
 from ._static import HAVE_PYVORONOI, build_with_boost
@@ -339,7 +340,8 @@ class CorridorMap:
         if check:
             # inside another obstacle: the nearest obstacle feature sees it on its inner side
             x, y = float(ring[0, 0]), float(ring[0, 1])
-            sn, dn = K.nearest_site(x, y, *args)
+            grid = self.diagram._grid()
+            sn, dn = U.grid_nearest(x, y, *grid, S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
             if sn >= 0 and not self.diagram.side_ok(int(sn), x, y, dn):
                 raise InputError("obstacle lies inside another obstacle")
             if kind == "polygon":

@@ -1,0 +1,454 @@
+"""numba kernels of the ECM's local updates (:mod:`navkit.ecm._diagram`).
+
+Each kernel does one batched step of an update over the struct-of-arrays of
+sites (``kind, ax, ay, bx, by, side, alive``), vertices (``vx, vy, vr``) and the
+uniform site grid (``cells, counts, gx0, gy0, h, nx, ny``, see
+:class:`navkit.ecm._sites.Sites`), so that Python only orchestrates a few calls
+per update:
+
+* :func:`rejoin_candidates` -- for every bisector (a, b) whose vertex set
+  changed, order its vertices along the bisector (per branch) and keep the
+  consecutive pairs whose midpoint is equidistant from a and b, on their free
+  side, with no other site nearer (the empty-circle test over the grid);
+* :func:`vertex_site_sets` -- the sites at distance rho of each new vertex and
+  whether all of them see it on their free side;
+* :func:`conflict_vertices` / :func:`cut_edge_candidates` -- the vertices whose
+  empty circle a set of new sites enters, and the edges a new site cuts at their
+  midpoint (the remaining edges near the new sites are returned for the exact
+  tangent-circle test).
+
+Formulas are those of :mod:`navkit.ecm.geom` (the readable reference), in the
+same float64 operation order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from navkit._jit import njit
+
+from ._tangent import _dist_ok, _side_ok, solve_triples
+
+
+@njit
+def _frame(ax, ay, bx, by):
+    dx = bx - ax
+    dy = by - ay
+    ln = math.hypot(dx, dy)
+    ux = dx / ln
+    uy = dy / ln
+    nx = -uy
+    ny = ux
+    return ux, uy, nx, ny, nx * ax + ny * ay
+
+
+@njit
+def pair_param(a, b, x, y, kind, ax, ay, bx, by):
+    """(branch, t): position of (x, y) along the bisector of sites a, b
+    (see :func:`navkit.ecm.geom.pair_param`)."""
+    ka = kind[a]
+    kb = kind[b]
+    if ka == 0 and kb == 0:
+        wx = -(ay[b] - ay[a])
+        wy = ax[b] - ax[a]
+        return 0, x * wx + y * wy
+    if ka + kb == 1:
+        s = a if ka == 1 else b
+        ux, uy, _, _, _ = _frame(ax[s], ay[s], bx[s], by[s])
+        return 0, (x - ax[s]) * ux + (y - ay[s]) * uy
+    _, _, n1x, n1y, c1 = _frame(ax[a], ay[a], bx[a], by[a])
+    _, _, n2x, n2y, c2 = _frame(ax[b], ay[b], bx[b], by[b])
+    d1 = n1x * x + n1y * y - c1
+    d2 = n2x * x + n2y * y - c2
+    br = 1 if d1 * d2 >= 0.0 else -1
+    if br == 1:
+        gx, gy = n1x - n2x, n1y - n2y
+    else:
+        gx, gy = n1x + n2x, n1y + n2y
+    if gx * gx + gy * gy < 1e-20:
+        if br == 1:
+            gx, gy = n1x + n2x, n1y + n2y
+        else:
+            gx, gy = n1x - n2x, n1y - n2y
+    return br, x * (-gy) + y * gx
+
+
+@njit
+def pair_point(a, b, x0, y0, x1, y1, kind, ax, ay, bx, by):
+    """Bisector point of a, b midway (in parameter) between two of its points
+    (see :func:`navkit.ecm.geom.pair_point` with f = 0.5)."""
+    _, t0 = pair_param(a, b, x0, y0, kind, ax, ay, bx, by)
+    _, t1 = pair_param(a, b, x1, y1, kind, ax, ay, bx, by)
+    tm = t0 + 0.5 * (t1 - t0)
+    ka = kind[a]
+    kb = kind[b]
+    if ka == 0 and kb == 0:
+        wx = -(ay[b] - ay[a])
+        wy = ax[b] - ax[a]
+        mx = 0.5 * (ax[a] + ax[b])
+        my = 0.5 * (ay[a] + ay[b])
+        w2 = wx * wx + wy * wy
+        tau = (tm - (mx * wx + my * wy)) / w2
+        return mx + tau * wx, my + tau * wy
+    if ka + kb == 1:
+        s = a if ka == 1 else b
+        p = b if ka == 1 else a
+        ux, uy, nx, ny, _ = _frame(ax[s], ay[s], bx[s], by[s])
+        rx = ax[p] - ax[s]
+        ry = ay[p] - ay[s]
+        pu = rx * ux + ry * uy
+        pv = rx * nx + ry * ny
+        if pv == 0.0:
+            return x0 + 0.5 * (x1 - x0), y0 + 0.5 * (y1 - y0)
+        dt = tm - pu
+        yv = (dt * dt + pv * pv) / (2.0 * pv)
+        return ax[s] + tm * ux + yv * nx, ay[s] + tm * uy + yv * ny
+    return x0 + 0.5 * (x1 - x0), y0 + 0.5 * (y1 - y0)
+
+
+@njit
+def _cell_range(x0, x1, y0, y1, gx0, gy0, h, nx, ny):
+    i0 = max(0, min(nx - 1, int(math.floor((x0 - gx0) / h))))
+    i1 = max(0, min(nx - 1, int(math.floor((x1 - gx0) / h))))
+    j0 = max(0, min(ny - 1, int(math.floor((y0 - gy0) / h))))
+    j1 = max(0, min(ny - 1, int(math.floor((y1 - gy0) / h))))
+    return i0, i1, j0, j1
+
+
+@njit
+def grid_min_dist1(
+    x, y, r, ex0, ex1, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
+):
+    """Nearest alive site other than ex0, ex1 within ``r`` of (x, y) (inf if none)."""
+    best = np.inf
+    i0, i1, j0, j1 = _cell_range(x - r, x + r, y - r, y + r, gx0, gy0, h, nx, ny)
+    for i in range(i0, i1 + 1):
+        for j in range(j0, j1 + 1):
+            c = i * ny + j
+            for t in range(counts[c]):
+                s = cells[c, t]
+                if not alive[s] or s == ex0 or s == ex1:
+                    continue
+                d, _ = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
+                if d < best:
+                    best = d
+    return best
+
+
+@njit
+def rejoin_candidates(
+    pa, pb, ptr, vids, vx, vy, vr, tol, cells, counts, gx0, gy0, h, nx, ny,
+    kind, ax, ay, bx, by, side, alive,
+):  # fmt: skip
+    """Edges of the bisectors (pa[p], pb[p]) whose vertices are ``vids[ptr[p]:ptr[p+1]]``.
+
+    Per bisector, vertices are grouped by branch (a zero-clearance corner
+    vertex of two segments lies on both branches) in order of first
+    appearance, sorted by (parameter, id), and consecutive ones are joined
+    where the bisector point midway between them is tangent to a and b on
+    their free side with positive radius and no other site nearer.
+
+    Returns (pair index, v0, v1), (k,) int64 each, in output order.
+    """
+    npair = pa.shape[0]
+    cap = 16 + vids.shape[0] * 2
+    out_p = np.empty(cap, np.int64)
+    out_0 = np.empty(cap, np.int64)
+    out_1 = np.empty(cap, np.int64)
+    k = 0
+    m = 0
+    for p in range(npair):
+        m = max(m, ptr[p + 1] - ptr[p])
+    bkey = np.empty(2 * m + 2, np.int64)  # branch rank
+    tkey = np.empty(2 * m + 2)
+    vkey = np.empty(2 * m + 2, np.int64)
+    for p in range(npair):
+        a = pa[p]
+        b = pb[p]
+        both = kind[a] == 1 and kind[b] == 1
+        n = 0
+        # branch ranks in order of first appearance: br values -1, 0, 1
+        rank = np.full(3, -1, np.int64)
+        nrank = 0
+        for q in range(ptr[p], ptr[p + 1]):
+            v = vids[q]
+            br, t = pair_param(a, b, vx[v], vy[v], kind, ax, ay, bx, by)
+            if vr[v] <= tol and both:
+                for bb in (1, -1):
+                    if rank[bb + 1] < 0:
+                        rank[bb + 1] = nrank
+                        nrank += 1
+                    bkey[n] = rank[bb + 1]
+                    tkey[n] = t
+                    vkey[n] = v
+                    n += 1
+            else:
+                if rank[br + 1] < 0:
+                    rank[br + 1] = nrank
+                    nrank += 1
+                bkey[n] = rank[br + 1]
+                tkey[n] = t
+                vkey[n] = v
+                n += 1
+        # insertion sort by (branch rank, t, v)
+        for i in range(1, n):
+            kb_, kt, kv = bkey[i], tkey[i], vkey[i]
+            j = i - 1
+            while j >= 0 and (
+                bkey[j] > kb_
+                or (bkey[j] == kb_ and (tkey[j] > kt or (tkey[j] == kt and vkey[j] > kv)))
+            ):
+                bkey[j + 1] = bkey[j]
+                tkey[j + 1] = tkey[j]
+                vkey[j + 1] = vkey[j]
+                j -= 1
+            bkey[j + 1] = kb_
+            tkey[j + 1] = kt
+            vkey[j + 1] = kv
+        for i in range(n - 1):
+            if bkey[i] != bkey[i + 1]:
+                continue
+            v0 = vkey[i]
+            v1 = vkey[i + 1]
+            if tkey[i + 1] - tkey[i] <= 0.0 and vr[v0] > tol and vr[v1] > tol:
+                continue
+            mx, my = pair_point(a, b, vx[v0], vy[v0], vx[v1], vy[v1], kind, ax, ay, bx, by)
+            da, oka = _dist_ok(a, mx, my, kind, ax, ay, bx, by, 1e-9)
+            if not oka:
+                continue
+            db, okb = _dist_ok(b, mx, my, kind, ax, ay, bx, by, 1e-9)
+            if not okb:
+                continue
+            rho = (da + db) / 2.0
+            if max(da, db) - min(da, db) > tol:
+                continue
+            if not _side_ok(a, mx, my, rho, kind, ax, ay, bx, by, side, tol):
+                continue
+            if not _side_ok(b, mx, my, rho, kind, ax, ay, bx, by, side, tol):
+                continue
+            if rho <= tol:
+                continue
+            md = grid_min_dist1(
+                mx, my, rho + 2 * tol, a, b, cells, counts, gx0, gy0, h, nx, ny,
+                kind, ax, ay, bx, by, alive,
+            )  # fmt: skip
+            if md < rho - tol:
+                continue
+            if k == out_p.shape[0]:
+                out_p = np.concatenate((out_p, np.empty(k, np.int64)))
+                out_0 = np.concatenate((out_0, np.empty(k, np.int64)))
+                out_1 = np.concatenate((out_1, np.empty(k, np.int64)))
+            out_p[k] = p
+            out_0[k] = v0
+            out_1[k] = v1
+            k += 1
+    return out_p[:k], out_0[:k], out_1[:k]
+
+
+@njit
+def vertex_site_sets(
+    qx, qy, qr, tol, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, alive
+):  # fmt: skip
+    """Sites within qr[i] + tol of each candidate vertex (segments only where the
+    foot lies on them), and whether every one of them sees it on its free side.
+
+    Returns (ok (m,) bool, ptr (m+1,) int64, ids (ptr[m],) int64 sorted per vertex).
+    """
+    m = qx.shape[0]
+    ok = np.zeros(m, np.bool_)
+    ptr = np.zeros(m + 1, np.int64)
+    ids = np.empty(16 + 4 * m, np.int64)
+    k = 0
+    for q in range(m):
+        x = qx[q]
+        y = qy[q]
+        rho = qr[q]
+        rad = rho + tol
+        start = k
+        good = True
+        i0, i1, j0, j1 = _cell_range(x - rad, x + rad, y - rad, y + rad, gx0, gy0, h, nx, ny)
+        for i in range(i0, i1 + 1):
+            for j in range(j0, j1 + 1):
+                c = i * ny + j
+                for t in range(counts[c]):
+                    s = cells[c, t]
+                    if not alive[s]:
+                        continue
+                    d, on = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
+                    if not on or d > rad:
+                        continue
+                    dup = False
+                    for u in range(start, k):
+                        if ids[u] == s:
+                            dup = True
+                            break
+                    if dup:
+                        continue
+                    if not _side_ok(s, x, y, rho, kind, ax, ay, bx, by, side, tol):
+                        good = False
+                    if k == ids.shape[0]:
+                        ids = np.concatenate((ids, np.empty(k, np.int64)))
+                    ids[k] = s
+                    k += 1
+        ids[start:k] = np.sort(ids[start:k])
+        ok[q] = good
+        ptr[q + 1] = k
+    return ok, ptr, ids[:k]
+
+
+@njit
+def conflict_vertices(new, x0, x1, y0, y1, vx, vy, vr, valive, nv, tol, kind, ax, ay, bx, by):
+    """Alive vertices (ascending) whose empty circle a new site enters by more than tol."""
+    out = np.empty(64, np.int64)
+    k = 0
+    for v in range(nv):
+        if not valive[v]:
+            continue
+        dbx = max(max(x0 - vx[v], vx[v] - x1), 0.0)
+        dby = max(max(y0 - vy[v], vy[v] - y1), 0.0)
+        rho = vr[v]
+        if not (math.hypot(dbx, dby) < rho - tol):
+            continue
+        for i in range(new.shape[0]):
+            d, _ = _dist_ok(new[i], vx[v], vy[v], kind, ax, ay, bx, by, 1e-9)
+            if d < rho - tol:
+                if k == out.shape[0]:
+                    out = np.concatenate((out, np.empty(k, np.int64)))
+                out[k] = v
+                k += 1
+                break
+    return out[:k]
+
+
+@njit
+def cut_edge_candidates(
+    new, x0, x1, y0, y1, ev, es, ealive, ne, vkill, vx, vy, vr, tol, kind, ax, ay, bx, by
+):  # fmt: skip
+    """Alive edges (ascending) whose box (grown by the larger end clearance)
+    meets the new sites' box and whose ends both survive: (cut, rest) where
+    ``cut`` are those a new site is nearer to at the bisector midpoint and
+    ``rest`` the others (for the exact tangent-circle test)."""
+    cut = np.empty(64, np.int64)
+    rest = np.empty(64, np.int64)
+    nc = 0
+    nr = 0
+    for e in range(ne):
+        if not ealive[e]:
+            continue
+        a0 = ev[e, 0]
+        a1 = ev[e, 1]
+        r = max(vr[a0], vr[a1])
+        if x1 < min(vx[a0], vx[a1]) - r or x0 > max(vx[a0], vx[a1]) + r:
+            continue
+        if y1 < min(vy[a0], vy[a1]) - r or y0 > max(vy[a0], vy[a1]) + r:
+            continue
+        if vkill[a0] or vkill[a1]:
+            continue
+        a = es[e, 0]
+        b = es[e, 1]
+        mx, my = pair_point(a, b, vx[a0], vy[a0], vx[a1], vy[a1], kind, ax, ay, bx, by)
+        rho_m, _ = _dist_ok(a, mx, my, kind, ax, ay, bx, by, 1e-9)
+        hit = False
+        for i in range(new.shape[0]):
+            d, _ = _dist_ok(new[i], mx, my, kind, ax, ay, bx, by, 1e-9)
+            if d < rho_m - tol:
+                hit = True
+                break
+        if hit:
+            if nc == cut.shape[0]:
+                cut = np.concatenate((cut, np.empty(nc, np.int64)))
+            cut[nc] = e
+            nc += 1
+        else:
+            if nr == rest.shape[0]:
+                rest = np.concatenate((rest, np.empty(nr, np.int64)))
+            rest[nr] = e
+            nr += 1
+    return cut[:nc], rest[:nr]
+
+
+@njit
+def _grid_blocked(x, y, rho, tol, ex0, ex1, ex2, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive):  # fmt: skip
+    """Whether an alive site other than ex0..ex2 is nearer than rho - tol to (x, y)."""
+    r = rho + 2 * tol
+    lim = rho - tol
+    i0, i1, j0, j1 = _cell_range(x - r, x + r, y - r, y + r, gx0, gy0, h, nx, ny)
+    for i in range(i0, i1 + 1):
+        for j in range(j0, j1 + 1):
+            c = i * ny + j
+            for t in range(counts[c]):
+                s = cells[c, t]
+                if not alive[s] or s == ex0 or s == ex1 or s == ex2:
+                    continue
+                d, _ = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
+                if d < lim:
+                    return True
+    return False
+
+
+@njit
+def candidate_vertices(
+    tri, kind, ax, ay, bx, by, e0, e1, side, alive, tol, cells, counts, gx0, gy0, h, nx, ny
+):  # fmt: skip
+    """New Voronoi vertices from candidate triples ((m, 3) int64 site ids): the
+    tangent circles (:func:`navkit.ecm._tangent.solve_triples`) that no other
+    site enters (by more than tol), with their site sets.
+
+    Returns (xyr (k, 3) float64 [x, y, rho], ok (k,) bool: every site of the set
+    sees the circle on its free side, ptr (k+1,), ids (ptr[k],) sorted per circle).
+    """
+    res = solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol)
+    keep = np.empty(res.shape[0], np.int64)
+    k = 0
+    for q in range(res.shape[0]):
+        t = int(res[q, 3])
+        if not _grid_blocked(
+            res[q, 0], res[q, 1], res[q, 2], tol, tri[t, 0], tri[t, 1], tri[t, 2],
+            cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
+        ):  # fmt: skip
+            keep[k] = q
+            k += 1
+    xyr = np.empty((k, 3))
+    for q in range(k):
+        xyr[q, 0] = res[keep[q], 0]
+        xyr[q, 1] = res[keep[q], 1]
+        xyr[q, 2] = res[keep[q], 2]
+    ok, ptr, ids = vertex_site_sets(
+        xyr[:, 0].copy(), xyr[:, 1].copy(), xyr[:, 2].copy(), tol,
+        cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, alive,
+    )  # fmt: skip
+    return xyr, ok, ptr, ids
+
+
+@njit
+def grid_nearest(x, y, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive):
+    """Nearest alive site to (x, y) over the grid, rings of cells outwards: (id, distance);
+    (-1, inf) if none.  Ties go to the smaller id (as a scan in id order)."""
+    ci = max(0, min(nx - 1, int(math.floor((x - gx0) / h))))
+    cj = max(0, min(ny - 1, int(math.floor((y - gy0) / h))))
+    best = np.inf
+    bi = -1
+    rmax = max(nx, ny)
+    for r in range(rmax + 1):
+        for i in range(max(0, ci - r), min(nx - 1, ci + r) + 1):
+            edge_i = i == ci - r or i == ci + r
+            j = max(0, cj - r)
+            while j <= min(ny - 1, cj + r):
+                c = i * ny + j
+                for t in range(counts[c]):
+                    s = cells[c, t]
+                    if not alive[s]:
+                        continue
+                    d, _ = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
+                    if d < best or (d == best and s < bi):
+                        best = d
+                        bi = s
+                if edge_i or j == cj + r:
+                    j += 1
+                else:
+                    j = cj + r  # interior of the ring: jump to its far side
+        if best < r * h:
+            break
+    return bi, best
