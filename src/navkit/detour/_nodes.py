@@ -112,29 +112,52 @@ def pool_find_any(pool, ref):
 
 
 @njit(inline="always")
+def _pool_get(
+    p_ref,
+    p_state,
+    p_parent,
+    p_cost,
+    p_total,
+    p_flags,
+    p_heap_pos,
+    p_chain,
+    p_bucket,
+    meta,
+    ref,
+    state,
+):
+    b = _hash(ref) & (p_bucket.shape[0] - 1)
+    i = p_bucket[b]
+    found = -1
+    while i != -1:
+        if p_ref[i] == ref and p_state[i] == state:
+            found = i
+            break
+        i = p_chain[i]
+    if found == -1:
+        n = meta[M_COUNT]
+        if n < p_ref.shape[0]:
+            found = np.int32(n)
+            meta[M_COUNT] = n + 1
+            p_ref[found] = ref
+            p_state[found] = state
+            p_parent[found] = -1
+            p_cost[found] = 0
+            p_total[found] = 0
+            p_flags[found] = 0
+            p_heap_pos[found] = -1
+            p_chain[found] = p_bucket[b]
+            p_bucket[b] = found
+    return found
+
+
+@njit(inline="always")
 def pool_get(pool, ref, state):
     """Index of node (ref, state), allocating a fresh zeroed node; -1 when the pool is full."""
-    b = _hash(ref) & (pool.bucket.shape[0] - 1)
-    i = pool.bucket[b]
-    while i != -1:
-        if pool.ref[i] == ref and pool.state[i] == state:
-            return i
-        i = pool.chain[i]
-    n = pool.meta[M_COUNT]
-    if n >= pool.ref.shape[0]:
-        return -1
-    i = np.int32(n)
-    pool.meta[M_COUNT] = n + 1
-    pool.ref[i] = ref
-    pool.state[i] = state
-    pool.parent[i] = -1
-    pool.cost[i] = 0
-    pool.total[i] = 0
-    pool.flags[i] = 0
-    pool.heap_pos[i] = -1
-    pool.chain[i] = pool.bucket[b]
-    pool.bucket[b] = i
-    return i
+    return _pool_get(
+        pool.ref, pool.state, pool.parent, pool.cost, pool.total, pool.flags, pool.heap_pos,
+        pool.chain, pool.bucket, pool.meta, ref, state,
+    )  # fmt: skip
 
 
 @njit(inline="always")
