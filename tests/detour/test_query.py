@@ -311,3 +311,25 @@ def test_sliced_partial_finalize(dungeon):
     part = q.finalize_sliced_find_path_partial(existing[:3])
     assert part.polys[0] == p["startRef"] and part.ok
     assert int(part.polys[-1]) in existing[:3].tolist()
+
+
+def test_any_angle_sliced_search_gives_linked_corridor(dungeon):
+    from navkit.detour.query import FINDPATH_ANY_ANGLE, IN_PROGRESS
+
+    nm, q, pairs = dungeon
+    done = 0
+    for p in pairs[:60]:
+        if not p["complete"]:
+            continue
+        st = q.init_sliced_find_path(
+            p["startRef"], p["endRef"], p["start"], p["end"], options=FINDPATH_ANY_ANGLE
+        )
+        while st & IN_PROGRESS:
+            st, _ = q.update_sliced_find_path(16)
+        res = q.finalize_sliced_find_path(256)
+        assert res.ok and not res.partial
+        assert res.polys[0] == p["startRef"] and res.polys[-1] == p["endRef"]
+        for a, b in zip(res.polys[:-1], res.polys[1:]):
+            assert int(b) in [r for r, *_ in nm.links_of(int(a))]
+        done += 1
+    assert done > 20
