@@ -210,10 +210,19 @@ def _call(kernel, *args):
 
 
 def _vec3(v: object, name: str) -> np.ndarray:
-    if type(v) is np.ndarray and v.dtype == np.float32 and v.shape == (3,):
-        if not (math.isfinite(v[0]) and math.isfinite(v[1]) and math.isfinite(v[2])):
-            raise InputError(f"{name} must be finite, got {v.tolist()}")
-        return v
+    tv = type(v)
+    if tv is np.ndarray and v.dtype == np.float32 and v.shape == (3,):  # type: ignore[union-attr]
+        if not (math.isfinite(v[0]) and math.isfinite(v[1]) and math.isfinite(v[2])):  # type: ignore[index]
+            raise InputError(f"{name} must be finite, got {v.tolist()}")  # type: ignore[union-attr]
+        return v  # type: ignore[return-value]
+    if (tv is tuple or tv is list) and len(v) == 3:  # type: ignore[arg-type]
+        try:
+            x, y, z = float(v[0]), float(v[1]), float(v[2])  # type: ignore[index]
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{name} must be 3 numbers") from exc
+        if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+            raise InputError(f"{name} must be finite, got {[x, y, z]}")
+        return np.array((x, y, z), np.float32)
     try:
         a = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -274,6 +283,7 @@ class NavMeshQuery:
         self._qi = np.zeros(5, np.int64)
         self._qf = np.zeros(8, np.float32)
         self._qfilter = DEFAULT_FILTER
+        self._pbuf: tuple[np.ndarray, ...] | None = None
 
     # -- plumbing --------------------------------------------------------------------------
     @property
@@ -656,10 +666,13 @@ class NavMeshQuery:
         flags, costs = self._filter(filter)
         mp = max(1, int(max_path))
         mk = max(2, int(max_points))
-        polys = np.zeros(mp, np.int64)
-        pts = np.zeros((mk, 3), np.float32)
-        fl = np.zeros(mk, np.uint8)
-        rf = np.zeros(mk, np.int64)
+        buf = self._pbuf
+        if buf is None or buf[0].shape[0] != mp or buf[1].shape[0] != mk:
+            buf = self._pbuf = (
+                np.zeros(mp, np.int64), np.zeros((mk, 3), np.float32),
+                np.zeros(mk, np.uint8), np.zeros(mk, np.int64),
+            )  # fmt: skip
+        polys, pts, fl, rf = buf
         code, n, m, sref, eref, st = _call(
             _batch.pair_kernel,
             self.view,
@@ -743,10 +756,8 @@ def _points(v: object, name: str) -> np.ndarray:
 
 
 def _length(p: np.ndarray) -> float:
-    if p.shape[0] < 2:
-        return 0.0
-    d = np.diff(p.astype(np.float64), axis=0)
-    return float(np.sqrt((d**2).sum(axis=1)).sum())
+    pts = p.tolist()
+    return float(sum(math.dist(a, b) for a, b in zip(pts[:-1], pts[1:])))
 
 
 def _stack_pools(n: int, cap: int) -> tuple[np.ndarray, ...]:
