@@ -47,7 +47,7 @@ class OptimalPlanner:
     """The prepared mesh of one navmesh state and filter, plus reusable buffers.
 
     Built (and cached on the query) by :func:`find_optimal_path`; rebuilt when the
-    navmesh's tiles change or another filter is used.
+    navmesh's tiles or polygon flags change, or another filter is used.
     """
 
     def __init__(self, query: NavMeshQuery, flags: np.ndarray) -> None:
@@ -62,6 +62,7 @@ class OptimalPlanner:
             & ((v.poly_flags.astype(np.int64) & int(flags[1])) == 0)
         )
         self.ok = ok
+        self.poly_flags = v.poly_flags.copy()
         xy, start, nb, twin, vid, corner, comp, max_ring = K.prepare_kernel(v, ok)
         self.xy, self.start, self.nb, self.twin = xy, start, nb, twin
         self.vid, self.corner, self.comp = vid, corner, comp
@@ -98,7 +99,12 @@ def _planner(query: NavMeshQuery, flags: np.ndarray) -> OptimalPlanner:
     pl = getattr(query, "_navkit_optimal", None)
     a = query.navmesh.arrays()
     key = (int(flags[0]), int(flags[1]))
-    if pl is None or pl.arrays is not a or pl.flags_key != key:
+    if (
+        pl is None
+        or pl.arrays is not a
+        or pl.flags_key != key
+        or not np.array_equal(pl.poly_flags, query.view.poly_flags)  # flags are live
+    ):
         pl = OptimalPlanner(query, flags)
         query._navkit_optimal = pl  # type: ignore[attr-defined]
     return pl

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -155,7 +155,7 @@ def _cell_size(cell_size: object) -> float:
 
 def bake_grid(
     occupancy: object, cell_size: float = 1.0, *, agent_radius: float = 0.0, config=None,
-    partition: str = "watershed",
+    partition: Literal["watershed", "monotone", "layers"] = "watershed",
 ):  # fmt: skip
     """Bake a navmesh from a 2D occupancy grid or image ("feed in an image, get a navmesh").
 
@@ -170,6 +170,8 @@ def bake_grid(
         Side of one grid cell [wu].
     agent_radius : float
         Erosion of the walkable area [wu] (0 = the navmesh covers the free cells exactly).
+    partition : {"watershed", "monotone", "layers"}
+        Region partitioning of the derived settings (ignored with ``config``).
     config : BakeConfig, optional
         Overrides the derived settings; its ``cell_size`` must divide ``cell_size``.
         By default the voxel is ``cell_size / k`` (k = 2, or larger so that
@@ -326,16 +328,16 @@ def load_movingai_scenarios(path: str | os.PathLike) -> MovingAIScenarios:
     for n, ln in enumerate(lines[1:], start=2):
         if not ln.strip():
             continue
-        f = ln.split("\t") if "\t" in ln else ln.split()
-        if len(f) != 9:
-            raise FormatError(f"{path}: line {n}: expected 9 fields, got {len(f)}")
+        fld = ln.split("\t") if "\t" in ln else ln.split()
+        if len(fld) != 9:
+            raise FormatError(f"{path}: line {n}: expected 9 fields, got {len(fld)}")
         try:
-            buckets.append(int(f[0]))
-            maps.append(f[1])
-            size.append((int(f[2]), int(f[3])))
-            start.append((int(f[4]), int(f[5])))
-            goal.append((int(f[6]), int(f[7])))
-            opt.append(float(f[8]))
+            buckets.append(int(fld[0]))
+            maps.append(fld[1])
+            size.append((int(fld[2]), int(fld[3])))
+            start.append((int(fld[4]), int(fld[5])))
+            goal.append((int(fld[6]), int(fld[7])))
+            opt.append(float(fld[8]))
         except ValueError:
             raise FormatError(f"{path}: line {n}: non-numeric field in {ln!r}") from None
     return MovingAIScenarios(
