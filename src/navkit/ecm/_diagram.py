@@ -72,62 +72,107 @@ class Diagram:
         return (math.floor(x / self.cell), math.floor(y / self.cell))
 
     def find_vertex(self, x, y):
-        gx, gy = self._gkey(x, y)
+        """An alive vertex within 10 tol of (x, y) (per coordinate), or -1."""
+        c = self.cell
+        gx, gy = math.floor(x / c), math.floor(y / c)
         t = self.tol * 10
+        vg = self.vgrid
         for i in (gx - 1, gx, gx + 1):
             for j in (gy - 1, gy, gy + 1):
-                for v in self.vgrid.get((i, j), ()):
-                    if self.valive[v] and abs(self.vx[v] - x) <= t and abs(self.vy[v] - y) <= t:
-                        return v
+                lst = vg.get((i, j))
+                if lst:
+                    for v in lst:
+                        if (
+                            self.valive[v]
+                            and abs(float(self.vx[v]) - x) <= t
+                            and abs(float(self.vy[v]) - y) <= t
+                        ):
+                            return v
         return -1
 
+    def _grow_vertices(self) -> None:
+        for name in ("vx", "vy", "vr", "valive"):
+            a = getattr(self, name)
+            b = np.zeros(2 * a.shape[0], a.dtype)
+            b[: a.shape[0]] = a
+            setattr(self, name, b)
+
     def add_vertex(self, x, y, r, sites) -> int:
+        """Add a vertex at (x, y) with clearance r tangent to ``sites`` (sorted
+        tuple), or merge the sites into an existing vertex at that point."""
+        sv = self.site_verts
         v = self.find_vertex(x, y)
         if v >= 0:
             new = tuple(sorted(set(self.vs[v]) | set(sites)))
             for s in new:
-                self.site_verts.setdefault(s, set()).add(v)
+                q = sv.get(s)
+                if q is None:
+                    sv[s] = {v}
+                else:
+                    q.add(v)
             self.vs[v] = new
             self.touched_v.add(v)
             return v
+        sites = tuple(sorted(sites))
         if self.free_v:
             v = self.free_v.pop()
-            self.vx[v], self.vy[v], self.vr[v] = x, y, r
-            self.vs[v] = tuple(sorted(sites))
-            self.valive[v] = True
+            self.vs[v] = sites
         else:
             v = self.nv
             if v == self.vx.shape[0]:
-                for name in ("vx", "vy", "vr", "valive"):
-                    a = getattr(self, name)
-                    b = np.zeros(2 * a.shape[0], a.dtype)
-                    b[: a.shape[0]] = a
-                    setattr(self, name, b)
+                self._grow_vertices()
             self.nv += 1
-            self.vx[v], self.vy[v], self.vr[v] = x, y, r
-            self.vs.append(tuple(sorted(sites)))
-            self.valive[v] = True
-        self.vgrid.setdefault(self._gkey(x, y), []).append(v)
-        for s in self.vs[v]:
-            self.site_verts.setdefault(s, set()).add(v)
+            self.vs.append(sites)
+        self.vx[v] = x
+        self.vy[v] = y
+        self.vr[v] = r
+        self.valive[v] = True
+        c = self.cell
+        key = (math.floor(x / c), math.floor(y / c))
+        lst = self.vgrid.get(key)
+        if lst is None:
+            self.vgrid[key] = [v]
+        else:
+            lst.append(v)
+        for s in sites:
+            q = sv.get(s)
+            if q is None:
+                sv[s] = {v}
+            else:
+                q.add(v)
         self.vert_edges[v] = set()
         self.touched_v.add(v)
         return v
 
     def kill_vertex(self, v) -> None:
-        for e in list(self.vert_edges.get(v, ())):
-            self.kill_edge(e)
-        for s in self.vs[v]:
-            sv = self.site_verts.get(s)
-            if sv is not None:
-                sv.discard(v)
-        lst = self.vgrid.get(self._gkey(self.vx[v], self.vy[v]))
-        if lst is not None and v in lst:
-            lst.remove(v)
-        self.valive[v] = False
-        self.vert_edges.pop(v, None)
-        self.free_v.append(v)
-        self.touched_v.add(v)
+        self.kill_vertices((v,))
+
+    def kill_vertices(self, vs) -> None:
+        """Delete vertices and their edges; their slots are reused."""
+        sv = self.site_verts
+        ve = self.vert_edges
+        vg = self.vgrid
+        c = self.cell
+        vs = list(vs)
+        if not vs:
+            return
+        xs = self.vx[vs].tolist()
+        ys = self.vy[vs].tolist()
+        for v, x, y in zip(vs, xs, ys):
+            es = ve.pop(v, None)
+            if es:
+                for e in list(es):
+                    self.kill_edge(e)
+            for s in self.vs[v]:
+                q = sv.get(s)
+                if q is not None:
+                    q.discard(v)
+            lst = vg.get((math.floor(x / c), math.floor(y / c)))
+            if lst is not None and v in lst:
+                lst.remove(v)
+        self.valive[vs] = False
+        self.free_v.extend(vs)
+        self.touched_v.update(vs)
 
     # -------------------------------------------------------------------- edges
     def add_edge(self, v0, v1, a, b) -> int:
@@ -146,13 +191,15 @@ class Diagram:
             ea = np.zeros(2 * e, np.bool_)
             ea[:e] = self.ealive
             self.ev, self.es, self.ealive = ev, es, ea
-        self.ev[e, 0] = v0
-        self.ev[e, 1] = v1
-        self.es[e, 0] = a
-        self.es[e, 1] = b
+        self.ev[e] = (v0, v1)
+        self.es[e] = (a, b)
         self.ealive[e] = True
         self.edges[e] = (v0, v1, a, b)
-        self.pair_edges.setdefault((a, b), set()).add(e)
+        q = self.pair_edges.get((a, b))
+        if q is None:
+            self.pair_edges[(a, b)] = {e}
+        else:
+            q.add(e)
         self.vert_edges[v0].add(e)
         self.vert_edges[v1].add(e)
         self.touched_e.add(e)
@@ -167,10 +214,13 @@ class Diagram:
             pe.discard(e)
             if not pe:
                 del self.pair_edges[(a, b)]
-        for v in (v0, v1):
-            ve = self.vert_edges.get(v)
-            if ve is not None:
-                ve.discard(e)
+        ve = self.vert_edges
+        q = ve.get(v0)
+        if q is not None:
+            q.discard(e)
+        q = ve.get(v1)
+        if q is not None:
+            q.discard(e)
         self.touched_e.add(e)
 
     # --------------------------------------------------------------- predicates
@@ -337,8 +387,7 @@ class Diagram:
         aff_sites -= newset
         for e in affected_e:
             self.kill_edge(e)
-        for v in killed:
-            self.kill_vertex(v)
+        self.kill_vertices(killed)
         # 3. candidates; a segment and its endpoint bound each other's cells along
         # a normal line that is not stored as an edge but can be cut too
         cpairs = set(pairs)
@@ -411,11 +460,11 @@ class Diagram:
                 _, _, a, b = self.edges[e]
                 pairs.add((a, b))
         nb -= dead
-        for v in list(killed):
-            self.kill_vertex(v)
+        self.kill_vertices(killed)
         for s in dead:
             S.alive[s] = False
             self.site_verts.pop(s, None)
+        S.grid_drop(sorted(dead))
         pairs = {p for p in pairs if p[0] not in dead and p[1] not in dead}
         made = self.add_candidates(list(combinations(sorted(nb), 3)))
         for v in made:

@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from ._update_kernels import grid_insert, grid_remove
+
 
 class Sites:
     """Growable arrays of sites. Attributes are numpy arrays of length ``cap``;
@@ -70,37 +72,22 @@ class Sites:
                 self.grid_add(i)
 
     def grid_add(self, i: int) -> None:
+        """Bucket site ``i`` in the cells it comes near (doubling the cell capacity
+        when one is full)."""
         if not hasattr(self, "cells"):
             return
-        if self.kind[i] == 0:
-            xs, ys = (self.ax[i], self.ax[i]), (self.ay[i], self.ay[i])
-        else:
-            xs, ys = (self.ax[i], self.bx[i]), (self.ay[i], self.by[i])
-        h = self.h
-        i0 = min(self.gnx - 1, max(0, int(math.floor((min(xs) - self.gx0) / h))))
-        i1 = min(self.gnx - 1, max(0, int(math.floor((max(xs) - self.gx0) / h))))
-        j0 = min(self.gny - 1, max(0, int(math.floor((min(ys) - self.gy0) / h))))
-        j1 = min(self.gny - 1, max(0, int(math.floor((max(ys) - self.gy0) / h))))
-        ax, ay = self.ax[i], self.ay[i]
-        dx, dy = xs[1] - xs[0] if self.kind[i] else 0.0, 0.0
-        dx, dy = (self.bx[i] - ax, self.by[i] - ay) if self.kind[i] else (0.0, 0.0)
-        ln2 = dx * dx + dy * dy
-        for gi in range(i0, i1 + 1):
-            for gj in range(j0, j1 + 1):
-                if ln2 > 0:
-                    # skip cells the segment does not come near (distance from the
-                    # cell centre to the segment > half the cell diagonal)
-                    cx, cy = self.gx0 + (gi + 0.5) * h, self.gy0 + (gj + 0.5) * h
-                    t = min(1.0, max(0.0, ((cx - ax) * dx + (cy - ay) * dy) / ln2))
-                    if math.hypot(cx - ax - t * dx, cy - ay - t * dy) > 0.7072 * h:
-                        continue
-                c = gi * self.gny + gj
-                if self.counts[c] == self.cells.shape[1]:
-                    big = np.zeros((self.cells.shape[0], 2 * self.cells.shape[1]), np.int64)
-                    big[:, : self.cells.shape[1]] = self.cells
-                    self.cells = big
-                self.cells[c, self.counts[c]] = i
-                self.counts[c] += 1
+        while not grid_insert(i, self.kind, self.ax, self.ay, self.bx, self.by, *self.grid_args()):
+            big = np.zeros((self.cells.shape[0], 2 * self.cells.shape[1]), np.int64)
+            big[:, : self.cells.shape[1]] = self.cells
+            self.cells = big
+
+    def grid_drop(self, ids) -> None:
+        """Remove dead sites from the grid (their cells' scans stay short)."""
+        if hasattr(self, "cells") and len(ids):
+            grid_remove(
+                np.asarray(ids, np.int64), self.kind, self.ax, self.ay, self.bx, self.by,
+                *self.grid_args(),
+            )  # fmt: skip
 
     def grid_args(self):
         return (self.cells, self.counts, self.gx0, self.gy0, self.h, self.gnx, self.gny)

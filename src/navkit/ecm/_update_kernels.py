@@ -452,3 +452,59 @@ def grid_nearest(x, y, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by,
         if best < r * h:
             break
     return bi, best
+
+
+@njit
+def grid_insert(i, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
+    """Add site ``i`` to every grid cell it comes near (a segment: cells whose
+    centre is within half a diagonal of it). Returns False, adding nothing, if
+    one of those cells is full (the caller grows ``cells`` and retries)."""
+    x0 = ax[i]
+    y0 = ay[i]
+    x1 = bx[i] if kind[i] == 1 else x0
+    y1 = by[i] if kind[i] == 1 else y0
+    i0, i1, j0, j1 = _cell_range(
+        min(x0, x1), max(x0, x1), min(y0, y1), max(y0, y1), gx0, gy0, h, nx, ny
+    )
+    dx = x1 - x0
+    dy = y1 - y0
+    ln2 = dx * dx + dy * dy
+    for rep in range(2):
+        for gi in range(i0, i1 + 1):
+            for gj in range(j0, j1 + 1):
+                if ln2 > 0:
+                    cx = gx0 + (gi + 0.5) * h
+                    cy = gy0 + (gj + 0.5) * h
+                    t = min(1.0, max(0.0, ((cx - x0) * dx + (cy - y0) * dy) / ln2))
+                    if math.hypot(cx - x0 - t * dx, cy - y0 - t * dy) > 0.7072 * h:
+                        continue
+                c = gi * ny + gj
+                if rep == 0:
+                    if counts[c] == cells.shape[1]:
+                        return False
+                else:
+                    cells[c, counts[c]] = i
+                    counts[c] += 1
+    return True
+
+
+@njit
+def grid_remove(ids, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
+    """Remove the sites ``ids`` from the grid cells of their boxes (the order
+    of the other sites in a cell is kept)."""
+    for u in range(ids.shape[0]):
+        i = ids[u]
+        x1 = bx[i] if kind[i] == 1 else ax[i]
+        y1 = by[i] if kind[i] == 1 else ay[i]
+        i0, i1, j0, j1 = _cell_range(
+            min(ax[i], x1), max(ax[i], x1), min(ay[i], y1), max(ay[i], y1), gx0, gy0, h, nx, ny
+        )
+        for gi in range(i0, i1 + 1):
+            for gj in range(j0, j1 + 1):
+                c = gi * ny + gj
+                k = 0
+                for t in range(counts[c]):
+                    if cells[c, t] != i:
+                        cells[c, k] = cells[c, t]
+                        k += 1
+                counts[c] = k

@@ -471,6 +471,8 @@ class CorridorMap:
             except InputError:
                 self.obstacles[handle] = o
                 self.sites.alive[o["sites"]] = True
+                for s in o["sites"]:
+                    self.sites.grid_add(s)
                 self.diagram.insert_sites(o["sites"], self._corners_of(o))
                 raise
             self.obstacles[handle] = self.obstacles.pop(h)
