@@ -673,3 +673,47 @@ def trace_kernel(nf, ni, k, sp, out_xy, out_poly, corridor):
         corridor[nc] = sp
         nc += 1
     return m, nc
+
+
+@njit
+def finish_kernel(nav, nf, ni, k, sp, s3, g3, pts, corridor):
+    """3D path (start first) and corridor (start first) from goal node k.
+
+    Interior points get the detail-surface height of the polygon holding them.
+    Returns (n_points, n_corridor, 3D length).
+    """
+    m_cap = pts.shape[0]
+    xy = np.empty((m_cap, 2), np.float64)
+    poly = np.empty(m_cap, np.int64)
+    rev = np.empty(corridor.shape[0], np.int64)
+    m, nc = trace_kernel(nf, ni, k, sp, xy, poly, rev)
+    for i in range(nc):
+        corridor[i] = rev[nc - 1 - i]
+    if m < 2:
+        m = 2
+        pts[0, :] = s3
+        pts[1, :] = g3
+    else:
+        q = np.empty(3, np.float32)
+        tmp = np.empty(3, np.float32)
+        for i in range(m):
+            j = m - 1 - i
+            if i == 0:
+                pts[i, :] = s3
+            elif i == m - 1:
+                pts[i, :] = g3
+            else:
+                q[0] = np.float32(xy[j, 0])
+                q[1] = np.float32(0.0)
+                q[2] = np.float32(-xy[j, 1])
+                closest_point_on_poly(nav, poly[j], q, tmp)
+                pts[i, 0] = q[0]
+                pts[i, 1] = tmp[1]
+                pts[i, 2] = q[2]
+    length = 0.0
+    for i in range(m - 1):
+        d = 0.0
+        for c in range(3):
+            d += (np.float64(pts[i + 1, c]) - np.float64(pts[i, c])) ** 2
+        length += np.sqrt(d)
+    return m, nc, length

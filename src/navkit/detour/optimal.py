@@ -36,9 +36,9 @@ import numpy as np
 from navkit.errors import InputError, QueryError
 
 from . import _polyanya as K
-from ._poly import closest_point_on_poly
+from ._nearest import find_nearest_kernel
 from .filter import QueryFilter
-from .query import NavMeshQuery, Path
+from .query import NavMeshQuery, Path, _vec3
 
 __all__ = ["find_optimal_path", "OptimalPlanner"]
 
@@ -149,26 +149,29 @@ def find_optimal_path(
     if not isinstance(query, NavMeshQuery):
         raise InputError("query must be a navkit NavMeshQuery")
     flags, _ = NavMeshQuery._filter(filter)
-    s_near = query.find_nearest_poly(start, half_extents, filter)
-    if not s_near.found:
-        raise QueryError(f"no polygon within {list(half_extents)} of start {list(start)}")
-    e_near = query.find_nearest_poly(end, half_extents, filter)
-    if not e_near.found:
-        raise QueryError(f"no polygon within {list(half_extents)} of end {list(end)}")
+    s = _vec3(start, "start")
+    e = _vec3(end, "end")
+    h = _vec3(half_extents, "half_extents")
+    if np.any(h < 0):
+        raise InputError("half_extents must be >= 0")
     pl = _planner(query, flags)
     v = pl.view
-    sp = query._poly(s_near.ref)
-    gp = query._poly(e_near.ref)
-    s3 = s_near.point.astype(np.float32)
-    g3 = e_near.point.astype(np.float32)
+    s3 = np.empty(3, np.float32)
+    g3 = np.empty(3, np.float32)
+    sp, _ = find_nearest_kernel(v, s, h, flags, s3)
+    if sp < 0:
+        raise QueryError(f"no polygon within {h.tolist()} of start {s.tolist()}")
+    gp, _ = find_nearest_kernel(v, e, h, flags, g3)
+    if gp < 0:
+        raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
+    sp = int(sp)
+    gp = int(gp)
     complete = True
     if pl.comp[sp] != pl.comp[gp]:
         complete = False
         gp, g3 = K.closest_reachable_kernel(v, pl.comp, pl.comp[sp], g3)
         gp = int(gp)
-    s2 = (float(s3[0]), -float(s3[2]))
-    g2 = (float(g3[0]), -float(g3[2]))
-    k = pl.search(sp, s2, gp, g2)
+    k = pl.search(sp, (float(s3[0]), -float(s3[2])), gp, (float(g3[0]), -float(g3[2])))
     if k < 0:
         warnings.warn(
             "optimal path search found no path inside a connected component; "
@@ -176,28 +179,9 @@ def find_optimal_path(
             RuntimeWarning,
             stacklevel=2,
         )
-        p = query.path(start, end, half_extents=half_extents, filter=filter, max_path=65535)
-        return p
-    cap = pl.cnt[0] + 2
-    out_xy = np.zeros((cap, 2), np.float64)
-    out_poly = np.zeros(cap, np.int64)
-    corridor = np.zeros(cap, np.int64)
-    m, nc = K.trace_kernel(pl.nf, pl.ni, k, sp, out_xy, out_poly, corridor)
-    pts = np.empty((m, 3), np.float32)
-    tmp = np.empty(3, np.float32)
-    for i in range(m):
-        j = m - 1 - i
-        if i == 0:
-            pts[i] = s3
-        elif i == m - 1:
-            pts[i] = g3
-        else:
-            q = np.array([out_xy[j, 0], 0.0, -out_xy[j, 1]], np.float32)
-            closest_point_on_poly(v, int(out_poly[j]), q, tmp)
-            pts[i] = (q[0], tmp[1], q[2])
-    if m == 1:
-        pts = np.stack([s3, g3]).astype(np.float32)
-    polys = v.poly_ref[corridor[:nc][::-1]].copy()
-    d = np.diff(pts.astype(np.float64), axis=0)
-    length = float(np.sqrt((d**2).sum(axis=1)).sum())
-    return Path(pts, polys, complete, length)
+        return query.path(start, end, half_extents=half_extents, filter=filter, max_path=65535)
+    cap = int(pl.cnt[0]) + 2
+    pts = np.empty((cap, 3), np.float32)
+    corridor = np.empty(cap, np.int64)
+    m, nc, length = K.finish_kernel(v, pl.nf, pl.ni, k, sp, s3, g3, pts, corridor)
+    return Path(pts[:m].copy(), v.poly_ref[corridor[:nc]].copy(), complete, float(length))
