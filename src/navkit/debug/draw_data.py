@@ -53,7 +53,12 @@ def navmesh_draw_data(navmesh: Any) -> DrawData:
 
     a = navmesh.arrays()
     isl = find_islands(navmesh).poly_island
-    polys, ys, areas, tiles, islands, gps = [], [], [], [], [], []
+    polys: list[np.ndarray] = []
+    ys: list[float] = []
+    areas: list[int] = []
+    tiles: list[int] = []
+    islands: list[int] = []
+    gps: list[int] = []
     dverts: list[np.ndarray] = []
     dtris: list[np.ndarray] = []
     dpoly: list[np.ndarray] = []

@@ -35,7 +35,7 @@ class Islands(NamedTuple):
     island_polys: np.ndarray
 
     @property
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]
         """Number of islands."""
         return int(self.island_area.shape[0])
 

@@ -205,7 +205,7 @@ class ContourSet(NamedTuple):
     max_error: float
 
     @property
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]
         """Number of contours."""
         return int(self.reg.shape[0])
 
