@@ -102,16 +102,16 @@ def test_same_polygon_is_straight():
     assert xz_len(p.points) == pytest.approx(np.hypot(0.1, 0.2), rel=1e-6)
 
 
-@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("seed", range(8))
 def test_random_grids_match_visibility_graph(seed):
     rng = np.random.default_rng(seed)
-    g = no_double_corners(rng.random((9, 11)) < 0.3)
+    g = no_double_corners(rng.random((8, 10)) < 0.3)
     nm = bake_grid(g, 1.0)
     q = navkit.NavMeshQuery(nm, max_nodes=65535)
     polys = polygons_xz(nm)
     free = np.argwhere(~g)
     checked = 0
-    for _ in range(8):
+    for _ in range(6):
         i, j = rng.choice(len(free), 2)
         s = (free[i][1] + rng.random(), 0.0, free[i][0] + rng.random())
         e = (free[j][1] + rng.random(), 0.0, free[j][0] + rng.random())
