@@ -255,10 +255,15 @@ def solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol):
             y = buf[q, 1]
             if not (math.isfinite(x) and math.isfinite(y)):
                 continue
+            # cheapest rejections first (same outcome as testing all three at once)
             d1, o1 = _dist_ok(i, x, y, kind, ax, ay, bx, by, 1e-9)
+            if not o1:
+                continue
             d2, o2 = _dist_ok(j, x, y, kind, ax, ay, bx, by, 1e-9)
+            if not o2 or abs(d1 - d2) > tol:
+                continue
             d3, o3 = _dist_ok(k, x, y, kind, ax, ay, bx, by, 1e-9)
-            if not (o1 and o2 and o3):
+            if not o3:
                 continue
             if max(d1, d2, d3) - min(d1, d2, d3) > tol:
                 continue
