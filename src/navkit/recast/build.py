@@ -147,7 +147,8 @@ def mesh_bounds(mesh: TriMesh) -> tuple[np.ndarray, np.ndarray]:
     """Bounds of the vertices the triangles use (what the Recast generators bake)."""
     if mesh.n_triangles == 0:
         raise InputError(f"{mesh.name}: the mesh has no triangles")
-    used = np.unique(mesh.triangles)
+    used = np.zeros(mesh.vertices.shape[0], np.bool_)
+    used[mesh.triangles.ravel()] = True
     v = mesh.vertices[used]
     return v.min(axis=0).astype(np.float32), v.max(axis=0).astype(np.float32)
 
@@ -495,6 +496,22 @@ def _bin_kernel(x0, x1, z0, z1, tiles_x, tiles_z):  # pragma: no cover - numba
     return start, out
 
 
+@njit
+def _tri_xz_bounds(verts, tris):  # pragma: no cover - numba
+    """Per-triangle min and max of x (column 0) and z (column 2), as ``(m, 3)`` arrays."""
+    m = tris.shape[0]
+    lo = np.empty((m, 3), verts.dtype)
+    hi = np.empty((m, 3), verts.dtype)
+    for i in range(m):
+        for a in (0, 2):
+            v0 = verts[tris[i, 0], a]
+            v1 = verts[tris[i, 1], a]
+            v2 = verts[tris[i, 2], a]
+            lo[i, a] = min(v0, min(v1, v2))
+            hi[i, a] = max(v0, max(v1, v2))
+    return lo, hi
+
+
 def _bin_triangles(
     mesh_v: np.ndarray, mesh_t: np.ndarray, grid: TileGrid, rc: RcConfig
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -522,9 +539,7 @@ def _bin_triangles(
     for ty in range(th):
         lo, hi = tile_bounds(grid, rc, 0, ty)
         zs_lo[ty], zs_hi[ty] = lo[2], hi[2]
-    tv = mesh_v[mesh_t]  # (m, 3, 3)
-    lo = tv.min(axis=1)
-    hi = tv.max(axis=1)
+    lo, hi = _tri_xz_bounds(mesh_v, mesh_t)
     # first tile with tile_hi >= tri_lo .. last tile with tile_lo <= tri_hi
     x0 = np.searchsorted(xs_hi, lo[:, 0], side="left")
     x1 = np.searchsorted(xs_lo, hi[:, 0], side="right") - 1
