@@ -160,22 +160,26 @@ def edge_polyline(cmap, e):
     )
     clr = np.hypot(pts[:, 0] - f_a[:, 0], pts[:, 1] - f_a[:, 1])
     cache[e] = (pts, clr)
-    cmap._edgestats[e] = (float(np.sum(np.hypot(*np.diff(pts, axis=0).T))), float(clr.min()))
     return pts, clr
 
 
 def _graph(cmap):
+    """The route graph over alive edges (CSR, both directions) with each edge's
+    exact length and least clearance (closed form, cached per edge until an
+    update touches it; no edge is sampled here)."""
     g = cmap._cache.get("graph")
     if g is not None:
         return g
     d = cmap.diagram
+    S = cmap.sites
     nv = d.nv
-    eids = np.array(list(d.edges.keys()), np.int64)
-    ev = np.array([d.edges[e][:2] for e in eids], np.int64).reshape(-1, 2)
+    eids = np.nonzero(d.ealive[: d.next_e])[0].astype(np.int64)
+    ev = d.ev[eids]
     stats = cmap._edgestats
-    for e in eids.tolist():
-        if e not in stats or e not in cmap._polycache:
-            edge_polyline(cmap, e)
+    miss = np.asarray([e for e in eids.tolist() if e not in stats], np.int64)
+    if miss.size:
+        ln, mc = K.edge_stats(miss, d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by)
+        stats.update(zip(miss.tolist(), zip(ln.tolist(), mc.tolist())))
     st = np.array([stats[e] for e in eids.tolist()], np.float64).reshape(-1, 2)
     length = st[:, 0].copy()
     minclr = st[:, 1].copy()
