@@ -6,8 +6,6 @@
 - :mod:`.io` -- navkit's own checksummed navmesh file.
 """
 
-from . import io as _io  # noqa: F401  (attaches save/load)
-from . import recast_format as _recast_format  # noqa: F401  (attaches from_recast/to_recast)
 from .navmesh import NavMesh, NavMeshArrays, NavMeshParams
 from .recast_format import navmesh_from_recast, navmesh_to_recast, tile_from_bytes, tile_to_bytes
 from .tile import OffMeshConnections, TileData, create_navmesh_data

@@ -228,17 +228,3 @@ def load_navmesh(path: str | os.PathLike[str]) -> NavMesh:
     except OSError as exc:
         raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from None
     return navmesh_from_bytes(data, str(p))
-
-
-def _save(self: NavMesh, path, *, bake_config: Any = None) -> None:
-    """Save in navkit's format (atomic; see :mod:`navkit.detour.io`)."""
-    save_navmesh(self, path, bake_config=bake_config)
-
-
-def _load(cls, path) -> NavMesh:
-    """Load a file written by :meth:`NavMesh.save`."""
-    return load_navmesh(path)
-
-
-NavMesh.save = _save  # type: ignore[assignment]
-NavMesh.load = classmethod(_load)  # type: ignore[assignment]

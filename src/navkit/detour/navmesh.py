@@ -68,7 +68,7 @@ Refs: ``ref = salt << (poly_bits + tile_bits) | slot << poly_bits | poly`` with
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -330,7 +330,7 @@ class NavMesh:
         self._dead_cons: set[int] = set()
         self._arrays: NavMeshArrays | None = None
         #: The bake's BuildReport when this navmesh came from navkit.bake().
-        self.build_report = None
+        self.build_report: Any = None
 
     @classmethod
     def from_tile(cls, data: TileData) -> NavMesh:
@@ -1155,11 +1155,59 @@ class NavMesh:
         s = self.stats()
         return f"NavMesh(tiles={s['tiles']}, polys={s['polys']}, max_tiles={self.params.max_tiles})"
 
-    # File formats (recast_format.py / io.py attach these).
-    from_recast = None  # type: ignore[assignment]
-    to_recast = None  # type: ignore[assignment]
-    save = None  # type: ignore[assignment]
-    load = None  # type: ignore[assignment]
+    # -- files ---------------------------------------------------------------------------
+    @classmethod
+    def from_recast(cls, src: Any) -> NavMesh:
+        """Load Recast/Detour's binary navmesh: an MSET navmesh set (RecastDemo's
+        ``all_tiles_navmesh.bin``, ``exportNavMesh``) or one raw ``DNAV`` tile.
+
+        Parameters
+        ----------
+        src : str, PathLike or bytes
+
+        Raises
+        ------
+        FormatError
+            Corrupt, truncated, foreign or unsupported data.
+        """
+        from .recast_format import navmesh_from_recast
+
+        return navmesh_from_recast(src)
+
+    def to_recast(self, path: Any = None) -> bytes:
+        """This navmesh as a Recast navmesh set (MSET) that Detour's importer loads.
+
+        Parameters
+        ----------
+        path : str or PathLike, optional
+            Also write the bytes there (atomically).
+
+        Returns
+        -------
+        bytes
+        """
+        from .recast_format import navmesh_to_recast
+
+        return navmesh_to_recast(self, path)
+
+    def save(self, path: Any, *, bake_config: Any = None) -> None:
+        """Save in navkit's versioned, checksummed format (atomic; see :mod:`navkit.detour.io`)."""
+        from .io import save_navmesh
+
+        save_navmesh(self, path, bake_config=bake_config)
+
+    @classmethod
+    def load(cls, path: Any) -> NavMesh:
+        """Load a file written by :meth:`save`.
+
+        Raises
+        ------
+        FormatError
+            A corrupt, truncated or foreign file (checksum, magic, version).
+        """
+        from .io import load_navmesh
+
+        return load_navmesh(path)
 
 
 def _check_tile(d: TileData) -> None:

@@ -434,17 +434,3 @@ def navmesh_to_recast(nm: NavMesh, path=None) -> bytes:
     if path is not None:
         atomic_write_bytes(path, data)
     return data
-
-
-def _from_recast(cls, src) -> NavMesh:
-    """Load a Recast/Detour binary navmesh (see :func:`navmesh_from_recast`)."""
-    return navmesh_from_recast(src)
-
-
-def _to_recast(self, path=None) -> bytes:
-    """The navmesh as a Recast navmesh set (see :func:`navmesh_to_recast`)."""
-    return navmesh_to_recast(self, path)
-
-
-NavMesh.from_recast = classmethod(_from_recast)  # type: ignore[assignment]
-NavMesh.to_recast = _to_recast  # type: ignore[assignment]

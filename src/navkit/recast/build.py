@@ -691,7 +691,7 @@ def bake(
         config.filter_walkable_low_height_spans,
     )
     gw, gh = grid_size(bmin, bmax, rc.cs)
-    tile_params = dict(
+    tile_params: dict[str, Any] = dict(
         walkable_height=float(f32(rc.walkable_height) * f32(rc.ch)),
         walkable_radius=float(f32(rc.walkable_radius) * f32(rc.cs)),
         walkable_climb=float(f32(rc.walkable_climb) * f32(rc.ch)),
@@ -730,7 +730,7 @@ def bake(
         # dtNavMesh::init(data): parameters derived from the single tile's header.
         navmesh = _nm.NavMesh(
             _nm.NavMeshParams(
-                orig=tuple(float(c) for c in data.bmin),
+                orig=(float(data.bmin[0]), float(data.bmin[1]), float(data.bmin[2])),
                 tile_width=float(f32(data.bmax[0]) - f32(data.bmin[0])),
                 tile_height=float(f32(data.bmax[2]) - f32(data.bmin[2])),
                 max_tiles=1,
@@ -782,7 +782,7 @@ def bake(
         poly_bits = 22 - tile_bits
         navmesh = _nm.NavMesh(
             _nm.NavMeshParams(
-                orig=tuple(float(c) for c in bmin),
+                orig=(float(bmin[0]), float(bmin[1]), float(bmin[2])),
                 tile_width=grid.tile_world_size,
                 tile_height=grid.tile_world_size,
                 max_tiles=1 << tile_bits,
