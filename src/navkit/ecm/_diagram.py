@@ -404,14 +404,31 @@ class Diagram:
         if cpairs:
             cp = np.asarray(list(cpairs), np.int64)
             parts.append(np.column_stack([np.repeat(nw, len(cp)), np.tile(cp, (len(nw), 1))]))
+        # A convex obstacle (every corner's cell in free space; a segment or a
+        # point) is touched by an empty circle outside it at one point only, so
+        # two of its sites share a vertex only if they share that point (a
+        # segment and its endpoint, or the two segments at a corner), and no
+        # circle outside it touches three of its sites with positive radius.
+        pts_new = nw[S.kind[nw] == 0]
+        convex = bool(np.all(S.side[pts_new] == 1))
         if len(nw) >= 2:
-            pr = np.asarray(list(combinations(new, 2)), np.int64)
+            if convex:
+                prs = []
+                for sg in nw[S.kind[nw] == 1].tolist():
+                    prs.append((sg, int(S.e0[sg])))
+                    prs.append((sg, int(S.e1[sg])))
+                for p in pts_new.tolist():
+                    inc = [sg for sg in S.incident.get(p, ()) if sg in newset]
+                    prs.extend(combinations(inc, 2))
+                pr = np.asarray(prs, np.int64).reshape(-1, 2)
+            else:
+                pr = np.asarray(list(combinations(new, 2)), np.int64)
             af = np.asarray(list(aff_sites), np.int64)
-            if af.size:
+            if af.size and pr.size:
                 parts.append(
                     np.column_stack([np.repeat(pr, len(af), axis=0), np.tile(af, len(pr))])
                 )
-        if len(nw) >= 3:
+        if len(nw) >= 3 and not convex:
             parts.append(np.asarray(list(combinations(new, 3)), np.int64))
         triples = np.vstack(parts) if parts else np.zeros((0, 3), np.int64)
         made = self.add_candidates(triples)
