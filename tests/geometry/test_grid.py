@@ -44,11 +44,12 @@ def _cover(nm, pts: np.ndarray) -> np.ndarray:
 def test_navmesh_covers_exactly_the_free_cells(seed):
     rng = np.random.default_rng(seed)
     g = rng.random((11, 14)) < 0.3  # includes double corners and single cells
-    nm = bake_grid(g, 0.5)
-    assert _areas(nm).sum() == pytest.approx((~g).sum() * 0.25, abs=1e-6)
+    cs = 0.5 if seed % 2 else 0.7  # 0.7: cell edges not exact in float32
+    nm = bake_grid(g, cs)
+    assert _areas(nm).sum() == pytest.approx((~g).sum() * cs * cs, rel=1e-5)
     r, c = np.mgrid[0 : g.shape[0], 0 : g.shape[1]]
     # off-centre probes: triangulation diagonals run through cell centres
-    centres = np.stack([(c.ravel() + 0.37) * 0.5, (r.ravel() + 0.61) * 0.5], 1)
+    centres = np.stack([(c.ravel() + 0.37) * cs, (r.ravel() + 0.61) * cs], 1)
     cov = _cover(nm, centres)
     assert np.array_equal(cov, (~g).ravel().astype(int))
 

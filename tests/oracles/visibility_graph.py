@@ -49,7 +49,7 @@ def segment_inside(a, b, packed, edges, eps=1e-7) -> bool:
     nz = np.abs(den) > 1e-12
     t = (ap[nz, 0] * e[nz, 1] - ap[nz, 1] * e[nz, 0]) / den[nz]
     u = (ap[nz, 0] * d[1] - ap[nz, 1] * d[0]) / den[nz]
-    ok = (t > 0) & (t < 1) & (u >= -1e-9) & (u <= 1 + 1e-9)
+    ok = (t > 0) & (t < 1) & (u >= -1e-6) & (u <= 1 + 1e-6)  # float32 vertices
     ts.extend(t[ok].tolist())
     # collinear edges: their endpoints projected on a-b cut it too
     dd = d @ d

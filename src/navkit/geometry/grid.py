@@ -114,7 +114,10 @@ def grid_mesh(occupancy: object, cell_size: float = 1.0):
     if not free.any():
         raise InputError("the occupancy grid has no free cell")
     rects = _rectangles(free)
-    r0, c0, r1, c1 = (rects[:, i].astype(np.float64) * cs for i in range(4))
+    # shrink every rectangle by 1e-3 cell: an edge lying exactly on a voxel boundary may,
+    # after float32 rounding, reach into the next voxel, which Recast would then rasterize
+    shrink = np.array([1, 1, -1, -1]) * 1e-3
+    r0, c0, r1, c1 = ((rects[:, i] + shrink[i]) * cs for i in range(4))
     z = np.zeros_like(r0)
     # corners: (x0,z0) (x0,z1) (x1,z1) (x1,z0); triangles counter-clockwise seen from above
     v = np.stack(
