@@ -35,8 +35,6 @@ from itertools import combinations
 import numpy as np
 
 from . import _update_kernels as U
-from ._tangent import solve_triples
-from .geom import pair_param
 
 
 class Diagram:
@@ -367,7 +365,11 @@ class Diagram:
         )  # fmt: skip
         affected_e.update(cut.tolist())
         if rest.shape[0]:
-            affected_e.update(self._edges_cut_exact(rest.tolist(), new))
+            hit = U.cut_edges_exact(
+                rest, nw, self.ev, self.es, self.vx, self.vy, self.vr, self.tol,
+                S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side,
+            )  # fmt: skip
+            affected_e.update(rest[hit].tolist())
         pairs: set = set()
         aff_sites: set = set()
         for e in affected_e:
@@ -439,29 +441,6 @@ class Diagram:
                 pairs.add((min(a, b), max(a, b)))
         self.rejoin(pairs)
         self.version += 1
-
-    def _edges_cut_exact(self, rest, new) -> set:
-        """The edges of ``rest`` that a new site cuts strictly inside: a tangent
-        circle of (new site, a, b) within the edge's parameter range."""
-        S = self.S
-        out: set = set()
-        tri = np.array(
-            [(s, self.edges[e][2], self.edges[e][3]) for e in rest for s in new], np.int64
-        )
-        res = solve_triples(tri, S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, self.tol)
-        nn = len(new)
-        for row in res:
-            e = rest[int(row[3]) // nn]
-            if e in out:
-                continue
-            v0, v1, a, b = self.edges[e]
-            br0, t0 = pair_param(S, a, b, self.vx[v0], self.vy[v0])
-            br1, t1 = pair_param(S, a, b, self.vx[v1], self.vy[v1])
-            br = br0 if self.vr[v0] > self.tol else br1
-            b2, t = pair_param(S, a, b, row[0], row[1])
-            if b2 == br and min(t0, t1) + self.tol < t < max(t0, t1) - self.tol:
-                out.add(e)
-        return out
 
     def delete_sites(self, dead) -> None:
         S = self.S

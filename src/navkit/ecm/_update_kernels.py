@@ -508,3 +508,36 @@ def grid_remove(ids, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
                         cells[c, k] = cells[c, t]
                         k += 1
                 counts[c] = k
+
+
+@njit
+def cut_edges_exact(rest, new, ev, es, vx, vy, vr, tol, kind, ax, ay, bx, by, e0, e1, side):
+    """The edges of ``rest`` that a new site cuts strictly inside: a valid tangent
+    circle of (new site, a, b) whose bisector parameter lies strictly between
+    the edge's end vertices' (on their branch). Returns a (len(rest),) bool mask."""
+    nn = new.shape[0]
+    m = rest.shape[0]
+    tri = np.empty((m * nn, 3), np.int64)
+    for q in range(m):
+        for i in range(nn):
+            tri[q * nn + i, 0] = new[i]
+            tri[q * nn + i, 1] = es[rest[q], 0]
+            tri[q * nn + i, 2] = es[rest[q], 1]
+    res = solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol)
+    out = np.zeros(m, np.bool_)
+    for r in range(res.shape[0]):
+        q = int(res[r, 3]) // nn
+        if out[q]:
+            continue
+        e = rest[q]
+        v0 = ev[e, 0]
+        v1 = ev[e, 1]
+        a = es[e, 0]
+        b = es[e, 1]
+        br0, t0 = pair_param(a, b, vx[v0], vy[v0], kind, ax, ay, bx, by)
+        br1, t1 = pair_param(a, b, vx[v1], vy[v1], kind, ax, ay, bx, by)
+        br = br0 if vr[v0] > tol else br1
+        b2, t = pair_param(a, b, res[r, 0], res[r, 1], kind, ax, ay, bx, by)
+        if b2 == br and min(t0, t1) + tol < t < max(t0, t1) - tol:
+            out[q] = True
+    return out
