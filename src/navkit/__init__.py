@@ -38,6 +38,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "QueryFilter": (".detour.filter", "QueryFilter"),
     "Path": (".detour.query", "Path"),
     "OffMeshConnections": (".detour.tile", "OffMeshConnections"),
+    "find_optimal_path": (".detour.optimal", "find_optimal_path"),
+    "bake_grid": (".geometry.grid", "bake_grid"),
+    "load_movingai_map": (".geometry.grid", "load_movingai_map"),
+    "load_movingai_scenarios": (".geometry.grid", "load_movingai_scenarios"),
+    "ecm": (".ecm", None),
 }
 
 __all__ = [
@@ -57,6 +62,11 @@ __all__ = [
     "QueryFilter",
     "Path",
     "OffMeshConnections",
+    "find_optimal_path",
+    "bake_grid",
+    "load_movingai_map",
+    "load_movingai_scenarios",
+    "ecm",
     "__version__",
 ]
 

@@ -24,24 +24,15 @@ A query object is not thread-safe (it owns one node pool); use one per thread.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
 
 from navkit.errors import InputError, QueryError, StaleHandleError
 
-from . import _batch, _funnel, _local, _nearest, _poly, _raycast, _search
+from . import _batch, _funnel, _local, _nearest, _poly, _portal, _raycast, _search
 from ._nodes import NodePool, make_pool
-from ._portal import (
-    BUFFER_TOO_SMALL,
-    FAILURE,
-    IN_PROGRESS,
-    INVALID_PARAM,
-    OUT_OF_NODES,
-    PARTIAL_RESULT,
-    SUCCESS,
-)
 from ._view import NavView, poly_index, view_from_navmesh
 from .filter import DEFAULT_FILTER, QueryFilter
 
@@ -61,9 +52,14 @@ STRAIGHTPATH_AREA_CROSSINGS = _funnel.AREA_CROSSINGS
 STRAIGHTPATH_ALL_CROSSINGS = _funnel.ALL_CROSSINGS
 RAYCAST_USE_COSTS = _search.RAYCAST_USE_COSTS
 FINDPATH_ANY_ANGLE = _search.FINDPATH_ANY_ANGLE
-SUCCESS, FAILURE, IN_PROGRESS = int(SUCCESS), int(FAILURE), int(IN_PROGRESS)
-INVALID_PARAM, BUFFER_TOO_SMALL = int(INVALID_PARAM), int(BUFFER_TOO_SMALL)
-OUT_OF_NODES, PARTIAL_RESULT = int(OUT_OF_NODES), int(PARTIAL_RESULT)
+#: Detour's status bits (dtStatus), as Python ints.
+SUCCESS: int = int(_portal.SUCCESS)
+FAILURE: int = int(_portal.FAILURE)
+IN_PROGRESS: int = int(_portal.IN_PROGRESS)
+INVALID_PARAM: int = int(_portal.INVALID_PARAM)
+BUFFER_TOO_SMALL: int = int(_portal.BUFFER_TOO_SMALL)
+OUT_OF_NODES: int = int(_portal.OUT_OF_NODES)
+PARTIAL_RESULT: int = int(_portal.PARTIAL_RESULT)
 _FLT_MAX = float(np.finfo(np.float32).max)
 
 
@@ -209,11 +205,11 @@ def _call(kernel, *args):
     return res
 
 
-def _vec3(v: object, name: str) -> np.ndarray:
+def _vec3(v: Any, name: str) -> np.ndarray:
     tv = type(v)
-    if tv is np.ndarray and v.dtype == np.float32 and v.shape == (3,):  # type: ignore[union-attr]
-        if not (math.isfinite(v[0]) and math.isfinite(v[1]) and math.isfinite(v[2])):  # type: ignore[index]
-            raise InputError(f"{name} must be finite, got {v.tolist()}")  # type: ignore[union-attr]
+    if tv is np.ndarray and v.dtype == np.float32 and v.shape == (3,):
+        if not (math.isfinite(v[0]) and math.isfinite(v[1]) and math.isfinite(v[2])):
+            raise InputError(f"{name} must be finite, got {v.tolist()}")
         return v  # type: ignore[return-value]
     if (tv is tuple or tv is list) and len(v) == 3:  # type: ignore[arg-type]
         try:
@@ -649,9 +645,34 @@ class NavMeshQuery:
     # -- one-call conveniences -------------------------------------------------------------
     def path(
         self, start, end, *, half_extents=(2.0, 4.0, 2.0), filter: QueryFilter | None = None,
-        max_path: int = 256, max_points: int = 256,
+        max_path: int = 256, max_points: int = 256, optimal: bool = False,
     ) -> Path:  # fmt: skip
-        """Straight path from world point start to end (the peer's NavMeshTester flow).
+        """Path from world point ``start`` to ``end`` in one call.
+
+        By default this is Detour's flow (RecastDemo's NavMeshTester): nearest
+        polygons, A* corridor, funnel. With ``optimal=True`` it is the true
+        Euclidean shortest path through the polygons (Polyanya, see
+        :func:`navkit.detour.optimal.find_optimal_path`): never longer than
+        Detour's, area costs and off-mesh connections not used.
+
+        Parameters
+        ----------
+        start, end : (3,) array_like of float
+            World points [wu].
+        half_extents : (3,) float
+            Search box for the nearest polygons [wu].
+        filter : QueryFilter, optional
+        max_path, max_points : int
+            Corridor and corner capacity (Detour's limits; a longer path is partial).
+        optimal : bool
+            Any-angle optimal path instead of A* + funnel.
+
+        Returns
+        -------
+        Path
+            ``points`` (k, 3) float32, ``polys`` refs, ``complete`` (False when the
+            goal is unreachable: the path ends at the closest reachable point) and
+            ``length`` [wu].
 
         Raises
         ------
@@ -660,6 +681,10 @@ class NavMeshQuery:
         QueryError
             No polygon within half_extents of start or end, or no path.
         """
+        if optimal:
+            from .optimal import find_optimal_path
+
+            return find_optimal_path(self, start, end, half_extents=half_extents, filter=filter)
         s = _vec3(start, "start")
         e = _vec3(end, "end")
         h = _vec3(half_extents, "half_extents")
