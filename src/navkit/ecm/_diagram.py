@@ -248,8 +248,8 @@ class Diagram:
         S = self.S
         tri = np.ascontiguousarray(np.asarray(triples, np.int64).reshape(-1, 3))
         xyr, ok, ptr, ids = U.candidate_vertices(
-            tri, S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, S.alive, self.tol,
-            *self._grid(),
+            tri, S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, S.alive, S.owner, S.cvx,
+            self.tol, *self._grid(),
         )  # fmt: skip
         out = []
         rl = xyr.tolist()

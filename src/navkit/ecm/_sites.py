@@ -32,10 +32,14 @@ class Sites:
         self.side = np.zeros(cap, np.int8)
         self.alive = np.zeros(cap, np.bool_)
         self.owner = np.full(cap, -1, np.int64)
+        # the site belongs to a convex obstacle (a convex polygon, a segment or
+        # a point): no empty circle outside it touches two of its sites that
+        # share no point
+        self.cvx = np.zeros(cap, np.bool_)
         self.incident: dict[int, list] = {}  # point site -> segment sites ending there
 
     def _grow(self) -> None:
-        for name in ("kind", "ax", "ay", "bx", "by", "e0", "e1", "side", "alive", "owner"):
+        for name in ("kind", "ax", "ay", "bx", "by", "e0", "e1", "side", "alive", "owner", "cvx"):
             a = getattr(self, name)
             b = np.empty(2 * a.shape[0], a.dtype)
             b[: a.shape[0]] = a
@@ -52,6 +56,7 @@ class Sites:
         self.side[i] = side
         self.alive[i] = True
         self.owner[i] = owner
+        self.cvx[i] = False
         self.n += 1
         self.grid_add(i)
         if kind == 1:

@@ -389,8 +389,24 @@ def _grid_blocked(x, y, rho, tol, ex0, ex1, ex2, cells, counts, gx0, gy0, h, nx,
 
 
 @njit
+def _apart(i, j, kind, e0, e1, owner, cvx):
+    """Sites i, j of one convex obstacle that share no point."""
+    if i == j or owner[i] != owner[j] or not (cvx[i] and cvx[j]):
+        return False
+    if kind[i] == 1 and (j == e0[i] or j == e1[i]):
+        return False
+    if kind[j] == 1 and (i == e0[j] or i == e1[j]):
+        return False
+    if kind[i] == 1 and kind[j] == 1:
+        if e0[i] == e0[j] or e0[i] == e1[j] or e1[i] == e0[j] or e1[i] == e1[j]:
+            return False
+    return True
+
+
+@njit
 def candidate_vertices(
-    tri, kind, ax, ay, bx, by, e0, e1, side, alive, tol, cells, counts, gx0, gy0, h, nx, ny
+    tri, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
+    cells, counts, gx0, gy0, h, nx, ny,
 ):  # fmt: skip
     """New Voronoi vertices from candidate triples ((m, 3) int64 site ids): the
     tangent circles (:func:`navkit.ecm._tangent.solve_triples`) that no other
@@ -399,6 +415,21 @@ def candidate_vertices(
     Returns (xyr (k, 3) float64 [x, y, rho], ok (k,) bool: every site of the set
     sees the circle on its free side, ptr (k+1,), ids (ptr[k],) sorted per circle).
     """
+    # two sites of one convex obstacle that share no point never touch the
+    # same empty circle (it meets a convex set outside it in one point)
+    m = tri.shape[0]
+    use = np.empty(m, np.bool_)
+    nuse = 0
+    for t in range(m):
+        i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
+        use[t] = not (
+            _apart(i, j, kind, e0, e1, owner, cvx)
+            or _apart(i, k, kind, e0, e1, owner, cvx)
+            or _apart(j, k, kind, e0, e1, owner, cvx)
+        )
+        nuse += use[t]
+    if nuse < m:
+        tri = tri[use]
     res = solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol)
     keep = np.empty(res.shape[0], np.int64)
     k = 0

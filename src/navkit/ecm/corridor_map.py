@@ -372,6 +372,8 @@ class CorridorMap:
             new = [p0, p1, s]
         else:
             new = [S.add(0, ring[0, 0], ring[0, 1], side=1, owner=h)]
+        pts = [s for s in new if S.kind[s] == 0]
+        S.cvx[new] = bool(np.all(S.side[pts] == 1))
         self.obstacles[h] = {"kind": kind, "sites": new, "ring": ring, "lo": lo, "hi": hi}
         return h, new, corners
 
