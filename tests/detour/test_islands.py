@@ -63,3 +63,31 @@ def test_island_areas_sum_to_polygon_area():
         total += 0.5 * abs(np.dot(x, np.roll(z, -1)) - np.dot(z, np.roll(x, -1)))
     assert isl.island_area.sum() == pytest.approx(total, rel=1e-9)
     _same_partition(nm, isl)
+
+
+def test_samplers_limited_to_one_island():
+    from navkit.detour.islands import find_nearest_poly_on_island, find_random_point_on_island
+
+    nm = navkit.NavMesh.from_recast(peer_file("nav_test.solo.navmesh.bin"))
+    q = navkit.NavMeshQuery(nm)
+    isl = nm.islands()
+    assert isl.count > 1
+    small = int(np.argmin(isl.island_area))
+    big = int(np.argmax(isl.island_area))
+    rng = np.random.default_rng(3)
+    pts = []
+    for _ in range(200):
+        rp = find_random_point_on_island(q, isl, small, rng=rng)
+        assert isl.poly_island[nm.poly_index(rp.ref)] == small
+        # the point lies on its polygon (xz), on the detail surface
+        assert q.get_poly_height(rp.ref, rp.point) == pytest.approx(float(rp.point[1]), abs=1e-4)
+        pts.append(rp.point)
+    # nearest on the big island from a point of the small island: never a small-island poly
+    for p in pts[:20]:
+        near = find_nearest_poly_on_island(q, isl, big, p, half_extents=(50, 50, 50))
+        if near.ref:
+            assert isl.poly_island[nm.poly_index(near.ref)] == big
+        own = find_nearest_poly_on_island(q, isl, small, p)
+        assert own.ref and isl.poly_island[nm.poly_index(own.ref)] == small
+    with pytest.raises(navkit.errors.InputError):
+        find_random_point_on_island(q, isl, isl.count)
