@@ -129,3 +129,27 @@ def test_never_shorter_than_visibility_oracle():
     print(
         f"corridor/oracle length: mean {np.mean(ratios):.6f} max {np.max(ratios):.6f} n={len(ratios)}"
     )
+
+
+def test_closed_form_edge_stats_match_dense_samples():
+    """Route-graph edge length and least clearance (closed form) against each
+    edge's sampled polyline: the chords are never longer than the arc and within
+    1e-3 of it; the least clearance equals the least sampled one (the samples
+    include the bisector's closest point to the sites)."""
+    from navkit.ecm import _kernels as K
+    from navkit.ecm.path import edge_polyline
+
+    b, obs, _ = random_scene(5, 15, 40, 30)
+    m = CorridorMap.from_polygons(b, obs)
+    d, S = m.diagram, m.sites
+    eids = np.nonzero(d.ealive[: d.next_e])[0].astype(np.int64)
+    ln, mc = K.edge_stats(eids, d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by)
+    curved = 0
+    for e, L, c in zip(eids.tolist(), ln, mc):
+        pts, clr = edge_polyline(m, e)
+        chord = float(np.sum(np.hypot(*np.diff(pts, axis=0).T)))
+        assert chord <= L * (1 + 1e-12) + 1e-12
+        assert chord >= L * (1 - 1e-3) - 1e-12
+        assert abs(c - clr.min()) <= 1e-9 * (1 + clr.max())
+        curved += chord < L * (1 - 1e-9)
+    assert curved > 0  # the scene has parabolic edges

@@ -159,3 +159,35 @@ def test_degenerate_lattice_scenes(seed):
         else:
             m.remove(h)
         assert map_difference(m, m.rebuilt()) == []
+
+
+def test_obstacle_containing_or_inside_another_is_rejected():
+    m = CorridorMap.from_polygons(RECT, [[[4, 2], [5, 2], [5, 3]], [[7.0, 3.0]]])
+    ref = m.rebuilt()
+    with pytest.raises(InputError):  # a square around the point obstacle
+        m.insert_polygon([[6.5, 2.5], [7.5, 2.5], [7.5, 3.5], [6.5, 3.5]])
+    with pytest.raises(InputError):  # a square around the triangle
+        m.insert_polygon([[3.5, 1.5], [5.5, 1.5], [5.5, 3.5], [3.5, 3.5]])
+    with pytest.raises(InputError):  # a point inside the triangle
+        m.insert_point([4.7, 2.3])
+    m.check()
+    assert map_difference(m, ref) == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_grid_nearest_equals_brute_force(seed):
+    from navkit.ecm import _kernels as K
+    from navkit.ecm import _update_kernels as U
+
+    b, obs, _ = random_scene(seed, 20, 40, 30)
+    m = CorridorMap.from_polygons(b, obs)
+    hs = [h for h in m.obstacles if h]
+    for h in hs[:5]:
+        m.remove(h)  # dead sites leave the grid
+    S = m.sites
+    rng = np.random.default_rng(seed)
+    for x, y in rng.uniform([-5, -5], [45, 35], (200, 2)) - m.origin:
+        s1, d1 = U.grid_nearest(x, y, *S.grid_args(), S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
+        s2, d2 = K.nearest_site(x, y, *S.kernel_args())
+        assert d1 == d2
+        assert s1 == s2

@@ -25,6 +25,14 @@ decomposition):
   leaves the diagram only at a vertex.
 
 Everything touched is reported (``touched_vertices``, ``touched_edges``).
+
+Cost: each step's geometry runs as one numba kernel over the arrays of sites,
+vertices, edges and the site grid (:mod:`navkit.ecm._update_kernels`:
+conflict vertices, cut edges, candidate circles with their emptiness test and
+site sets, bisector re-joining); Python keeps the vertex/edge index (dicts of
+sets keyed by site, vertex and bisector) and calls a handful of kernels per
+update.  Two sites of one convex obstacle that share no point are never paired
+in a candidate triple (an empty circle outside a convex set touches it once).
 """
 
 from __future__ import annotations
@@ -70,13 +78,21 @@ class Diagram:
         return (math.floor(x / self.cell), math.floor(y / self.cell))
 
     def find_vertex(self, x, y):
-        """An alive vertex within 10 tol of (x, y) (per coordinate), or -1."""
+        """An alive vertex within 10 tol of (x, y) (per coordinate), or -1.
+        Neighbouring grid cells are looked at only when (x, y) lies within
+        twice that distance of its cell's side (cells are 100x wider)."""
         c = self.cell
-        gx, gy = math.floor(x / c), math.floor(y / c)
+        fx, fy = x / c, y / c
+        gx, gy = math.floor(fx), math.floor(fy)
+        fx -= gx
+        fy -= gy
         t = self.tol * 10
+        m = 2.0 * t / c
+        ii = (gx - 1, gx, gx + 1) if fx < m or fx > 1.0 - m else (gx,)
+        jj = (gy - 1, gy, gy + 1) if fy < m or fy > 1.0 - m else (gy,)
         vg = self.vgrid
-        for i in (gx - 1, gx, gx + 1):
-            for j in (gy - 1, gy, gy + 1):
+        for i in ii:
+            for j in jj:
                 lst = vg.get((i, j))
                 if lst:
                     for v in lst:

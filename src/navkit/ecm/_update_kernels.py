@@ -29,6 +29,7 @@ import numpy as np
 
 from navkit._jit import njit
 
+from ._kernels import point_in_ring
 from ._tangent import _dist_ok, _side_ok, solve_triples
 
 
@@ -572,3 +573,22 @@ def cut_edges_exact(rest, new, ev, es, vx, vy, vr, tol, kind, ax, ay, bx, by, e0
         if b2 == br and min(t0, t1) + tol < t < max(t0, t1) - tol:
             out[q] = True
     return out
+
+
+@njit
+def grid_point_in_ring(x0, y0, x1, y1, rx, ry, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, owner, alive):  # fmt: skip
+    """Whether an alive obstacle point site (owner != 0) in the box
+    [x0, x1] x [y0, y1] lies inside the closed ring (rx, ry) (even-odd rule)."""
+    i0, i1, j0, j1 = _cell_range(x0, x1, y0, y1, gx0, gy0, h, nx, ny)
+    for i in range(i0, i1 + 1):
+        for j in range(j0, j1 + 1):
+            c = i * ny + j
+            for t in range(counts[c]):
+                s = cells[c, t]
+                if not alive[s] or kind[s] != 0 or owner[s] == 0:
+                    continue
+                if ax[s] < x0 or ax[s] > x1 or ay[s] < y0 or ay[s] > y1:
+                    continue
+                if point_in_ring(ax[s], ay[s], rx, ry):
+                    return True
+    return False

@@ -344,20 +344,12 @@ class CorridorMap:
             sn, dn = U.grid_nearest(x, y, *grid, S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
             if sn >= 0 and not self.diagram.side_ok(int(sn), x, y, dn):
                 raise InputError("obstacle lies inside another obstacle")
-            if kind == "polygon":
-                n = S.n
-                inbox = (
-                    S.alive[:n]
-                    & (S.kind[:n] == 0)
-                    & (S.owner[:n] != 0)
-                    & (S.ax[:n] >= lo[0])
-                    & (S.ax[:n] <= hi[0])
-                    & (S.ay[:n] >= lo[1])
-                    & (S.ay[:n] <= hi[1])
-                )
-                for c in np.nonzero(inbox)[0]:
-                    if _point_in_ring(S.ax[c], S.ay[c], ring):
-                        raise InputError("obstacle contains another obstacle")
+            if kind == "polygon" and U.grid_point_in_ring(
+                lo[0], lo[1], hi[0], hi[1],
+                np.ascontiguousarray(ring[:, 0]), np.ascontiguousarray(ring[:, 1]),
+                *grid, S.kind, S.ax, S.ay, S.owner, S.alive,
+            ):  # fmt: skip
+                raise InputError("obstacle contains another obstacle")
         h = self._next_handle
         self._next_handle += 1
         corners: list = []
