@@ -29,6 +29,7 @@ import numpy as np
 from navkit.errors import InputError
 
 from . import _kernels as K
+from . import _update_kernels as U
 from .geom import pair_param, site_dist
 
 ARC_SLACK = 1e-3
@@ -204,10 +205,18 @@ def _graph(cmap):
     return g
 
 
+def _nearest(cmap, x, y):
+    """Nearest alive site to a local point: (site id, distance [wu]); over the
+    site grid (same answer and tie-break as a scan in id order)."""
+    S = cmap.sites
+    if not hasattr(S, "cells"):
+        return K.nearest_site(x, y, *S.kernel_args())
+    return U.grid_nearest(x, y, *S.grid_args(), S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
+
+
 def clearance_at(cmap, x, y):
     """Distance from a local point to the nearest obstacle; 0 outside free space."""
-    S = cmap.sites
-    s, dist = K.nearest_site(x, y, *S.kernel_args())
+    s, dist = _nearest(cmap, x, y)
     if s < 0:
         return math.inf
     if not cmap.diagram.side_ok(s, x, y, dist) or dist <= 0.0:
@@ -220,7 +229,7 @@ def _retract(cmap, x, y):
     obstacle point through (x, y) first meets the medial axis."""
     S = cmap.sites
     d = cmap.diagram
-    s, dist = K.nearest_site(x, y, *S.kernel_args())
+    s, dist = _nearest(cmap, x, y)
     _, fx, fy, _ = site_dist(S, s, x, y)
     ux, uy = (x - fx) / dist, (y - fy) / dist
     cand = set()
