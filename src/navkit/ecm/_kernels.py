@@ -646,3 +646,74 @@ def edge_stats(eids, ev, es, vx, vy, kind, ax, ay, bx, by):
                     _site_dist(1, ax[a], ay[a], bx[a], by[a], x1, y1),
                 )
     return length, minclr
+
+
+@njit
+def sample_edge(e, ev, es, vx, vy, kind, ax, ay, bx, by, max_step):
+    """Samples of medial-axis edge ``e`` (see :func:`sample_bisector`): points
+    (k, 2) from its first to its last vertex and their clearance (k,) [wu]."""
+    v0 = ev[e, 0]
+    v1 = ev[e, 1]
+    a = es[e, 0]
+    b = es[e, 1]
+    x0 = vx[v0]
+    y0 = vy[v0]
+    x1 = vx[v1]
+    y1 = vy[v1]
+    qx = np.zeros(3)
+    qy = np.zeros(3)
+    npt = 0
+    for s in (a, b):
+        if kind[s] == 0:
+            qx[npt] = ax[s]
+            qy[npt] = ay[s]
+            npt += 1
+    ps = 0
+    t0 = t1 = sax = say = ux = uy = nx = ny = pu = pv = 0.0
+    fmin = -1.0
+    if kind[a] + kind[b] == 1:
+        sg = a if kind[a] == 1 else b
+        pt = b if kind[a] == 1 else a
+        dx = bx[sg] - ax[sg]
+        dy = by[sg] - ay[sg]
+        ln = math.hypot(dx, dy)
+        ux = dx / ln
+        uy = dy / ln
+        nx = -uy
+        ny = ux
+        sax = ax[sg]
+        say = ay[sg]
+        rx = ax[pt] - sax
+        ry = ay[pt] - say
+        pu = rx * ux + ry * uy
+        pv = rx * nx + ry * ny
+        t0 = (x0 - sax) * ux + (y0 - say) * uy
+        t1 = (x1 - sax) * ux + (y1 - say) * uy
+        if pv != 0.0:
+            ps = 1
+            if t1 != t0:
+                fmin = (pu - t0) / (t1 - t0)  # the parabola's vertex: least clearance
+    elif kind[a] == 0 and kind[b] == 0:
+        mx = 0.5 * (ax[a] + ax[b])
+        my = 0.5 * (ay[a] + ay[b])
+        ex = x1 - x0
+        ey = y1 - y0
+        ee = ex * ex + ey * ey
+        if ee > 0:
+            fmin = ((mx - x0) * ex + (my - y0) * ey) / ee  # midpoint of the two points
+    n0 = 4 if npt > 0 else 1
+    _, pts = sample_bisector(
+        ps, x0, y0, x1, y1, t0, t1, sax, say, ux, uy, nx, ny, pu, pv,
+        npt, qx, qy, fmin, max_step, n0,
+    )  # fmt: skip
+    k = pts.shape[0]
+    pts[0, 0] = x0
+    pts[0, 1] = y0
+    pts[k - 1, 0] = x1
+    pts[k - 1, 1] = y1
+    sid = np.full(k, a, np.int64)
+    f = feet(pts[:, 0].copy(), pts[:, 1].copy(), sid, kind, ax, ay, bx, by)
+    clr = np.empty(k)
+    for i in range(k):
+        clr[i] = math.hypot(pts[i, 0] - f[i, 0], pts[i, 1] - f[i, 1])
+    return pts, clr

@@ -87,81 +87,17 @@ def _pair_points(S, a, b, p0, p1, fr):
 
 
 def edge_polyline(cmap, e):
-    """Samples of diagram edge ``e`` (local frame): points (k, 2) and clearance (k,)."""
+    """Samples of diagram edge ``e`` (local frame): points (k, 2) and clearance (k,).
+    Sampled on first use (one kernel call) and cached until an update touches it."""
     cache = cmap._polycache
     hit = cache.get(e)
     if hit is not None:
         return hit
     d = cmap.diagram
     S = cmap.sites
-    v0, v1, a, b = d.edges[e]
-    x0, y0, x1, y1 = d.vx[v0], d.vy[v0], d.vx[v1], d.vy[v1]
-    pts_ids = [s for s in (a, b) if S.kind[s] == 0]
-    qx = np.array([S.ax[s] for s in pts_ids] + [0.0])
-    qy = np.array([S.ay[s] for s in pts_ids] + [0.0])
-    ps = 0
-    t0 = t1 = sax = say = ux = uy = nx = ny = pu = pv = 0.0
-    fmin = -1.0
-    if S.kind[a] + S.kind[b] == 1:
-        sg, pt = (a, b) if S.kind[a] == 1 else (b, a)
-        dx, dy = S.bx[sg] - S.ax[sg], S.by[sg] - S.ay[sg]
-        ln = math.hypot(dx, dy)
-        ux, uy = dx / ln, dy / ln
-        nx, ny = -uy, ux
-        sax, say = S.ax[sg], S.ay[sg]
-        rx, ry = S.ax[pt] - sax, S.ay[pt] - say
-        pu, pv = rx * ux + ry * uy, rx * nx + ry * ny
-        _, t0 = pair_param(S, a, b, x0, y0)
-        _, t1 = pair_param(S, a, b, x1, y1)
-        if pv != 0.0:
-            ps = 1
-            if t1 != t0:
-                fmin = (pu - t0) / (t1 - t0)  # the parabola's vertex: least clearance
-    elif S.kind[a] == 0 and S.kind[b] == 0:
-        mx, my = 0.5 * (S.ax[a] + S.ax[b]), 0.5 * (S.ay[a] + S.ay[b])
-        ex, ey = x1 - x0, y1 - y0
-        ee = ex * ex + ey * ey
-        if ee > 0:
-            fmin = ((mx - x0) * ex + (my - y0) * ey) / ee  # midpoint of the two points
-    n0 = 4 if pts_ids else 1
-    _, pts = K.sample_bisector(
-        ps,
-        x0,
-        y0,
-        x1,
-        y1,
-        t0,
-        t1,
-        sax,
-        say,
-        ux,
-        uy,
-        nx,
-        ny,
-        pu,
-        pv,
-        len(pts_ids),
-        qx,
-        qy,
-        fmin,
-        _MAX_STEP,
-        n0,
-    )
-    pts[0] = (x0, y0)
-    pts[-1] = (x1, y1)
-    f_a = K.feet(
-        pts[:, 0].copy(),
-        pts[:, 1].copy(),
-        np.full(len(pts), a, np.int64),
-        S.kind,
-        S.ax,
-        S.ay,
-        S.bx,
-        S.by,
-    )
-    clr = np.hypot(pts[:, 0] - f_a[:, 0], pts[:, 1] - f_a[:, 1])
-    cache[e] = (pts, clr)
-    return pts, clr
+    out = K.sample_edge(int(e), d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by, _MAX_STEP)
+    cache[e] = out
+    return out
 
 
 def _graph(cmap):
