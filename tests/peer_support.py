@@ -245,3 +245,43 @@ def polymesh_from_dump(manifest: dict, stages: dict):
         f.get("borderSize", 0),
         float(np.float32(f.get("maxEdgeError", cfg["maxSimplificationError"]))),
     )
+
+
+#: borderSize forced on the peer's solo build for the tile-style border dumps.
+PEER_BORDER = 5
+
+
+@functools.cache
+def border_stage_dump(mesh: str, partition: str = "watershed") -> tuple[dict, dict]:
+    """Recast's stage dump of a solo build whose partition ran with ``borderSize = 5``.
+
+    The shared peer always bakes solo meshes with borderSize 0. To test the tile-border
+    code paths against Recast itself, a copy of the peer script in ``.scratch/peer`` takes
+    the border from ``NAVKIT_PEER_BORDER`` (one line added after the grid size is set).
+    """
+    work = peer_workdir()
+    if shutil.which("node") is None:
+        pytest.skip("node is not available to run the Recast peer")
+    script = work / "recast_peer_border.mjs"
+    if not script.exists():
+        src = (work / "recast_peer.mjs").read_text()
+        anchor = "cfg.height = gridSize.height;"
+        if anchor not in src:
+            pytest.skip("peer script changed: cannot force borderSize")
+        hook = " if (process.env.NAVKIT_PEER_BORDER) cfg.borderSize = Number(process.env.NAVKIT_PEER_BORDER);"
+        script.write_text(src.replace(anchor, anchor + hook, 1))
+    out = work / "stages_border" / f"{mesh}.{partition}"
+    if not (out / "manifest.json").exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run(
+            ["node", script.name, str(mesh_path(mesh)), "{}", "--sections", "",
+             "--partition", partition, "--dump-stages", str(out)],
+            cwd=work, capture_output=True, text=True,
+            env={**os.environ, "NAVKIT_PEER_BORDER": str(PEER_BORDER)},
+        )  # fmt: skip
+        if r.returncode != 0 or not (out / "manifest.json").exists():
+            pytest.skip(f"peer border dump failed: {r.stderr[-300:]}")
+    manifest, stages = _read_stages_module().load_stages(str(out))
+    if manifest["stages"]["compact_regions"]["fields"]["borderSize"] != PEER_BORDER:
+        pytest.skip("the peer did not take the forced borderSize")
+    return manifest, stages

@@ -14,6 +14,7 @@ from peer_support import (
     MESHES,
     PARTITIONS,
     _read_stages_module,
+    border_stage_dump,
     chf_from_dump,
     peer_workdir,
     stage_dump,
@@ -70,9 +71,6 @@ def _assert_equals_dump(chf, manifest, stages):
     assert cset.max_error == np.float32(fields["maxError"])
 
 
-BORDER_DUMPS = Path(__file__).resolve().parents[2] / ".scratch" / "peer" / "stages_border"
-
-
 @pytest.mark.peer
 @pytest.mark.parametrize("partition", PARTITIONS)
 @pytest.mark.parametrize("mesh", MESHES)
@@ -83,12 +81,7 @@ def test_equals_recast_dump_with_border(mesh, partition):
     local copy of the peer that takes the border from ``NAVKIT_PEER_BORDER`` (made by
     ``tests/recast/test_regions.py``), so they are used when present.
     """
-    d = BORDER_DUMPS / f"{mesh}.{partition}"
-    if not (d / "manifest.json").exists():
-        pytest.skip(f"{d} not available")
-    manifest, stages = _read_stages_module().load_stages(str(d))
-    if "contours" not in stages:
-        pytest.skip(f"{d} lacks the contours stage")
+    manifest, stages = border_stage_dump(mesh, partition)
     chf = chf_from_dump(manifest, stages, "compact_regions")
     assert chf.border_size > 0
     _assert_equals_dump(chf, manifest, stages)

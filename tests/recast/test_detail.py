@@ -17,6 +17,7 @@ from peer_support import (
     PARTITIONS,
     SCRATCH,
     _read_stages_module,
+    border_stage_dump,
     chf_from_dump,
     mesh_path,
     peer_workdir,
@@ -111,12 +112,7 @@ def test_equals_recast_with_other_settings(mesh, partition, config):
 @pytest.mark.parametrize("mesh", MESHES)
 def test_equals_recast_with_border_size(mesh, partition):
     """Solo builds forced to borderSize 5 (dumps made by test_regions' patched peer, if present)."""
-    d = SCRATCH / "peer" / "stages_border" / f"{mesh}.{partition}"
-    if not (d / "manifest.json").exists():
-        pytest.skip(f"{d} not available")
-    manifest, stages = _read_stages_module().load_stages(str(d))
-    if "detail" not in stages:
-        pytest.skip(f"{d} lacks the detail stage")
+    manifest, stages = border_stage_dump(mesh, partition)
     pm, _, _ = _check_against(manifest, stages)
     assert pm.border_size > 0
 

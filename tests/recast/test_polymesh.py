@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 from peer_support import (
     MESHES,
     PARTITIONS,
-    ROOT,
-    _read_stages_module,
+    border_stage_dump,
     contours_from_dump,
     peer_file,
     polymesh_from_dump,
@@ -150,9 +149,6 @@ def test_matches_recast_solo_polymesh_json(mesh, partition):
     np.testing.assert_array_equal(np.float32(ref["bmin"]), pm.bmin)
 
 
-BORDER_DUMPS = ROOT / ".scratch" / "peer" / "stages_border"
-
-
 @pytest.mark.peer
 @pytest.mark.parametrize(("mesh", "partition"), CASES)
 def test_matches_recast_with_border_size(mesh, partition):
@@ -163,12 +159,7 @@ def test_matches_recast_with_border_size(mesh, partition):
     (``NAVKIT_PEER_BORDER``), so they are used when present. They exercise the
     removal of BORDER_VERTEX vertices (hole re-triangulation and re-merging).
     """
-    d = BORDER_DUMPS / f"{mesh}.{partition}"
-    if not (d / "manifest.json").exists():
-        pytest.skip(f"{d} not available")
-    manifest, stages = _read_stages_module().load_stages(str(d))
-    if "contours" not in stages or "polymesh" not in stages:
-        pytest.skip(f"{d} lacks the contours or polymesh stage")
+    manifest, stages = border_stage_dump(mesh, partition)
     cset = contours_from_dump(manifest, stages)
     assert cset.border_size > 0
     pm = build_poly_mesh(cset, nvp=int(manifest["rcConfig"]["maxVertsPerPoly"]))

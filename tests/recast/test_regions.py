@@ -8,10 +8,6 @@ one line changed, so Recast itself paints and partitions a tile-like border).
 
 from __future__ import annotations
 
-import functools
-import os
-import shutil
-import subprocess
 from collections import deque
 
 import numpy as np
@@ -21,10 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from peer_support import (
     MESHES,
-    _read_stages_module,
+    border_stage_dump,
     chf_from_dump,
-    mesh_path,
-    peer_workdir,
     stage_dump,
 )
 
@@ -61,53 +55,8 @@ def run_recast(chf, kind, cfg, border_size):
     return build_layer_regions(chf, **kw)
 
 
-@functools.cache
 def border_dump(mesh: str, kind: str):
-    """Recast's stage dump of a solo build whose partition ran with borderSize = 5."""
-    work = peer_workdir()
-    if shutil.which("node") is None:
-        pytest.skip("node is not available to run the Recast peer")
-    script = work / "recast_peer_border.mjs"
-    if not script.exists():
-        src = (work / "recast_peer.mjs").read_text()
-        anchor = "cfg.height = gridSize.height;"
-        if src.count(anchor) < 1:
-            pytest.skip("peer script changed: cannot force borderSize")
-        patched = src.replace(
-            anchor,
-            anchor
-            + " if (process.env.NAVKIT_PEER_BORDER) cfg.borderSize = Number(process.env.NAVKIT_PEER_BORDER);",
-            1,
-        )
-        script.write_text(patched)
-    out = work / "stages_border" / f"{mesh}.{kind}"
-    if not (out / "manifest.json").exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run(
-            [
-                "node",
-                script.name,
-                str(mesh_path(mesh)),
-                "{}",
-                "--sections",
-                "",
-                "--partition",
-                kind,
-                "--dump-stages",
-                str(out),
-            ],
-            cwd=work,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "NAVKIT_PEER_BORDER": str(PEER_BORDER)},
-        )
-        if r.returncode != 0 or not (out / "manifest.json").exists():
-            pytest.skip(f"peer border dump failed: {r.stderr[-300:]}")
-    manifest, stages = _read_stages_module().load_stages(str(out))
-    fields = manifest["stages"]["compact_regions"]["fields"]
-    if fields["borderSize"] != PEER_BORDER:
-        pytest.skip("the peer did not take the forced borderSize")
-    return manifest, stages
+    return border_stage_dump(mesh, kind)
 
 
 # -- Recast's own output ----------------------------------------------------------------
