@@ -1,91 +1,123 @@
-"""Query timings on the peer's pairs: NavMeshQuery vs Detour (the peer's ``queries``/``raycast``).
+"""Query benchmark: navkit's NavMeshQuery beside Detour (the peer), same pairs, same run.
 
-Usage: ``python bench/query.py [mesh ...]`` (default: dungeon nav_test undulating).
-Prints, per mesh, microseconds per pair for the peer's flow (find_nearest_poly x2 +
-find_path + find_straight_path) through the public API, the same flow inside one
-kernel (``pair_kernel``), the ``paths`` batch (1 and all threads) and ``raycast``,
-beside the peer's medians. CPU time (``process_time``) and wall time, best of 3.
+For each sample mesh the peer bakes the solo navmesh, draws 1000 start/end pairs
+with Detour's own ``findRandomPoint`` and times RecastDemo's NavMeshTester flow
+per pair (findNearestPoly x2 + findPath + findStraightPath) and one raycast per
+pair. navkit loads the very same navmesh (Recast's export), takes the very same
+pairs, and times:
+
+- ``flow``: the same four calls made one by one from Python;
+- ``path``: ``query.path()``, the same flow in one kernel call;
+- ``batch``: ``query.paths()`` over all pairs at once (parallel);
+- ``raycast``: ``query.raycast()`` per pair.
+
+It prints a table and JSON: navkit per-pair median (over ``--runs`` repetitions of
+the whole set), Detour per pair (the peer's total over the set / count), and the
+ratio (below 1 = navkit faster). It also checks that the paths agree.
+
+Usage::
+
+    python bench/query.py [--runs 5] [--meshes dungeon,nav_test,undulating] [--json out.json]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-import numba
 import numpy as np
 
-from navkit.detour.navmesh import NavMesh
-from navkit.detour.query import NavMeshQuery
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _peer import MESHES, median, print_table, run_peer  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1].parent / "shared" / "peer" / "results"
+import navkit  # noqa: E402
 
 
-def _best(fn, n, reps=3):
-    w = c = float("inf")
-    fn()
-    for _ in range(reps):
-        t0, c0 = time.perf_counter(), time.process_time()
+def per_pair_us(fn, n: int, runs: int) -> float:
+    fn()  # warm-up (compiles on first use)
+    ts = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
         fn()
-        w = min(w, (time.perf_counter() - t0) / n * 1e6)
-        c = min(c, (time.process_time() - c0) / n * 1e6)
-    return w, c
+        ts.append(time.perf_counter() - t0)
+    return median(ts) / n * 1e6
 
 
-def bench(mesh: str) -> None:
-    nm = NavMesh.from_recast(RESULTS / f"{mesh}.solo.navmesh.bin")
-    q = NavMeshQuery(nm)
-    pairs = json.loads((RESULTS / f"{mesh}.pairs.json").read_text())["pairs"]
-    peer = json.loads((RESULTS / f"{mesh}.json").read_text())
-    S = np.array([p["start"] for p in pairs], np.float32)
-    E = np.array([p["end"] for p in pairs], np.float32)
-    n = len(S)
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--meshes", default=",".join(MESHES))
+    ap.add_argument("--json", help="also write the JSON here")
+    args = ap.parse_args()
 
-    def flow():
-        for i in range(n):
-            a = q.find_nearest_poly(S[i])
-            b = q.find_nearest_poly(E[i])
-            fp = q.find_path(a.ref, b.ref, S[i], E[i])
-            end = E[i]
-            if fp.polys[-1] != b.ref:
-                end, _ = q.closest_point_on_poly(int(fp.polys[-1]), E[i])
-            q.find_straight_path(S[i], end, fp.polys)
+    rows = []
+    for name in args.meshes.split(","):
+        with tempfile.TemporaryDirectory() as d:
+            pairs_file = Path(d) / "pairs.json"
+            nav_file = Path(d) / "solo.bin"
+            peer = run_peer(
+                name, {"runs": 1}, "--sections", "solo,queries,raycast",
+                "--out", str(pairs_file), "--export-solo", str(nav_file),
+            )  # fmt: skip
+            pairs = json.loads(pairs_file.read_text())["pairs"]
+            nm = navkit.NavMesh.from_recast(nav_file)
+        q = navkit.NavMeshQuery(nm)
+        starts = np.array([p["start"] for p in pairs], dtype=np.float32)
+        ends = np.array([p["end"] for p in pairs], dtype=np.float32)
+        n = len(pairs)
+        ext = (2.0, 4.0, 2.0)
 
-    def one_by_one():
-        for i in range(n):
-            q.path(S[i], E[i])
+        def flow():
+            for s, e in zip(starts, ends):
+                a = q.find_nearest_poly(s, ext)
+                b = q.find_nearest_poly(e, ext)
+                c = q.find_path(a.ref, b.ref, a.point, b.point)
+                q.find_straight_path(a.point, b.point, c.polys)
 
-    refs = [p["startRef"] for p in pairs]
+        def one_call():
+            for s, e in zip(starts, ends):
+                q.path(s, e)
 
-    def rays():
-        for i in range(n):
-            q.raycast(refs[i], S[i], E[i], max_path=0)
+        def batch():
+            q.paths(starts, ends)
 
-    pq = peer["queries"]["per_query_ms"]["median"] * 1e3
-    pr = peer["raycast"]["per_raycast_ms"]["median"] * 1e3
-    rows = [("flow via API", _best(flow, n), pq), ("path() per pair", _best(one_by_one, n), pq)]
-    S5, E5 = np.tile(S, (5, 1)), np.tile(E, (5, 1))
-    nth = numba.get_num_threads()
-    for th in sorted({1, nth}):
-        numba.set_num_threads(th)
-        rows.append(
-            (
-                f"paths() batch, {th} thr",
-                _best(lambda th=th: q.paths(S5, E5, threads=th), 5 * n),
-                pq,
-            )
-        )
-    numba.set_num_threads(nth)
-    rows.append(("raycast via API", _best(rays, n), pr))
-    print(f"{mesh}:")
-    for name, (w, c), ref in rows:
-        print(
-            f"  {name:24s} wall {w:8.2f} us  cpu {c:8.2f} us   peer median {ref:6.2f} us  (cpu/peer {c / ref:5.2f})"
-        )
+        start_refs = [q.find_nearest_poly(s, ext).ref for s in starts]
+
+        def rays():
+            for r, s, e in zip(start_refs, starts, ends):
+                q.raycast(r, s, e)
+
+        # agreement with Detour on these pairs
+        res = q.paths(starts, ends)
+        same_complete = int(np.sum(res.complete == np.array([p["complete"] for p in pairs])))
+        qp, rp = peer["queries"], peer["raycast"]
+        detour_pair = qp["total_ms"] / qp["queries"] * 1e3
+        detour_ray = rp["total_ms"] / rp["raycasts"] * 1e3
+        for label, fn, ref in (
+            ("flow (4 calls)", flow, detour_pair),
+            ("path()", one_call, detour_pair),
+            ("paths() batch", batch, detour_pair),
+            ("raycast", rays, detour_ray),
+        ):
+            us = per_pair_us(fn, n, args.runs)
+            rows.append({
+                "mesh": name, "query": label, "navkit_us": us, "detour_us": ref,
+                "ratio": us / ref, "pairs": n, "same_complete": same_complete,
+            })  # fmt: skip
+    print_table(rows, [
+        ("mesh", "mesh", "s"), ("query", "query", "s"), ("navkit_us", "navkit us/pair", ".2f"),
+        ("detour_us", "detour us/pair", ".2f"), ("ratio", "ratio", ".2f"),
+        ("same_complete", "same status", "d"), ("pairs", "pairs", "d"),
+    ])  # fmt: skip
+    text = json.dumps({"bench": "query", "runs": args.runs, "rows": rows}, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text)
 
 
 if __name__ == "__main__":
-    for m in sys.argv[1:] or ["dungeon", "nav_test", "undulating"]:
-        bench(m)
+    main()
