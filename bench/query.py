@@ -47,6 +47,63 @@ def per_pair_us(fn, n: int, runs: int) -> float:
     return median(ts) / n * 1e6
 
 
+def bench_mesh(name: str, runs: int) -> list[dict]:
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as d:
+        pairs_file = Path(d) / "pairs.json"
+        nav_file = Path(d) / "solo.bin"
+        peer = run_peer(
+            name, {"runs": 1}, "--sections", "solo,queries,raycast",
+            "--out", str(pairs_file), "--export-solo", str(nav_file),
+        )  # fmt: skip
+        pairs = json.loads(pairs_file.read_text())["pairs"]
+        nm = navkit.NavMesh.from_recast(nav_file)
+    q = navkit.NavMeshQuery(nm)
+    starts = np.array([p["start"] for p in pairs], dtype=np.float32)
+    ends = np.array([p["end"] for p in pairs], dtype=np.float32)
+    n = len(pairs)
+    ext = (2.0, 4.0, 2.0)
+
+    def flow():
+        for s, e in zip(starts, ends):
+            a = q.find_nearest_poly(s, ext)
+            b = q.find_nearest_poly(e, ext)
+            c = q.find_path(a.ref, b.ref, a.point, b.point)
+            q.find_straight_path(a.point, b.point, c.polys)
+
+    def one_call():
+        for s, e in zip(starts, ends):
+            q.path(s, e)
+
+    def batch():
+        q.paths(starts, ends)
+
+    start_refs = [q.find_nearest_poly(s, ext).ref for s in starts]
+
+    def rays():
+        for r, s, e in zip(start_refs, starts, ends):
+            q.raycast(r, s, e)
+
+    # agreement with Detour on these pairs
+    res = q.paths(starts, ends)
+    same_complete = int(np.sum(res.complete == np.array([p["complete"] for p in pairs])))
+    qp, rp = peer["queries"], peer["raycast"]
+    detour_pair = qp["total_ms"] / qp["queries"] * 1e3
+    detour_ray = rp["total_ms"] / rp["raycasts"] * 1e3
+    for label, fn, ref in (
+        ("flow (4 calls)", flow, detour_pair),
+        ("path()", one_call, detour_pair),
+        ("paths() batch", batch, detour_pair),
+        ("raycast", rays, detour_ray),
+    ):
+        us = per_pair_us(fn, n, runs)
+        rows.append({
+            "mesh": name, "query": label, "navkit_us": us, "detour_us": ref,
+            "ratio": us / ref, "pairs": n, "same_complete": same_complete,
+        })  # fmt: skip
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -56,58 +113,7 @@ def main() -> None:
 
     rows = []
     for name in args.meshes.split(","):
-        with tempfile.TemporaryDirectory() as d:
-            pairs_file = Path(d) / "pairs.json"
-            nav_file = Path(d) / "solo.bin"
-            peer = run_peer(
-                name, {"runs": 1}, "--sections", "solo,queries,raycast",
-                "--out", str(pairs_file), "--export-solo", str(nav_file),
-            )  # fmt: skip
-            pairs = json.loads(pairs_file.read_text())["pairs"]
-            nm = navkit.NavMesh.from_recast(nav_file)
-        q = navkit.NavMeshQuery(nm)
-        starts = np.array([p["start"] for p in pairs], dtype=np.float32)
-        ends = np.array([p["end"] for p in pairs], dtype=np.float32)
-        n = len(pairs)
-        ext = (2.0, 4.0, 2.0)
-
-        def flow():
-            for s, e in zip(starts, ends):
-                a = q.find_nearest_poly(s, ext)
-                b = q.find_nearest_poly(e, ext)
-                c = q.find_path(a.ref, b.ref, a.point, b.point)
-                q.find_straight_path(a.point, b.point, c.polys)
-
-        def one_call():
-            for s, e in zip(starts, ends):
-                q.path(s, e)
-
-        def batch():
-            q.paths(starts, ends)
-
-        start_refs = [q.find_nearest_poly(s, ext).ref for s in starts]
-
-        def rays():
-            for r, s, e in zip(start_refs, starts, ends):
-                q.raycast(r, s, e)
-
-        # agreement with Detour on these pairs
-        res = q.paths(starts, ends)
-        same_complete = int(np.sum(res.complete == np.array([p["complete"] for p in pairs])))
-        qp, rp = peer["queries"], peer["raycast"]
-        detour_pair = qp["total_ms"] / qp["queries"] * 1e3
-        detour_ray = rp["total_ms"] / rp["raycasts"] * 1e3
-        for label, fn, ref in (
-            ("flow (4 calls)", flow, detour_pair),
-            ("path()", one_call, detour_pair),
-            ("paths() batch", batch, detour_pair),
-            ("raycast", rays, detour_ray),
-        ):
-            us = per_pair_us(fn, n, args.runs)
-            rows.append({
-                "mesh": name, "query": label, "navkit_us": us, "detour_us": ref,
-                "ratio": us / ref, "pairs": n, "same_complete": same_complete,
-            })  # fmt: skip
+        rows += bench_mesh(name, args.runs)
     print_table(rows, [
         ("mesh", "mesh", "s"), ("query", "query", "s"), ("navkit_us", "navkit us/pair", ".2f"),
         ("detour_us", "detour us/pair", ".2f"), ("ratio", "ratio", ".2f"),
