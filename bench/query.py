@@ -53,7 +53,7 @@ def bench_mesh(name: str, runs: int) -> list[dict]:
         pairs_file = Path(d) / "pairs.json"
         nav_file = Path(d) / "solo.bin"
         peer = run_peer(
-            name, {"runs": 1}, "--sections", "solo,queries,raycast",
+            name, {}, "--sections", "solo,queries,raycast",
             "--out", str(pairs_file), "--export-solo", str(nav_file),
         )  # fmt: skip
         pairs = json.loads(pairs_file.read_text())["pairs"]
