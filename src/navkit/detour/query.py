@@ -284,7 +284,7 @@ class NavMeshQuery:
         self._qi = np.zeros(5, np.int64)
         self._qf = np.zeros(8, np.float32)
         self._qfilter = DEFAULT_FILTER
-        self._pbuf: tuple[np.ndarray, ...] | None = None
+        self._pbuf: tuple[Any, ...] | None = None
 
     # -- plumbing --------------------------------------------------------------------------
     @property
