@@ -26,7 +26,7 @@ NO_END = 2
 NO_PATH = 3
 
 
-@njit(inline="always")
+@njit
 def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs):
     """One pair. Returns (code, n_polys, n_points, start_ref, end_ref, path_status)."""
     tmp = np.empty(3, np.float32)
@@ -75,29 +75,6 @@ def pair_entry(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts,
     return code, n, m, sref, eref, st, polyline_length(pts, m)
 
 
-@njit
-def _run_chunk(
-    nav, pool, flt, acost, starts, ends, half, max_path, max_pts, i0, i1,
-    out_code, out_np, out_nm, out_sref, out_eref, out_status, out_polys, out_pts, out_flags,
-    refs, out_len,
-):  # fmt: skip
-    """Pairs i0..i1-1 with one node pool. A separate (not inlined) function on purpose:
-    the per-pair scratch arrays stay private to this call (a parfor body would hoist
-    them out of the parallel loop), and the view is reference-counted once per chunk."""
-    for i in range(i0, i1):
-        code, n, m, sref, eref, st = pair_kernel(
-            nav, pool, flt, acost, starts[i], ends[i], half, max_path, max_pts,
-            out_polys[i], out_pts[i], out_flags[i], refs,
-        )  # fmt: skip
-        out_code[i] = code
-        out_np[i] = n
-        out_nm[i] = m
-        out_sref[i] = sref
-        out_eref[i] = eref
-        out_status[i] = st
-        out_len[i] = polyline_length(out_pts[i], m) if code == 0 else np.nan
-
-
 @pnjit
 def batch_kernel(
     nav, pools_ref, pools_state, pools_parent, pools_cost, pools_total, pools_pos, pools_flags,
@@ -116,8 +93,15 @@ def batch_kernel(
             pools_pos[c], pools_flags[c], pools_chain[c], pools_bucket[c], pools_heap[c],
             pools_heap_pos[c], pools_meta[c],
         )  # fmt: skip
-        _run_chunk(
-            nav, pool, flt, acost, starts, ends, half, max_path, max_pts, c * per,
-            min(npairs, (c + 1) * per), out_code, out_np, out_nm, out_sref, out_eref, out_status,
-            out_polys, out_pts, out_flags, scratch_refs[c], out_len,
-        )  # fmt: skip
+        for i in range(c * per, min(npairs, (c + 1) * per)):
+            code, n, m, sref, eref, st = pair_kernel(
+                nav, pool, flt, acost, starts[i], ends[i], half, max_path, max_pts,
+                out_polys[i], out_pts[i], out_flags[i], scratch_refs[c],
+            )  # fmt: skip
+            out_code[i] = code
+            out_np[i] = n
+            out_nm[i] = m
+            out_sref[i] = sref
+            out_eref[i] = eref
+            out_status[i] = st
+            out_len[i] = polyline_length(out_pts[i], m) if code == 0 else np.nan

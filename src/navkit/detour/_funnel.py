@@ -61,7 +61,7 @@ def _append(pos, flag, ref, pts, flags, refs, cnt, max_pts):
     return IN_PROGRESS
 
 
-@njit(inline="always")
+@njit
 def _portal_pairs(nav, path, npath, lefts, rights, types, valid):
     """Portals path[i] -> path[i+1] for every i, validating refs (valid[i] False on failure)."""
     poly_link = nav.poly_link
@@ -108,7 +108,7 @@ def _portal_pairs(nav, path, npath, lefts, rights, types, valid):
         types[i] = poly_type[b]
 
 
-@njit(inline="always")
+@njit
 def _append_portals(nav, i0, i1, endp, path, pts, flags, refs, cnt, max_pts, options):
     n = cnt[0]
     start = pts[n - 1].copy()
@@ -135,7 +135,7 @@ def _append_portals(nav, i0, i1, endp, path, pts, flags, refs, cnt, max_pts, opt
     return IN_PROGRESS
 
 
-@njit(inline="always")
+@njit
 def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, flags, refs):
     """Funnel over path[:npath]; returns (status, corner count)."""
     cnt = np.zeros(1, np.int64)

@@ -194,7 +194,7 @@ def query_polygons_kernel(nav, center, half, flt, out):
     return n, over
 
 
-@njit(inline="always")
+@njit
 def find_nearest_kernel(nav, center, half, flt, nearest_pt):
     """Detour's findNearestPoly. Returns (global poly index or -1, over_poly)."""
     grid = nav.grid

@@ -81,7 +81,7 @@ def _hash(ref):
     return h ^ (h >> 16)
 
 
-@njit(inline="always")
+@njit
 def pool_clear(pool):
     """Forget every node and empty the open list."""
     pool.bucket[:] = -1
@@ -89,7 +89,7 @@ def pool_clear(pool):
     pool.meta[M_HEAP] = 0
 
 
-@njit(inline="always")
+@njit
 def pool_find(pool, ref, state):
     """Index of node (ref, state), or -1."""
     i = pool.bucket[_hash(ref) & (pool.bucket.shape[0] - 1)]
@@ -100,7 +100,7 @@ def pool_find(pool, ref, state):
     return -1
 
 
-@njit(inline="always")
+@njit
 def pool_find_any(pool, ref):
     """Index of any node of poly ref (first in its bucket chain), or -1."""
     i = pool.bucket[_hash(ref) & (pool.bucket.shape[0] - 1)]

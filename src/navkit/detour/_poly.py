@@ -29,7 +29,7 @@ from ._view import POLYTYPE_OFFMESH, detail_vertex, load_poly
 _DETAIL_EDGE_BOUNDARY = 1
 
 
-@njit(inline="always")
+@njit
 def closest_on_detail_edges(nav, p, pos, out, only_boundary):
     """Nearest point (2D distance) on polygon p's detail-mesh edges, into out (3,)."""
     a = np.empty((3, 3), np.float32)
@@ -61,7 +61,7 @@ def closest_on_detail_edges(nav, p, pos, out, only_boundary):
     lerp3(out, best_a, best_b, tmin)
 
 
-@njit(inline="always")
+@njit
 def height_in_poly(nav, p, pos):
     """(ok, h): surface height under pos when its xz-projection lies in ground polygon p."""
     if nav.poly_type[p] == POLYTYPE_OFFMESH:
@@ -84,7 +84,7 @@ def height_in_poly(nav, p, pos):
     return True, tmp[1]
 
 
-@njit(inline="always")
+@njit
 def closest_point_on_poly(nav, p, pos, out):
     """Closest point of polygon p to pos into out (3,); returns True when pos is over p."""
     out[0] = pos[0]
@@ -104,7 +104,7 @@ def closest_point_on_poly(nav, p, pos, out):
     return False
 
 
-@njit(inline="always")
+@njit
 def poly_height(nav, p, pos):
     """(ok, h) as dtNavMeshQuery::getPolyHeight (off-mesh polys interpolate their segment)."""
     if nav.poly_type[p] == POLYTYPE_OFFMESH:
@@ -115,7 +115,7 @@ def poly_height(nav, p, pos):
     return height_in_poly(nav, p, pos)
 
 
-@njit(inline="always")
+@njit
 def closest_point_on_boundary(nav, p, pos, out):
     """pos itself when inside polygon p (xz), else the nearest point on its outline."""
     pv = np.empty((6, 3), np.float32)

@@ -63,7 +63,7 @@ def _dist(a, b):
     return vdist(a[0], a[1], a[2], b[0], b[1], b[2])
 
 
-@njit(inline="always")
+@njit
 def path_to_node(pool, node, out, max_path):
     """Write the parent chain ending at node into out (start first); returns (status, count)."""
     length = 0
@@ -84,7 +84,7 @@ def path_to_node(pool, node, out, max_path):
     return SUCCESS, length
 
 
-@njit(inline="always")
+@njit
 def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_path, out):
     """Detour's findPath. Returns (status, path length)."""
     sp = poly_index(nav, start_ref)
