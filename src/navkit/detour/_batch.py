@@ -54,36 +54,15 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
     return 0, n, m, sref, eref, st
 
 
-@njit(inline="always")
-def polyline_length(pts, m):
-    """3D length of the polyline pts[:m] [wu], summed in float64."""
-    acc = 0.0
-    for k in range(1, m):
-        dx = np.float64(pts[k, 0]) - np.float64(pts[k - 1, 0])
-        dy = np.float64(pts[k, 1]) - np.float64(pts[k - 1, 1])
-        dz = np.float64(pts[k, 2]) - np.float64(pts[k - 1, 2])
-        acc += np.sqrt(dx * dx + dy * dy + dz * dz)
-    return acc
-
-
-@njit
-def pair_entry(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs):
-    """pair_kernel plus the path length: (code, n, m, start_ref, end_ref, status, length)."""
-    code, n, m, sref, eref, st = pair_kernel(
-        nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs
-    )
-    return code, n, m, sref, eref, st, polyline_length(pts, m)
-
-
 @pnjit
 def batch_kernel(
     nav, pools_ref, pools_state, pools_parent, pools_cost, pools_total, pools_pos, pools_flags,
     pools_chain, pools_bucket, pools_heap, pools_heap_pos, pools_meta,
     flt, acost, starts, ends, half, max_path, max_pts,
-    out_code, out_np, out_nm, out_sref, out_eref, out_status, out_polys, out_pts, out_flags,
-    scratch_refs, out_len,
+    out_code, out_np, out_nm, out_sref, out_eref, out_status, out_polys, out_pts, out_flags, out_refs,
+    out_len,
 ):  # fmt: skip
-    """All pairs; chunk c of the pairs uses node pool c and scratch row c of scratch_refs."""
+    """All pairs; chunk c of the pairs uses node pool c."""
     npairs = starts.shape[0]
     nchunks = pools_ref.shape[0]
     per = (npairs + nchunks - 1) // nchunks
@@ -96,7 +75,7 @@ def batch_kernel(
         for i in range(c * per, min(npairs, (c + 1) * per)):
             code, n, m, sref, eref, st = pair_kernel(
                 nav, pool, flt, acost, starts[i], ends[i], half, max_path, max_pts,
-                out_polys[i], out_pts[i], out_flags[i], scratch_refs[c],
+                out_polys[i], out_pts[i], out_flags[i], out_refs[i],
             )  # fmt: skip
             out_code[i] = code
             out_np[i] = n
@@ -104,4 +83,11 @@ def batch_kernel(
             out_sref[i] = sref
             out_eref[i] = eref
             out_status[i] = st
-            out_len[i] = polyline_length(out_pts[i], m) if code == 0 else np.nan
+            acc = 0.0
+            pts = out_pts[i]
+            for k in range(1, m):
+                dx = np.float64(pts[k, 0]) - np.float64(pts[k - 1, 0])
+                dy = np.float64(pts[k, 1]) - np.float64(pts[k - 1, 1])
+                dz = np.float64(pts[k, 2]) - np.float64(pts[k - 1, 2])
+                acc += np.sqrt(dx * dx + dy * dy + dz * dz)
+            out_len[i] = acc if code == 0 else np.nan

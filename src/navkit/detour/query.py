@@ -61,8 +61,6 @@ BUFFER_TOO_SMALL: int = int(_portal.BUFFER_TOO_SMALL)
 OUT_OF_NODES: int = int(_portal.OUT_OF_NODES)
 PARTIAL_RESULT: int = int(_portal.PARTIAL_RESULT)
 _FLT_MAX = float(np.finfo(np.float32).max)
-_INF = float("inf")
-_ZERO_REF = np.int64(0)
 
 
 class NearestPoly(NamedTuple):
@@ -184,9 +182,6 @@ class RandomPoint(NamedTuple):
 
 
 _EP: dict = {}
-_DEFAULT_HALF_IN = (2.0, 4.0, 2.0)
-_DEFAULT_HALF = np.array(_DEFAULT_HALF_IN, np.float32)
-_DEFAULT_HALF.flags.writeable = False
 
 
 def _call(kernel, *args):
@@ -474,17 +469,16 @@ class NavMeshQuery:
         s = _vec3(start_pos, "start_pos")
         e = _vec3(end_pos, "end_pos")
         flags, costs = self._filter(filter)
-        mp = max(0, int(max_path))
-        path = np.zeros(max(1, mp), np.int64)
+        path = np.zeros(max(1, int(max_path)), np.int64)
         normal = np.zeros(3, np.float32)
         st, t, edge, n, cost = _call(
             _raycast.raycast_kernel,
-            self.view, flags, costs, _to_ref(start_ref), s, e, int(options),
-            _to_ref(prev_ref) if prev_ref else _ZERO_REF, path, mp, normal,
+            self.view, flags, costs, _to_ref(start_ref), s, e, int(options), _to_ref(prev_ref),
+            path, max(0, int(max_path)), normal,
         )  # fmt: skip
         tf = float(t)
         return RaycastHit(
-            _INF if tf >= _FLT_MAX else tf, normal, int(edge), path[:n] if n else path[:0],
+            float("inf") if tf >= _FLT_MAX else tf, normal, int(edge), path[:n].copy(),
             float(cost), int(st),
         )  # fmt: skip
 
@@ -650,7 +644,7 @@ class NavMeshQuery:
 
     # -- one-call conveniences -------------------------------------------------------------
     def path(
-        self, start, end, *, half_extents=_DEFAULT_HALF_IN, filter: QueryFilter | None = None,
+        self, start, end, *, half_extents=(2.0, 4.0, 2.0), filter: QueryFilter | None = None,
         max_path: int = 256, max_points: int = 256, optimal: bool = False,
     ) -> Path:  # fmt: skip
         """Path from world point ``start`` to ``end`` in one call.
@@ -693,32 +687,41 @@ class NavMeshQuery:
             return find_optimal_path(self, start, end, half_extents=half_extents, filter=filter)
         s = _vec3(start, "start")
         e = _vec3(end, "end")
-        h = (
-            _DEFAULT_HALF
-            if half_extents is _DEFAULT_HALF_IN
-            else _vec3(half_extents, "half_extents")
-        )
+        h = _vec3(half_extents, "half_extents")
         flags, costs = self._filter(filter)
+        mp = max(1, int(max_path))
+        mk = max(2, int(max_points))
         buf = self._pbuf
-        if buf is None or buf[4] != max_path or buf[5] != max_points:
-            mp = max(1, int(max_path))
-            mk = max(2, int(max_points))
+        if buf is None or buf[0].shape[0] != mp or buf[1].shape[0] != mk:
             buf = self._pbuf = (
                 np.zeros(mp, np.int64), np.zeros((mk, 3), np.float32),
-                np.zeros(mk, np.uint8), np.zeros(mk, np.int64), max_path, max_points, mp, mk,
+                np.zeros(mk, np.uint8), np.zeros(mk, np.int64),
             )  # fmt: skip
-        polys, pts, fl, rf, _, _, mp, mk = buf
-        code, n, m, sref, eref, st, length = _call(
-            _batch.pair_entry, self.view, self._pool, flags, costs, s, e, h, mp, mk, polys, pts,
-            fl, rf,
-        )  # fmt: skip
-        if code:
-            if code == _batch.NO_START:
-                raise QueryError(f"no polygon within {h.tolist()} of start {s.tolist()}")
-            if code == _batch.NO_END:
-                raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
+        polys, pts, fl, rf = buf
+        code, n, m, sref, eref, st = _call(
+            _batch.pair_kernel,
+            self.view,
+            self._pool,
+            flags,
+            costs,
+            s,
+            e,
+            h,
+            mp,
+            mk,
+            polys,
+            pts,
+            fl,
+            rf,
+        )
+        if code == _batch.NO_START:
+            raise QueryError(f"no polygon within {h.tolist()} of start {s.tolist()}")
+        if code == _batch.NO_END:
+            raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
+        if code != 0:
             raise QueryError(f"no path found (status {int(st):#x})")
-        return Path(pts[:m].copy(), polys[:n].copy(), bool(polys[n - 1] == eref), length)
+        p = pts[:m].copy()
+        return Path(p, polys[:n].copy(), bool(polys[n - 1] == eref), _length(p))
 
     def paths(
         self, starts, ends, *, half_extents=(2.0, 4.0, 2.0), filter: QueryFilter | None = None,
@@ -750,7 +753,7 @@ class NavMeshQuery:
         polys = np.zeros((npairs, mp), np.int64)
         pts = np.zeros((npairs, mk, 3), np.float32)
         fl = np.zeros((npairs, mk), np.uint8)
-        rf = np.empty((nch, mk), np.int64)  # per-chunk scratch (corner refs are not returned)
+        rf = np.zeros((npairs, mk), np.int64)
         lengths = np.zeros(npairs, np.float64)
         if npairs:
             _batch.batch_kernel(
@@ -775,6 +778,11 @@ def _points(v: object, name: str) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         raise InputError(f"{name} must be finite")
     return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def _length(p: np.ndarray) -> float:
+    pts = p.tolist()
+    return float(sum(math.dist(a, b) for a, b in zip(pts[:-1], pts[1:])))
 
 
 def _stack_pools(n: int, cap: int) -> tuple[np.ndarray, ...]:
