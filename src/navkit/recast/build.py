@@ -330,44 +330,30 @@ def _build_polymesh_run(
     if inter is not None:
         inter["compact_eroded"] = chf
 
+    from . import regions_layers as _layers
+    from . import regions_monotone as _mono
+    from . import regions_watershed as _ws
+
+    region_kw: dict[str, int] = {
+        "border_size": rc.border_size,
+        "min_region_area": rc.min_region_area,
+    }
     if partition == "watershed":
         from . import distance as _distance
-        from . import regions_watershed as _ws
 
         chf = tm.run("build_distance_field", _distance.build_distance_field, chf)
         if inter is not None:
             inter["compact_distance"] = chf
-        chf = tm.run(
-            "build_regions",
-            _ws.build_regions,
-            chf,
-            border_size=rc.border_size,
-            min_region_area=rc.min_region_area,
-            merge_region_area=rc.merge_region_area,
-        )
+        build_regions: Callable[..., CompactHeightfield] = _ws.build_regions
     elif partition == "monotone":
-        from . import regions_monotone as _mono
-
-        chf = tm.run(
-            "build_regions",
-            _mono.build_regions_monotone,
-            chf,
-            border_size=rc.border_size,
-            min_region_area=rc.min_region_area,
-            merge_region_area=rc.merge_region_area,
-        )
+        build_regions = _mono.build_regions_monotone
     elif partition == "layers":
-        from . import regions_layers as _layers
-
-        chf = tm.run(
-            "build_regions",
-            _layers.build_layer_regions,
-            chf,
-            border_size=rc.border_size,
-            min_region_area=rc.min_region_area,
-        )
+        build_regions = _layers.build_layer_regions
     else:  # validated by BakeConfig
         raise InputError(f"unknown partition {partition!r}")
+    if partition != "layers":  # layer regions are never merged by size
+        region_kw["merge_region_area"] = rc.merge_region_area
+    chf = tm.run("build_regions", build_regions, chf, **region_kw)
     counts["regions"] = int(chf.max_regions)
     if inter is not None:
         inter["compact_regions"] = chf
