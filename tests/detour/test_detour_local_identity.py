@@ -1,0 +1,403 @@
+"""NavMeshQuery's local queries and straight-path options against the real Detour.
+
+``detour_queries.mjs`` (beside this file) runs the same list of queries with Detour
+(``@recast-navigation/core`` 0.43.1, WebAssembly, the peer's ``node_modules``) on
+Recast's own exported navmeshes (``<mesh>.solo.navmesh.bin`` and
+``<mesh>.tiled.navmesh.bin`` for dungeon, nav_test and undulating); this module runs
+them with navkit and compares result by result: refs, parents, counts, flags and
+status words exactly, positions within 1e-4 [wu], t / costs / heights within 1e-5
+(relative for costs). Detour's answers are cached under ``.scratch/detour_local``
+(keyed by the script, the queries and the navmesh bytes).
+
+Before the queries both sides change the polygons' areas and flags the same way
+(``dtNavMesh::setPolyArea`` / ``setPolyFlags``: areas 0..4, some polygons with flag
+4), since Recast's bakes give every polygon area 0 and flags 1, which would leave
+area crossings and filters untested. Inputs come from the peer's ``<mesh>.pairs.json``
+start/end points (the first :data:`N_PAIRS`), deterministic per pair index.
+
+Compared (Detour function: what is compared):
+
+- findNearestPoly: ref, point, over-poly flag (default and filtering filter, small box);
+- the pair flow findNearestPoly x2 -> findPath -> closestPointOnPoly (partial) ->
+  findStraightPath with options 0, DT_STRAIGHTPATH_AREA_CROSSINGS and
+  DT_STRAIGHTPATH_ALL_CROSSINGS, with ``maxStraightPath`` limits (2..7 points) and
+  ``maxPath`` limits, with the default filter and with a non-default one (exclude
+  flag 4, area costs 1, 1.5, 3, 0.75, 10): corridor, status, points, flags, refs;
+- moveAlongSurface: result position, visited refs (maxVisitedSize 16 and 4..8), status;
+- findPolysAroundCircle: refs, parents, costs, status (max 256 and 3);
+- queryPolygons: refs in order, status (max 256 and 1..5);
+- closestPointOnPoly: point, over-poly flag (own polygon and unrelated polygons);
+- getPolyHeight: height, or failure outside the polygon;
+- raycast with options 0 and DT_RAYCAST_USE_COSTS (with prevRef): t, hit edge,
+  hit normal, path cost, status.
+
+Not exposed by the binding (``NavMeshQuery`` in ``@recast-navigation/wasm``'s IDL has
+only findPath, closestPointOnPoly, findClosestPoint, findStraightPath, findNearestPoly,
+findPolysAroundCircle, queryPolygons, raycast, findRandomPoint(AroundCircle),
+moveAlongSurface, getPolyHeight), so not compared here: findDistanceToWall,
+getPolyWallSegments, findPolysAroundShape, findLocalNeighbourhood,
+closestPointOnPolyBoundary, the sliced find-path and the raycast's visited path
+(``dtRaycastHit`` is created with no path buffer, so only its status bit
+BUFFER_TOO_SMALL is compared, with navkit's ``max_path=0``). findRandomPoint and
+findRandomPointAroundCircle are skipped: the binding uses its own seeded ``FastRand``
+and gives no way to inject the random function.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from peer_support import SCRATCH, peer_file, peer_workdir
+
+from navkit.detour.filter import QueryFilter
+from navkit.detour.navmesh import NavMesh
+from navkit.detour.query import FAILURE, NavMeshQuery
+
+MESHES = ("dungeon", "nav_test", "undulating")
+KINDS = ("solo", "tiled")
+N_PAIRS = 150
+HE = [2.0, 4.0, 2.0]
+SCRIPT = Path(__file__).with_name("detour_queries.mjs")
+#: Per-area costs of the non-default filter (areas 0..4), which also excludes flag 4.
+COSTS = [1.0, 1.5, 3.0, 0.75, 10.0]
+FILTERS = {"costly": {"include": 0xFFFF, "exclude": 4, "costs": COSTS}}
+POS_TOL = 1e-4
+VAL_TOL = 1e-5
+
+
+def _navkit_filter(name: str | None) -> QueryFilter | None:
+    if name is None:
+        return None
+    f = FILTERS[name]
+    return QueryFilter(f["include"], f["exclude"], f["costs"])
+
+
+def _poly_setup(nm: NavMesh) -> list[list[int]]:
+    """Areas 0..4 and flags (1, plus 2 on area 2, plus 4 on every 9th polygon) by index."""
+    out = []
+    for k, ref in enumerate(nm.poly_refs()):
+        area = (k * 7 + k // 5) % 5
+        flags = 1 | (2 if area == 2 else 0) | (4 if k % 9 == 4 else 0)
+        out.append([int(ref), flags, area])
+    return out
+
+
+def _f32(v) -> list[float]:
+    return [float(x) for x in np.asarray(v, np.float32)]
+
+
+def _toward(s: np.ndarray, e: np.ndarray, dist: float) -> list[float]:
+    d = (e - s).astype(np.float64)
+    n = float(np.hypot(d[0], d[2]))
+    t = 1.0 if n <= dist else dist / n
+    return _f32(s + d * t)
+
+
+def _queries(nm: NavMesh, q: NavMeshQuery, pairs: list[dict]) -> list[dict]:
+    refs = nm.poly_refs()
+    out: list[dict] = []
+    for i, p in enumerate(pairs[:N_PAIRS]):
+        s = np.asarray(p["start"], np.float32)
+        e = np.asarray(p["end"], np.float32)
+        sl, el = _f32(s), _f32(e)
+        sref = q.find_nearest_poly(s, HE).ref
+        other = int(refs[(i * 13) % len(refs)])
+        flt = "costly" if i % 2 else None
+        out += [
+            {"op": "nearest", "c": sl, "he": HE},
+            {"op": "nearest", "c": el, "he": HE, "f": "costly"},
+            {"op": "nearest", "c": el, "he": [0.3, 0.5, 0.3]},
+        ]
+        for opts in (0, 1, 2):
+            out.append({"op": "path", "s": sl, "e": el, "he": HE, "maxPath": 256,
+                        "opts": opts, "maxPts": 256})  # fmt: skip
+        out += [
+            {"op": "path", "s": sl, "e": el, "he": HE, "maxPath": 256, "opts": i % 3,
+             "maxPts": 2 + i % 6},
+            {"op": "path", "s": sl, "e": el, "he": HE, "maxPath": 256, "opts": i % 3,
+             "maxPts": 256, "f": "costly"},
+            {"op": "path", "s": sl, "e": el, "he": HE, "maxPath": 3 + i % 8, "opts": 2 - i % 3,
+             "maxPts": 3 + i % 4, "f": flt},
+        ]  # fmt: skip
+        if not sref:
+            continue
+        short = _toward(s, e, 1.0 + (i % 10) * 1.5)
+        out += [
+            {"op": "move", "ref": sref, "s": sl, "e": short, "maxVisited": 16, "f": flt},
+            {"op": "move", "ref": sref, "s": sl, "e": el, "maxVisited": 4 + i % 5},
+            {"op": "circle", "ref": sref, "c": sl, "r": 1.0 + i % 8, "max": 256, "f": flt},
+            {"op": "circle", "ref": sref, "c": short, "r": 4.5, "max": 3},
+            {"op": "qpolys", "c": sl, "he": HE, "max": 256, "f": flt},
+            {"op": "qpolys", "c": el, "he": [6.0, 6.0, 6.0], "max": 1 + i % 5},
+            {"op": "cpop", "ref": sref, "p": el},
+            {"op": "cpop", "ref": sref, "p": sl},
+            {"op": "cpop", "ref": other, "p": sl},
+            {"op": "height", "ref": sref, "p": sl},
+            {"op": "height", "ref": sref, "p": short},
+            {"op": "height", "ref": other, "p": el},
+            {"op": "raycast", "ref": sref, "s": sl, "e": el, "opts": 0, "prev": 0, "f": flt},
+            {"op": "raycast", "ref": sref, "s": sl, "e": short, "opts": 1, "prev": 0},
+            {"op": "raycast", "ref": sref, "s": sl, "e": el, "opts": 1, "prev": other,
+             "f": "costly"},
+        ]  # fmt: skip
+    return out
+
+
+def _detour(navfile: Path, spec: dict) -> list[dict]:
+    """Detour's results for ``spec`` on ``navfile`` (cached under .scratch/detour_local)."""
+    text = json.dumps(spec, sort_keys=True)
+    h = hashlib.sha1()
+    for part in (SCRIPT.read_bytes(), text.encode(), navfile.read_bytes()):
+        h.update(hashlib.sha1(part).digest())
+    cache = SCRATCH / "detour_local" / f"{navfile.stem}.{h.hexdigest()[:16]}.json"
+    if not cache.exists():
+        if shutil.which("node") is None:
+            pytest.skip("node is not available to run Detour")
+        work = peer_workdir()
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        qfile = cache.with_suffix(".queries.json")
+        qfile.write_text(text)
+        r = subprocess.run(["node", str(SCRIPT), str(navfile), str(qfile)], cwd=work,
+                           capture_output=True, text=True)  # fmt: skip
+        qfile.unlink()
+        if r.returncode != 0:
+            pytest.fail(f"detour_queries.mjs failed: {r.stderr[-500:]}")
+        cache.write_text(r.stdout)
+    return json.loads(cache.read_text())["results"]
+
+
+@functools.cache
+def _case(mesh: str, kind: str):
+    navfile = peer_file(f"{mesh}.{kind}.navmesh.bin")
+    nm = NavMesh.from_recast(navfile)
+    setup = _poly_setup(nm)
+    for ref, flags, area in setup:
+        nm.set_poly_flags(ref, flags)
+        nm.set_poly_area(ref, area)
+    q = NavMeshQuery(nm, max_nodes=2048)
+    pairs = json.loads(peer_file(f"{mesh}.pairs.json").read_text())["pairs"]
+    queries = _queries(nm, q, pairs)
+    spec = {"maxNodes": 2048, "polys": setup, "filters": FILTERS, "queries": queries}
+    return q, queries, _detour(navfile, spec)
+
+
+# -- navkit's side of each op, in Detour's output shape --------------------------------------
+def _nearest(q, c, he, f):
+    r = q.find_nearest_poly(c, he, _navkit_filter(f))
+    return {"status": r.status, "ref": r.ref, "point": r.point, "over": r.over_poly}
+
+
+def _path(q, x):
+    f = _navkit_filter(x.get("f"))
+    ns, ne = _nearest(q, x["s"], x["he"], x.get("f")), _nearest(q, x["e"], x["he"], x.get("f"))
+    res: dict = {"start": ns, "end": ne}
+    if not ns["ref"] or not ne["ref"]:
+        return res
+    fp = q.find_path(ns["ref"], ne["ref"], x["s"], x["e"], f, max_path=x["maxPath"])
+    polys = [int(r) for r in fp.polys]
+    res["findPath"] = {"status": fp.status, "polys": polys}
+    if not polys:
+        return res
+    endp = np.asarray(x["e"], np.float32)
+    if polys[-1] != ne["ref"]:
+        endp, _ = q.closest_point_on_poly(polys[-1], endp)
+    res["endPos"] = endp
+    sp = q.find_straight_path(x["s"], endp, fp.polys, options=x["opts"], max_points=x["maxPts"])
+    res["straight"] = {"status": sp.status, "points": sp.points, "flags": sp.flags.tolist(),
+                       "refs": [int(r) for r in sp.refs]}  # fmt: skip
+    return res
+
+
+def _navkit(q: NavMeshQuery, x: dict) -> dict:
+    op, f = x["op"], _navkit_filter(x.get("f"))
+    if op == "nearest":
+        return _nearest(q, x["c"], x["he"], x.get("f"))
+    if op == "path":
+        return _path(q, x)
+    if op == "move":
+        m = q.move_along_surface(x["ref"], x["s"], x["e"], f, max_visited=x["maxVisited"])
+        return {"status": m.status, "pos": m.position, "visited": [int(r) for r in m.visited]}
+    if op == "circle":
+        c = q.find_polys_around_circle(x["ref"], x["c"], x["r"], f, max_result=x["max"])
+        return {"status": c.status, "refs": [int(r) for r in c.refs],
+                "parents": [int(r) for r in c.parents], "costs": c.costs}  # fmt: skip
+    if op == "qpolys":
+        refs, st = q.query_polygons(x["c"], x["he"], f, max_polys=x["max"])
+        return {"status": st, "refs": [int(r) for r in refs]}
+    if op == "cpop":
+        pt, over = q.closest_point_on_poly(x["ref"], x["p"])
+        return {"point": pt, "over": over}
+    if op == "height":
+        return {"height": q.get_poly_height(x["ref"], x["p"])}
+    if op == "raycast":
+        r = q.raycast(x["ref"], x["s"], x["e"], f, options=x["opts"], prev_ref=x["prev"],
+                      max_path=0)  # fmt: skip
+        return {"status": r.status, "t": r.t, "edge": r.hit_edge_index, "cost": r.path_cost,
+                "normal": r.hit_normal}  # fmt: skip
+    raise AssertionError(op)
+
+
+# -- comparison ------------------------------------------------------------------------------
+def _close_pts(a, b) -> bool:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return a.shape == b.shape and (a.size == 0 or float(np.abs(a - b).max()) <= POS_TOL)
+
+
+def _close_val(a: float, b: float) -> bool:
+    return a == b or abs(a - b) <= VAL_TOL * max(1.0, abs(b))
+
+
+def _diff(x: dict, ours: dict, det: dict) -> str | None:
+    """A description of the first difference, or None when navkit gives Detour's result."""
+    op = x["op"]
+    if op == "nearest":
+        if ours["ref"] != det["ref"]:
+            return f"ref {ours['ref']} vs {det['ref']}"
+        if not det["ref"]:  # Detour leaves the point and the over flag unwritten
+            return None
+        if ours["over"] != det["over"]:
+            return f"ref/over {ours['ref']},{ours['over']} vs {det['ref']},{det['over']}"
+        return None if _close_pts(ours["point"], det["point"]) else "nearest point"
+    if op == "path":
+        for k in ("start", "end"):
+            d = _diff({"op": "nearest"}, ours[k], det[k])
+            if d:
+                return f"{k} {d}"
+        if ("findPath" in ours) != ("findPath" in det):
+            return "findPath ran on one side only"
+        if "findPath" not in det:
+            return None
+        if ours["findPath"] != det["findPath"]:
+            a, b = ours["findPath"], det["findPath"]
+            return f"corridor ({len(a['polys'])} vs {len(b['polys'])}, "\
+                   f"status {a['status']:#x} vs {b['status']:#x})"  # fmt: skip
+        if "straight" not in det:
+            return None
+        if not _close_pts(ours["endPos"], det["endPos"]):
+            return "end position"
+        a, b = ours["straight"], det["straight"]
+        if a["status"] != b["status"]:
+            return f"straight status {a['status']:#x} vs {b['status']:#x}"
+        if not _close_pts(a["points"], b["points"]):
+            return f"straight points ({len(a['points'])} vs {len(b['points'])})"
+        if a["flags"] != b["flags"] or a["refs"] != b["refs"]:
+            return f"straight flags/refs {a['flags']} {a['refs']} vs {b['flags']} {b['refs']}"
+        return None
+    if op == "move":
+        if (ours["status"], ours["visited"]) != (det["status"], det["visited"]):
+            return f"status/visited {ours['status']:#x} {ours['visited']} vs "\
+                   f"{det['status']:#x} {det['visited']}"  # fmt: skip
+        return None if _close_pts(ours["pos"], det["pos"]) else "position"
+    if op == "circle":
+        if (ours["status"], ours["refs"], ours["parents"]) != (
+            det["status"], det["refs"], det["parents"]
+        ):  # fmt: skip
+            return f"status/refs/parents {ours['status']:#x} {ours['refs']} {ours['parents']} "\
+                   f"vs {det['status']:#x} {det['refs']} {det['parents']}"  # fmt: skip
+        ok = all(_close_val(float(a), b) for a, b in zip(ours["costs"], det["costs"]))
+        return None if ok else "costs"
+    if op == "qpolys":
+        return None if ours == det else f"{ours} vs {det}"
+    if op == "cpop":
+        if det["status"] & FAILURE or ours["over"] != det["over"]:
+            return f"over {ours['over']} vs {det['over']} (status {det['status']:#x})"
+        return None if _close_pts(ours["point"], det["point"]) else "closest point"
+    if op == "height":
+        h = ours["height"]
+        if det["status"] & FAILURE:
+            return None if h is None else f"height {h} where Detour fails"
+        return None if h is not None and _close_val(h, det["height"]) else f"height {h}"
+    if op == "raycast":
+        t = det["t"]
+        t = np.inf if t >= 3.4e38 else t
+        if (ours["status"], ours["edge"]) != (det["status"], det["edge"]):
+            return f"status/edge {ours['status']:#x},{ours['edge']} vs "\
+                   f"{det['status']:#x},{det['edge']}"  # fmt: skip
+        if not (ours["t"] == t or abs(ours["t"] - t) <= VAL_TOL):
+            return f"t {ours['t']} vs {t}"
+        if not _close_val(ours["cost"], det["cost"]):
+            return f"cost {ours['cost']} vs {det['cost']}"
+        return None if _close_pts(ours["normal"], det["normal"]) else "normal"
+    raise AssertionError(op)
+
+
+def _compare(mesh: str, kind: str, ops: tuple[str, ...]) -> int:
+    q, queries, results = _case(mesh, kind)
+    assert len(results) == len(queries)
+    bad: list[str] = []
+    n = 0
+    for k, (x, det) in enumerate(zip(queries, results)):
+        if x["op"] not in ops:
+            continue
+        n += 1
+        d = _diff(x, _navkit(q, x), det)
+        if d:
+            bad.append(f"#{k} {x['op']}{'/' + x['f'] if x.get('f') else ''}: {d}")
+    assert n > 0
+    assert not bad, f"{mesh}.{kind}: {len(bad)} of {n} differ:\n" + "\n".join(bad[:12])
+    return n
+
+
+CASES = [(m, k) for m in MESHES for k in KINDS]
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("mesh", "kind"), CASES)
+def test_nearest_and_paths_with_straight_path_options_match_detour(mesh, kind):
+    _compare(mesh, kind, ("nearest", "path"))
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("mesh", "kind"), CASES)
+def test_move_along_surface_matches_detour(mesh, kind):
+    _compare(mesh, kind, ("move",))
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("mesh", "kind"), CASES)
+def test_polys_around_circle_and_query_polygons_match_detour(mesh, kind):
+    _compare(mesh, kind, ("circle", "qpolys"))
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("mesh", "kind"), CASES)
+def test_closest_point_and_height_match_detour(mesh, kind):
+    _compare(mesh, kind, ("cpop", "height"))
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("mesh", "kind"), CASES)
+def test_raycast_with_costs_matches_detour(mesh, kind):
+    _compare(mesh, kind, ("raycast",))
+
+
+@pytest.mark.peer
+def test_inputs_exercise_the_options():
+    """The inputs reach the cases they are meant to test (on dungeon's solo navmesh)."""
+    _, queries, results = _case("dungeon", "solo")
+    paths = [(x, r) for x, r in zip(queries, results) if x["op"] == "path" and "straight" in r]
+    n_pts = {o: [len(r["straight"]["points"]) for x, r in paths
+                 if x["opts"] == o and x["maxPts"] == 256 and not x.get("f")]
+             for o in (0, 1, 2)}  # fmt: skip
+    assert sum(n_pts[1]) > sum(n_pts[0]) and sum(n_pts[2]) > sum(n_pts[1])
+    assert any(r["straight"]["status"] & 0x10 for _, r in paths)  # BUFFER_TOO_SMALL
+    assert any(r["findPath"]["status"] & 0x40 for _, r in paths)  # PARTIAL_RESULT
+    costly = [r for x, r in paths if x.get("f") == "costly" and x["maxPath"] == 256]
+    plain = [r for x, r in paths if not x.get("f") and x["maxPath"] == 256 and x["opts"] == 0]
+    assert {tuple(r["findPath"]["polys"]) for r in costly} != {
+        tuple(r["findPath"]["polys"]) for r in plain
+    }
+    moves = [r for x, r in zip(queries, results) if x["op"] == "move"]
+    assert any(len(r["visited"]) > 3 for r in moves)
+    heights = [r for x, r in zip(queries, results) if x["op"] == "height"]
+    assert any(r["status"] & FAILURE for r in heights)
+    assert any(not r["status"] & FAILURE for r in heights)
+    circles = [r for x, r in zip(queries, results) if x["op"] == "circle"]
+    assert any(r["status"] & 0x10 for r in circles) and any(len(r["refs"]) > 5 for r in circles)
