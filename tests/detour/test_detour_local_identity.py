@@ -13,7 +13,11 @@ Before the queries both sides change the polygons' areas and flags the same way
 (``dtNavMesh::setPolyArea`` / ``setPolyFlags``: areas 0..4, some polygons with flag
 4), since Recast's bakes give every polygon area 0 and flags 1, which would leave
 area crossings and filters untested. Inputs come from the peer's ``<mesh>.pairs.json``
-start/end points (the first :data:`N_PAIRS`), deterministic per pair index.
+start/end points (the first :data:`N_PAIRS`), deterministic per pair index. Two more
+cases: dungeon's solo and tiled exports with linked off-mesh connections (pairs across
+each connection, so corners carry DT_STRAIGHTPATH_OFFMESH_CONNECTION), and nav_test's
+path, move and circle searches again with a 24-node pool (DT_OUT_OF_NODES, partial
+corridors).
 
 Compared (Detour function: what is compared):
 
@@ -23,6 +27,8 @@ Compared (Detour function: what is compared):
   DT_STRAIGHTPATH_ALL_CROSSINGS, with ``maxStraightPath`` limits (2..7 points) and
   ``maxPath`` limits, with the default filter and with a non-default one (exclude
   flag 4, area costs 1, 1.5, 3, 0.75, 10): corridor, status, points, flags, refs;
+- findStraightPath from/to points 1.6..4.8 m off the corridor's end polygons (Detour
+  clamps them with closestPointOnPolyBoundary, which is thereby compared too);
 - moveAlongSurface: result position, visited refs (maxVisitedSize 16 and 4..8), status;
 - findPolysAroundCircle: refs, parents, costs, status (max 256 and 3);
 - queryPolygons: refs in order, status (max 256 and 1..5);
@@ -30,6 +36,12 @@ Compared (Detour function: what is compared):
 - getPolyHeight: height, or failure outside the polygon;
 - raycast with options 0 and DT_RAYCAST_USE_COSTS (with prevRef): t, hit edge,
   hit normal, path cost, status.
+
+Outputs Detour leaves unwritten are not compared as values: findNearestPoly's point and
+over flag when no polygon is found (navkit gives the center and False), and the
+raycast's hitEdgeIndex when the ray misses the start polygon (the script presets -1,
+navkit's value for "no edge"). At the time of writing every compared value is
+bit-identical to Detour's, well inside the tolerances.
 
 Not exposed by the binding (``NavMeshQuery`` in ``@recast-navigation/wasm``'s IDL has
 only findPath, closestPointOnPoly, findClosestPoint, findStraightPath, findNearestPoly,
@@ -54,6 +66,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _detour_cases import LINKED_OFFMESH, linked_offmesh_exports
 from peer_support import SCRATCH, peer_file, peer_workdir
 
 from navkit.detour.filter import QueryFilter
@@ -100,10 +113,26 @@ def _toward(s: np.ndarray, e: np.ndarray, dist: float) -> list[float]:
     return _f32(s + d * t)
 
 
-def _queries(nm: NavMesh, q: NavMeshQuery, pairs: list[dict]) -> list[dict]:
+def _offmesh_pairs() -> list[dict]:
+    """Pairs across each linked off-mesh connection of dungeon (both ways), a little off its
+    end points, so that corridors take the connection."""
+    out = []
+    for c in LINKED_OFFMESH:
+        a, b = np.asarray(c["start"], np.float32), np.asarray(c["end"], np.float32)
+        for k, (dx, dz) in enumerate([(0.0, 0.0), (0.4, -0.3), (-0.5, 0.2), (0.2, 0.5)]):
+            off = np.array([dx, 0.0, dz], np.float32)
+            out.append({"start": (a + off).tolist(), "end": (b - off).tolist()})
+            if c["bidirectional"] or k % 2:
+                out.append({"start": (b + off).tolist(), "end": (a - off).tolist()})
+    return out
+
+
+def _queries(nm: NavMesh, q: NavMeshQuery, pairs: list[dict], *, small: bool) -> list[dict]:
+    """The query list; with ``small`` (a query object with a tiny node pool) only the
+    searches that use the pool: paths, moves and circle searches."""
     refs = nm.poly_refs()
     out: list[dict] = []
-    for i, p in enumerate(pairs[:N_PAIRS]):
+    for i, p in enumerate(pairs):
         s = np.asarray(p["start"], np.float32)
         e = np.asarray(p["end"], np.float32)
         sl, el = _f32(s), _f32(e)
@@ -129,9 +158,24 @@ def _queries(nm: NavMesh, q: NavMeshQuery, pairs: list[dict]) -> list[dict]:
         if not sref:
             continue
         short = _toward(s, e, 1.0 + (i % 10) * 1.5)
+        eref = q.find_nearest_poly(e, HE).ref
+        if eref and not small:
+            # start and end off the corridor's end polygons: findStraightPath clamps them
+            # with closestPointOnPolyBoundary
+            corridor = [int(r) for r in q.find_path(sref, eref, s, e).polys]
+            shift = np.array([1.3, 0.4, -0.9], np.float32) * np.float32(1 + i % 3)
+            out.append({"op": "straight", "s": _f32(s + shift), "e": _f32(e - shift),
+                        "polys": corridor, "opts": i % 3, "maxPts": 256})  # fmt: skip
+        if small:
+            out += [
+                {"op": "move", "ref": sref, "s": sl, "e": el, "maxVisited": 16, "f": flt},
+                {"op": "circle", "ref": sref, "c": sl, "r": 2.0 + i % 12, "max": 256, "f": flt},
+            ]  # fmt: skip
+            continue
         out += [
             {"op": "move", "ref": sref, "s": sl, "e": short, "maxVisited": 16, "f": flt},
             {"op": "move", "ref": sref, "s": sl, "e": el, "maxVisited": 4 + i % 5},
+            {"op": "move", "ref": sref, "s": short, "e": el, "maxVisited": 16},
             {"op": "circle", "ref": sref, "c": sl, "r": 1.0 + i % 8, "max": 256, "f": flt},
             {"op": "circle", "ref": sref, "c": short, "r": 4.5, "max": 3},
             {"op": "qpolys", "c": sl, "he": HE, "max": 256, "f": flt},
@@ -175,16 +219,28 @@ def _detour(navfile: Path, spec: dict) -> list[dict]:
 
 @functools.cache
 def _case(mesh: str, kind: str):
-    navfile = peer_file(f"{mesh}.{kind}.navmesh.bin")
+    """(navkit query, queries, Detour's results) for a case: ``<mesh>``, ``<mesh>+offmesh``
+    (Recast's export with :data:`LINKED_OFFMESH`) or ``<mesh>+nodes<N>`` (maxNodes N)."""
+    name, _, variant = mesh.partition("+")
+    pairs = json.loads(peer_file(f"{name}.pairs.json").read_text())["pairs"][:N_PAIRS]
+    max_nodes = 2048
+    if variant == "offmesh":
+        solo, tiled = linked_offmesh_exports()
+        navfile = SCRATCH / "detour_offmesh" / f"{name}.linked.{kind}.bin"
+        assert navfile.read_bytes() == (solo if kind == "solo" else tiled)
+        pairs = _offmesh_pairs() + pairs[:40]
+    else:
+        navfile = peer_file(f"{name}.{kind}.navmesh.bin")
+        if variant:
+            max_nodes = int(variant.removeprefix("nodes"))
     nm = NavMesh.from_recast(navfile)
     setup = _poly_setup(nm)
     for ref, flags, area in setup:
         nm.set_poly_flags(ref, flags)
         nm.set_poly_area(ref, area)
-    q = NavMeshQuery(nm, max_nodes=2048)
-    pairs = json.loads(peer_file(f"{mesh}.pairs.json").read_text())["pairs"]
-    queries = _queries(nm, q, pairs)
-    spec = {"maxNodes": 2048, "polys": setup, "filters": FILTERS, "queries": queries}
+    q = NavMeshQuery(nm, max_nodes=max_nodes)
+    queries = _queries(nm, q, pairs, small=max_nodes < 2048)
+    spec = {"maxNodes": max_nodes, "polys": setup, "filters": FILTERS, "queries": queries}
     return q, queries, _detour(navfile, spec)
 
 
@@ -221,6 +277,10 @@ def _navkit(q: NavMeshQuery, x: dict) -> dict:
         return _nearest(q, x["c"], x["he"], x.get("f"))
     if op == "path":
         return _path(q, x)
+    if op == "straight":
+        sp = q.find_straight_path(x["s"], x["e"], x["polys"], x["opts"], x["maxPts"])
+        return {"status": sp.status, "points": sp.points, "flags": sp.flags.tolist(),
+                "refs": [int(r) for r in sp.refs]}  # fmt: skip
     if op == "move":
         m = q.move_along_surface(x["ref"], x["s"], x["e"], f, max_visited=x["maxVisited"])
         return {"status": m.status, "pos": m.position, "visited": [int(r) for r in m.visited]}
@@ -282,7 +342,9 @@ def _diff(x: dict, ours: dict, det: dict) -> str | None:
             return None
         if not _close_pts(ours["endPos"], det["endPos"]):
             return "end position"
-        a, b = ours["straight"], det["straight"]
+        return _diff({"op": "straight"}, ours["straight"], det["straight"])
+    if op == "straight":
+        a, b = ours, det
         if a["status"] != b["status"]:
             return f"straight status {a['status']:#x} vs {b['status']:#x}"
         if not _close_pts(a["points"], b["points"]):
@@ -345,23 +407,26 @@ def _compare(mesh: str, kind: str, ops: tuple[str, ...]) -> int:
     return n
 
 
-CASES = [(m, k) for m in MESHES for k in KINDS]
+#: Recast's exports of the three meshes, dungeon with linked off-mesh connections, and the
+#: searches again with a 24-node pool (OUT_OF_NODES, partial corridors).
+CASES = [(m, k) for m in (*MESHES, "dungeon+offmesh") for k in KINDS]
+SEARCH_CASES = CASES + [("nav_test+nodes24", k) for k in KINDS]
 
 
 @pytest.mark.peer
-@pytest.mark.parametrize(("mesh", "kind"), CASES)
+@pytest.mark.parametrize(("mesh", "kind"), SEARCH_CASES)
 def test_nearest_and_paths_with_straight_path_options_match_detour(mesh, kind):
-    _compare(mesh, kind, ("nearest", "path"))
+    _compare(mesh, kind, ("nearest", "path", "straight"))
 
 
 @pytest.mark.peer
-@pytest.mark.parametrize(("mesh", "kind"), CASES)
+@pytest.mark.parametrize(("mesh", "kind"), SEARCH_CASES)
 def test_move_along_surface_matches_detour(mesh, kind):
     _compare(mesh, kind, ("move",))
 
 
 @pytest.mark.peer
-@pytest.mark.parametrize(("mesh", "kind"), CASES)
+@pytest.mark.parametrize(("mesh", "kind"), SEARCH_CASES)
 def test_polys_around_circle_and_query_polygons_match_detour(mesh, kind):
     _compare(mesh, kind, ("circle", "qpolys"))
 
@@ -401,3 +466,19 @@ def test_inputs_exercise_the_options():
     assert any(not r["status"] & FAILURE for r in heights)
     circles = [r for x, r in zip(queries, results) if x["op"] == "circle"]
     assert any(r["status"] & 0x10 for r in circles) and any(len(r["refs"]) > 5 for r in circles)
+    clamped = [r["points"][0] != x["s"] for x, r in zip(queries, results)
+               if x["op"] == "straight" and r["points"]]  # fmt: skip
+    assert sum(clamped) > len(clamped) // 4
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("kind", KINDS)
+def test_variant_inputs_exercise_offmesh_and_node_limits(kind):
+    """Off-mesh corners appear in the off-mesh case; the small pool runs out of nodes."""
+    _, queries, results = _case("dungeon+offmesh", kind)
+    flags = [f for x, r in zip(queries, results) if "straight" in r for f in r["straight"]["flags"]]
+    assert 4 in flags  # DT_STRAIGHTPATH_OFFMESH_CONNECTION
+    _, queries, results = _case("nav_test+nodes24", kind)
+    fp = [r["findPath"]["status"] for r in results if "findPath" in r]
+    assert any(st & 0x20 for st in fp)  # DT_OUT_OF_NODES
+    assert any(r["status"] & 0x20 for x, r in zip(queries, results) if x["op"] == "circle")
