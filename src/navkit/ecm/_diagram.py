@@ -26,216 +26,218 @@ decomposition):
 
 Everything touched is reported (``touched_vertices``, ``touched_edges``).
 
-Cost: each step's geometry runs as one numba kernel over the arrays of sites,
-vertices, edges and the site grid (:mod:`navkit.ecm._update_kernels`:
-conflict vertices, cut edges, candidate circles with their emptiness test and
-site sets, bisector re-joining); Python keeps the vertex/edge index (dicts of
-sets keyed by site, vertex and bisector) and calls a handful of kernels per
-update.  Two sites of one convex obstacle that share no point are never paired
-in a candidate triple (an empty circle outside a convex set touches it once).
+Cost: the index is a set of flat arrays that the kernels of
+:mod:`navkit.ecm._index` change in place (vertex rows with their sites, per-site
+and per-vertex doubly linked lists of vertices and edge ends, free-slot stacks;
+grown by doubling between kernel calls), so an update is three kernel calls
+(find and delete the conflicting part and solve the candidate circles; add the
+vertices; re-join the bisectors) and O(1) Python.  Two sites of one convex
+obstacle that share no point are never paired in a candidate triple (an empty
+circle outside a convex set touches it once).  The dict-like views ``edges``,
+``vs``, ``site_verts``, ``vert_edges`` and ``pair_edges`` read the arrays for
+the (non-hot) callers that want Python objects.
 """
 
 from __future__ import annotations
 
 import math
-from itertools import combinations
 
 import numpy as np
 
-from . import _update_kernels as U
+from . import _index as X
 
 
 class Diagram:
     """Vertices and edges of the free-space Voronoi diagram of a :class:`Sites`."""
 
-    def __init__(self, sites, tol: float) -> None:
+    def __init__(self, sites, tol: float, vcap: int = 256, width: int = 8) -> None:
         self.S = sites
         self.tol = tol
-        self.nv = 0
-        self.vx = np.zeros(64)
-        self.vy = np.zeros(64)
-        self.vr = np.zeros(64)
-        self.valive = np.zeros(64, np.bool_)
-        self.vs: list[tuple] = []  # sites of each vertex (sorted tuple)
-        self.ev = np.zeros((64, 2), np.int64)  # edge end vertices by edge id
-        self.es = np.zeros((64, 2), np.int64)  # edge sites (a < b) by edge id
-        self.ealive = np.zeros(64, np.bool_)
-        self.free_v: list[int] = []
-        self.site_verts: dict[int, set] = {}
-        self.edges: dict[int, tuple] = {}  # eid -> (v0, v1, a, b)
-        self.pair_edges: dict[tuple, set] = {}
-        self.vert_edges: dict[int, set] = {}
-        self.next_e = 0
-        self.free_e: list[int] = []
-        self.vgrid: dict[tuple, list] = {}
-        self.cell = max(tol * 1e3, 1e-300)
-        self.touched_v: set = set()
-        self.touched_e: set = set()
         self.version = 0
+        self.cnt = np.zeros(X.NCNT, np.int64)
+        self.cnt[X.STAMP] = 1
+        # vertices
+        self.vx = np.zeros(vcap)
+        self.vy = np.zeros(vcap)
+        self.vr = np.zeros(vcap)
+        self.valive = np.zeros(vcap, np.bool_)
+        self.vdeg = np.zeros(vcap, np.int64)
+        self.vsite = np.zeros((vcap, width), np.int64)
+        self.vrec = np.zeros((vcap, width), np.int64)
+        self.veh = np.full(vcap, -1, np.int64)
+        self.vfree = np.zeros(vcap, np.int64)
+        self.tvmark = np.zeros(vcap, np.int64)
+        self.tvlog = np.zeros(vcap, np.int64)
+        # site -> vertex incidence records
+        rcap = 4 * vcap
+        self.shead = np.full(max(sites.kind.shape[0], 1), -1, np.int64)
+        self.rv = np.zeros(rcap, np.int64)
+        self.rnext = np.full(rcap, -1, np.int64)
+        self.rprev = np.full(rcap, -1, np.int64)
+        self.rfree = np.arange(rcap - 1, -1, -1, dtype=np.int64)
+        self.cnt[X.NRF] = rcap
+        # edges
+        ecap = 2 * vcap
+        self.ev = np.zeros((ecap, 2), np.int64)
+        self.es = np.zeros((ecap, 2), np.int64)
+        self.ealive = np.zeros(ecap, np.bool_)
+        self.enx = np.full(2 * ecap, -1, np.int64)
+        self.epv = np.full(2 * ecap, -1, np.int64)
+        self.efree = np.zeros(ecap, np.int64)
+        self.temark = np.zeros(ecap, np.int64)
+        self.telog = np.zeros(ecap, np.int64)
 
-    # ----------------------------------------------------------------- vertices
-    def _gkey(self, x, y):
-        return (math.floor(x / self.cell), math.floor(y / self.cell))
+    # --------------------------------------------------------------- counters
+    @property
+    def nv(self) -> int:
+        """Vertex slots in use (alive or free); ids are below this."""
+        return int(self.cnt[X.NV])
 
-    def find_vertex(self, x, y):
-        """An alive vertex within 10 tol of (x, y) (per coordinate), or -1.
-        Neighbouring grid cells are looked at only when (x, y) lies within
-        twice that distance of its cell's side (cells are 100x wider)."""
-        c = self.cell
-        fx, fy = x / c, y / c
-        gx, gy = math.floor(fx), math.floor(fy)
-        fx -= gx
-        fy -= gy
-        t = self.tol * 10
-        m = 2.0 * t / c
-        ii = (gx - 1, gx, gx + 1) if fx < m or fx > 1.0 - m else (gx,)
-        jj = (gy - 1, gy, gy + 1) if fy < m or fy > 1.0 - m else (gy,)
-        vg = self.vgrid
-        for i in ii:
-            for j in jj:
-                lst = vg.get((i, j))
-                if lst:
-                    for v in lst:
-                        if (
-                            self.valive[v]
-                            and abs(float(self.vx[v]) - x) <= t
-                            and abs(float(self.vy[v]) - y) <= t
-                        ):
-                            return v
-        return -1
+    @property
+    def next_e(self) -> int:
+        """Edge slots in use (alive or free); ids are below this."""
+        return int(self.cnt[X.NE])
 
-    def _grow_vertices(self) -> None:
-        for name in ("vx", "vy", "vr", "valive"):
-            a = getattr(self, name)
-            b = np.zeros(2 * a.shape[0], a.dtype)
-            b[: a.shape[0]] = a
-            setattr(self, name, b)
+    @property
+    def touched_v(self) -> set:
+        """Vertex ids created, changed or deleted since :meth:`clear_touched`."""
+        return set(self.tvlog[: self.cnt[X.NTV]].tolist())
+
+    @property
+    def touched_e(self) -> set:
+        """Edge ids created or deleted since :meth:`clear_touched`."""
+        return set(self.telog[: self.cnt[X.NTE]].tolist())
+
+    def clear_touched(self) -> None:
+        self.cnt[X.STAMP] += 1
+        self.cnt[X.NTV] = 0
+        self.cnt[X.NTE] = 0
+
+    # --------------------------------------------------------------- capacity
+    @staticmethod
+    def _grown(a: np.ndarray, n: int, fill=0) -> np.ndarray:
+        b = np.full((n,) + a.shape[1:], fill, a.dtype)
+        b[: a.shape[0]] = a
+        return b
+
+    def _reserve(self, nvert: int, nrec: int, width: int) -> None:
+        """Room for ``nvert`` more vertices with ``nrec`` more site incidences, and
+        rows of at least ``width`` sites; also one head per site of ``S``."""
+        c = self.cnt
+        ns = self.S.kind.shape[0]
+        if self.shead.shape[0] < ns:
+            self.shead = self._grown(self.shead, ns, -1)
+        cap = self.valive.shape[0]
+        if cap - c[X.NV] + c[X.NVF] < nvert:
+            n = cap
+            while n - c[X.NV] + c[X.NVF] < nvert:
+                n *= 2
+            for name in ("vx", "vy", "vr", "valive", "vdeg", "vsite", "vrec"):
+                setattr(self, name, self._grown(getattr(self, name), n))
+            self.veh = self._grown(self.veh, n, -1)
+            for name in ("vfree", "tvmark", "tvlog"):
+                setattr(self, name, self._grown(getattr(self, name), n))
+        if self.vsite.shape[1] < width:
+            w = self.vsite.shape[1]
+            while w < width:
+                w *= 2
+            for name in ("vsite", "vrec"):
+                a = getattr(self, name)
+                b = np.zeros((a.shape[0], w), np.int64)
+                b[:, : a.shape[1]] = a
+                setattr(self, name, b)
+        if c[X.NRF] < nrec:
+            r = self.rv.shape[0]
+            n = r
+            while c[X.NRF] + n - r < nrec:
+                n *= 2
+            self.rv = self._grown(self.rv, n)
+            self.rnext = self._grown(self.rnext, n, -1)
+            self.rprev = self._grown(self.rprev, n, -1)
+            # the new records go on the free stack
+            k = int(c[X.NRF])
+            fr = np.empty(n, np.int64)
+            fr[:k] = self.rfree[:k]
+            fr[k : k + n - r] = np.arange(n - 1, r - 1, -1)
+            self.rfree = fr
+            c[X.NRF] = k + n - r
+
+    def _reserve_edges(self, nedge: int) -> None:
+        c = self.cnt
+        cap = self.ealive.shape[0]
+        if cap - c[X.NE] + c[X.NEF] >= nedge:
+            return
+        n = cap
+        while n - c[X.NE] + c[X.NEF] < nedge:
+            n *= 2
+        for name in ("ev", "es", "ealive", "efree", "temark", "telog"):
+            setattr(self, name, self._grown(getattr(self, name), n))
+        self.enx = self._grown(self.enx, 2 * n, -1)
+        self.epv = self._grown(self.epv, 2 * n, -1)
+
+    # ------------------------------------------------------------ kernel args
+    def _vstate(self):
+        return (
+            self.vx, self.vy, self.vr, self.valive, self.vdeg, self.vsite, self.vrec,
+            self.veh, self.vfree,
+        )  # fmt: skip
+
+    def _estate(self):
+        return (self.ev, self.es, self.ealive, self.enx, self.epv, self.efree)
+
+    def _sites_args(self):
+        S = self.S
+        return (S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, S.alive, S.owner, S.cvx)
+
+    # -------------------------------------------------------------- vertices
+    def add_vertices(self, xyr, ptr, ids, corners=(), merge=True, pairs=None):
+        """Add vertices at ``xyr[i]`` ((k, 3) [x, y, clearance]) tangent to the
+        sites ``ids[ptr[i]:ptr[i+1]]``, then corner vertices ``corners``
+        ((s_in, p, s_out) rows).  Returns (vertex ids (k + len(corners),), the
+        ascending unique site pairs of ``pairs`` and of every vertex made)."""
+        xyr = np.ascontiguousarray(xyr, np.float64).reshape(-1, 3)
+        ptr = np.ascontiguousarray(ptr, np.int64)
+        ids = np.ascontiguousarray(ids, np.int64)
+        ok = np.ones(xyr.shape[0], np.bool_)
+        return self._commit(xyr, ok, ptr, ids, corners, merge, pairs)
+
+    def _commit(self, xyr, ok, ptr, ids, corners, merge, pairs):
+        cn = np.asarray(corners, np.int64).reshape(-1, 3)
+        pairs = np.zeros((0, 2), np.int64) if pairs is None else pairs
+        nadd = int(np.count_nonzero(ok)) + cn.shape[0]
+        sizes = np.diff(ptr)
+        wmax = int(sizes.max()) if sizes.size else 0
+        self._reserve(
+            nadd, int(ids.shape[0]) + 3 * cn.shape[0], int(self.cnt[X.MAXDEG]) + max(wmax, 3)
+        )
+        S = self.S
+        return X.commit_vertices(
+            xyr, ok, ptr, ids, cn, pairs, merge, self.tol,
+            self.vx, self.vy, self.vr, self.valive, self.vdeg, self.vsite, self.vrec,
+            self.veh, self.vfree, self.shead, self.rv, self.rnext, self.rprev, self.rfree,
+            S.ax, S.ay, self.cnt, self.tvmark, self.tvlog,
+        )  # fmt: skip
 
     def add_vertex(self, x, y, r, sites) -> int:
-        """Add a vertex at (x, y) with clearance r tangent to ``sites`` (sorted
-        tuple), or merge the sites into an existing vertex at that point."""
-        sv = self.site_verts
-        v = self.find_vertex(x, y)
-        if v >= 0:
-            new = tuple(sorted(set(self.vs[v]) | set(sites)))
-            for s in new:
-                q = sv.get(s)
-                if q is None:
-                    sv[s] = {v}
-                else:
-                    q.add(v)
-            self.vs[v] = new
-            self.touched_v.add(v)
-            return v
-        sites = tuple(sorted(sites))
-        if self.free_v:
-            v = self.free_v.pop()
-            self.vs[v] = sites
-        else:
-            v = self.nv
-            if v == self.vx.shape[0]:
-                self._grow_vertices()
-            self.nv += 1
-            self.vs.append(sites)
-        self.vx[v] = x
-        self.vy[v] = y
-        self.vr[v] = r
-        self.valive[v] = True
-        c = self.cell
-        key = (math.floor(x / c), math.floor(y / c))
-        lst = self.vgrid.get(key)
-        if lst is None:
-            self.vgrid[key] = [v]
-        else:
-            lst.append(v)
-        for s in sites:
-            q = sv.get(s)
-            if q is None:
-                sv[s] = {v}
-            else:
-                q.add(v)
-        self.vert_edges[v] = set()
-        self.touched_v.add(v)
-        return v
+        """Add a vertex at (x, y) with clearance r tangent to ``sites``, or merge
+        the sites into an existing vertex of one of them at that point."""
+        ids = np.asarray(sorted(set(int(s) for s in sites)), np.int64)
+        out, _ = self.add_vertices(np.array([[x, y, r]]), np.array([0, ids.shape[0]]), ids)
+        return int(out[0])
 
-    def kill_vertex(self, v) -> None:
-        self.kill_vertices((v,))
+    def add_corner(self, s_in, p, s_out) -> int:
+        out, _ = self.add_vertices(np.zeros((0, 3)), np.zeros(1, np.int64), np.zeros(0, np.int64), [(s_in, p, s_out)])  # fmt: skip
+        return int(out[0])
 
-    def kill_vertices(self, vs) -> None:
-        """Delete vertices and their edges; their slots are reused."""
-        sv = self.site_verts
-        ve = self.vert_edges
-        vg = self.vgrid
-        c = self.cell
-        vs = list(vs)
-        if not vs:
-            return
-        xs = self.vx[vs].tolist()
-        ys = self.vy[vs].tolist()
-        for v, x, y in zip(vs, xs, ys):
-            es = ve.pop(v, None)
-            if es:
-                for e in list(es):
-                    self.kill_edge(e)
-            for s in self.vs[v]:
-                q = sv.get(s)
-                if q is not None:
-                    q.discard(v)
-            lst = vg.get((math.floor(x / c), math.floor(y / c)))
-            if lst is not None and v in lst:
-                lst.remove(v)
-        self.valive[vs] = False
-        self.free_v.extend(vs)
-        self.touched_v.update(vs)
+    def add_edges(self, ev, es) -> None:
+        """Add edges with end vertices ``ev`` ((k, 2)) and sites ``es`` ((k, 2))."""
+        ev = np.ascontiguousarray(ev, np.int64).reshape(-1, 2)
+        es = np.ascontiguousarray(es, np.int64).reshape(-1, 2)
+        self._reserve_edges(ev.shape[0])
+        X.add_edges(ev, es, *self._estate(), self.veh, self.cnt, self.temark, self.telog)
 
-    # -------------------------------------------------------------------- edges
-    def add_edge(self, v0, v1, a, b) -> int:
-        if a > b:
-            a, b = b, a
-        if self.free_e:
-            e = self.free_e.pop()
-        else:
-            e = self.next_e
-            self.next_e += 1
-        if e == self.ealive.shape[0]:
-            ev = np.zeros((2 * e, 2), np.int64)
-            ev[:e] = self.ev
-            es = np.zeros((2 * e, 2), np.int64)
-            es[:e] = self.es
-            ea = np.zeros(2 * e, np.bool_)
-            ea[:e] = self.ealive
-            self.ev, self.es, self.ealive = ev, es, ea
-        self.ev[e] = (v0, v1)
-        self.es[e] = (a, b)
-        self.ealive[e] = True
-        self.edges[e] = (v0, v1, a, b)
-        q = self.pair_edges.get((a, b))
-        if q is None:
-            self.pair_edges[(a, b)] = {e}
-        else:
-            q.add(e)
-        self.vert_edges[v0].add(e)
-        self.vert_edges[v1].add(e)
-        self.touched_e.add(e)
-        return e
-
-    def kill_edge(self, e) -> None:
-        v0, v1, a, b = self.edges.pop(e)
-        self.ealive[e] = False
-        self.free_e.append(e)
-        pe = self.pair_edges.get((a, b))
-        if pe is not None:
-            pe.discard(e)
-            if not pe:
-                del self.pair_edges[(a, b)]
-        ve = self.vert_edges
-        q = ve.get(v0)
-        if q is not None:
-            q.discard(e)
-        q = ve.get(v1)
-        if q is not None:
-            q.discard(e)
-        self.touched_e.add(e)
+    def add_edge(self, v0, v1, a, b) -> None:
+        self.add_edges([[v0, v1]], [[a, b]])
 
     # --------------------------------------------------------------- predicates
     def is_secondary(self, a, b) -> bool:
@@ -254,88 +256,23 @@ class Diagram:
         cr = (dx * (y - S.ay[s]) - dy * (x - S.ax[s])) / math.hypot(dx, dy)
         return cr >= -self.tol
 
-    # ---------------------------------------------------------- vertex creation
-    def add_candidates(self, triples) -> list:
-        """Validate candidate triples ((m, 3) site ids); add the valid, empty, free
-        circles as vertices (one kernel call:
-        :func:`navkit.ecm._update_kernels.candidate_vertices`)."""
-        if len(triples) == 0:
-            return []
-        S = self.S
-        tri = np.ascontiguousarray(np.asarray(triples, np.int64).reshape(-1, 3))
-        xyr, ok, ptr, ids = U.candidate_vertices(
-            tri, S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, S.alive, S.owner, S.cvx,
-            self.tol, *self._grid(),
-        )  # fmt: skip
-        out = []
-        rl = xyr.tolist()
-        pl = ptr.tolist()
-        il = ids.tolist()
-        for i in np.nonzero(ok)[0].tolist():
-            x, y, rho = rl[i]
-            out.append(self.add_vertex(x, y, rho, tuple(il[pl[i] : pl[i + 1]])))
-        return out
-
-    def add_corner(self, s_in, p, s_out) -> int:
-        S = self.S
-        return self.add_vertex(float(S.ax[p]), float(S.ay[p]), 0.0, (s_in, p, s_out))
-
     # ------------------------------------------------------------- edge joining
     def rejoin(self, pairs) -> None:
-        """Re-join the edges of every bisector in ``pairs`` (one kernel call:
-        :func:`navkit.ecm._update_kernels.rejoin_candidates`)."""
+        """Re-join the edges of every bisector in ``pairs`` ((k, 2) site ids; one
+        kernel call: :func:`navkit.ecm._index.rejoin_pairs`)."""
+        pr = np.asarray(pairs, np.int64).reshape(-1, 2)
+        pr = np.ascontiguousarray(np.sort(pr, axis=1))
         S = self.S
-        alive = S.alive
-        sv = self.site_verts
-        pe = self.pair_edges
-        pa: list = []
-        pb: list = []
-        ptr = [0]
-        vids: list = []
-        for a, b in pairs:
-            if a > b:
-                a, b = b, a
-            old = pe.get((a, b))
-            if old:
-                for e in list(old):
-                    self.kill_edge(e)
-            if not (alive[a] and alive[b]) or self.is_secondary(a, b):
-                continue
-            va = sv.get(a)
-            vb = sv.get(b)
-            if not va or not vb:
-                continue
-            vs = va & vb
-            if len(vs) < 2:
-                continue
-            pa.append(a)
-            pb.append(b)
-            vids.extend(vs)
-            ptr.append(len(vids))
-        if not pa:
-            return
-        pa_a = np.asarray(pa, np.int64)
-        pb_a = np.asarray(pb, np.int64)
-        kp, k0, k1 = U.rejoin_candidates(
-            pa_a,
-            pb_a,
-            np.asarray(ptr, np.int64),
-            np.asarray(vids, np.int64),
-            self.vx,
-            self.vy,
-            self.vr,
-            self.tol,
-            *self._grid(),
-            S.kind,
-            S.ax,
-            S.ay,
-            S.bx,
-            S.by,
-            S.side,
-            S.alive,
-        )
-        for p, v0, v1 in zip(kp.tolist(), k0.tolist(), k1.tolist()):
-            self.add_edge(v0, v1, pa[p], pb[p])
+        while True:
+            k = X.rejoin_pairs(
+                pr, self.tol, self.vx, self.vy, self.vr, self.vdeg, self.veh,
+                self.shead, self.rv, self.rnext, *self._estate(),
+                self.cnt, self.temark, self.telog,
+                S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, S.alive, *self._grid(),
+            )  # fmt: skip
+            if k >= 0:
+                return
+            self._reserve_edges(-k)
 
     def _grid(self):
         """The site grid's arguments (cells, counts, gx0, gy0, h, nx, ny); one
@@ -351,137 +288,33 @@ class Diagram:
 
     # ------------------------------------------------------------------ updates
     def insert_sites(self, new, corners) -> None:
-        """Insert the alive sites ``new`` (already in ``S``); ``corners`` are
-        (s_in, p, s_out) zero-clearance corner vertices of the new polygon."""
+        """Insert the alive sites ``new`` (already in ``S`` and its grid);
+        ``corners`` are (s_in, p, s_out) zero-clearance corner vertices of the
+        new polygon."""
         S = self.S
-        new = list(new)
-        newset = set(new)
-        # 1. vertices in conflict
-        nw = np.asarray(new, np.int64)
-        sk = S.kind[nw] == 1
-        x0 = min(float(S.ax[nw].min()), float(S.bx[nw[sk]].min()) if sk.any() else np.inf)
-        x1 = max(float(S.ax[nw].max()), float(S.bx[nw[sk]].max()) if sk.any() else -np.inf)
-        y0 = min(float(S.ay[nw].min()), float(S.by[nw[sk]].min()) if sk.any() else np.inf)
-        y1 = max(float(S.ay[nw].max()), float(S.by[nw[sk]].max()) if sk.any() else -np.inf)
-        kv = U.conflict_vertices(
-            nw, x0, x1, y0, y1, self.vx, self.vy, self.vr, self.valive, self.nv, self.tol,
-            S.kind, S.ax, S.ay, S.bx, S.by,
-        )  # fmt: skip
-        killed = kv.tolist()
-        affected_e: set = set()
-        # 2. edges cut in their interior (both ends alive): midpoint test in the
-        # kernel, the exact tangent-circle test for the rest
-        for v in killed:
-            affected_e.update(self.vert_edges.get(v, ()))
-        vkill = np.zeros(max(self.nv, 1), np.bool_)
-        vkill[kv] = True
-        cut, rest = U.cut_edge_candidates(
-            nw, x0, x1, y0, y1, self.ev, self.es, self.ealive, self.next_e, vkill,
-            self.vx, self.vy, self.vr, self.tol, S.kind, S.ax, S.ay, S.bx, S.by,
-        )  # fmt: skip
-        affected_e.update(cut.tolist())
-        if rest.shape[0]:
-            hit = U.cut_edges_exact(
-                rest, nw, self.ev, self.es, self.vx, self.vy, self.vr, self.tol,
-                S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side,
-            )  # fmt: skip
-            affected_e.update(rest[hit].tolist())
-        pairs: set = set()
-        aff_sites: set = set()
-        for e in affected_e:
-            _, _, a, b = self.edges[e]
-            pairs.add((a, b))
-            aff_sites.update((a, b))
-        for v in killed:
-            aff_sites.update(self.vs[v])
-        # sites whose cells contain the new obstacle
         grid = self._grid()
-        S.alive[nw] = False
-        for s in nw[S.kind[nw] == 0].tolist():
-            ns, _ = U.grid_nearest(S.ax[s], S.ay[s], *grid, S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
-            if ns >= 0:
-                aff_sites.add(int(ns))
-        S.alive[nw] = True
-        aff_sites -= newset
-        for e in affected_e:
-            self.kill_edge(e)
-        self.kill_vertices(killed)
-        # 3. candidates; a segment and its endpoint bound each other's cells along
-        # a normal line that is not stored as an edge but can be cut too
-        cpairs = set(pairs)
-        for a in aff_sites:
-            if S.kind[a] == 1:
-                cpairs.add((a, int(S.e0[a])))
-                cpairs.add((a, int(S.e1[a])))
-            else:
-                for sg in S.incident.get(a, ()):
-                    if S.alive[sg]:
-                        cpairs.add((a, sg))
+        self._reserve(0, 0, 0)
         nw = np.asarray(new, np.int64)
-        parts = []
-        if cpairs:
-            cp = np.asarray(list(cpairs), np.int64)
-            parts.append(np.column_stack([np.repeat(nw, len(cp)), np.tile(cp, (len(nw), 1))]))
-        # A convex obstacle (every corner's cell in free space; a segment or a
-        # point) is touched by an empty circle outside it at one point only, so
-        # two of its sites share a vertex only if they share that point (a
-        # segment and its endpoint, or the two segments at a corner), and no
-        # circle outside it touches three of its sites with positive radius.
-        pts_new = nw[S.kind[nw] == 0]
-        convex = bool(np.all(S.side[pts_new] == 1))
-        if len(nw) >= 2:
-            if convex:
-                prs = []
-                for sg in nw[S.kind[nw] == 1].tolist():
-                    prs.append((sg, int(S.e0[sg])))
-                    prs.append((sg, int(S.e1[sg])))
-                for p in pts_new.tolist():
-                    inc = [sg for sg in S.incident.get(p, ()) if sg in newset]
-                    prs.extend(combinations(inc, 2))
-                pr = np.asarray(prs, np.int64).reshape(-1, 2)
-            else:
-                pr = np.asarray(list(combinations(new, 2)), np.int64)
-            af = np.asarray(list(aff_sites), np.int64)
-            if af.size and pr.size:
-                parts.append(
-                    np.column_stack([np.repeat(pr, len(af), axis=0), np.tile(af, len(pr))])
-                )
-        if len(nw) >= 3 and not convex:
-            parts.append(np.asarray(list(combinations(new, 3)), np.int64))
-        triples = np.vstack(parts) if parts else np.zeros((0, 3), np.int64)
-        made = self.add_candidates(triples)
-        for c in corners:
-            made.append(self.add_corner(*c))
-        for v in made:
-            for a, b in combinations(self.vs[v], 2):
-                pairs.add((min(a, b), max(a, b)))
+        pairs, xyr, ok, ptr, ids = X.insert_prepare(
+            nw, self.tol, *self._vstate(), self.shead, self.rnext, self.rprev, self.rfree,
+            *self._estate(), self.cnt, self.tvmark, self.tvlog, self.temark, self.telog,
+            *self._sites_args(), S.inc, *grid,
+        )  # fmt: skip
+        _, pairs = self._commit(xyr, ok, ptr, ids, corners, True, pairs)
         self.rejoin(pairs)
         self.version += 1
 
     def delete_sites(self, dead) -> None:
-        S = self.S
-        dead = set(dead)
-        killed = set()
-        for s in dead:
-            killed |= self.site_verts.get(s, set())
-        nb = set()
-        pairs = set()
-        for v in killed:
-            nb.update(self.vs[v])
-            for e in self.vert_edges.get(v, ()):
-                _, _, a, b = self.edges[e]
-                pairs.add((a, b))
-        nb -= dead
-        self.kill_vertices(killed)
-        for s in dead:
-            S.alive[s] = False
-            self.site_verts.pop(s, None)
-        S.grid_drop(sorted(dead))
-        pairs = {p for p in pairs if p[0] not in dead and p[1] not in dead}
-        made = self.add_candidates(list(combinations(sorted(nb), 3)))
-        for v in made:
-            for a, b in combinations(self.vs[v], 2):
-                pairs.add((min(a, b), max(a, b)))
+        """Delete the sites ``dead`` (marks them dead and drops them from the grid)."""
+        grid = self._grid()
+        self._reserve(0, 0, 0)
+        dd = np.unique(np.asarray(list(dead), np.int64))
+        pairs, xyr, ok, ptr, ids = X.delete_prepare(
+            dd, self.tol, *self._vstate(), self.shead, self.rv, self.rnext, self.rprev,
+            self.rfree, *self._estate(), self.cnt, self.tvmark, self.tvlog, self.temark,
+            self.telog, *self._sites_args(), *grid,
+        )  # fmt: skip
+        _, pairs = self._commit(xyr, ok, ptr, ids, (), True, pairs)
         self.rejoin(pairs)
         self.version += 1
 
@@ -489,14 +322,120 @@ class Diagram:
     def arrays(self):
         """(verts (n,2), clearance (n,), vertex ids (n,), edges (m,4) int64 as
         [v0, v1, site_a, site_b] in compact vertex numbering)."""
-        ids = np.nonzero(self.valive[: self.nv])[0].astype(np.int64)
-        remap = np.full(self.nv, -1, np.int64)
+        nv = self.nv
+        ids = np.nonzero(self.valive[:nv])[0].astype(np.int64)
+        remap = np.full(nv, -1, np.int64)
         remap[ids] = np.arange(ids.shape[0])
         vx = self.vx[ids]
         vy = self.vy[ids]
         vr = self.vr[ids]
-        ed = np.array(list(self.edges.values()), np.int64).reshape(-1, 4)
+        eids = np.nonzero(self.ealive[: self.next_e])[0]
+        ed = np.concatenate([self.ev[eids], self.es[eids]], axis=1).astype(np.int64)
         if ed.size:
             ed[:, 0] = remap[ed[:, 0]]
             ed[:, 1] = remap[ed[:, 1]]
-        return np.stack([vx, vy], axis=1), vr, ids, ed
+        return np.stack([vx, vy], axis=1), vr, ids, ed.reshape(-1, 4)
+
+    # --------------------------------------------------- dict-like read views
+    def sites_of(self, v: int) -> tuple:
+        """Sites of vertex ``v``, ascending."""
+        return tuple(self.vsite[v, : self.vdeg[v]].tolist())
+
+    def vertices_of(self, s: int) -> set:
+        """Alive vertices tangent to site ``s``."""
+        out = set()
+        if s < 0 or s >= self.shead.shape[0]:
+            return out
+        r = int(self.shead[s])
+        while r >= 0:
+            out.add(int(self.rv[r]))
+            r = int(self.rnext[r])
+        return out
+
+    def edges_of(self, v: int) -> set:
+        """Edges ending at vertex ``v``."""
+        out = set()
+        if v < 0 or v >= self.veh.shape[0] or not self.valive[v]:
+            return out
+        q = int(self.veh[v])
+        while q >= 0:
+            out.add(q >> 1)
+            q = int(self.enx[q])
+        return out
+
+    @property
+    def edges(self) -> _Edges:
+        """Alive edges as a read-only mapping edge id -> (v0, v1, site_a, site_b)."""
+        return _Edges(self)
+
+    @property
+    def vs(self) -> _Rows:
+        return _Rows(self.sites_of)
+
+    @property
+    def site_verts(self) -> _Rows:
+        return _Rows(self.vertices_of)
+
+    @property
+    def vert_edges(self) -> _Rows:
+        return _Rows(self.edges_of)
+
+    @property
+    def pair_edges(self) -> _Rows:
+        def of(key):
+            a, b = min(key), max(key)
+            return {
+                e
+                for v in self.vertices_of(a)
+                for e in self.edges_of(v)
+                if self.es[e, 0] == a and self.es[e, 1] == b
+            }
+
+        return _Rows(of)
+
+
+class _Rows:
+    """``get``/``[]`` access through a function (empty results read as missing)."""
+
+    def __init__(self, fn) -> None:
+        self._fn = fn
+
+    def __getitem__(self, k):
+        return self._fn(k)
+
+    def get(self, k, default=None):
+        out = self._fn(k)
+        return out if out else default
+
+
+class _Edges:
+    def __init__(self, d: Diagram) -> None:
+        self._d = d
+
+    def _ids(self):
+        return np.nonzero(self._d.ealive[: self._d.next_e])[0].tolist()
+
+    def __getitem__(self, e):
+        d = self._d
+        if not (0 <= e < d.next_e and d.ealive[e]):
+            raise KeyError(e)
+        return (int(d.ev[e, 0]), int(d.ev[e, 1]), int(d.es[e, 0]), int(d.es[e, 1]))
+
+    def __contains__(self, e) -> bool:
+        d = self._d
+        return 0 <= e < d.next_e and bool(d.ealive[e])
+
+    def __iter__(self):
+        return iter(self._ids())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self._d.ealive[: self._d.next_e]))
+
+    def keys(self):
+        return self._ids()
+
+    def values(self):
+        return [self[e] for e in self._ids()]
+
+    def items(self):
+        return [(e, self[e]) for e in self._ids()]

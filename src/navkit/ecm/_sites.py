@@ -37,6 +37,8 @@ class Sites:
         # share no point
         self.cvx = np.zeros(cap, np.bool_)
         self.incident: dict[int, list] = {}  # point site -> segment sites ending there
+        # the same as rows (at most two segments end at a point; -1 = none)
+        self.inc = np.full((cap, 2), -1, np.int64)
 
     def _grow(self) -> None:
         for name in ("kind", "ax", "ay", "bx", "by", "e0", "e1", "side", "alive", "owner", "cvx"):
@@ -45,6 +47,9 @@ class Sites:
             b[: a.shape[0]] = a
             b[a.shape[0] :] = -1 if name in ("e0", "e1", "owner") else 0
             setattr(self, name, b)
+        inc = np.full((2 * self.inc.shape[0], 2), -1, np.int64)
+        inc[: self.inc.shape[0]] = self.inc
+        self.inc = inc
 
     def add(self, kind, ax, ay, bx=0.0, by=0.0, e0=-1, e1=-1, side=1, owner=-1) -> int:
         if self.n == self.kind.shape[0]:
@@ -60,8 +65,12 @@ class Sites:
         self.n += 1
         self.grid_add(i)
         if kind == 1:
-            self.incident.setdefault(int(e0), []).append(i)
-            self.incident.setdefault(int(e1), []).append(i)
+            for p in (int(e0), int(e1)):
+                lst = self.incident.setdefault(p, [])
+                if len(lst) == 2:
+                    raise ValueError("a point site ends at most two segments")
+                self.inc[p, len(lst)] = i
+                lst.append(i)
         return i
 
     # ------------------------------------------------------------ uniform grid

@@ -83,15 +83,41 @@ def build_with_boost(diag, corners, scale: float) -> None:
             vsites[e.start].add(int(cell_site[e.cell]))
         if e.end >= 0:
             vsites[e.end].add(int(cell_site[e.cell]))
+    # vertices, merged where they coincide (within 10 tol per coordinate), then
+    # added to the index in one kernel call
     keep = np.full(len(verts), -1, np.int64)
     corner_pts = {c[1] for c in corners}
+    tol = diag.tol
+    cell = max(tol * 1e3, 1e-300)
+    grid: dict = {}
+    pos: list = []  # merged vertices: [x, y, rho, site set]
+
+    def find(x, y):
+        t = tol * 10
+        gx, gy = math.floor(x / cell), math.floor(y / cell)
+        for i in (gx - 1, gx, gx + 1):
+            for j in (gy - 1, gy, gy + 1):
+                for k in grid.get((i, j), ()):
+                    if abs(pos[k][0] - x) <= t and abs(pos[k][1] - y) <= t:
+                        return k
+        return -1
+
+    def add(x, y, rho, ss):
+        k = find(x, y)
+        if k >= 0:
+            pos[k][3].update(ss)
+            return k
+        pos.append([x, y, rho, set(ss)])
+        grid.setdefault((math.floor(x / cell), math.floor(y / cell)), []).append(len(pos) - 1)
+        return len(pos) - 1
+
     for i, v in enumerate(verts):
         x, y = v.X, v.Y
         ss = sorted(vsites[i])
         if len(ss) < 3:
             continue
         rho, _, _, _ = site_dist(S, ss[0], x, y)
-        if rho <= diag.tol:
+        if rho <= tol:
             if not any(s in corner_pts for s in ss):
                 continue
             p = next(s for s in ss if s in corner_pts)
@@ -100,23 +126,30 @@ def build_with_boost(diag, corners, scale: float) -> None:
             continue
         if not (math.isfinite(x) and math.isfinite(y)):
             continue
-        keep[i] = diag.add_vertex(x, y, rho, ss)
+        keep[i] = add(x, y, rho, ss)
     for c in corners:
-        diag.add_corner(*c)
+        add(float(S.ax[c[1]]), float(S.ay[c[1]]), 0.0, c)
+    sets = [sorted(q[3]) for q in pos]
+    ptr = np.zeros(len(pos) + 1, np.int64)
+    ptr[1:] = np.cumsum([len(q) for q in sets])
+    ids = np.asarray([s for q in sets for s in q], np.int64)
+    xyr = np.asarray([q[:3] for q in pos], np.float64).reshape(-1, 3)
+    vid, _ = diag.add_vertices(xyr, ptr, ids, merge=False)
+    keep = np.where(keep >= 0, vid[np.maximum(keep, 0)], -1)
+    seen = set()
+    ev, es = [], []
     for k, e in enumerate(edges):
         if e.twin < k or not e.is_primary or e.start < 0 or e.end < 0:
             continue
-        v0, v1 = keep[e.start], keep[e.end]
+        v0, v1 = int(keep[e.start]), int(keep[e.end])
         if v0 < 0 or v1 < 0 or v0 == v1:
             continue
         a, b = int(cell_site[e.cell]), int(cell_site[edges[e.twin].cell])
         if diag.is_secondary(a, b):
             continue
-        key = (min(a, b), max(a, b))
-        dup = False
-        for e2 in diag.pair_edges.get(key, ()):
-            w0, w1, _, _ = diag.edges[e2]
-            if {w0, w1} == {int(v0), int(v1)}:
-                dup = True
-        if not dup:
-            diag.add_edge(int(v0), int(v1), a, b)
+        key = (min(a, b), max(a, b), min(v0, v1), max(v0, v1))
+        if key not in seen:
+            seen.add(key)
+            ev.append((v0, v1))
+            es.append((a, b))
+    diag.add_edges(ev, es)

@@ -184,8 +184,7 @@ class CorridorMap:
             for _h, new, cs in pending:
                 m.sites.alive[new] = True
                 m.diagram.insert_sites(new, cs)
-        m.diagram.touched_v.clear()
-        m.diagram.touched_e.clear()
+        m.diagram.clear_touched()
         return m
 
     @classmethod
@@ -374,8 +373,7 @@ class CorridorMap:
         import time
 
         d = self.diagram
-        d.touched_v.clear()
-        d.touched_e.clear()
+        d.clear_touched()
         t0 = time.perf_counter()
         snapshot = (dict(self.obstacles), self.sites.n)
         try:
