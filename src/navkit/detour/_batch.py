@@ -16,10 +16,11 @@ from navkit._jit import njit, pnjit
 
 from ._funnel import straight_path_kernel
 from ._nearest import find_nearest_kernel
-from ._nodes import NodePool
+from ._nodes import open_pool
 from ._poly import closest_point_on_poly
 from ._portal import FAILURE
 from ._search import find_path_kernel
+from ._view import open_view
 
 NO_START = 1
 NO_END = 2
@@ -56,22 +57,19 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
 
 @pnjit
 def batch_kernel(
-    nav, pools_ref, pools_state, pools_parent, pools_cost, pools_total, pools_pos, pools_flags,
-    pools_chain, pools_bucket, pools_heap, pools_heap_pos, pools_meta,
-    flt, acost, starts, ends, half, max_path, max_pts,
+    d, pool_ds, flt, acost, starts, ends, half, max_path, max_pts,
     out_code, out_np, out_nm, out_sref, out_eref, out_status, out_polys, out_pts, out_flags, out_refs,
     out_len,
 ):  # fmt: skip
-    """All pairs; chunk c of the pairs uses node pool c."""
+    """All pairs on the view described by d; chunk c of the pairs uses node pool pool_ds[c]."""
     npairs = starts.shape[0]
-    nchunks = pools_ref.shape[0]
+    nchunks = pool_ds.shape[0]
     per = (npairs + nchunks - 1) // nchunks
     for c in numba.prange(nchunks):
-        pool = NodePool(
-            pools_ref[c], pools_state[c], pools_parent[c], pools_cost[c], pools_total[c],
-            pools_pos[c], pools_flags[c], pools_chain[c], pools_bucket[c], pools_heap[c],
-            pools_heap_pos[c], pools_meta[c],
-        )  # fmt: skip
+        # Opened per chunk: borrowed arrays (no reference counting shared between threads),
+        # and a tuple type cannot cross into numba's parfor function.
+        nav = open_view(d)
+        pool = open_pool(pool_ds[c])
         for i in range(c * per, min(npairs, (c + 1) * per)):
             code, n, m, sref, eref, st = pair_kernel(
                 nav, pool, flt, acost, starts[i], ends[i], half, max_path, max_pts,
@@ -91,3 +89,24 @@ def batch_kernel(
                 dz = np.float64(pts[k, 2]) - np.float64(pts[k - 1, 2])
                 acc += np.sqrt(dx * dx + dy * dy + dz * dz)
             out_len[i] = acc if code == 0 else np.nan
+
+
+# -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
+@njit
+def pair_entry(d, pool_d, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs):
+    """:func:`pair_kernel` on the view described by ``d``."""
+    return pair_kernel(
+        open_view(d),
+        open_pool(pool_d),
+        flt,
+        acost,
+        s,
+        e,
+        half,
+        max_path,
+        max_pts,
+        polys,
+        pts,
+        flags,
+        refs,
+    )

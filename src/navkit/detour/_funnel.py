@@ -32,7 +32,7 @@ from ._portal import (
     _portal_core,
     portal_points,
 )
-from ._view import POLYTYPE_OFFMESH, poly_index
+from ._view import POLYTYPE_OFFMESH, open_view, poly_index
 
 START = 1
 END = 2
@@ -296,3 +296,12 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
     if cnt[0] >= max_pts:
         st |= BUFFER_TOO_SMALL
     return st, cnt[0]
+
+
+# -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
+@njit
+def straight_path_entry(d, path, npath, spos, epos, options, max_pts, pts, flags, refs):
+    """:func:`straight_path_kernel` on the view described by ``d``."""
+    return straight_path_kernel(
+        open_view(d), path, npath, spos, epos, options, max_pts, pts, flags, refs
+    )

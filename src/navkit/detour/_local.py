@@ -44,12 +44,13 @@ from ._nodes import (
     heap_modify,
     heap_pop,
     heap_push,
+    open_pool,
     pool_clear,
     pool_get,
 )
-from ._poly import poly_height
+from ._poly import closest_point_on_poly
 from ._portal import BUFFER_TOO_SMALL, EXT_LINK_MASK, OUT_OF_NODES, SUCCESS, passes, portal_points
-from ._view import POLYTYPE_GROUND, POLYTYPE_OFFMESH, load_poly, poly_index_unsafe
+from ._view import POLYTYPE_GROUND, POLYTYPE_OFFMESH, load_poly, open_view, poly_index_unsafe
 
 MAX_STACK = 48
 
@@ -520,7 +521,14 @@ def move_along_surface_kernel(nav, tiny, flt, start_p, spos, epos, result, visit
 
 @njit
 def random_around_kernel(nav, pool, flt, start_p, center, radius, rnd, out):
-    """Detour's findRandomPointAroundCircle with uniforms from rnd; returns global poly or -1."""
+    """Detour's findRandomPointAroundCircle with uniforms from rnd; returns global poly or -1.
+
+    As Detour, a start polygon that fails the filter gives -1 (INVALID_PARAM), and the
+    point drawn in the chosen polygon is projected with closestPointOnPoly (so a point
+    that lands on the outline still gets the detail surface's height).
+    """
+    if not passes(flt, start_p, nav):
+        return -1
     start_ref = nav.poly_ref[start_p]
     _start(pool, start_ref, center)
     r2 = radius * radius
@@ -583,10 +591,9 @@ def random_around_kernel(nav, pool, flt, start_p, center, radius, rnd, out):
     nv = load_poly(nav, chosen, pv)
     s = rnd[ri % nr]
     t = rnd[(ri + 1) % nr]
-    random_point_in_convex_poly(pv, nv, s, t, out)
-    ok, h = poly_height(nav, chosen, out)
-    if ok:
-        out[1] = h
+    pt = np.empty(3, np.float32)
+    random_point_in_convex_poly(pv, nv, s, t, pt)
+    closest_point_on_poly(nav, chosen, pt, out)
     return chosen
 
 
@@ -595,8 +602,10 @@ def random_point_kernel(nav, flt, rnd, out):
     """Area-weighted random point over every live ground polygon passing flt.
 
     Reservoir sampling as Detour's findRandomPoint does within a tile, run over
-    all tiles at once (so the choice is area-weighted over the whole mesh).
-    ``rnd`` must hold P + 2 uniforms in [0, 1). Returns the global poly or -1.
+    all tiles at once (so the choice is area-weighted over the whole mesh; Detour
+    first picks a tile uniformly). The point drawn in the chosen polygon is
+    projected with closestPointOnPoly, as Detour does (a point on the outline is
+    kept). ``rnd`` must hold P + 2 uniforms in [0, 1). Returns the global poly or -1.
     """
     pv = np.empty((6, 3), np.float32)
     area_sum = ZERO
@@ -625,9 +634,73 @@ def random_point_kernel(nav, flt, rnd, out):
     if chosen == -1:
         return -1
     nv = load_poly(nav, chosen, pv)
-    random_point_in_convex_poly(pv, nv, rnd[ri], rnd[ri + 1], out)
-    ok, h = poly_height(nav, chosen, out)
-    if not ok:
-        return -1
-    out[1] = h
+    pt = np.empty(3, np.float32)
+    random_point_in_convex_poly(pv, nv, rnd[ri], rnd[ri + 1], pt)
+    closest_point_on_poly(nav, chosen, pt, out)  # as Detour: projected, never rejected
     return chosen
+
+
+# -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
+@njit
+def move_along_surface_entry(d, tiny_d, flt, start_p, spos, epos, result, visited):
+    """:func:`move_along_surface_kernel` on the view described by ``d``."""
+    return move_along_surface_kernel(
+        open_view(d), open_pool(tiny_d), flt, start_p, spos, epos, result, visited
+    )
+
+
+@njit
+def distance_to_wall_entry(d, pool_d, flt, start_p, center, max_radius, hit_pos, hit_normal):
+    """:func:`distance_to_wall_kernel` on the view described by ``d``."""
+    return distance_to_wall_kernel(
+        open_view(d), open_pool(pool_d), flt, start_p, center, max_radius, hit_pos, hit_normal
+    )
+
+
+@njit
+def wall_segments_entry(d, flt, p, store_portals, segs, seg_refs):
+    """:func:`wall_segments_kernel` on the view described by ``d``."""
+    return wall_segments_kernel(open_view(d), flt, p, store_portals, segs, seg_refs)
+
+
+@njit
+def polys_around_entry(
+    d, pool_d, flt, acost, start_p, center, radius, shape, nshape, out_ref, out_parent, out_cost
+):
+    """:func:`polys_around_kernel` on the view described by ``d``."""
+    return polys_around_kernel(
+        open_view(d),
+        open_pool(pool_d),
+        flt,
+        acost,
+        start_p,
+        center,
+        radius,
+        shape,
+        nshape,
+        out_ref,
+        out_parent,
+        out_cost,
+    )
+
+
+@njit
+def local_neighbourhood_entry(d, tiny_d, flt, start_p, center, radius, out_ref, out_parent):
+    """:func:`local_neighbourhood_kernel` on the view described by ``d``."""
+    return local_neighbourhood_kernel(
+        open_view(d), open_pool(tiny_d), flt, start_p, center, radius, out_ref, out_parent
+    )
+
+
+@njit
+def random_point_entry(d, flt, rnd, out):
+    """:func:`random_point_kernel` on the view described by ``d``."""
+    return random_point_kernel(open_view(d), flt, rnd, out)
+
+
+@njit
+def random_around_entry(d, pool_d, flt, start_p, center, radius, rnd, out):
+    """:func:`random_around_kernel` on the view described by ``d``."""
+    return random_around_kernel(
+        open_view(d), open_pool(pool_d), flt, start_p, center, radius, rnd, out
+    )

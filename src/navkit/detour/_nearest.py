@@ -23,7 +23,7 @@ from navkit._jit import F32, njit
 from ._geom import FLT_MAX, ZERO
 from ._poly import closest_point_core
 from ._portal import passes
-from ._view import POLYTYPE_OFFMESH, tile_hash
+from ._view import POLYTYPE_OFFMESH, open_view, tile_hash
 
 
 @njit
@@ -189,3 +189,16 @@ def find_nearest_kernel(nav, center, half, flt, nearest_pt):
                         best = p
                         best_over = over
     return best, best_over
+
+
+# -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
+@njit
+def find_nearest_entry(d, center, half, flt, nearest_pt):
+    """:func:`find_nearest_kernel` on the view described by ``d``."""
+    return find_nearest_kernel(open_view(d), center, half, flt, nearest_pt)
+
+
+@njit
+def query_polygons_entry(d, center, half, flt, out):
+    """:func:`query_polygons_kernel` on the view described by ``d``."""
+    return query_polygons_kernel(open_view(d), center, half, flt, out)

@@ -19,8 +19,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import carray
 
 from navkit._jit import njit
+
+from ._view import _ptr, pack_arrays
 
 NODE_OPEN = 1
 NODE_CLOSED = 2
@@ -45,6 +48,52 @@ class NodePool(NamedTuple):
     heap: np.ndarray  # (cap,) int32 node indices, heap order
     heap_pos: np.ndarray  # (cap,) int32 position of each node in heap, -1 = not in heap
     meta: np.ndarray  # (2,) int64 [node count, heap size]
+
+
+# dtype and rank of each NodePool array, in field order (see _view.pack_arrays).
+POOL_SPEC = (
+    ("ref", np.int64, 1),
+    ("state", np.int32, 1),
+    ("parent", np.int32, 1),
+    ("cost", np.float32, 1),
+    ("total", np.float32, 1),
+    ("pos", np.float32, 2),
+    ("flags", np.int32, 1),
+    ("chain", np.int32, 1),
+    ("bucket", np.int32, 1),
+    ("heap", np.int32, 1),
+    ("heap_pos", np.int32, 1),
+    ("meta", np.int64, 1),
+)
+
+
+class PoolHandle:
+    """A NodePool and its descriptor (the pool owns the arrays)."""
+
+    __slots__ = ("pool", "desc")
+
+    def __init__(self, cap: int) -> None:
+        self.pool = make_pool(cap)
+        self.desc = pack_arrays(self.pool, POOL_SPEC)
+
+
+@njit
+def open_pool(d):
+    """The NodePool described by ``d`` (see :class:`PoolHandle`), as borrowed arrays."""
+    return NodePool(
+        carray(_ptr(d[0]), d[1], np.int64),
+        carray(_ptr(d[3]), d[4], np.int32),
+        carray(_ptr(d[6]), d[7], np.int32),
+        carray(_ptr(d[9]), d[10], np.float32),
+        carray(_ptr(d[12]), d[13], np.float32),
+        carray(_ptr(d[15]), (d[16], d[17]), np.float32),
+        carray(_ptr(d[18]), d[19], np.int32),
+        carray(_ptr(d[21]), d[22], np.int32),
+        carray(_ptr(d[24]), d[25], np.int32),
+        carray(_ptr(d[27]), d[28], np.int32),
+        carray(_ptr(d[30]), d[31], np.int32),
+        carray(_ptr(d[33]), d[34], np.int64),
+    )
 
 
 def _next_pow2(v: int) -> int:

@@ -24,7 +24,7 @@ from ._geom import (
     lerp3,
     point_in_poly,
 )
-from ._view import POLYTYPE_OFFMESH, detail_vertex, load_poly
+from ._view import POLYTYPE_OFFMESH, detail_vertex, load_poly, open_view
 
 _DETAIL_EDGE_BOUNDARY = 1
 
@@ -217,3 +217,22 @@ def closest_point_core(
     for c in range(3):
         out[c] = tri[3, c] + (tri[4, c] - tri[3, c]) * tmin
     return False
+
+
+# -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
+@njit
+def closest_point_on_poly_entry(d, p, pos, out):
+    """:func:`closest_point_on_poly` on the view described by ``d``."""
+    return closest_point_on_poly(open_view(d), p, pos, out)
+
+
+@njit
+def closest_point_on_boundary_entry(d, p, pos, out):
+    """:func:`closest_point_on_boundary` on the view described by ``d``."""
+    return closest_point_on_boundary(open_view(d), p, pos, out)
+
+
+@njit
+def poly_height_entry(d, p, pos):
+    """:func:`poly_height` on the view described by ``d``."""
+    return poly_height(open_view(d), p, pos)

@@ -25,6 +25,7 @@ import numpy as np
 from navkit._jit import njit
 
 from ._poly import closest_point_on_poly
+from ._view import open_view
 
 GOAL = 4
 FOUND = 0
@@ -717,3 +718,22 @@ def finish_kernel(nav, nf, ni, k, sp, s3, g3, pts, corridor):
             d += (np.float64(pts[i + 1, c]) - np.float64(pts[i, c])) ** 2
         length += np.sqrt(d)
     return m, nc, length
+
+
+# -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
+@njit
+def prepare_entry(d, ok):
+    """:func:`prepare_kernel` on the view described by ``d``."""
+    return prepare_kernel(open_view(d), ok)
+
+
+@njit
+def closest_reachable_entry(d, comp, c, goal):
+    """:func:`closest_reachable_kernel` on the view described by ``d``."""
+    return closest_reachable_kernel(open_view(d), comp, c, goal)
+
+
+@njit
+def finish_entry(d, nf, ni, k, sp, s3, g3, pts, corridor):
+    """:func:`finish_kernel` on the view described by ``d``."""
+    return finish_kernel(open_view(d), nf, ni, k, sp, s3, g3, pts, corridor)

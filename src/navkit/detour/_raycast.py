@@ -20,7 +20,7 @@ from navkit._jit import F32, njit
 
 from ._geom import FLT_MAX, ZERO, intersect_seg_poly_2d, vdist
 from ._portal import BUFFER_TOO_SMALL, FAILURE, INVALID_PARAM, SUCCESS, passes
-from ._view import POLYTYPE_OFFMESH, load_poly, poly_index, poly_index_unsafe
+from ._view import POLYTYPE_OFFMESH, load_poly, open_view, poly_index, poly_index_unsafe
 
 _INV255 = F32(1.0) / F32(255.0)
 
@@ -161,3 +161,12 @@ def raycast_kernel(
         cur = nxt
         cur_ref = next_ref
     return status, t, hit_edge, n, cost
+
+
+# -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
+@njit
+def raycast_entry(d, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal):
+    """:func:`raycast_kernel` on the view described by ``d``."""
+    return raycast_kernel(
+        open_view(d), flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal
+    )

@@ -32,6 +32,7 @@ from ._nodes import (
     heap_modify,
     heap_pop,
     heap_push,
+    open_pool,
     pool_clear,
     pool_find_any,
     pool_get,
@@ -50,7 +51,7 @@ from ._portal import (
     passes,
 )
 from ._raycast import raycast_kernel
-from ._view import poly_index, poly_index_unsafe
+from ._view import open_view, poly_index, poly_index_unsafe
 
 H_SCALE = F32(0.999)
 FINDPATH_ANY_ANGLE = 2
@@ -443,3 +444,40 @@ def sliced_finalize_partial(nav, pool, flt, acost, qi, existing, out, max_path):
     details = qi[Q_STATUS] & DETAIL_MASK
     qi[:] = 0
     return SUCCESS | details, n
+
+
+# -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
+@njit
+def find_path_entry(d, pool_d, flt, acost, start_ref, end_ref, spos, epos, max_path, out):
+    """:func:`find_path_kernel` on the view described by ``d``."""
+    return find_path_kernel(
+        open_view(d), open_pool(pool_d), flt, acost, start_ref, end_ref, spos, epos, max_path, out
+    )
+
+
+@njit
+def sliced_init_entry(d, pool_d, flt, qi, qf, start_ref, end_ref, spos, epos, options):
+    """:func:`sliced_init` on the view described by ``d``."""
+    return sliced_init(
+        open_view(d), open_pool(pool_d), flt, qi, qf, start_ref, end_ref, spos, epos, options
+    )
+
+
+@njit
+def sliced_update_entry(d, pool_d, flt, acost, qi, qf, max_iter):
+    """:func:`sliced_update` on the view described by ``d``."""
+    return sliced_update(open_view(d), open_pool(pool_d), flt, acost, qi, qf, max_iter)
+
+
+@njit
+def sliced_finalize_entry(d, pool_d, flt, acost, qi, out, max_path):
+    """:func:`sliced_finalize` on the view described by ``d``."""
+    return sliced_finalize(open_view(d), open_pool(pool_d), flt, acost, qi, out, max_path)
+
+
+@njit
+def sliced_finalize_partial_entry(d, pool_d, flt, acost, qi, existing, out, max_path):
+    """:func:`sliced_finalize_partial` on the view described by ``d``."""
+    return sliced_finalize_partial(
+        open_view(d), open_pool(pool_d), flt, acost, qi, existing, out, max_path
+    )

@@ -7,6 +7,17 @@ int64 for polygon refs -- float32 for coordinates) plus the ref bit layout. The 
 from a :class:`navkit.detour.navmesh.NavMesh`; it is rebuilt when the navmesh
 changes (tiles added/removed, flags or areas set).
 
+Entry kernels do not take the ``NavView`` itself but its *descriptor*
+(:func:`pack_view`): one small int64 array holding each pool's address and shape.
+:func:`open_view` rebuilds the ``NavView`` inside the kernel as borrowed arrays
+(no memory-manager handle); the descriptor (a :class:`Descriptor`) owns the
+arrays it points into, so it cannot dangle. This matters for speed: numba unboxes every array of
+a tuple argument on each call from Python (~0.1 us each, 42 arrays), and it
+increments and decrements the reference count of every array of a tuple each
+time the tuple is passed to a non-inlined helper -- atomic operations that cost
+two thirds of the kernel time and serialised the batch threads. Borrowed arrays
+have no reference count, so helpers can take the whole view freely.
+
 Ref decoding follows Detour (FORMAT.md §3)::
 
     poly = ref & (2**poly_bits - 1)
@@ -19,6 +30,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import carray
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from navkit._jit import njit
 
@@ -32,35 +46,35 @@ class NavView(NamedTuple):
     """Global pools of a navmesh, as numba-friendly arrays (see module docstring)."""
 
     verts: np.ndarray  # (V, 3) float32 polygon vertices [wu]
-    poly_verts: np.ndarray  # (P, 6) int32 global vertex index per corner
+    poly_verts: np.ndarray  # (P, 6) int64 global vertex index per corner
     poly_neis: np.ndarray  # (P, 6) int32 Detour neighbour code per edge
-    poly_nverts: np.ndarray  # (P,) int32 corner count
-    poly_area: np.ndarray  # (P,) int32 area id 0..63
+    poly_nverts: np.ndarray  # (P,) int64 corner count
+    poly_area: np.ndarray  # (P,) uint8 area id 0..63
     poly_type: np.ndarray  # (P,) int32 0 ground, 1 off-mesh connection
-    poly_flags: np.ndarray  # (P,) int32 16-bit user flags
-    poly_link: np.ndarray  # (P,) int32 first link (global), -1 = none
+    poly_flags: np.ndarray  # (P,) uint16 16-bit user flags
+    poly_link: np.ndarray  # (P,) int64 first link (global), -1 = none
     poly_tile: np.ndarray  # (P,) int32 owning tile slot
     poly_ref: np.ndarray  # (P,) int64 ref of each polygon
     link_ref: np.ndarray  # (L,) int64 target poly ref
-    link_next: np.ndarray  # (L,) int32 next link (global), -1 = end
-    link_edge: np.ndarray  # (L,) int32 edge index (0xff onto off-mesh)
-    link_side: np.ndarray  # (L,) int32 0xff internal, else tile side 0..7
-    link_bmin: np.ndarray  # (L,) int32 portal sub-range start 0..255
-    link_bmax: np.ndarray  # (L,) int32 portal sub-range end 0..255
-    dm_vbase: np.ndarray  # (P,) int32 first extra detail vertex (global)
-    dm_tbase: np.ndarray  # (P,) int32 first detail triangle (global)
-    dm_ntris: np.ndarray  # (P,) int32 detail triangle count (0 for off-mesh polys)
+    link_next: np.ndarray  # (L,) int64 next link (global), -1 = end
+    link_edge: np.ndarray  # (L,) int64 edge index (0xff onto off-mesh)
+    link_side: np.ndarray  # (L,) int64 0xff internal, else tile side 0..7
+    link_bmin: np.ndarray  # (L,) int64 portal sub-range start 0..255
+    link_bmax: np.ndarray  # (L,) int64 portal sub-range end 0..255
+    dm_vbase: np.ndarray  # (P,) int64 first extra detail vertex (global)
+    dm_tbase: np.ndarray  # (P,) int64 first detail triangle (global)
+    dm_ntris: np.ndarray  # (P,) int64 detail triangle count (0 for off-mesh polys)
     dverts: np.ndarray  # (DV, 3) float32 extra detail vertices [wu]
-    dtris: np.ndarray  # (DT, 4) int32 detail triangles (3 local indices + edge flags)
-    bv_min: np.ndarray  # (B, 3) int32 quantised node bounds
-    bv_max: np.ndarray  # (B, 3) int32
+    dtris: np.ndarray  # (DT, 4) int64 detail triangles (3 local indices + edge flags)
+    bv_min: np.ndarray  # (B, 3) int64 quantised node bounds
+    bv_max: np.ndarray  # (B, 3) int64
     bv_i: np.ndarray  # (B,) int32 leaf poly (tile-local) or -escape
     tile_salt: np.ndarray  # (T,) int64
-    tile_used: np.ndarray  # (T,) int32 1 when the slot holds a tile
-    tile_pbase: np.ndarray  # (T,) int32 first polygon of the tile (global)
-    tile_pcount: np.ndarray  # (T,) int32
-    tile_bvbase: np.ndarray  # (T,) int32
-    tile_bvcount: np.ndarray  # (T,) int32 (0 = no BV tree)
+    tile_used: np.ndarray  # (T,) uint8 1 when the slot holds a tile
+    tile_pbase: np.ndarray  # (T,) int64 first polygon of the tile (global)
+    tile_pcount: np.ndarray  # (T,) int64
+    tile_bvbase: np.ndarray  # (T,) int64
+    tile_bvcount: np.ndarray  # (T,) int64 (0 = no BV tree)
     tile_x: np.ndarray  # (T,) int32 grid location
     tile_y: np.ndarray  # (T,) int32
     tile_layer: np.ndarray  # (T,) int32
@@ -100,6 +114,12 @@ def poly_index(nav, ref):
     if poly >= nav.tile_pcount[slot]:
         return -1
     return nav.tile_pbase[slot] + poly
+
+
+@njit
+def poly_index_entry(d, ref):
+    """:func:`poly_index` on the view described by ``d`` (see :func:`pack_view`)."""
+    return poly_index(open_view(d), ref)
 
 
 @njit(inline="always")
@@ -171,7 +191,7 @@ def view_from_navmesh(nm) -> NavView:
     else:
         dm_vbase = dm_tbase = dm_ntris = np.zeros(npoly, np.int64)
     p = nm.params
-    return NavView(
+    view = NavView(
         verts=a.verts, poly_verts=a.poly_verts, poly_neis=a.poly_neis.astype(np.int32),
         poly_nverts=a.poly_vert_count.astype(np.int64), poly_area=a.poly_area,
         poly_type=a.poly_type.astype(np.int32),
@@ -193,3 +213,162 @@ def view_from_navmesh(nm) -> NavView:
         bits=np.array([nm.poly_bits, nm.tile_bits, nm.salt_bits], np.int64),
         grid=np.array([*p.orig, p.tile_width, p.tile_height], np.float32),
     )  # fmt: skip
+    # One dtype per pool whatever the navmesh's storage (no copy when it already matches,
+    # so poly_flags / poly_area stay live).
+    return NavView(*(np.ascontiguousarray(a, dt) for a, (_, dt, _) in zip(view, VIEW_SPEC)))
+
+
+# Field order, dtype and rank of every NavView pool (the kernels are compiled for these).
+VIEW_SPEC = (
+    ("verts", np.float32, 2),
+    ("poly_verts", np.int64, 2),
+    ("poly_neis", np.int32, 2),
+    ("poly_nverts", np.int64, 1),
+    ("poly_area", np.uint8, 1),
+    ("poly_type", np.int32, 1),
+    ("poly_flags", np.uint16, 1),
+    ("poly_link", np.int64, 1),
+    ("poly_tile", np.int32, 1),
+    ("poly_ref", np.int64, 1),
+    ("link_ref", np.int64, 1),
+    ("link_next", np.int64, 1),
+    ("link_edge", np.int64, 1),
+    ("link_side", np.int64, 1),
+    ("link_bmin", np.int64, 1),
+    ("link_bmax", np.int64, 1),
+    ("dm_vbase", np.int64, 1),
+    ("dm_tbase", np.int64, 1),
+    ("dm_ntris", np.int64, 1),
+    ("dverts", np.float32, 2),
+    ("dtris", np.int64, 2),
+    ("bv_min", np.int64, 2),
+    ("bv_max", np.int64, 2),
+    ("bv_i", np.int32, 1),
+    ("tile_salt", np.int64, 1),
+    ("tile_used", np.uint8, 1),
+    ("tile_pbase", np.int64, 1),
+    ("tile_pcount", np.int64, 1),
+    ("tile_bvbase", np.int64, 1),
+    ("tile_bvcount", np.int64, 1),
+    ("tile_x", np.int32, 1),
+    ("tile_y", np.int32, 1),
+    ("tile_layer", np.int32, 1),
+    ("tile_bmin", np.float32, 2),
+    ("tile_bmax", np.float32, 2),
+    ("tile_climb", np.float32, 1),
+    ("tile_radius", np.float32, 1),
+    ("tile_qfac", np.float32, 1),
+    ("lut", np.int32, 1),
+    ("tile_next", np.int32, 1),
+    ("bits", np.int64, 1),
+    ("grid", np.float32, 1),
+)
+
+
+class ViewHandle:
+    """A NavView together with its descriptor; the view owns the arrays."""
+
+    __slots__ = ("view", "desc")
+
+    def __init__(self, view: NavView) -> None:
+        self.view = view
+        self.desc = pack_view(view)
+
+
+def pack_view(nav: NavView) -> Descriptor:
+    """Descriptor of a NavView: (3 * 42,) int64 of (address, shape0, shape1) per pool.
+
+    Every pool must be C-contiguous with the dtype and rank of ``VIEW_SPEC``; the
+    descriptor keeps ``nav`` alive.
+    """
+    return pack_arrays(nav, VIEW_SPEC)
+
+
+class Descriptor(np.ndarray):
+    """An int64 array of array addresses and shapes that keeps those arrays alive.
+
+    ``owner`` references what the addresses point into, so a descriptor passed to a
+    kernel can never outlive its arrays (numba takes it as a plain int64 array).
+    Slices and copies do not carry the owner.
+    """
+
+    owner: object = None
+
+
+def pack_arrays(arrays, spec) -> Descriptor:
+    """(3 * len(spec),) int64 (address, shape0, shape1) of each array of ``arrays``.
+
+    ``spec`` gives (name, dtype, ndim) per array, in order; arrays must match it and
+    be C-contiguous. The result owns ``arrays``.
+    """
+    d = np.zeros(3 * len(spec), np.int64).view(Descriptor)
+    d.owner = arrays
+    for i, (name, dtype, ndim) in enumerate(spec):
+        a = getattr(arrays, name)
+        if a.dtype != dtype or a.ndim != ndim or not a.flags.c_contiguous:
+            raise TypeError(f"{name}: {a.dtype}{a.shape} is not C-contiguous {dtype} rank {ndim}")
+        d[3 * i] = a.ctypes.data
+        d[3 * i + 1] = a.shape[0]
+        d[3 * i + 2] = a.shape[1] if ndim == 2 else 1
+    return d
+
+
+@intrinsic
+def _ptr(typingctx, addr):
+    """The integer address ``addr`` as a void pointer."""
+    if not isinstance(addr, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+
+    return types.voidptr(addr), codegen
+
+
+@njit
+def open_view(d):
+    """The NavView described by ``d`` (see :func:`pack_view`), as borrowed arrays."""
+    return NavView(
+        verts=carray(_ptr(d[0]), (d[1], d[2]), np.float32),
+        poly_verts=carray(_ptr(d[3]), (d[4], d[5]), np.int64),
+        poly_neis=carray(_ptr(d[6]), (d[7], d[8]), np.int32),
+        poly_nverts=carray(_ptr(d[9]), d[10], np.int64),
+        poly_area=carray(_ptr(d[12]), d[13], np.uint8),
+        poly_type=carray(_ptr(d[15]), d[16], np.int32),
+        poly_flags=carray(_ptr(d[18]), d[19], np.uint16),
+        poly_link=carray(_ptr(d[21]), d[22], np.int64),
+        poly_tile=carray(_ptr(d[24]), d[25], np.int32),
+        poly_ref=carray(_ptr(d[27]), d[28], np.int64),
+        link_ref=carray(_ptr(d[30]), d[31], np.int64),
+        link_next=carray(_ptr(d[33]), d[34], np.int64),
+        link_edge=carray(_ptr(d[36]), d[37], np.int64),
+        link_side=carray(_ptr(d[39]), d[40], np.int64),
+        link_bmin=carray(_ptr(d[42]), d[43], np.int64),
+        link_bmax=carray(_ptr(d[45]), d[46], np.int64),
+        dm_vbase=carray(_ptr(d[48]), d[49], np.int64),
+        dm_tbase=carray(_ptr(d[51]), d[52], np.int64),
+        dm_ntris=carray(_ptr(d[54]), d[55], np.int64),
+        dverts=carray(_ptr(d[57]), (d[58], d[59]), np.float32),
+        dtris=carray(_ptr(d[60]), (d[61], d[62]), np.int64),
+        bv_min=carray(_ptr(d[63]), (d[64], d[65]), np.int64),
+        bv_max=carray(_ptr(d[66]), (d[67], d[68]), np.int64),
+        bv_i=carray(_ptr(d[69]), d[70], np.int32),
+        tile_salt=carray(_ptr(d[72]), d[73], np.int64),
+        tile_used=carray(_ptr(d[75]), d[76], np.uint8),
+        tile_pbase=carray(_ptr(d[78]), d[79], np.int64),
+        tile_pcount=carray(_ptr(d[81]), d[82], np.int64),
+        tile_bvbase=carray(_ptr(d[84]), d[85], np.int64),
+        tile_bvcount=carray(_ptr(d[87]), d[88], np.int64),
+        tile_x=carray(_ptr(d[90]), d[91], np.int32),
+        tile_y=carray(_ptr(d[93]), d[94], np.int32),
+        tile_layer=carray(_ptr(d[96]), d[97], np.int32),
+        tile_bmin=carray(_ptr(d[99]), (d[100], d[101]), np.float32),
+        tile_bmax=carray(_ptr(d[102]), (d[103], d[104]), np.float32),
+        tile_climb=carray(_ptr(d[105]), d[106], np.float32),
+        tile_radius=carray(_ptr(d[108]), d[109], np.float32),
+        tile_qfac=carray(_ptr(d[111]), d[112], np.float32),
+        lut=carray(_ptr(d[114]), d[115], np.int32),
+        tile_next=carray(_ptr(d[117]), d[118], np.int32),
+        bits=carray(_ptr(d[120]), d[121], np.int64),
+        grid=carray(_ptr(d[123]), d[124], np.float32),
+    )

@@ -36,7 +36,7 @@ import numpy as np
 from navkit.errors import InputError, QueryError
 
 from . import _polyanya as K
-from ._nearest import find_nearest_kernel
+from ._nearest import find_nearest_entry
 from .filter import QueryFilter
 from .query import NavMeshQuery, Path, _vec3
 
@@ -51,8 +51,8 @@ class OptimalPlanner:
     """
 
     def __init__(self, query: NavMeshQuery, flags: np.ndarray) -> None:
-        v = query.view
-        self.view = v
+        self.handle = query._vh()  # owns the arrays the descriptor points into
+        v = self.view = self.handle.view
         self.arrays = query.navmesh.arrays()
         self.flags_key = (int(flags[0]), int(flags[1]))
         ok = (
@@ -63,7 +63,7 @@ class OptimalPlanner:
         )
         self.ok = ok
         self.poly_flags = v.poly_flags.copy()
-        xy, start, nb, twin, vid, corner, comp, max_ring = K.prepare_kernel(v, ok)
+        xy, start, nb, twin, vid, corner, comp, max_ring = K.prepare_entry(self.handle.desc, ok)
         self.xy, self.start, self.nb, self.twin = xy, start, nb, twin
         self.vid, self.corner, self.comp = vid, corner, comp
         ext = float(np.abs(xy).max()) if xy.size else 1.0
@@ -156,12 +156,13 @@ def find_optimal_path(
         raise InputError("half_extents must be >= 0")
     pl = _planner(query, flags)
     v = pl.view
+    d = pl.handle.desc
     s3 = np.empty(3, np.float32)
     g3 = np.empty(3, np.float32)
-    sp, _ = find_nearest_kernel(v, s, h, flags, s3)
+    sp, _ = find_nearest_entry(d, s, h, flags, s3)
     if sp < 0:
         raise QueryError(f"no polygon within {h.tolist()} of start {s.tolist()}")
-    gp, _ = find_nearest_kernel(v, e, h, flags, g3)
+    gp, _ = find_nearest_entry(d, e, h, flags, g3)
     if gp < 0:
         raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
     sp = int(sp)
@@ -169,7 +170,7 @@ def find_optimal_path(
     complete = True
     if pl.comp[sp] != pl.comp[gp]:
         complete = False
-        gp, g3 = K.closest_reachable_kernel(v, pl.comp, pl.comp[sp], g3)
+        gp, g3 = K.closest_reachable_entry(d, pl.comp, pl.comp[sp], g3)
         gp = int(gp)
     k = pl.search(sp, (float(s3[0]), -float(s3[2])), gp, (float(g3[0]), -float(g3[2])))
     if k < 0:
@@ -183,5 +184,5 @@ def find_optimal_path(
     cap = int(pl.cnt[0]) + 2
     pts = np.empty((cap, 3), np.float32)
     corridor = np.empty(cap, np.int64)
-    m, nc, length = K.finish_kernel(v, pl.nf, pl.ni, k, sp, s3, g3, pts, corridor)
+    m, nc, length = K.finish_entry(d, pl.nf, pl.ni, k, sp, s3, g3, pts, corridor)
     return Path(pts[:m].copy(), v.poly_ref[corridor[:nc]].copy(), complete, float(length))

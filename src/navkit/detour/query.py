@@ -32,8 +32,8 @@ import numpy as np
 from navkit.errors import InputError, QueryError, StaleHandleError
 
 from . import _batch, _funnel, _local, _nearest, _poly, _portal, _raycast, _search
-from ._nodes import NodePool, make_pool
-from ._view import NavView, poly_index, view_from_navmesh
+from ._nodes import PoolHandle
+from ._view import Descriptor, NavView, ViewHandle, poly_index_entry, view_from_navmesh
 from .filter import DEFAULT_FILTER, QueryFilter
 
 __all__ = [
@@ -272,10 +272,10 @@ class NavMeshQuery:
             raise InputError(f"max_nodes must be in 1..65535, got {max_nodes}")
         self.navmesh = navmesh
         self.max_nodes = int(max_nodes)
-        self._pool: NodePool = make_pool(self.max_nodes)
-        self._tiny: NodePool = make_pool(64)
+        self._pool = PoolHandle(self.max_nodes).desc  # node pool descriptor (owns the arrays)
+        self._tiny = PoolHandle(64).desc
         self._arrays_obj = None
-        self._view: NavView | None = None
+        self._handle: ViewHandle | None = None
         self._qi = np.zeros(5, np.int64)
         self._qf = np.zeros(8, np.float32)
         self._qfilter = DEFAULT_FILTER
@@ -285,11 +285,15 @@ class NavMeshQuery:
     @property
     def view(self) -> NavView:
         """The kernels' view of the navmesh (rebuilt when tiles changed)."""
+        return self._vh().view
+
+    def _vh(self) -> ViewHandle:
+        """The view with its descriptor; hold it in a local while a kernel runs."""
         a = self.navmesh.arrays()
-        if a is not self._arrays_obj or self._view is None:
-            self._view = view_from_navmesh(self.navmesh)
+        if a is not self._arrays_obj or self._handle is None:
+            self._handle = ViewHandle(view_from_navmesh(self.navmesh))
             self._arrays_obj = a
-        return self._view
+        return self._handle
 
     @staticmethod
     def _filter(flt: QueryFilter | None) -> tuple[np.ndarray, np.ndarray]:
@@ -301,7 +305,8 @@ class NavMeshQuery:
 
     def _poly(self, ref: object) -> int:
         """Global poly index of a ref, or -1."""
-        return int(poly_index(self.view, _to_ref(ref)))
+        h = self._vh()
+        return int(_call(poly_index_entry, h.desc, _to_ref(ref)))
 
     def _poly_or_raise(self, ref: object) -> int:
         p = self._poly(ref)
@@ -328,12 +333,12 @@ class NavMeshQuery:
         if np.any(h < 0):
             raise InputError("half_extents must be >= 0")
         flags, _ = self._filter(filter)
-        v = self.view
+        vh = self._vh()
         pt = c.copy()
-        p, over = _call(_nearest.find_nearest_kernel, v, c, h, flags, pt)
+        p, over = _call(_nearest.find_nearest_entry, vh.desc, c, h, flags, pt)
         if p < 0:
             return NearestPoly(0, c.copy(), False, SUCCESS)
-        return NearestPoly(_from_ref(v.poly_ref[p]), pt, bool(over), SUCCESS)
+        return NearestPoly(_from_ref(vh.view.poly_ref[p]), pt, bool(over), SUCCESS)
 
     def query_polygons(
         self, center, half_extents, filter: QueryFilter | None = None, max_polys: int = 256
@@ -342,18 +347,19 @@ class NavMeshQuery:
         c = _vec3(center, "center")
         h = _vec3(half_extents, "half_extents")
         flags, _ = self._filter(filter)
-        v = self.view
+        vh = self._vh()
         out = np.empty(max(0, int(max_polys)), np.int64)
-        n, over = _nearest.query_polygons_kernel(v, c, h, flags, out)
+        n, over = _nearest.query_polygons_entry(vh.desc, c, h, flags, out)
         st = SUCCESS | (BUFFER_TOO_SMALL if over else 0)
-        return v.poly_ref[out[:n]].copy(), st
+        return vh.view.poly_ref[out[:n]].copy(), st
 
     def closest_point_on_poly(self, ref: int, pos) -> tuple[np.ndarray, bool]:
         """Closest point on the polygon's detail surface, and whether pos is over it."""
         p = self._poly_or_raise(ref)
         q = _vec3(pos, "pos")
         out = np.empty(3, np.float32)
-        over = _poly.closest_point_on_poly(self.view, p, q, out)
+        vh = self._vh()
+        over = _poly.closest_point_on_poly_entry(vh.desc, p, q, out)
         return out, bool(over)
 
     def closest_point_on_poly_boundary(self, ref: int, pos) -> np.ndarray:
@@ -361,14 +367,16 @@ class NavMeshQuery:
         p = self._poly_or_raise(ref)
         q = _vec3(pos, "pos")
         out = np.empty(3, np.float32)
-        _poly.closest_point_on_boundary(self.view, p, q, out)
+        vh = self._vh()
+        _poly.closest_point_on_boundary_entry(vh.desc, p, q, out)
         return out
 
     def get_poly_height(self, ref: int, pos) -> float | None:
         """Detail-surface height under pos, or None when pos is outside the polygon (xz)."""
         p = self._poly_or_raise(ref)
         q = _vec3(pos, "pos")
-        ok, h = _poly.poly_height(self.view, p, q)
+        vh = self._vh()
+        ok, h = _poly.poly_height_entry(vh.desc, p, q)
         return float(h) if ok else None
 
     # -- path finding ----------------------------------------------------------------------
@@ -381,9 +389,10 @@ class NavMeshQuery:
         e = _vec3(end_pos, "end_pos")
         flags, costs = self._filter(filter)
         out = np.zeros(max(1, int(max_path)), np.int64)
+        vh = self._vh()
         st, n = _call(
-            _search.find_path_kernel,
-            self.view, self._pool, flags, costs, _to_ref(start_ref), _to_ref(end_ref), s, e,
+            _search.find_path_entry,
+            vh.desc, self._pool, flags, costs, _to_ref(start_ref), _to_ref(end_ref), s, e,
             int(max_path), out,
         )  # fmt: skip
         return PathCorridor(out[:n].copy(), int(st))
@@ -403,9 +412,10 @@ class NavMeshQuery:
         pts = np.zeros((m, 3), np.float32)
         fl = np.zeros(m, np.uint8)
         rf = np.zeros(m, np.int64)
+        vh = self._vh()
         st, k = _call(
-            _funnel.straight_path_kernel,
-            self.view,
+            _funnel.straight_path_entry,
+            vh.desc,
             refs_in,
             refs_in.shape[0],
             s,
@@ -427,9 +437,10 @@ class NavMeshQuery:
         e = _vec3(end_pos, "end_pos")
         self._qfilter = filter if filter is not None else DEFAULT_FILTER
         flags, _ = self._filter(self._qfilter)
+        vh = self._vh()
         return int(
-            _search.sliced_init(
-                self.view, self._pool, flags, self._qi, self._qf, _to_ref(start_ref),
+            _search.sliced_init_entry(
+                vh.desc, self._pool, flags, self._qi, self._qf, _to_ref(start_ref),
                 _to_ref(end_ref), s, e, int(options),
             )
         )  # fmt: skip
@@ -437,8 +448,9 @@ class NavMeshQuery:
     def update_sliced_find_path(self, max_iter: int) -> tuple[int, int]:
         """Run up to max_iter iterations; returns (status, iterations done)."""
         flags, costs = self._filter(self._qfilter)
-        st, it = _search.sliced_update(
-            self.view, self._pool, flags, costs, self._qi, self._qf, int(max_iter)
+        vh = self._vh()
+        st, it = _search.sliced_update_entry(
+            vh.desc, self._pool, flags, costs, self._qi, self._qf, int(max_iter)
         )
         return int(st), int(it)
 
@@ -446,8 +458,9 @@ class NavMeshQuery:
         """The corridor of the sliced search (partial if the goal was not reached)."""
         flags, costs = self._filter(self._qfilter)
         out = np.zeros(max(1, int(max_path)), np.int64)
-        st, n = _search.sliced_finalize(
-            self.view, self._pool, flags, costs, self._qi, out, int(max_path)
+        vh = self._vh()
+        st, n = _search.sliced_finalize_entry(
+            vh.desc, self._pool, flags, costs, self._qi, out, int(max_path)
         )
         return PathCorridor(out[:n].copy(), int(st))
 
@@ -456,8 +469,9 @@ class NavMeshQuery:
         flags, costs = self._filter(self._qfilter)
         ex = np.array([_to_ref(r) for r in np.asarray(existing).ravel()], np.int64)
         out = np.zeros(max(1, int(max_path)), np.int64)
-        st, n = _search.sliced_finalize_partial(
-            self.view, self._pool, flags, costs, self._qi, ex, out, int(max_path)
+        vh = self._vh()
+        st, n = _search.sliced_finalize_partial_entry(
+            vh.desc, self._pool, flags, costs, self._qi, ex, out, int(max_path)
         )
         return PathCorridor(out[:n].copy(), int(st))
 
@@ -471,9 +485,10 @@ class NavMeshQuery:
         flags, costs = self._filter(filter)
         path = np.zeros(max(1, int(max_path)), np.int64)
         normal = np.zeros(3, np.float32)
+        vh = self._vh()
         st, t, edge, n, cost = _call(
-            _raycast.raycast_kernel,
-            self.view, flags, costs, _to_ref(start_ref), s, e, int(options), _to_ref(prev_ref),
+            _raycast.raycast_entry,
+            vh.desc, flags, costs, _to_ref(start_ref), s, e, int(options), _to_ref(prev_ref),
             path, max(0, int(max_path)), normal,
         )  # fmt: skip
         tf = float(t)
@@ -496,7 +511,8 @@ class NavMeshQuery:
         flags, _ = self._filter(filter)
         res = np.empty(3, np.float32)
         vis = np.zeros(max(1, int(max_visited)), np.int64)
-        st, n = _local.move_along_surface_kernel(self.view, self._tiny, flags, p, s, e, res, vis)
+        vh = self._vh()
+        st, n = _local.move_along_surface_entry(vh.desc, self._tiny, flags, p, s, e, res, vis)
         return MoveResult(res, vis[:n].copy(), int(st))
 
     def find_distance_to_wall(
@@ -512,7 +528,8 @@ class NavMeshQuery:
         flags, _ = self._filter(filter)
         hp = np.zeros(3, np.float32)
         hn = np.zeros(3, np.float32)
-        st, d = _local.distance_to_wall_kernel(self.view, self._pool, flags, p, c, r, hp, hn)
+        vh = self._vh()
+        st, d = _local.distance_to_wall_entry(vh.desc, self._pool, flags, p, c, r, hp, hn)
         return WallHit(float(d), hp, hn, int(st))
 
     def get_poly_wall_segments(
@@ -524,7 +541,8 @@ class NavMeshQuery:
         flags, _ = self._filter(filter)
         segs = np.zeros((max(1, int(max_segments)), 6), np.float32)
         refs = np.zeros(segs.shape[0], np.int64)
-        st, n = _local.wall_segments_kernel(self.view, flags, p, bool(store_portals), segs, refs)
+        vh = self._vh()
+        st, n = _local.wall_segments_entry(vh.desc, flags, p, bool(store_portals), segs, refs)
         return WallSegments(segs[:n].copy(), refs[:n].copy(), int(st))
 
     def find_polys_around_circle(
@@ -567,8 +585,9 @@ class NavMeshQuery:
         refs = np.zeros(m, np.int64)
         par = np.zeros(m, np.int64)
         cost = np.zeros(m, np.float32)
-        st, n = _local.polys_around_kernel(
-            self.view, self._pool, flags, costs, p, center, radius, shape, nshape, refs, par, cost
+        vh = self._vh()
+        st, n = _local.polys_around_entry(
+            vh.desc, self._pool, flags, costs, p, center, radius, shape, nshape, refs, par, cost
         )
         return PolySearch(refs[:n].copy(), par[:n].copy(), cost[:n].copy(), int(st))
 
@@ -587,7 +606,8 @@ class NavMeshQuery:
         m = max(0, int(max_result))
         refs = np.zeros(m, np.int64)
         par = np.zeros(m, np.int64)
-        st, n = _local.local_neighbourhood_kernel(self.view, self._tiny, flags, p, c, r, refs, par)
+        vh = self._vh()
+        st, n = _local.local_neighbourhood_entry(vh.desc, self._tiny, flags, p, c, r, refs, par)
         return PolySearch(refs[:n].copy(), par[:n].copy(), np.zeros(n, np.float32), int(st))
 
     # -- random points ---------------------------------------------------------------------
@@ -605,14 +625,14 @@ class NavMeshQuery:
         ``rng``: a numpy Generator or a seed. Returns ref 0 when no polygon passes.
         """
         g = self._rng(rng)
-        v = self.view
+        vh = self._vh()
         flags, _ = self._filter(filter)
-        rnd = g.random(v.poly_ref.shape[0] + 2, dtype=np.float32)
+        rnd = g.random(vh.view.poly_ref.shape[0] + 2, dtype=np.float32)
         out = np.zeros(3, np.float32)
-        p = _local.random_point_kernel(v, flags, rnd, out)
+        p = _local.random_point_entry(vh.desc, flags, rnd, out)
         if p < 0:
             return RandomPoint(0, out)
-        return RandomPoint(_from_ref(v.poly_ref[p]), out)
+        return RandomPoint(_from_ref(vh.view.poly_ref[p]), out)
 
     def find_random_point_around_circle(
         self, start_ref: int, center, radius: float, filter: QueryFilter | None = None,
@@ -632,15 +652,25 @@ class NavMeshQuery:
         g = self._rng(rng)
         flags, _ = self._filter(filter)
         out = np.zeros(3, np.float32)
+        vh = self._vh()
         for _ in range(max(1, int(max_tries)) if strict else 1):
             rnd = g.random(self.max_nodes + 2, dtype=np.float32)
-            q = _local.random_around_kernel(self.view, self._pool, flags, p, c, r, rnd, out)
+            q = _local.random_around_entry(vh.desc, self._pool, flags, p, c, r, rnd, out)
             if q < 0:
                 return RandomPoint(0, c)
             d = (out[0] - c[0]) ** 2 + (out[2] - c[2]) ** 2
             if not strict or d <= r * r:
-                return RandomPoint(_from_ref(self.view.poly_ref[q]), out.copy())
+                return RandomPoint(_from_ref(vh.view.poly_ref[q]), out.copy())
         return RandomPoint(0, c)
+
+    def _batch_pools(self, n: int) -> np.ndarray:
+        """(n, 36) descriptors of n node pools (kept for the next batch; they own the pools)."""
+        bp = getattr(self, "_bpools", None)
+        if bp is None or bp.shape[0] < n:
+            hs = [PoolHandle(self.max_nodes) for _ in range(n)]
+            bp = self._bpools = np.stack([h.desc for h in hs]).view(Descriptor)
+            bp.owner = hs
+        return bp[:n] if bp.shape[0] > n else bp
 
     # -- one-call conveniences -------------------------------------------------------------
     def path(
@@ -698,9 +728,10 @@ class NavMeshQuery:
                 np.zeros(mk, np.uint8), np.zeros(mk, np.int64),
             )  # fmt: skip
         polys, pts, fl, rf = buf
+        vh = self._vh()
         code, n, m, sref, eref, st = _call(
-            _batch.pair_kernel,
-            self.view,
+            _batch.pair_entry,
+            vh.desc,
             self._pool,
             flags,
             costs,
@@ -743,7 +774,7 @@ class NavMeshQuery:
         mk = max(2, int(max_points))
         nth = int(threads) if threads else numba.get_num_threads()
         nch = max(1, min(nth * 4, npairs))
-        pools = _stack_pools(nch, self.max_nodes)
+        pools = self._batch_pools(nch)
         code = np.zeros(npairs, np.int32)
         n_polys = np.zeros(npairs, np.int32)
         n_pts = np.zeros(npairs, np.int32)
@@ -756,8 +787,9 @@ class NavMeshQuery:
         rf = np.zeros((npairs, mk), np.int64)
         lengths = np.zeros(npairs, np.float64)
         if npairs:
+            vh = self._vh()
             _batch.batch_kernel(
-                self.view, *pools, flags, costs, s, e, h, mp, mk, code, n_polys, n_pts, srefs,
+                vh.desc, pools, flags, costs, s, e, h, mp, mk, code, n_polys, n_pts, srefs,
                 erefs, status, polys, pts, fl, rf, lengths,
             )  # fmt: skip
         ok = code == 0
@@ -783,8 +815,3 @@ def _points(v: object, name: str) -> np.ndarray:
 def _length(p: np.ndarray) -> float:
     pts = p.tolist()
     return float(sum(math.dist(a, b) for a, b in zip(pts[:-1], pts[1:])))
-
-
-def _stack_pools(n: int, cap: int) -> tuple[np.ndarray, ...]:
-    one = make_pool(cap)
-    return tuple(np.ascontiguousarray(np.broadcast_to(a, (n, *a.shape))).copy() for a in one)
