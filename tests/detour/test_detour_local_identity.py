@@ -81,6 +81,11 @@ SCRIPT = Path(__file__).with_name("detour_queries.mjs")
 #: Per-area costs of the non-default filter (areas 0..4), which also excludes flag 4.
 COSTS = [1.0, 1.5, 3.0, 0.75, 10.0]
 FILTERS = {"costly": {"include": 0xFFFF, "exclude": 4, "costs": COSTS}}
+#: FastRand seeds whose findRandomPoint draw lands on the chosen polygon's outline on the
+#: solo exports (getPolyHeight fails there; Detour keeps the point, projected with
+#: closestPointOnPoly).
+OUTLINE_SEEDS = {"dungeon": [5119, 12761, 16586], "nav_test": [374, 7374],
+                 "undulating": [19155, 28699]}  # fmt: skip
 POS_TOL = 1e-4
 VAL_TOL = 1e-5
 
@@ -113,6 +118,26 @@ def _toward(s: np.ndarray, e: np.ndarray, dist: float) -> list[float]:
     return _f32(s + d * t)
 
 
+class _FastRand(np.random.Generator):
+    """A numpy Generator whose ``random`` yields the binding's ``FastRand`` sequence: the
+    LCG seed = 214013 * seed + 2531011 (32-bit), value ((seed >> 16) & 0x7fff) / 32767.0f
+    (``FastRand::r01``, the frand the binding hands to Detour's random queries)."""
+
+    def __init__(self, seed: int, skip: int = 0) -> None:
+        super().__init__(np.random.PCG64(0))
+        self._state = seed & 0xFFFFFFFF
+        for _ in range(skip):
+            self._next()
+
+    def _next(self) -> np.float32:
+        self._state = (214013 * self._state + 2531011) & 0xFFFFFFFF
+        return np.float32((self._state >> 16) & 0x7FFF) / np.float32(32767.0)
+
+    def random(self, size=None, dtype=np.float64, out=None):  # type: ignore[override]
+        n = 1 if size is None else int(size)
+        return np.array([self._next() for _ in range(n)], np.float32)
+
+
 def _offmesh_pairs() -> list[dict]:
     """Pairs across each linked off-mesh connection of dungeon (both ways), a little off its
     end points, so that corridors take the connection."""
@@ -127,7 +152,9 @@ def _offmesh_pairs() -> list[dict]:
     return out
 
 
-def _queries(nm: NavMesh, q: NavMeshQuery, pairs: list[dict], *, small: bool) -> list[dict]:
+def _queries(
+    nm: NavMesh, q: NavMeshQuery, pairs: list[dict], *, small: bool, solo: bool
+) -> list[dict]:
     """The query list; with ``small`` (a query object with a tiny node pool) only the
     searches that use the pool: paths, moves and circle searches."""
     refs = nm.poly_refs()
@@ -190,7 +217,11 @@ def _queries(nm: NavMesh, q: NavMeshQuery, pairs: list[dict], *, small: bool) ->
             {"op": "raycast", "ref": sref, "s": sl, "e": short, "opts": 1, "prev": 0},
             {"op": "raycast", "ref": sref, "s": sl, "e": el, "opts": 1, "prev": other,
              "f": "costly"},
+            {"op": "randomCircle", "seed": 5000 + 7 * i, "ref": sref, "c": sl,
+             "r": 1.0 + i % 9, "f": flt},
         ]  # fmt: skip
+        if solo:
+            out.append({"op": "random", "seed": 1000 + 7 * i, "f": flt})
     return out
 
 
@@ -239,7 +270,9 @@ def _case(mesh: str, kind: str):
         nm.set_poly_flags(ref, flags)
         nm.set_poly_area(ref, area)
     q = NavMeshQuery(nm, max_nodes=max_nodes)
-    queries = _queries(nm, q, pairs, small=max_nodes < 2048)
+    queries = _queries(nm, q, pairs, small=max_nodes < 2048, solo=kind == "solo")
+    if kind == "solo" and not variant:
+        queries += [{"op": "random", "seed": sd} for sd in OUTLINE_SEEDS[name]]
     spec = {"maxNodes": max_nodes, "polys": setup, "filters": FILTERS, "queries": queries}
     return q, queries, _detour(navfile, spec)
 
@@ -296,6 +329,14 @@ def _navkit(q: NavMeshQuery, x: dict) -> dict:
         return {"point": pt, "over": over}
     if op == "height":
         return {"height": q.get_poly_height(x["ref"], x["p"])}
+    if op == "random":
+        # Detour first draws one number to pick a tile (one tile here), then one per polygon
+        rp = q.find_random_point(f, rng=_FastRand(x["seed"], skip=1))
+        return {"ref": rp.ref, "point": rp.point}
+    if op == "randomCircle":
+        rp = q.find_random_point_around_circle(x["ref"], x["c"], x["r"], f,
+                                               rng=_FastRand(x["seed"]))  # fmt: skip
+        return {"ref": rp.ref, "point": rp.point}
     if op == "raycast":
         r = q.raycast(x["ref"], x["s"], x["e"], f, options=x["opts"], prev_ref=x["prev"],
                       max_path=0)  # fmt: skip
@@ -376,6 +417,12 @@ def _diff(x: dict, ours: dict, det: dict) -> str | None:
         if det["status"] & FAILURE:
             return None if h is None else f"height {h} where Detour fails"
         return None if h is not None and _close_val(h, det["height"]) else f"height {h}"
+    if op in ("random", "randomCircle"):
+        if det["status"] & FAILURE:  # Detour leaves the ref and point unwritten
+            return None if ours["ref"] == 0 else f"ref {ours['ref']} where Detour fails"
+        if ours["ref"] != det["ref"]:
+            return f"ref {ours['ref']} vs {det['ref']}"
+        return None if _close_pts(ours["point"], det["point"]) else "random point"
     if op == "raycast":
         t = det["t"]
         t = np.inf if t >= 3.4e38 else t
@@ -441,6 +488,12 @@ def test_closest_point_and_height_match_detour(mesh, kind):
 @pytest.mark.parametrize(("mesh", "kind"), CASES)
 def test_raycast_with_costs_matches_detour(mesh, kind):
     _compare(mesh, kind, ("raycast",))
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(("mesh", "kind"), CASES)
+def test_random_points_with_the_bindings_generator_match_detour(mesh, kind):
+    _compare(mesh, kind, ("random", "randomCircle"))
 
 
 @pytest.mark.peer
