@@ -22,6 +22,10 @@
 //   cpop     ref p                   -> closestPointOnPoly
 //   height   ref p                   -> getPolyHeight
 //   raycast  ref s e f opts prev     -> raycast (dtRaycastHit; the binding gives no path buffer)
+//   random   seed f                  -> findRandomPoint after FastRand.setSeed(seed)
+//   randomCircle seed ref c r f      -> findRandomPointAroundCircle after FastRand.setSeed(seed)
+// (the binding's frand is its FastRand: an LCG, seed = 214013 * seed + 2531011 in int32,
+// value ((seed >> 16) & 0x7fff) / 32767.0f)
 // Output: {"results": [...]} in query order; float32 values print exactly as doubles.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -142,6 +146,22 @@ const ops = {
     const st = q.getPolyHeight(x.ref, x.p, h);
     const res = { status: u32(st), height: h.value };
     R.destroy(h);
+    return res;
+  },
+  random(x) {
+    R.Module.FastRand.prototype.setSeed(x.seed);
+    const ref = new R.UnsignedIntRef(), pt = new R.Vec3();
+    const st = q.findRandomPoint(filt(x.f), ref, pt);
+    const res = { status: u32(st), ref: ref.value, point: v3(pt) };
+    R.destroy(ref); R.destroy(pt);
+    return res;
+  },
+  randomCircle(x) {
+    R.Module.FastRand.prototype.setSeed(x.seed);
+    const ref = new R.UnsignedIntRef(), pt = new R.Vec3();
+    const st = q.findRandomPointAroundCircle(x.ref, x.c, x.r, filt(x.f), ref, pt);
+    const res = { status: u32(st), ref: ref.value, point: v3(pt) };
+    R.destroy(ref); R.destroy(pt);
     return res;
   },
   raycast(x) {
