@@ -29,19 +29,22 @@ NO_PATH = 3
 
 @njit
 def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs):
-    """One pair. Returns (code, n_polys, n_points, start_ref, end_ref, path_status)."""
+    """One pair. Returns (code, n_polys, n_points, start_ref, end_ref, path_status, length).
+
+    ``length`` is the straight path's 3D length [wu] (float64), NaN unless code is 0.
+    """
     tmp = np.empty(3, np.float32)
     sp, so = find_nearest_kernel(nav, s, half, flt, tmp)
     ep, eo = find_nearest_kernel(nav, e, half, flt, tmp)
     sref = nav.poly_ref[sp] if sp >= 0 else np.int64(0)
     eref = nav.poly_ref[ep] if ep >= 0 else np.int64(0)
     if sp < 0:
-        return NO_START, 0, 0, sref, eref, FAILURE
+        return NO_START, 0, 0, sref, eref, FAILURE, np.nan
     if ep < 0:
-        return NO_END, 0, 0, sref, eref, FAILURE
+        return NO_END, 0, 0, sref, eref, FAILURE, np.nan
     st, n = find_path_kernel(nav, pool, flt, acost, sref, eref, s, e, max_path, polys)
     if (st & FAILURE) != 0 or n == 0:
-        return NO_PATH, 0, 0, sref, eref, st
+        return NO_PATH, 0, 0, sref, eref, st, np.nan
     end = e.copy()
     if polys[n - 1] != eref:
         last = polys[n - 1]
@@ -51,8 +54,14 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
         closest_point_on_poly(nav, lp, e, end)
     sst, m = straight_path_kernel(nav, polys, n, s, end, 0, max_pts, pts, flags, refs)
     if (sst & FAILURE) != 0 or m == 0:
-        return NO_PATH, n, 0, sref, eref, st
-    return 0, n, m, sref, eref, st
+        return NO_PATH, n, 0, sref, eref, st, np.nan
+    acc = 0.0
+    for k in range(1, m):
+        dx = np.float64(pts[k, 0]) - np.float64(pts[k - 1, 0])
+        dy = np.float64(pts[k, 1]) - np.float64(pts[k - 1, 1])
+        dz = np.float64(pts[k, 2]) - np.float64(pts[k - 1, 2])
+        acc += np.sqrt(dx * dx + dy * dy + dz * dz)
+    return 0, n, m, sref, eref, st, acc
 
 
 @pnjit
@@ -71,7 +80,7 @@ def batch_kernel(
         nav = open_view(d)
         pool = open_pool(pool_ds[c])
         for i in range(c * per, min(npairs, (c + 1) * per)):
-            code, n, m, sref, eref, st = pair_kernel(
+            code, n, m, sref, eref, st, length = pair_kernel(
                 nav, pool, flt, acost, starts[i], ends[i], half, max_path, max_pts,
                 out_polys[i], out_pts[i], out_flags[i], out_refs[i],
             )  # fmt: skip
@@ -81,14 +90,7 @@ def batch_kernel(
             out_sref[i] = sref
             out_eref[i] = eref
             out_status[i] = st
-            acc = 0.0
-            pts = out_pts[i]
-            for k in range(1, m):
-                dx = np.float64(pts[k, 0]) - np.float64(pts[k - 1, 0])
-                dy = np.float64(pts[k, 1]) - np.float64(pts[k - 1, 1])
-                dz = np.float64(pts[k, 2]) - np.float64(pts[k - 1, 2])
-                acc += np.sqrt(dx * dx + dy * dy + dz * dz)
-            out_len[i] = acc if code == 0 else np.nan
+            out_len[i] = length
 
 
 # -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --

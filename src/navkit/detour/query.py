@@ -182,6 +182,9 @@ class RandomPoint(NamedTuple):
 
 
 _EP: dict = {}
+_DEFAULT_EXTENTS_ARG = (2.0, 4.0, 2.0)
+_DEFAULT_EXTENTS = np.array(_DEFAULT_EXTENTS_ARG, np.float32)
+_DEFAULT_EXTENTS.flags.writeable = False
 
 
 def _call(kernel, *args):
@@ -240,13 +243,14 @@ def _scalar(v: object, name: str, *, positive: bool = False) -> np.float32:
     return np.float32(f)
 
 
-def _to_ref(ref: object) -> np.int64:
+def _to_ref(ref: object) -> int:
+    """A poly ref (0..2**64-1) as the int64 the kernels use (two's complement)."""
     r = int(ref)  # type: ignore[call-overload]
     if r < 0 or r >= 1 << 64:
         raise InputError(f"poly ref out of range: {ref}")
     if r >= 1 << 63:
         r -= 1 << 64
-    return np.int64(r)
+    return r
 
 
 def _from_ref(r: int) -> int:
@@ -280,6 +284,7 @@ class NavMeshQuery:
         self._qf = np.zeros(8, np.float32)
         self._qfilter = DEFAULT_FILTER
         self._pbuf: tuple[Any, ...] | None = None
+        self._rbuf = np.zeros(256, np.int64)  # raycast's visited-polygon scratch
 
     # -- plumbing --------------------------------------------------------------------------
     @property
@@ -483,7 +488,9 @@ class NavMeshQuery:
         s = _vec3(start_pos, "start_pos")
         e = _vec3(end_pos, "end_pos")
         flags, costs = self._filter(filter)
-        path = np.zeros(max(1, int(max_path)), np.int64)
+        path = self._rbuf
+        if path.shape[0] < max_path:
+            path = self._rbuf = np.zeros(int(max_path), np.int64)
         normal = np.zeros(3, np.float32)
         vh = self._vh()
         st, t, edge, n, cost = _call(
@@ -674,7 +681,7 @@ class NavMeshQuery:
 
     # -- one-call conveniences -------------------------------------------------------------
     def path(
-        self, start, end, *, half_extents=(2.0, 4.0, 2.0), filter: QueryFilter | None = None,
+        self, start, end, *, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None,
         max_path: int = 256, max_points: int = 256, optimal: bool = False,
     ) -> Path:  # fmt: skip
         """Path from world point ``start`` to ``end`` in one call.
@@ -717,19 +724,23 @@ class NavMeshQuery:
             return find_optimal_path(self, start, end, half_extents=half_extents, filter=filter)
         s = _vec3(start, "start")
         e = _vec3(end, "end")
-        h = _vec3(half_extents, "half_extents")
+        h = (
+            _DEFAULT_EXTENTS
+            if half_extents is _DEFAULT_EXTENTS_ARG
+            else _vec3(half_extents, "half_extents")
+        )
         flags, costs = self._filter(filter)
-        mp = max(1, int(max_path))
-        mk = max(2, int(max_points))
         buf = self._pbuf
-        if buf is None or buf[0].shape[0] != mp or buf[1].shape[0] != mk:
+        if buf is None or buf[0].shape[0] != max_path or buf[1].shape[0] != max_points:
+            mp = max(1, int(max_path))
+            mk = max(2, int(max_points))
             buf = self._pbuf = (
                 np.zeros(mp, np.int64), np.zeros((mk, 3), np.float32),
-                np.zeros(mk, np.uint8), np.zeros(mk, np.int64),
+                np.zeros(mk, np.uint8), np.zeros(mk, np.int64), mp, mk,
             )  # fmt: skip
-        polys, pts, fl, rf = buf
+        polys, pts, fl, rf, mp, mk = buf
         vh = self._vh()
-        code, n, m, sref, eref, st = _call(
+        code, n, m, sref, eref, st, length = _call(
             _batch.pair_entry,
             vh.desc,
             self._pool,
@@ -745,14 +756,13 @@ class NavMeshQuery:
             fl,
             rf,
         )
-        if code == _batch.NO_START:
-            raise QueryError(f"no polygon within {h.tolist()} of start {s.tolist()}")
-        if code == _batch.NO_END:
-            raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
-        if code != 0:
+        if code:
+            if code == _batch.NO_START:
+                raise QueryError(f"no polygon within {h.tolist()} of start {s.tolist()}")
+            if code == _batch.NO_END:
+                raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
             raise QueryError(f"no path found (status {int(st):#x})")
-        p = pts[:m].copy()
-        return Path(p, polys[:n].copy(), bool(polys[n - 1] == eref), _length(p))
+        return Path(pts[:m].copy(), polys[:n].copy(), bool(polys[n - 1] == eref), length)
 
     def paths(
         self, starts, ends, *, half_extents=(2.0, 4.0, 2.0), filter: QueryFilter | None = None,
@@ -810,8 +820,3 @@ def _points(v: object, name: str) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         raise InputError(f"{name} must be finite")
     return np.ascontiguousarray(a, dtype=np.float32)
-
-
-def _length(p: np.ndarray) -> float:
-    pts = p.tolist()
-    return float(sum(math.dist(a, b) for a, b in zip(pts[:-1], pts[1:])))
