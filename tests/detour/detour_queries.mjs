@@ -16,6 +16,7 @@
 //   path     s e he f maxPath opts maxPts
 //            -> findNearestPoly(s), findNearestPoly(e), findPath, closestPointOnPoly of e on
 //               the last corridor polygon when it is not e's polygon, findStraightPath(opts)
+//   findPath sref eref s e f maxPath -> findPath alone (refs given)
 //   move     ref s e f maxVisited    -> moveAlongSurface
 //   circle   ref c r f max           -> findPolysAroundCircle
 //   qpolys   c he f max              -> queryPolygons
@@ -113,6 +114,13 @@ const ops = {
     return res;
   },
   straight: (x) => straight(x.s, x.e, x.polys, x.opts, x.maxPts),
+  findPath(x) {
+    const buf = uintArray(x.maxPath);
+    const st = q.findPath(x.sref, x.eref, x.s, x.e, filt(x.f), buf, x.maxPath);
+    const res = { status: u32(st), polys: take(buf, buf.size) };
+    R.destroy(buf);
+    return res;
+  },
   move(x) {
     const pos = new R.Vec3();
     const vis = new R.UnsignedIntArray();

@@ -27,6 +27,8 @@ Compared (Detour function: what is compared):
   DT_STRAIGHTPATH_ALL_CROSSINGS, with ``maxStraightPath`` limits (2..7 points) and
   ``maxPath`` limits, with the default filter and with a non-default one (exclude
   flag 4, area costs 1, 1.5, 3, 0.75, 10): corridor, status, points, flags, refs;
+- findPath alone with the non-default filter from refs found without it (the start
+  polygon may fail the filter), maxPath 64..256: corridor and status;
 - findStraightPath from/to points 1.6..4.8 m off the corridor's end polygons (Detour
   clamps them with closestPointOnPolyBoundary, which is thereby compared too);
 - moveAlongSurface: result position, visited refs (maxVisitedSize 16 and 4..8), status;
@@ -43,16 +45,24 @@ raycast's hitEdgeIndex when the ray misses the start polygon (the script presets
 navkit's value for "no edge"). At the time of writing every compared value is
 bit-identical to Detour's, well inside the tolerances.
 
+Random points: the binding hands Detour its own ``FastRand`` (an LCG whose seed
+``setRandomSeed`` sets), so :class:`_FastRand` gives navkit the same sequence through
+the public ``rng`` argument. findRandomPointAroundCircle is compared on every case;
+findRandomPoint only on the solo exports (Detour draws one number per tile to pick a
+tile uniformly, then one per polygon of that tile; navkit deliberately picks
+area-weighted over the whole mesh, which equals Detour's draw sequence, minus the
+first number, only when there is one tile). :data:`OUTLINE_SEEDS` add draws that land
+on a polygon's outline.
+
 Not exposed by the binding (``NavMeshQuery`` in ``@recast-navigation/wasm``'s IDL has
 only findPath, closestPointOnPoly, findClosestPoint, findStraightPath, findNearestPoly,
 findPolysAroundCircle, queryPolygons, raycast, findRandomPoint(AroundCircle),
-moveAlongSurface, getPolyHeight), so not compared here: findDistanceToWall,
-getPolyWallSegments, findPolysAroundShape, findLocalNeighbourhood,
-closestPointOnPolyBoundary, the sliced find-path and the raycast's visited path
-(``dtRaycastHit`` is created with no path buffer, so only its status bit
-BUFFER_TOO_SMALL is compared, with navkit's ``max_path=0``). findRandomPoint and
-findRandomPointAroundCircle are skipped: the binding uses its own seeded ``FastRand``
-and gives no way to inject the random function.
+moveAlongSurface, getPolyHeight; ``dtLocalBoundary`` only ``reset``), so not compared
+here: findDistanceToWall, getPolyWallSegments, findPolysAroundShape,
+findLocalNeighbourhood, closestPointOnPolyBoundary on its own (it is compared through
+findStraightPath's clamping, above), the sliced find-path and the raycast's visited
+path (``dtRaycastHit`` is created with no path buffer and JS cannot attach one, so only
+its status bit BUFFER_TOO_SMALL is compared, with navkit's ``max_path=0``).
 """
 
 from __future__ import annotations
@@ -193,6 +203,9 @@ def _queries(
             shift = np.array([1.3, 0.4, -0.9], np.float32) * np.float32(1 + i % 3)
             out.append({"op": "straight", "s": _f32(s + shift), "e": _f32(e - shift),
                         "polys": corridor, "opts": i % 3, "maxPts": 256})  # fmt: skip
+            # refs found without the filter, searched with it (the start may fail it)
+            out.append({"op": "findPath", "sref": sref, "eref": eref, "s": sl, "e": el,
+                        "f": "costly", "maxPath": 64 + i % 3 * 96})  # fmt: skip
         if small:
             out += [
                 {"op": "move", "ref": sref, "s": sl, "e": el, "maxVisited": 16, "f": flt},
@@ -314,6 +327,9 @@ def _navkit(q: NavMeshQuery, x: dict) -> dict:
         sp = q.find_straight_path(x["s"], x["e"], x["polys"], x["opts"], x["maxPts"])
         return {"status": sp.status, "points": sp.points, "flags": sp.flags.tolist(),
                 "refs": [int(r) for r in sp.refs]}  # fmt: skip
+    if op == "findPath":
+        fp = q.find_path(x["sref"], x["eref"], x["s"], x["e"], f, max_path=x["maxPath"])
+        return {"status": fp.status, "polys": [int(r) for r in fp.polys]}
     if op == "move":
         m = q.move_along_surface(x["ref"], x["s"], x["e"], f, max_visited=x["maxVisited"])
         return {"status": m.status, "pos": m.position, "visited": [int(r) for r in m.visited]}
@@ -406,8 +422,14 @@ def _diff(x: dict, ours: dict, det: dict) -> str | None:
                    f"vs {det['status']:#x} {det['refs']} {det['parents']}"  # fmt: skip
         ok = all(_close_val(float(a), b) for a, b in zip(ours["costs"], det["costs"]))
         return None if ok else "costs"
-    if op == "qpolys":
-        return None if ours == det else f"{ours} vs {det}"
+    if op in ("qpolys", "findPath"):
+        if ours == det:
+            return None
+        key = "polys" if op == "findPath" else "refs"
+        return (
+            f"status {ours['status']:#x} vs {det['status']:#x}, "
+            f"refs {ours[key][:8]}... vs {det[key][:8]}..."
+        )
     if op == "cpop":
         if det["status"] & FAILURE or ours["over"] != det["over"]:
             return f"over {ours['over']} vs {det['over']} (status {det['status']:#x})"
@@ -463,7 +485,7 @@ SEARCH_CASES = CASES + [("nav_test+nodes24", k) for k in KINDS]
 @pytest.mark.peer
 @pytest.mark.parametrize(("mesh", "kind"), SEARCH_CASES)
 def test_nearest_and_paths_with_straight_path_options_match_detour(mesh, kind):
-    _compare(mesh, kind, ("nearest", "path", "straight"))
+    _compare(mesh, kind, ("nearest", "path", "straight", "findPath"))
 
 
 @pytest.mark.peer
