@@ -557,3 +557,11 @@ def test_variant_inputs_exercise_offmesh_and_node_limits(kind):
     fp = [r["findPath"]["status"] for r in results if "findPath" in r]
     assert any(st & 0x20 for st in fp)  # DT_OUT_OF_NODES
     assert any(r["status"] & 0x20 for x, r in zip(queries, results) if x["op"] == "circle")
+
+
+def test_fastrand_is_the_msvc_rand_sequence():
+    """The binding's FastRand is the classic MSVC ``rand()`` LCG: seed 1 gives 41, 18467,
+    6334, 26500, 19169 (as 0..32767 integers)."""
+    vals = _FastRand(1).random(5) * np.float32(32767.0)
+    assert np.rint(vals).astype(int).tolist() == [41, 18467, 6334, 26500, 19169]
+    assert _FastRand(1, skip=2).random(1)[0] == _FastRand(1).random(3)[2]
