@@ -81,7 +81,7 @@ def _is_end(p, s, e0, e1):
 
 
 @njit
-def _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, out):
+def _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, side, out):
     # order: points first
     ids = (i, j, k)
     npts = (kind[i] == 0) + (kind[j] == 0) + (kind[k] == 0)
@@ -157,6 +157,10 @@ def _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, out):
         det = n1x * n2y - n1y * n2x
         for g1 in (1.0, -1.0):
             for g2 in (1.0, -1.0):
+                # n_i . x - c_i = g_i rho: a one-sided segment (side 1, free
+                # space on its left, where n_i points) only has g_i = +1
+                if (g1 < 0.0 and side[s1] == 1) or (g2 < 0.0 and side[s2] == 1):
+                    continue
                 if abs(det) > 1e-14:
                     x0 = (c1 * n2y - c2 * n1y) / det
                     y0 = (n1x * c2 - n2x * c1) / det
@@ -198,6 +202,13 @@ def _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, out):
         g1 = 1.0 if gi < 2 else -1.0
         g2 = 1.0 if gi % 2 == 0 else -1.0
         for sg in (1.0, -1.0):
+            # n_i . x - c_i = sg g_i rho (g_0 = 1); a one-sided segment needs +rho
+            if (
+                (sg < 0.0 and side[ids[0]] == 1)
+                or (sg * g1 < 0.0 and side[ids[1]] == 1)
+                or (sg * g2 < 0.0 and side[ids[2]] == 1)
+            ):
+                continue
             k0, k1, k2 = -sg, -sg * g1, -sg * g2
             det = _det3(n0x, n0y, k0, n1x, n1y, k1, n2x, n2y, k2)
             if abs(det) < 1e-14:
@@ -249,7 +260,7 @@ def solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol):
     buf = np.empty((16, 2))
     for t in range(m):
         i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
-        n = _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, buf)
+        n = _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, side, buf)
         for q in range(n):
             x = buf[q, 0]
             y = buf[q, 1]

@@ -372,20 +372,28 @@ def cut_edge_candidates(
 
 @njit
 def _grid_blocked(x, y, rho, tol, ex0, ex1, ex2, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive):  # fmt: skip
-    """Whether an alive site other than ex0..ex2 is nearer than rho - tol to (x, y)."""
+    """Whether an alive site other than ex0..ex2 is nearer than rho - tol to (x, y).
+    The cells around (x, y) are scanned first: a blocked circle is nearly always
+    blocked near its centre, and a large one would otherwise scan many cells."""
     r = rho + 2 * tol
     lim = rho - tol
     i0, i1, j0, j1 = _cell_range(x - r, x + r, y - r, y + r, gx0, gy0, h, nx, ny)
-    for i in range(i0, i1 + 1):
-        for j in range(j0, j1 + 1):
-            c = i * ny + j
-            for t in range(counts[c]):
-                s = cells[c, t]
-                if not alive[s] or s == ex0 or s == ex1 or s == ex2:
+    ci, _, cj, _ = _cell_range(x, x, y, y, gx0, gy0, h, nx, ny)
+    a0, a1 = max(i0, ci - 1), min(i1, ci + 1)
+    b0, b1 = max(j0, cj - 1), min(j1, cj + 1)
+    for rep in range(2):
+        for i in range(a0, a1 + 1) if rep == 0 else range(i0, i1 + 1):
+            for j in range(b0, b1 + 1) if rep == 0 else range(j0, j1 + 1):
+                if rep == 1 and a0 <= i <= a1 and b0 <= j <= b1:
                     continue
-                d, _ = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
-                if d < lim:
-                    return True
+                c = i * ny + j
+                for t in range(counts[c]):
+                    s = cells[c, t]
+                    if not alive[s] or s == ex0 or s == ex1 or s == ex2:
+                        continue
+                    d, _ = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
+                    if d < lim:
+                        return True
     return False
 
 
