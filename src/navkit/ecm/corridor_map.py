@@ -34,7 +34,7 @@ import numpy as np
 from navkit.errors import BuildError, InputError, StaleHandleError
 
 from . import _kernels as K
-from . import _update_kernels as U
+from . import _validate as V
 from ._diagram import Diagram
 from ._sites import Sites
 from ._static import HAVE_PYVORONOI, build_with_boost
@@ -224,25 +224,8 @@ class CorridorMap:
         if np.any(np.abs(p - self.origin) * self.scale > 2.0**30):
             raise InputError("coordinates too far outside the boundary")
         p = self._local(p)
-        changed = True
-        while changed and p.shape[0] > 1:
-            changed = False
-            q = np.roll(p, -1, axis=0) if closed else p[1:]
-            same = np.all(p[: q.shape[0]] == q, axis=1)
-            if np.any(same):
-                p = p[~np.concatenate([same, np.zeros(p.shape[0] - same.shape[0], bool)])]
-                changed = True
-                continue
-            if p.shape[0] >= 3 and closed:
-                a, b, c = np.roll(p, 1, axis=0), p, np.roll(p, -1, axis=0)
-                cr = (b[:, 0] - a[:, 0]) * (c[:, 1] - b[:, 1]) - (b[:, 1] - a[:, 1]) * (
-                    c[:, 0] - b[:, 0]
-                )
-                col = cr == 0.0
-                if np.any(col):
-                    p = p[~col]
-                    changed = True
-        return p
+        x, y = V.clean_ring(np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1]), closed)
+        return np.column_stack([x, y])
 
     def _add_polygon_sites(self, ring, owner, corners) -> list:
         S = self.sites
@@ -296,59 +279,25 @@ class CorridorMap:
     def _add_obstacle_sites(self, pts, check: bool = True):
         """Validate and add one obstacle's sites (alive); returns (handle, sites, corners)."""
         ring = self._clean_ring(pts, closed=True)
-        if ring.shape[0] >= 3:
-            if _segments_cross(ring):
-                raise InputError("obstacle polygon intersects itself")
-            if _ring_area2(ring) > 0:
-                ring = ring[::-1].copy()
-        kind = {1: "point", 2: "segment"}.get(ring.shape[0], "polygon")
-        inside = [_point_in_ring(x, y, self.boundary) for x, y in ring]
-        if not any(inside):
-            # entirely outside, unless the boundary lies inside it
-            bx, by = self.boundary[0]
-            if not (kind == "polygon" and _point_in_ring(bx, by, ring)):
-                raise _Outside()
-        if not all(inside):
-            raise InputError("obstacle crosses the boundary")
         S = self.sites
-        args = S.kernel_args()
-        k = ring.shape[0]
-        nseg = k if k >= 3 else (1 if k == 2 else 0)
-        lo, hi = ring.min(axis=0), ring.max(axis=0)
-        for i in range(max(nseg, 1) if check else 0):
-            a, b = ring[i], ring[(i + 1) % k]
-            if hasattr(S, "cells"):
-                d = K.grid_seg_min_dist(
-                    a[0],
-                    a[1],
-                    b[0],
-                    b[1],
-                    self.diagram.tol,
-                    *S.grid_args(),
-                    S.kind,
-                    S.ax,
-                    S.ay,
-                    S.bx,
-                    S.by,
-                    S.alive,
-                )
-            else:
-                d = K.seg_seg_min_dist(a[0], a[1], b[0], b[1], *args)
-            if d <= self.diagram.tol:
-                raise InputError("obstacle touches or overlaps another obstacle or the boundary")
         if check:
-            # inside another obstacle: the nearest obstacle feature sees it on its inner side
-            x, y = float(ring[0, 0]), float(ring[0, 1])
             grid = self.diagram._grid()
-            sn, dn = U.grid_nearest(x, y, *grid, S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
-            if sn >= 0 and not self.diagram.side_ok(int(sn), x, y, dn):
-                raise InputError("obstacle lies inside another obstacle")
-            if kind == "polygon" and U.grid_point_in_ring(
-                lo[0], lo[1], hi[0], hi[1],
-                np.ascontiguousarray(ring[:, 0]), np.ascontiguousarray(ring[:, 1]),
-                *grid, S.kind, S.ax, S.ay, S.owner, S.alive,
-            ):  # fmt: skip
-                raise InputError("obstacle contains another obstacle")
+        else:
+            grid = (np.zeros((1, 1), np.int64), np.zeros(1, np.int64), 0.0, 0.0, 1.0, 1, 1)
+        b = self.boundary
+        code, x, y = V.check_obstacle(
+            np.ascontiguousarray(ring[:, 0]), np.ascontiguousarray(ring[:, 1]),
+            np.ascontiguousarray(b[:, 0]), np.ascontiguousarray(b[:, 1]),
+            self.diagram.tol, check, *grid,
+            S.kind, S.ax, S.ay, S.bx, S.by, S.side, S.owner, S.alive,
+        )  # fmt: skip
+        if code == V.OUTSIDE:
+            raise _Outside()
+        if code != V.OK:
+            raise InputError(_CHECK_MESSAGES[code])
+        ring = np.column_stack([x, y])
+        kind = {1: "point", 2: "segment"}.get(ring.shape[0], "polygon")
+        lo, hi = ring.min(axis=0), ring.max(axis=0)
         h = self._next_handle
         self._next_handle += 1
         corners: list = []
@@ -561,3 +510,12 @@ class CorridorMap:
 
 class _Outside(Exception):
     pass
+
+
+_CHECK_MESSAGES = {
+    V.SELF_TOUCH: "obstacle polygon intersects itself",
+    V.CROSSES: "obstacle crosses the boundary",
+    V.TOUCHES: "obstacle touches or overlaps another obstacle or the boundary",
+    V.INSIDE: "obstacle lies inside another obstacle",
+    V.CONTAINS: "obstacle contains another obstacle",
+}

@@ -1,0 +1,129 @@
+"""numba kernels that clean and validate one obstacle before it is inserted.
+
+:func:`clean_ring` drops repeated corners and (for closed rings) corners where
+the ring goes straight on, until neither is left -- the input cleaning of
+:class:`navkit.ecm.CorridorMap`.  :func:`check_obstacle` then runs every test
+an insertion needs in one call: the ring does not touch itself, lies inside the
+boundary (or entirely outside it), stays more than ``tol`` from every alive site
+(over the site grid), is not inside another obstacle (the nearest site sees it
+on its inner side) and contains no other obstacle.  The status codes are the
+``OK`` ... ``CONTAINS`` constants below.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from navkit._jit import njit
+
+from ._kernels import grid_seg_min_dist, point_in_ring, ring_self_touch
+from ._tangent import _side_ok
+from ._update_kernels import grid_nearest, grid_point_in_ring
+
+OK = 0
+SELF_TOUCH = 1
+OUTSIDE = 2
+CROSSES = 3
+TOUCHES = 4
+INSIDE = 5
+CONTAINS = 6
+
+
+@njit
+def clean_ring(x, y, closed):
+    """Corners (x, y) ((m,) float64 each) without repeated corners and, if
+    ``closed``, without straight-on corners; repeated until stable."""
+    n = x.shape[0]
+    px = x.copy()
+    py = y.copy()
+    drop = np.zeros(n, np.bool_)
+    changed = True
+    while changed and n > 1:
+        changed = False
+        nq = n if closed else n - 1
+        anyd = False
+        for i in range(n):
+            drop[i] = False
+        for i in range(nq):
+            j = i + 1 if i + 1 < n else 0
+            if px[i] == px[j] and py[i] == py[j]:
+                drop[i] = True
+                anyd = True
+        if not anyd and n >= 3 and closed:
+            for i in range(n):
+                a = i - 1 if i > 0 else n - 1
+                c = i + 1 if i + 1 < n else 0
+                cr = (px[i] - px[a]) * (py[c] - py[i]) - (py[i] - py[a]) * (px[c] - px[i])
+                if cr == 0.0:
+                    drop[i] = True
+                    anyd = True
+        if anyd:
+            k = 0
+            for i in range(n):
+                if not drop[i]:
+                    px[k] = px[i]
+                    py[k] = py[i]
+                    k += 1
+            n = k
+            changed = True
+    return px[:n].copy(), py[:n].copy()
+
+
+@njit
+def check_obstacle(
+    rx, ry, brx, bry, tol, check,
+    cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, owner, alive,
+):  # fmt: skip
+    """Validate a cleaned obstacle ring (rx, ry) ((k,) float64; k = 1 point,
+    2 segment, >= 3 polygon) against the boundary ring (brx, bry) and, with
+    ``check``, the alive sites over the grid.  A polygon is reoriented clockwise
+    (free space on the left of its edges).
+
+    Returns (status code, rx, ry).
+    """
+    k = rx.shape[0]
+    if k == 0:
+        return OUTSIDE, rx, ry
+    if k >= 3:
+        if ring_self_touch(rx, ry):
+            return SELF_TOUCH, rx, ry
+        a2 = 0.0
+        for i in range(k):
+            j = i + 1 if i + 1 < k else 0
+            a2 += rx[i] * ry[j] - rx[j] * ry[i]
+        if a2 > 0:
+            rx = rx[::-1].copy()
+            ry = ry[::-1].copy()
+    nin = 0
+    for i in range(k):
+        if point_in_ring(rx[i], ry[i], brx, bry):
+            nin += 1
+    if nin == 0:
+        # entirely outside, unless the boundary lies inside it
+        if not (k >= 3 and point_in_ring(brx[0], bry[0], rx, ry)):
+            return OUTSIDE, rx, ry
+    if nin < k:
+        return CROSSES, rx, ry
+    if not check:
+        return OK, rx, ry
+    nseg = k if k >= 3 else (1 if k == 2 else 0)
+    for i in range(max(nseg, 1)):
+        j = i + 1 if i + 1 < k else 0
+        d = grid_seg_min_dist(
+            rx[i], ry[i], rx[j], ry[j], tol,
+            cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
+        )  # fmt: skip
+        if d <= tol:
+            return TOUCHES, rx, ry
+    # inside another obstacle: the nearest obstacle feature sees it on its inner side
+    sn, dn = grid_nearest(rx[0], ry[0], cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive)  # fmt: skip
+    if sn >= 0 and not _side_ok(sn, rx[0], ry[0], dn, kind, ax, ay, bx, by, side, tol):
+        return INSIDE, rx, ry
+    if k >= 3:
+        x0, x1, y0, y1 = rx.min(), rx.max(), ry.min(), ry.max()
+        if grid_point_in_ring(
+            x0, y0, x1, y1, rx, ry, cells, counts, gx0, gy0, h, nx, ny,
+            kind, ax, ay, owner, alive,
+        ):  # fmt: skip
+            return CONTAINS, rx, ry
+    return OK, rx, ry
