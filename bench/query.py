@@ -11,9 +11,12 @@ pairs, and times:
 - ``batch``: ``query.paths()`` over all pairs at once (parallel);
 - ``raycast``: ``query.raycast()`` per pair.
 
-It prints a table and JSON: navkit per-pair median (over ``--runs`` repetitions of
-the whole set), Detour per pair (the peer's total over the set / count), and the
-ratio (below 1 = navkit faster). It also checks that the paths agree.
+The two sides run interleaved: each of ``--runs`` rounds runs the peer once (a fresh
+node process: bake, the pair flow, the raycasts) and then every navkit variant once
+over the whole set, so both see the same machine load. It prints a table and JSON:
+per pair, the median over rounds of navkit's time and of Detour's (the peer's total
+over the set / count), and their ratio (below 1 = navkit faster). It also checks
+that the paths agree.
 
 Usage::
 
@@ -37,66 +40,70 @@ from _peer import MESHES, median, print_table, run_peer  # noqa: E402
 import navkit  # noqa: E402
 
 
-def per_pair_us(fn, n: int, runs: int) -> float:
-    fn()  # warm-up (compiles on first use)
-    ts = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return median(ts) / n * 1e6
+def run_us(fn, n: int) -> float:
+    """Microseconds per pair of one run of fn over n pairs."""
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) / n * 1e6
 
 
 def bench_mesh(name: str, runs: int) -> list[dict]:
-    rows: list[dict] = []
+    """Interleaved rounds: each round runs the peer (Detour) once, then every navkit
+    variant once, so both sides see the same machine load; medians over rounds."""
     with tempfile.TemporaryDirectory() as d:
         pairs_file = Path(d) / "pairs.json"
         nav_file = Path(d) / "solo.bin"
-        peer = run_peer(
-            name, {}, "--sections", "solo,queries,raycast",
-            "--out", str(pairs_file), "--export-solo", str(nav_file),
-        )  # fmt: skip
+        peer_args = ("--sections", "solo,queries,raycast", "--out", str(pairs_file),
+                     "--export-solo", str(nav_file))  # fmt: skip
+        peer = run_peer(name, {}, *peer_args)
         pairs = json.loads(pairs_file.read_text())["pairs"]
         nm = navkit.NavMesh.from_recast(nav_file)
-    q = navkit.NavMeshQuery(nm)
-    starts = np.array([p["start"] for p in pairs], dtype=np.float32)
-    ends = np.array([p["end"] for p in pairs], dtype=np.float32)
-    n = len(pairs)
-    ext = (2.0, 4.0, 2.0)
+        q = navkit.NavMeshQuery(nm)
+        starts = np.array([p["start"] for p in pairs], dtype=np.float32)
+        ends = np.array([p["end"] for p in pairs], dtype=np.float32)
+        n = len(pairs)
+        ext = (2.0, 4.0, 2.0)
 
-    def flow():
-        for s, e in zip(starts, ends):
-            a = q.find_nearest_poly(s, ext)
-            b = q.find_nearest_poly(e, ext)
-            c = q.find_path(a.ref, b.ref, a.point, b.point)
-            q.find_straight_path(a.point, b.point, c.polys)
+        def flow():
+            for s, e in zip(starts, ends):
+                a = q.find_nearest_poly(s, ext)
+                b = q.find_nearest_poly(e, ext)
+                c = q.find_path(a.ref, b.ref, a.point, b.point)
+                q.find_straight_path(a.point, b.point, c.polys)
 
-    def one_call():
-        for s, e in zip(starts, ends):
-            q.path(s, e)
+        def one_call():
+            for s, e in zip(starts, ends):
+                q.path(s, e)
 
-    def batch():
-        q.paths(starts, ends)
+        def batch():
+            q.paths(starts, ends)
 
-    start_refs = [q.find_nearest_poly(s, ext).ref for s in starts]
+        start_refs = [q.find_nearest_poly(s, ext).ref for s in starts]
 
-    def rays():
-        for r, s, e in zip(start_refs, starts, ends):
-            q.raycast(r, s, e)
+        def rays():
+            for r, s, e in zip(start_refs, starts, ends):
+                q.raycast(r, s, e)
 
-    # agreement with Detour on these pairs
-    res = q.paths(starts, ends)
-    same_complete = int(np.sum(res.complete == np.array([p["complete"] for p in pairs])))
-    qp, rp = peer["queries"], peer["raycast"]
-    detour_pair = qp["total_ms"] / qp["queries"] * 1e3
-    detour_ray = rp["total_ms"] / rp["raycasts"] * 1e3
-    for label, fn, ref in (
-        ("flow (4 calls)", flow, detour_pair),
-        ("path()", one_call, detour_pair),
-        ("paths() batch", batch, detour_pair),
-        ("raycast", rays, detour_ray),
-    ):
-        us = per_pair_us(fn, n, runs)
+        # agreement with Detour on these pairs
+        res = q.paths(starts, ends)
+        same_complete = int(np.sum(res.complete == np.array([p["complete"] for p in pairs])))
+        variants = (("flow (4 calls)", flow, "pair"), ("path()", one_call, "pair"),
+                    ("paths() batch", batch, "pair"), ("raycast", rays, "ray"))  # fmt: skip
+        for _, fn, _ in variants:
+            fn()  # warm-up (loads or compiles the kernels)
+        ours: dict[str, list[float]] = {label: [] for label, _, _ in variants}
+        theirs: dict[str, list[float]] = {"pair": [], "ray": []}
+        for r in range(runs):
+            if r:
+                peer = run_peer(name, {}, *peer_args)
+            qp, rp = peer["queries"], peer["raycast"]
+            theirs["pair"].append(qp["total_ms"] / qp["queries"] * 1e3)
+            theirs["ray"].append(rp["total_ms"] / rp["raycasts"] * 1e3)
+            for label, fn, _ in variants:
+                ours[label].append(run_us(fn, n))
+    rows: list[dict] = []
+    for label, _, kind in variants:
+        us, ref = median(ours[label]), median(theirs[kind])
         rows.append({
             "mesh": name, "query": label, "navkit_us": us, "detour_us": ref,
             "ratio": us / ref, "pairs": n, "same_complete": same_complete,

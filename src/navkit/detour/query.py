@@ -354,7 +354,7 @@ class NavMeshQuery:
         flags, _ = self._filter(filter)
         vh = self._vh()
         out = np.empty(max(0, int(max_polys)), np.int64)
-        n, over = _nearest.query_polygons_entry(vh.desc, c, h, flags, out)
+        n, over = _call(_nearest.query_polygons_entry, vh.desc, c, h, flags, out)
         st = SUCCESS | (BUFFER_TOO_SMALL if over else 0)
         return vh.view.poly_ref[out[:n]].copy(), st
 
@@ -364,7 +364,7 @@ class NavMeshQuery:
         q = _vec3(pos, "pos")
         out = np.empty(3, np.float32)
         vh = self._vh()
-        over = _poly.closest_point_on_poly_entry(vh.desc, p, q, out)
+        over = _call(_poly.closest_point_on_poly_entry, vh.desc, p, q, out)
         return out, bool(over)
 
     def closest_point_on_poly_boundary(self, ref: int, pos) -> np.ndarray:
@@ -373,7 +373,7 @@ class NavMeshQuery:
         q = _vec3(pos, "pos")
         out = np.empty(3, np.float32)
         vh = self._vh()
-        _poly.closest_point_on_boundary_entry(vh.desc, p, q, out)
+        _call(_poly.closest_point_on_boundary_entry, vh.desc, p, q, out)
         return out
 
     def get_poly_height(self, ref: int, pos) -> float | None:
@@ -381,7 +381,7 @@ class NavMeshQuery:
         p = self._poly_or_raise(ref)
         q = _vec3(pos, "pos")
         vh = self._vh()
-        ok, h = _poly.poly_height_entry(vh.desc, p, q)
+        ok, h = _call(_poly.poly_height_entry, vh.desc, p, q)
         return float(h) if ok else None
 
     # -- path finding ----------------------------------------------------------------------
@@ -444,8 +444,8 @@ class NavMeshQuery:
         flags, _ = self._filter(self._qfilter)
         vh = self._vh()
         return int(
-            _search.sliced_init_entry(
-                vh.desc, self._pool, flags, self._qi, self._qf, _to_ref(start_ref),
+            _call(
+                _search.sliced_init_entry, vh.desc, self._pool, flags, self._qi, self._qf, _to_ref(start_ref),
                 _to_ref(end_ref), s, e, int(options),
             )
         )  # fmt: skip
@@ -454,8 +454,15 @@ class NavMeshQuery:
         """Run up to max_iter iterations; returns (status, iterations done)."""
         flags, costs = self._filter(self._qfilter)
         vh = self._vh()
-        st, it = _search.sliced_update_entry(
-            vh.desc, self._pool, flags, costs, self._qi, self._qf, int(max_iter)
+        st, it = _call(
+            _search.sliced_update_entry,
+            vh.desc,
+            self._pool,
+            flags,
+            costs,
+            self._qi,
+            self._qf,
+            int(max_iter),
         )
         return int(st), int(it)
 
@@ -464,8 +471,15 @@ class NavMeshQuery:
         flags, costs = self._filter(self._qfilter)
         out = np.zeros(max(1, int(max_path)), np.int64)
         vh = self._vh()
-        st, n = _search.sliced_finalize_entry(
-            vh.desc, self._pool, flags, costs, self._qi, out, int(max_path)
+        st, n = _call(
+            _search.sliced_finalize_entry,
+            vh.desc,
+            self._pool,
+            flags,
+            costs,
+            self._qi,
+            out,
+            int(max_path),
         )
         return PathCorridor(out[:n].copy(), int(st))
 
@@ -475,8 +489,16 @@ class NavMeshQuery:
         ex = np.array([_to_ref(r) for r in np.asarray(existing).ravel()], np.int64)
         out = np.zeros(max(1, int(max_path)), np.int64)
         vh = self._vh()
-        st, n = _search.sliced_finalize_partial_entry(
-            vh.desc, self._pool, flags, costs, self._qi, ex, out, int(max_path)
+        st, n = _call(
+            _search.sliced_finalize_partial_entry,
+            vh.desc,
+            self._pool,
+            flags,
+            costs,
+            self._qi,
+            ex,
+            out,
+            int(max_path),
         )
         return PathCorridor(out[:n].copy(), int(st))
 
@@ -519,7 +541,9 @@ class NavMeshQuery:
         res = np.empty(3, np.float32)
         vis = np.zeros(max(1, int(max_visited)), np.int64)
         vh = self._vh()
-        st, n = _local.move_along_surface_entry(vh.desc, self._tiny, flags, p, s, e, res, vis)
+        st, n = _call(
+            _local.move_along_surface_entry, vh.desc, self._tiny, flags, p, s, e, res, vis
+        )
         return MoveResult(res, vis[:n].copy(), int(st))
 
     def find_distance_to_wall(
@@ -536,7 +560,7 @@ class NavMeshQuery:
         hp = np.zeros(3, np.float32)
         hn = np.zeros(3, np.float32)
         vh = self._vh()
-        st, d = _local.distance_to_wall_entry(vh.desc, self._pool, flags, p, c, r, hp, hn)
+        st, d = _call(_local.distance_to_wall_entry, vh.desc, self._pool, flags, p, c, r, hp, hn)
         return WallHit(float(d), hp, hn, int(st))
 
     def get_poly_wall_segments(
@@ -549,7 +573,9 @@ class NavMeshQuery:
         segs = np.zeros((max(1, int(max_segments)), 6), np.float32)
         refs = np.zeros(segs.shape[0], np.int64)
         vh = self._vh()
-        st, n = _local.wall_segments_entry(vh.desc, flags, p, bool(store_portals), segs, refs)
+        st, n = _call(
+            _local.wall_segments_entry, vh.desc, flags, p, bool(store_portals), segs, refs
+        )
         return WallSegments(segs[:n].copy(), refs[:n].copy(), int(st))
 
     def find_polys_around_circle(
@@ -593,8 +619,20 @@ class NavMeshQuery:
         par = np.zeros(m, np.int64)
         cost = np.zeros(m, np.float32)
         vh = self._vh()
-        st, n = _local.polys_around_entry(
-            vh.desc, self._pool, flags, costs, p, center, radius, shape, nshape, refs, par, cost
+        st, n = _call(
+            _local.polys_around_entry,
+            vh.desc,
+            self._pool,
+            flags,
+            costs,
+            p,
+            center,
+            radius,
+            shape,
+            nshape,
+            refs,
+            par,
+            cost,
         )
         return PolySearch(refs[:n].copy(), par[:n].copy(), cost[:n].copy(), int(st))
 
@@ -614,7 +652,9 @@ class NavMeshQuery:
         refs = np.zeros(m, np.int64)
         par = np.zeros(m, np.int64)
         vh = self._vh()
-        st, n = _local.local_neighbourhood_entry(vh.desc, self._tiny, flags, p, c, r, refs, par)
+        st, n = _call(
+            _local.local_neighbourhood_entry, vh.desc, self._tiny, flags, p, c, r, refs, par
+        )
         return PolySearch(refs[:n].copy(), par[:n].copy(), np.zeros(n, np.float32), int(st))
 
     # -- random points ---------------------------------------------------------------------
@@ -636,7 +676,7 @@ class NavMeshQuery:
         flags, _ = self._filter(filter)
         rnd = g.random(vh.view.poly_ref.shape[0] + 2, dtype=np.float32)
         out = np.zeros(3, np.float32)
-        p = _local.random_point_entry(vh.desc, flags, rnd, out)
+        p = _call(_local.random_point_entry, vh.desc, flags, rnd, out)
         if p < 0:
             return RandomPoint(0, out)
         return RandomPoint(_from_ref(vh.view.poly_ref[p]), out)
@@ -662,7 +702,7 @@ class NavMeshQuery:
         vh = self._vh()
         for _ in range(max(1, int(max_tries)) if strict else 1):
             rnd = g.random(self.max_nodes + 2, dtype=np.float32)
-            q = _local.random_around_entry(vh.desc, self._pool, flags, p, c, r, rnd, out)
+            q = _call(_local.random_around_entry, vh.desc, self._pool, flags, p, c, r, rnd, out)
             if q < 0:
                 return RandomPoint(0, c)
             d = (out[0] - c[0]) ** 2 + (out[2] - c[2]) ** 2
