@@ -183,6 +183,8 @@ class RandomPoint(NamedTuple):
 
 _EP: dict = {}
 _DEFAULT_EXTENTS_ARG = (2.0, 4.0, 2.0)
+_REF_SIGN = 1 << 63
+_INF = float("inf")
 _DEFAULT_EXTENTS = np.array(_DEFAULT_EXTENTS_ARG, np.float32)
 _DEFAULT_EXTENTS.flags.writeable = False
 
@@ -208,12 +210,16 @@ def _call(kernel, *args):
     return res
 
 
+_F32 = np.dtype(np.float32)
+
+
 def _vec3(v: Any, name: str) -> np.ndarray:
     tv = type(v)
-    if tv is np.ndarray and v.dtype == np.float32 and v.shape == (3,):
-        if not (math.isfinite(v[0]) and math.isfinite(v[1]) and math.isfinite(v[2])):
-            raise InputError(f"{name} must be finite, got {v.tolist()}")
-        return v  # type: ignore[return-value]
+    if tv is np.ndarray and v.dtype is _F32 and v.shape == (3,):
+        x, y, z = v.tolist()
+        if x - x == 0.0 and y - y == 0.0 and z - z == 0.0:  # finite (inf - inf and nan are nan)
+            return v  # type: ignore[no-any-return]
+        raise InputError(f"{name} must be finite, got {[x, y, z]}")
     if (tv is tuple or tv is list) and len(v) == 3:  # type: ignore[arg-type]
         try:
             x, y, z = float(v[0]), float(v[1]), float(v[2])  # type: ignore[index]
@@ -511,20 +517,24 @@ class NavMeshQuery:
         e = _vec3(end_pos, "end_pos")
         flags, costs = self._filter(filter)
         path = self._rbuf
-        if path.shape[0] < max_path:
-            path = self._rbuf = np.zeros(int(max_path), np.int64)
+        mp = max_path if type(max_path) is int and max_path >= 0 else max(0, int(max_path))
+        if path.shape[0] < mp:
+            path = self._rbuf = np.zeros(mp, np.int64)
         normal = np.zeros(3, np.float32)
         vh = self._vh()
+        sr = (
+            start_ref
+            if type(start_ref) is int and 0 < start_ref < _REF_SIGN
+            else _to_ref(start_ref)
+        )
+        pr = 0 if prev_ref == 0 else _to_ref(prev_ref)
         st, t, edge, n, cost = _call(
             _raycast.raycast_entry,
-            vh.desc, flags, costs, _to_ref(start_ref), s, e, int(options), _to_ref(prev_ref),
-            path, max(0, int(max_path)), normal,
+            vh.desc, flags, costs, sr, s, e, int(options), pr, path, mp, normal,
         )  # fmt: skip
-        tf = float(t)
-        return RaycastHit(
-            float("inf") if tf >= _FLT_MAX else tf, normal, int(edge), path[:n].copy(),
-            float(cost), int(st),
-        )  # fmt: skip
+        return tuple.__new__(RaycastHit, (
+            _INF if t >= _FLT_MAX else t, normal, edge, path[:n].copy(), cost, st,
+        ))  # fmt: skip
 
     # -- local queries ---------------------------------------------------------------------
     def move_along_surface(
