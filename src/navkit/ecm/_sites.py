@@ -13,7 +13,36 @@ import math
 
 import numpy as np
 
-from ._update_kernels import grid_insert, grid_remove
+from navkit._jit import njit
+
+from ._update_kernels import grid_insert, grid_insert_range, grid_remove
+
+
+@njit
+def _fill_polygon(
+    p0, x, y, owner, kind, ax, ay, bx, by, e0, e1, side, alive, own, cvx, inc
+):  # fmt: skip
+    """Write the k corners (ids p0 ..) and k edges (ids p0 + k ..) of ring (x, y)."""
+    k = x.shape[0]
+    for i in range(k):
+        a = i - 1 if i > 0 else k - 1
+        c = i + 1 if i + 1 < k else 0
+        turn = (x[i] - x[a]) * (y[c] - y[i]) - (y[i] - y[a]) * (x[c] - x[i])
+        for q, kd in ((p0 + i, 0), (p0 + k + i, 1)):
+            kind[q] = kd
+            ax[q] = x[i]
+            ay[q] = y[i]
+            bx[q] = x[c] if kd == 1 else 0.0
+            by[q] = y[c] if kd == 1 else 0.0
+            e0[q] = p0 + i if kd == 1 else -1
+            e1[q] = p0 + c if kd == 1 else -1
+            side[q] = 1 if (kd == 1 or turn <= 0) else 0
+            alive[q] = True
+            own[q] = owner
+            cvx[q] = False
+        # segments ending at the corner, in the order one-by-one adding gives
+        inc[p0 + i, 0] = p0 + k + (a if i > 0 else 0)
+        inc[p0 + i, 1] = p0 + k + (i if i > 0 else k - 1)
 
 
 class Sites:
@@ -73,6 +102,39 @@ class Sites:
                 lst.append(i)
         return i
 
+    def add_polygon(self, x, y, owner) -> tuple:
+        """Add the corners (point sites) and edges (segment sites, corner i to
+        i + 1) of the closed ring (x, y) ((k,) float64, clockwise: free space on
+        the left of each edge).  A corner is ``side`` 0 where the ring turns left
+        (its cell lies inside the obstacle).  Returns (corner ids, edge ids)."""
+        k = x.shape[0]
+        while self.n + 2 * k > self.kind.shape[0]:
+            self._grow()
+        p0 = self.n
+        _fill_polygon(
+            p0, x, y, owner, self.kind, self.ax, self.ay, self.bx, self.by, self.e0, self.e1,
+            self.side, self.alive, self.owner, self.cvx, self.inc,
+        )  # fmt: skip
+        self.n += 2 * k
+        pid = list(range(p0, p0 + k))
+        sid = list(range(p0 + k, p0 + 2 * k))
+        first = self.inc[p0 : p0 + k, 0].tolist()
+        second = self.inc[p0 : p0 + k, 1].tolist()
+        for i, (a, b) in enumerate(zip(first, second)):
+            self.incident[p0 + i] = [a, b]
+        if hasattr(self, "cells"):
+            i = p0
+            while i < self.n:
+                i = grid_insert_range(i, self.n, self.kind, self.ax, self.ay, self.bx, self.by, *self.grid_args())  # fmt: skip
+                if i < self.n:
+                    self._grow_cells()
+        return pid, sid
+
+    def _grow_cells(self) -> None:
+        big = np.zeros((self.cells.shape[0], 2 * self.cells.shape[1]), np.int64)
+        big[:, : self.cells.shape[1]] = self.cells
+        self.cells = big
+
     # ------------------------------------------------------------ uniform grid
     def make_grid(self, x0, y0, x1, y1, h) -> None:
         """Bucket sites in square cells of side ``h`` [wu] over the box (x0, y0)-(x1, y1)."""
@@ -91,9 +153,7 @@ class Sites:
         if not hasattr(self, "cells"):
             return
         while not grid_insert(i, self.kind, self.ax, self.ay, self.bx, self.by, *self.grid_args()):
-            big = np.zeros((self.cells.shape[0], 2 * self.cells.shape[1]), np.int64)
-            big[:, : self.cells.shape[1]] = self.cells
-            self.cells = big
+            self._grow_cells()
 
     def grid_drop(self, ids) -> None:
         """Remove dead sites from the grid (their cells' scans stay short)."""

@@ -529,6 +529,16 @@ def grid_insert(i, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
 
 
 @njit
+def grid_insert_range(i0, i1, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
+    """:func:`grid_insert` of the sites i0 .. i1 - 1 in order; returns the first
+    that did not fit (i1 if all did)."""
+    for i in range(i0, i1):
+        if not grid_insert(i, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
+            return i
+    return i1
+
+
+@njit
 def grid_remove(ids, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
     """Remove the sites ``ids`` from the grid cells of their boxes (the order
     of the other sites in a cell is kept)."""

@@ -219,33 +219,26 @@ class CorridorMap:
             p = p[None, :]
         if p.ndim != 2 or p.shape[1] != 2 or p.shape[0] < 1:
             raise InputError(f"expected an (m, 2) array of points, got shape {p.shape}")
-        if not np.all(np.isfinite(p)):
+        if not np.isfinite(p).all():
             raise InputError("non-finite coordinates")
-        if np.any(np.abs(p - self.origin) * self.scale > 2.0**30):
+        q = (p.T - self.origin[:, None]) * self.scale
+        if np.abs(q).max() > 2.0**30:
             raise InputError("coordinates too far outside the boundary")
-        p = self._local(p)
-        x, y = V.clean_ring(np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1]), closed)
-        return np.column_stack([x, y])
+        q = np.round(q) / self.scale
+        x, y = V.clean_ring(q[0], q[1], closed)
+        out = np.empty((x.shape[0], 2))
+        out[:, 0] = x
+        out[:, 1] = y
+        return out
 
     def _add_polygon_sites(self, ring, owner, corners) -> list:
         S = self.sites
-        k = ring.shape[0]
-        pids = []
-        for i in range(k):
-            a, b, c = ring[i - 1], ring[i], ring[(i + 1) % k]
-            turn = (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0])
-            pids.append(S.add(0, b[0], b[1], side=0 if turn > 0 else 1, owner=owner))
-        sids = []
-        for i in range(k):
-            a, b = ring[i], ring[(i + 1) % k]
-            sids.append(
-                S.add(
-                    1, a[0], a[1], b[0], b[1], e0=pids[i], e1=pids[(i + 1) % k], side=1, owner=owner
-                )
-            )
-        for i in range(k):
-            if S.side[pids[i]] == 0:
-                corners.append((sids[i - 1], pids[i], sids[i]))
+        pids, sids = S.add_polygon(
+            np.ascontiguousarray(ring[:, 0]), np.ascontiguousarray(ring[:, 1]), owner
+        )
+        k = len(pids)
+        for i in np.nonzero(S.side[pids[0] : pids[0] + k] == 0)[0].tolist():
+            corners.append((sids[i - 1], pids[i], sids[i]))
         return pids + sids
 
     def _check_all(self) -> None:
