@@ -10,8 +10,9 @@ per update:
   changed, order its vertices along the bisector (per branch) and keep the
   consecutive pairs whose midpoint is equidistant from a and b, on their free
   side, with no other site nearer (the empty-circle test over the grid);
-* :func:`vertex_site_sets` -- the sites at distance rho of each new vertex and
-  whether all of them see it on their free side;
+* :func:`candidate_vertices` -- the tangent circles of candidate triples that
+  no other site enters, with their site sets (the sites at distance rho) and
+  whether all of them see the circle on their free side (one grid scan each);
 * :func:`conflict_vertices` / :func:`cut_edge_candidates` -- the vertices whose
   empty circle a set of new sites enters, and the edges a new site cuts at their
   midpoint (the remaining edges near the new sites are returned for the exact
@@ -249,57 +250,6 @@ def rejoin_candidates(
 
 
 @njit
-def vertex_site_sets(
-    qx, qy, qr, tol, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, alive
-):  # fmt: skip
-    """Sites within qr[i] + tol of each candidate vertex (segments only where the
-    foot lies on them), and whether every one of them sees it on its free side.
-
-    Returns (ok (m,) bool, ptr (m+1,) int64, ids (ptr[m],) int64 sorted per vertex).
-    """
-    m = qx.shape[0]
-    ok = np.zeros(m, np.bool_)
-    ptr = np.zeros(m + 1, np.int64)
-    ids = np.empty(16 + 4 * m, np.int64)
-    k = 0
-    for q in range(m):
-        x = qx[q]
-        y = qy[q]
-        rho = qr[q]
-        rad = rho + tol
-        start = k
-        good = True
-        i0, i1, j0, j1 = _cell_range(x - rad, x + rad, y - rad, y + rad, gx0, gy0, h, nx, ny)
-        for i in range(i0, i1 + 1):
-            for j in range(j0, j1 + 1):
-                c = i * ny + j
-                for t in range(counts[c]):
-                    s = cells[c, t]
-                    if not alive[s]:
-                        continue
-                    d, on = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
-                    if not on or d > rad:
-                        continue
-                    dup = False
-                    for u in range(start, k):
-                        if ids[u] == s:
-                            dup = True
-                            break
-                    if dup:
-                        continue
-                    if not _side_ok(s, x, y, rho, kind, ax, ay, bx, by, side, tol):
-                        good = False
-                    if k == ids.shape[0]:
-                        ids = np.concatenate((ids, np.empty(k, np.int64)))
-                    ids[k] = s
-                    k += 1
-        ids[start:k] = np.sort(ids[start:k])
-        ok[q] = good
-        ptr[q + 1] = k
-    return ok, ptr, ids[:k]
-
-
-@njit
 def conflict_vertices(new, x0, x1, y0, y1, vx, vy, vr, valive, nv, tol, kind, ax, ay, bx, by):
     """Alive vertices (ascending) whose empty circle a new site enters by more than tol."""
     out = np.empty(64, np.int64)
@@ -371,12 +321,26 @@ def cut_edge_candidates(
 
 
 @njit
-def _grid_blocked(x, y, rho, tol, ex0, ex1, ex2, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive):  # fmt: skip
-    """Whether an alive site other than ex0..ex2 is nearer than rho - tol to (x, y).
-    The cells around (x, y) are scanned first: a blocked circle is nearly always
-    blocked near its centre, and a large one would otherwise scan many cells."""
+def _circle_sites(
+    x, y, rho, tol, ex0, ex1, ex2, cells, counts, gx0, gy0, h, nx, ny,
+    kind, ax, ay, bx, by, side, alive, ids, k,
+):  # fmt: skip
+    """Validate the circle (x, y, rho) of the triple ex0..ex2 with one grid scan:
+    blocked if another alive site is nearer than rho - tol; otherwise its site
+    set (the sites within rho + tol whose foot lies on them) is appended to
+    ``ids`` from ``k`` on (ascending).  The cells around the centre are scanned
+    first (a blocked circle is nearly always blocked near its centre).
+
+    Returns (-1 blocked | 0 some site sees the circle on its inner side | 1 ok,
+    ids (maybe grown), new k).
+    """
     r = rho + 2 * tol
     lim = rho - tol
+    lim2 = lim * lim if lim > 0.0 else -1.0  # squared: no square root per site
+    rad = rho + tol
+    rad2 = rad * rad * (1.0 + 1e-9)
+    start = k
+    good = True
     i0, i1, j0, j1 = _cell_range(x - r, x + r, y - r, y + r, gx0, gy0, h, nx, ny)
     ci, _, cj, _ = _cell_range(x, x, y, y, gx0, gy0, h, nx, ny)
     a0, a1 = max(i0, ci - 1), min(i1, ci + 1)
@@ -389,12 +353,45 @@ def _grid_blocked(x, y, rho, tol, ex0, ex1, ex2, cells, counts, gx0, gy0, h, nx,
                 c = i * ny + j
                 for t in range(counts[c]):
                     s = cells[c, t]
-                    if not alive[s] or s == ex0 or s == ex1 or s == ex2:
+                    if not alive[s]:
                         continue
-                    d, _ = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
-                    if d < lim:
-                        return True
-    return False
+                    d2 = _dist2(s, x, y, kind, ax, ay, bx, by)
+                    if d2 < lim2 and s != ex0 and s != ex1 and s != ex2:
+                        return -1, ids, start
+                    if d2 > rad2:
+                        continue
+                    d, on = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
+                    if not on or d > rad:
+                        continue
+                    dup = False
+                    for u in range(start, k):
+                        if ids[u] == s:
+                            dup = True
+                            break
+                    if dup:
+                        continue
+                    if not _side_ok(s, x, y, rho, kind, ax, ay, bx, by, side, tol):
+                        good = False
+                    if k == ids.shape[0]:
+                        ids = np.concatenate((ids, np.empty(k, np.int64)))
+                    ids[k] = s
+                    k += 1
+    ids[start:k] = np.sort(ids[start:k])
+    return (1 if good else 0), ids, k
+
+
+@njit
+def _dist2(s, x, y, kind, ax, ay, bx, by):
+    """Squared distance from (x, y) to site ``s`` (a point or a closed segment)."""
+    px = x - ax[s]
+    py = y - ay[s]
+    if kind[s] == 1:
+        dx = bx[s] - ax[s]
+        dy = by[s] - ay[s]
+        t = min(1.0, max(0.0, (px * dx + py * dy) / (dx * dx + dy * dy)))
+        px -= t * dx
+        py -= t * dy
+    return px * px + py * py
 
 
 @njit
@@ -440,26 +437,27 @@ def candidate_vertices(
     if nuse < m:
         tri = tri[use]
     res = solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol)
-    keep = np.empty(res.shape[0], np.int64)
+    xyr = np.empty((res.shape[0], 3))
+    ok = np.empty(res.shape[0], np.bool_)
+    ptr = np.zeros(res.shape[0] + 1, np.int64)
+    ids = np.empty(16 + 4 * res.shape[0], np.int64)
     k = 0
+    n = 0
     for q in range(res.shape[0]):
         t = int(res[q, 3])
-        if not _grid_blocked(
+        st, ids, k = _circle_sites(
             res[q, 0], res[q, 1], res[q, 2], tol, tri[t, 0], tri[t, 1], tri[t, 2],
-            cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
-        ):  # fmt: skip
-            keep[k] = q
-            k += 1
-    xyr = np.empty((k, 3))
-    for q in range(k):
-        xyr[q, 0] = res[keep[q], 0]
-        xyr[q, 1] = res[keep[q], 1]
-        xyr[q, 2] = res[keep[q], 2]
-    ok, ptr, ids = vertex_site_sets(
-        xyr[:, 0].copy(), xyr[:, 1].copy(), xyr[:, 2].copy(), tol,
-        cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, alive,
-    )  # fmt: skip
-    return xyr, ok, ptr, ids
+            cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, alive, ids, k,
+        )  # fmt: skip
+        if st < 0:
+            continue
+        xyr[n, 0] = res[q, 0]
+        xyr[n, 1] = res[q, 1]
+        xyr[n, 2] = res[q, 2]
+        ok[n] = st == 1
+        ptr[n + 1] = k
+        n += 1
+    return xyr[:n], ok[:n], ptr[: n + 1], ids[:k]
 
 
 @njit
