@@ -259,8 +259,9 @@ def conflict_vertices(new, x0, x1, y0, y1, vx, vy, vr, valive, nv, tol, kind, ax
             continue
         dbx = max(max(x0 - vx[v], vx[v] - x1), 0.0)
         dby = max(max(y0 - vy[v], vy[v] - y1), 0.0)
+        lim = vr[v] - tol
         rho = vr[v]
-        if not (math.hypot(dbx, dby) < rho - tol):
+        if not (lim > 0.0 and dbx * dbx + dby * dby < lim * lim):
             continue
         for i in range(new.shape[0]):
             d, _ = _dist_ok(new[i], vx[v], vy[v], kind, ax, ay, bx, by, 1e-9)
@@ -424,18 +425,20 @@ def candidate_vertices(
     # two sites of one convex obstacle that share no point never touch the
     # same empty circle (it meets a convex set outside it in one point)
     m = tri.shape[0]
-    use = np.empty(m, np.bool_)
+    kept = np.empty((m, 3), np.int64)
     nuse = 0
     for t in range(m):
         i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
-        use[t] = not (
+        if not (
             _apart(i, j, kind, e0, e1, owner, cvx)
             or _apart(i, k, kind, e0, e1, owner, cvx)
             or _apart(j, k, kind, e0, e1, owner, cvx)
-        )
-        nuse += use[t]
-    if nuse < m:
-        tri = tri[use]
+        ):
+            kept[nuse, 0] = i
+            kept[nuse, 1] = j
+            kept[nuse, 2] = k
+            nuse += 1
+    tri = kept[:nuse].copy()
     res = solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol)
     xyr = np.empty((res.shape[0], 3))
     ok = np.empty(res.shape[0], np.bool_)
