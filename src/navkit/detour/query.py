@@ -186,7 +186,9 @@ _DEFAULT_EXTENTS_ARG = (2.0, 4.0, 2.0)
 _REF_SIGN = 1 << 63
 _INF = float("inf")
 _DEFAULT_EXTENTS = np.array(_DEFAULT_EXTENTS_ARG, np.float32)
-_DEFAULT_EXTENTS.flags.writeable = False
+# (kept writeable: a read-only array is another numba type and would compile the kernels twice)
+_DEFAULT_ARRAYS = DEFAULT_FILTER.arrays
+_EXTENTS_CACHE: dict[tuple, np.ndarray] = {}  # half-extent tuples seen (kernels never write them)
 
 
 def _call(kernel, *args):
@@ -237,6 +239,22 @@ def _vec3(v: Any, name: str) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         raise InputError(f"{name} must be finite, got {a.tolist()}")
     return a.astype(np.float32)
+
+
+def _extents(v: Any) -> np.ndarray:
+    """Half extents as float32 (3,), each finite and >= 0 (the default is cached)."""
+    if v is _DEFAULT_EXTENTS_ARG:
+        return _DEFAULT_EXTENTS
+    if type(v) is tuple:
+        hit = _EXTENTS_CACHE.get(v)
+        if hit is not None:
+            return hit
+    h = _vec3(v, "half_extents")
+    if h[0] < 0 or h[1] < 0 or h[2] < 0:
+        raise InputError(f"half_extents must be >= 0, got {h.tolist()}")
+    if type(v) is tuple and len(_EXTENTS_CACHE) < 64:
+        _EXTENTS_CACHE[v] = h = h.copy()
+    return h
 
 
 def _scalar(v: object, name: str, *, positive: bool = False) -> np.float32:
@@ -336,14 +354,12 @@ class NavMeshQuery:
 
     # -- point queries ---------------------------------------------------------------------
     def find_nearest_poly(
-        self, center, half_extents=(2.0, 4.0, 2.0), filter: QueryFilter | None = None
+        self, center, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None
     ) -> NearestPoly:
         """Nearest polygon to ``center`` within the box ``center +- half_extents``."""
         c = _vec3(center, "center")
-        h = _vec3(half_extents, "half_extents")
-        if np.any(h < 0):
-            raise InputError("half_extents must be >= 0")
-        flags, _ = self._filter(filter)
+        h = _extents(half_extents)
+        flags = _DEFAULT_ARRAYS[0] if filter is None else self._filter(filter)[0]
         vh = self._vh()
         pt = c.copy()
         p, over = _call(_nearest.find_nearest_entry, vh.desc, c, h, flags, pt)
@@ -398,8 +414,8 @@ class NavMeshQuery:
         """A* corridor from start_ref to end_ref (partial to the nearest polygon if unreachable)."""
         s = _vec3(start_pos, "start_pos")
         e = _vec3(end_pos, "end_pos")
-        flags, costs = self._filter(filter)
-        out = np.zeros(max(1, int(max_path)), np.int64)
+        flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
+        out = np.empty(max(1, int(max_path)), np.int64)
         vh = self._vh()
         st, n = _call(
             _search.find_path_entry,
@@ -420,9 +436,9 @@ class NavMeshQuery:
         else:
             refs_in = np.array([_to_ref(r) for r in pa.ravel()], np.int64)
         m = max(1, int(max_points))
-        pts = np.zeros((m, 3), np.float32)
-        fl = np.zeros(m, np.uint8)
-        rf = np.zeros(m, np.int64)
+        pts = np.empty((m, 3), np.float32)
+        fl = np.empty(m, np.uint8)
+        rf = np.empty(m, np.int64)
         vh = self._vh()
         st, k = _call(
             _funnel.straight_path_entry,
@@ -515,7 +531,7 @@ class NavMeshQuery:
         """Walkability ray in xz from start_pos toward end_pos (RAYCAST_USE_COSTS for path_cost)."""
         s = _vec3(start_pos, "start_pos")
         e = _vec3(end_pos, "end_pos")
-        flags, costs = self._filter(filter)
+        flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
         path = self._rbuf
         mp = max_path if type(max_path) is int and max_path >= 0 else max(0, int(max_path))
         if path.shape[0] < mp:
@@ -774,12 +790,8 @@ class NavMeshQuery:
             return find_optimal_path(self, start, end, half_extents=half_extents, filter=filter)
         s = _vec3(start, "start")
         e = _vec3(end, "end")
-        h = (
-            _DEFAULT_EXTENTS
-            if half_extents is _DEFAULT_EXTENTS_ARG
-            else _vec3(half_extents, "half_extents")
-        )
-        flags, costs = self._filter(filter)
+        h = _extents(half_extents)
+        flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
         buf = self._pbuf
         if buf is None or buf[0].shape[0] != max_path or buf[1].shape[0] != max_points:
             mp = max(1, int(max_path))
