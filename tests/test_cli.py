@@ -79,3 +79,22 @@ def test_console_script_runs_demo(tmp_path):
     assert (tmp_path / "sample_level.png").exists()
     assert (tmp_path / "sample_level.navmesh").exists()
     assert "baked" in r.stdout
+
+
+def test_first_run_warns_before_compiling(monkeypatch, capsys):
+    from navkit import _jit, cli
+
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    cli._warn_if_cold()
+    assert "compiling navkit's kernels" in capsys.readouterr().err
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)
+    cli._warn_if_cold()
+    assert capsys.readouterr().err == ""
+
+
+def test_is_cached_knows_the_bake_kernels():
+    from navkit._jit import is_cached
+    from navkit.recast import rasterize
+
+    assert is_cached(rasterize._rasterize_kernel) in (True, False)
+    assert is_cached(len) is None  # not a numba kernel: unknown

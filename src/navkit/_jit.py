@@ -33,3 +33,17 @@ def pnjit(*args, **kwargs):
     """Like :func:`njit`, with ``parallel=True`` for kernels that use ``numba.prange``."""
     kwargs.setdefault("parallel", True)
     return njit(*args, **kwargs)
+
+
+def is_cached(kernel) -> bool | None:
+    """Whether numba's on-disk cache already holds compiled code for ``kernel``.
+
+    None when it cannot tell (caching off, or numba's internals changed). Used to
+    warn before a first run spends minutes compiling.
+    """
+    import os
+
+    try:
+        return bool(os.path.exists(kernel._cache._cache_file._index_path))
+    except Exception:  # noqa: BLE001 - private numba attributes; any failure means "unknown"
+        return None

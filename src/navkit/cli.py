@@ -123,8 +123,24 @@ def _add_bake_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _warn_if_cold() -> None:
+    """Say so before a first run spends minutes compiling the bake's kernels."""
+    from ._jit import is_cached
+    from .recast import detail, rasterize
+
+    if is_cached(rasterize._rasterize_kernel) is False or is_cached(detail._detail_kernel) is False:
+        print(
+            "first run: compiling navkit's kernels (a few minutes, once; they are cached "
+            "for later runs)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def _bake(mesh, config, workers: int | None, progress):
     from .recast.build import bake
+
+    _warn_if_cold()
 
     if config.tile_size and (workers is None or workers > 1):
         from concurrent.futures import ProcessPoolExecutor
