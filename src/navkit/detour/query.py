@@ -317,9 +317,10 @@ class NavMeshQuery:
         return self._vh().view
 
     def _vh(self) -> ViewHandle:
-        """The view with its descriptor; hold it in a local while a kernel runs."""
-        a = self.navmesh.arrays()
-        if a is not self._arrays_obj or self._handle is None:
+        """The view with its descriptor (rebuilt when the navmesh's pools changed)."""
+        a = self.navmesh._arrays  # None once tiles were added or removed
+        if a is None or a is not self._arrays_obj or self._handle is None:
+            a = self.navmesh.arrays()
             self._handle = ViewHandle(view_from_navmesh(self.navmesh))
             self._arrays_obj = a
         return self._handle
@@ -545,8 +546,8 @@ class NavMeshQuery:
         )
         pr = 0 if prev_ref == 0 else _to_ref(prev_ref)
         st, t, edge, n, cost = _call(
-            _raycast.raycast_entry,
-            vh.desc, flags, costs, sr, s, e, int(options), pr, path, mp, normal,
+            _raycast.raycast_entry, vh.desc, flags, costs, sr, s, e,
+            options if type(options) is int else int(options), pr, path, mp, normal,
         )  # fmt: skip
         return tuple.__new__(RaycastHit, (
             _INF if t >= _FLT_MAX else t, normal, edge, path[:n].copy(), cost, st,
