@@ -120,23 +120,30 @@ def _cell_range(x0, x1, y0, y1, gx0, gy0, h, nx, ny):
 
 
 @njit
-def grid_min_dist1(
-    x, y, r, ex0, ex1, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
-):
-    """Nearest alive site other than ex0, ex1 within ``r`` of (x, y) (inf if none)."""
-    best = np.inf
+def _blocked(x, y, rho, tol, ex0, ex1, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive):  # fmt: skip
+    """Whether an alive site other than ex0, ex1 is nearer than rho - tol to
+    (x, y); squared distances, the cells around (x, y) first."""
+    lim = rho - tol
+    if lim <= 0.0:
+        return False
+    lim2 = lim * lim
+    r = rho + 2 * tol
     i0, i1, j0, j1 = _cell_range(x - r, x + r, y - r, y + r, gx0, gy0, h, nx, ny)
-    for i in range(i0, i1 + 1):
-        for j in range(j0, j1 + 1):
-            c = i * ny + j
-            for t in range(counts[c]):
-                s = cells[c, t]
-                if not alive[s] or s == ex0 or s == ex1:
+    ci, _, cj, _ = _cell_range(x, x, y, y, gx0, gy0, h, nx, ny)
+    a0, a1 = max(i0, ci - 1), min(i1, ci + 1)
+    b0, b1 = max(j0, cj - 1), min(j1, cj + 1)
+    for rep in range(2):
+        for i in range(a0, a1 + 1) if rep == 0 else range(i0, i1 + 1):
+            for j in range(b0, b1 + 1) if rep == 0 else range(j0, j1 + 1):
+                if rep == 1 and a0 <= i <= a1 and b0 <= j <= b1:
                     continue
-                d, _ = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
-                if d < best:
-                    best = d
-    return best
+                c = i * ny + j
+                for t in range(counts[c]):
+                    s = cells[c, t]
+                    if alive[s] and s != ex0 and s != ex1:
+                        if _dist2(s, x, y, kind, ax, ay, bx, by) < lim2:
+                            return True
+    return False
 
 
 @njit
@@ -232,11 +239,10 @@ def rejoin_candidates(
                 continue
             if rho <= tol:
                 continue
-            md = grid_min_dist1(
-                mx, my, rho + 2 * tol, a, b, cells, counts, gx0, gy0, h, nx, ny,
+            if _blocked(
+                mx, my, rho, tol, a, b, cells, counts, gx0, gy0, h, nx, ny,
                 kind, ax, ay, bx, by, alive,
-            )  # fmt: skip
-            if md < rho - tol:
+            ):  # fmt: skip
                 continue
             if k == out_p.shape[0]:
                 out_p = np.concatenate((out_p, np.empty(k, np.int64)))
