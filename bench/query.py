@@ -9,7 +9,9 @@ pairs, and times:
 - ``flow``: the same four calls made one by one from Python;
 - ``path``: ``query.path()``, the same flow in one kernel call;
 - ``batch``: ``query.paths()`` over all pairs at once (parallel);
-- ``raycast``: ``query.raycast()`` per pair.
+- ``raycast``: ``query.raycast(..., max_path=0)`` per pair (the peer's call: Detour's
+  ``dtRaycastHit`` gets no path buffer, so neither side records visited polygons);
+- ``raycast + visited``: ``query.raycast()`` with its default 256-polygon visited list.
 
 The two sides run interleaved: each of ``--runs`` rounds runs the peer once (a fresh
 node process: bake, the pair flow, the raycasts) and then every navkit variant once
@@ -80,7 +82,11 @@ def bench_mesh(name: str, runs: int) -> list[dict]:
 
         start_refs = [q.find_nearest_poly(s, ext).ref for s in starts]
 
-        def rays():
+        def rays():  # the peer's call: Detour's dtRaycastHit gets no path buffer
+            for r, s, e in zip(start_refs, starts, ends):
+                q.raycast(r, s, e, max_path=0)
+
+        def rays_path():  # navkit's default also returns the visited polygons
             for r, s, e in zip(start_refs, starts, ends):
                 q.raycast(r, s, e)
 
@@ -88,7 +94,8 @@ def bench_mesh(name: str, runs: int) -> list[dict]:
         res = q.paths(starts, ends)
         same_complete = int(np.sum(res.complete == np.array([p["complete"] for p in pairs])))
         variants = (("flow (4 calls)", flow, "pair"), ("path()", one_call, "pair"),
-                    ("paths() batch", batch, "pair"), ("raycast", rays, "ray"))  # fmt: skip
+                    ("paths() batch", batch, "pair"), ("raycast", rays, "ray"),
+                    ("raycast + visited", rays_path, "ray"))  # fmt: skip
         for _, fn, _ in variants:
             fn()  # warm-up (loads or compiles the kernels)
         ours: dict[str, list[float]] = {label: [] for label, _, _ in variants}

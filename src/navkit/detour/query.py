@@ -188,6 +188,8 @@ _INF = float("inf")
 _DEFAULT_EXTENTS = np.array(_DEFAULT_EXTENTS_ARG, np.float32)
 # (kept writeable: a read-only array is another numba type and would compile the kernels twice)
 _DEFAULT_ARRAYS = DEFAULT_FILTER.arrays
+_NO_REFS = np.zeros(0, np.int64)  # shared empty result (read-only; never passed to a kernel)
+_NO_REFS.flags.writeable = False
 _EXTENTS_CACHE: dict[tuple, np.ndarray] = {}  # half-extent tuples seen (kernels never write them)
 
 
@@ -550,7 +552,7 @@ class NavMeshQuery:
             options if type(options) is int else int(options), pr, path, mp, normal,
         )  # fmt: skip
         return tuple.__new__(RaycastHit, (
-            _INF if t >= _FLT_MAX else t, normal, edge, path[:n].copy(), cost, st,
+            _INF if t >= _FLT_MAX else t, normal, edge, path[:n].copy() if n else _NO_REFS, cost, st,
         ))  # fmt: skip
 
     # -- local queries ---------------------------------------------------------------------
