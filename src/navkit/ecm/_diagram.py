@@ -265,7 +265,7 @@ class Diagram:
         S = self.S
         while True:
             k = X.rejoin_pairs(
-                pr, self.tol, self.vx, self.vy, self.vr, self.vdeg, self.veh,
+                pr, self.tol, self.vx, self.vy, self.vr, self.vdeg, self.vsite, self.veh,
                 self.shead, self.rv, self.rnext, *self._estate(),
                 self.cnt, self.temark, self.telog,
                 S.kind, S.ax, S.ay, S.bx, S.by, S.e0, S.e1, S.side, S.alive, *self._grid(),

@@ -601,7 +601,7 @@ def delete_prepare(
 @njit
 def rejoin_pairs(
     pairs, tol,
-    vx, vy, vr, vdeg, veh, shead, rv, rnext,
+    vx, vy, vr, vdeg, vsite, veh, shead, rv, rnext,
     ev, es, ealive, enx, epv, efree,
     cnt, temark, telog,
     kind, ax, ay, bx, by, e0, e1, side, alive,
@@ -615,8 +615,6 @@ def rejoin_pairs(
     needed (nothing changed) when the edge arrays are too small.
     """
     npair = pairs.shape[0]
-    nv = cnt[NV]
-    vmk = np.full(max(nv, 1), -1, np.int64)
     pa = np.empty(npair, np.int64)
     pb = np.empty(npair, np.int64)
     ptr = np.zeros(npair + 1, np.int64)
@@ -628,11 +626,33 @@ def rejoin_pairs(
     for p in range(npair):
         a = pairs[p, 0]
         b = pairs[p, 1]
-        # the pair's edges: found at their first end vertex, a vertex of a
-        r = shead[a]
+        live = alive[a] and alive[b]
+        if kind[a] == 0 and kind[b] == 1 and (a == e0[b] or a == e1[b]):
+            live = False
+        if kind[b] == 0 and kind[a] == 1 and (b == e0[a] or b == e1[a]):
+            live = False
+        # every vertex of the bisector (and every first end of its edges) is a
+        # vertex of both sites: walk the shorter of their lists (in lockstep
+        # until one ends) and test each vertex's own row for the other site
+        ra = shead[a]
+        rb = shead[b]
+        while ra >= 0 and rb >= 0:
+            ra = rnext[ra]
+            rb = rnext[rb]
+        short = a if ra < 0 else b
+        other = b if ra < 0 else a
+        start = n
+        r = shead[short]
         while r >= 0:
             v = rv[r]
-            vmk[v] = p
+            r = rnext[r]
+            has = False
+            for j in range(vdeg[v]):
+                if vsite[v, j] == other:
+                    has = True
+                    break
+            if not has:
+                continue
             q = veh[v]
             while q >= 0:
                 e = q >> 1
@@ -642,23 +662,11 @@ def rejoin_pairs(
                     old[nold] = e
                     nold += 1
                 q = enx[q]
-            r = rnext[r]
-        if not (alive[a] and alive[b]):
-            continue
-        if kind[a] == 0 and kind[b] == 1 and (a == e0[b] or a == e1[b]):
-            continue
-        if kind[b] == 0 and kind[a] == 1 and (b == e0[a] or b == e1[a]):
-            continue
-        start = n
-        r = shead[b]
-        while r >= 0:
-            v = rv[r]
-            if vmk[v] == p:
+            if live:
                 if n == vids.shape[0]:
                     vids = np.concatenate((vids, np.empty(n, np.int64)))
                 vids[n] = v
                 n += 1
-            r = rnext[r]
         if n - start < 2:
             n = start
             continue
