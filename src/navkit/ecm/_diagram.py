@@ -293,28 +293,31 @@ class Diagram:
         new polygon."""
         S = self.S
         grid = self._grid()
-        self._reserve(0, 0, 0)
+        self._reserve(64, 512, int(self.cnt[X.MAXDEG]) + 4)
         nw = np.asarray(new, np.int64)
-        pairs, xyr, ok, ptr, ids = X.insert_prepare(
-            nw, self.tol, *self._vstate(), self.shead, self.rnext, self.rprev, self.rfree,
-            *self._estate(), self.cnt, self.tvmark, self.tvlog, self.temark, self.telog,
-            *self._sites_args(), S.inc, *grid,
+        cn = np.asarray(corners, np.int64).reshape(-1, 3)
+        done, pairs, xyr, ok, ptr, ids = X.insert_prepare(
+            nw, cn, self.tol, *self._vstate(), self.shead, self.rv, self.rnext, self.rprev,
+            self.rfree, *self._estate(), self.cnt, self.tvmark, self.tvlog, self.temark,
+            self.telog, *self._sites_args(), S.inc, *grid,
         )  # fmt: skip
-        _, pairs = self._commit(xyr, ok, ptr, ids, corners, True, pairs)
+        if not done:  # the arrays had no room: grow them, then add
+            _, pairs = self._commit(xyr, ok, ptr, ids, cn, True, pairs)
         self.rejoin(pairs)
         self.version += 1
 
     def delete_sites(self, dead) -> None:
         """Delete the sites ``dead`` (marks them dead and drops them from the grid)."""
         grid = self._grid()
-        self._reserve(0, 0, 0)
+        self._reserve(64, 512, int(self.cnt[X.MAXDEG]) + 4)
         dd = np.unique(np.asarray(list(dead), np.int64))
-        pairs, xyr, ok, ptr, ids = X.delete_prepare(
+        done, pairs, xyr, ok, ptr, ids = X.delete_prepare(
             dd, self.tol, *self._vstate(), self.shead, self.rv, self.rnext, self.rprev,
             self.rfree, *self._estate(), self.cnt, self.tvmark, self.tvlog, self.temark,
             self.telog, *self._sites_args(), *grid,
         )  # fmt: skip
-        _, pairs = self._commit(xyr, ok, ptr, ids, (), True, pairs)
+        if not done:
+            _, pairs = self._commit(xyr, ok, ptr, ids, (), True, pairs)
         self.rejoin(pairs)
         self.version += 1
 

@@ -301,6 +301,23 @@ def _push_key(buf, k, a, b):
     return buf, k + 1
 
 
+@njit
+def _fits(ok, ptr, ncorner, valive, vsite, cnt):
+    """Whether the vertex arrays have room for the ok circles and ``ncorner``
+    corners (slots, incidence records, row width for a merge)."""
+    nadd = ncorner
+    wmax = 3
+    for i in range(ok.shape[0]):
+        if ok[i]:
+            nadd += 1
+            wmax = max(wmax, ptr[i + 1] - ptr[i])
+    if valive.shape[0] - cnt[NV] + cnt[NVF] < nadd:
+        return False
+    if cnt[NRF] < ptr[ok.shape[0]] + 3 * ncorner:
+        return False
+    return vsite.shape[1] >= cnt[MAXDEG] + wmax
+
+
 # --------------------------------------------------------------------- updates
 @njit
 def _add_aff(s, aff, naf, isaff, isnew):
@@ -315,9 +332,9 @@ def _add_aff(s, aff, naf, isaff, isnew):
 
 @njit
 def insert_prepare(
-    new, tol,
+    new, corners, tol,
     vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
-    shead, rnext, rprev, rfree,
+    shead, rv, rnext, rprev, rfree,
     ev, es, ealive, enx, epv, efree,
     cnt, tvmark, tvlog, temark, telog,
     kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, inc,
@@ -328,8 +345,15 @@ def insert_prepare(
     a new cell, and solve the candidate circles (see
     :meth:`navkit.ecm._diagram.Diagram.insert_sites`).
 
-    Returns (pairs (k, 2): the bisectors of the deleted edges, and
-    :func:`navkit.ecm._update_kernels.candidate_vertices`' (xyr, ok, ptr, ids)).
+    The new vertices and the zero-clearance ``corners`` ((k, 3) rows
+    (s_in, p, s_out)) are added too (:func:`commit_vertices`) when the arrays
+    have room for them.
+
+    Returns (added, pairs, xyr, ok, ptr, ids): ``added`` says whether the
+    vertices were added; ``pairs`` ((k, 2)) are then every bisector to re-join,
+    otherwise only those of the deleted edges, and (xyr, ok, ptr, ids) are
+    :func:`navkit.ecm._update_kernels.candidate_vertices`' circles for the
+    caller to add after growing the arrays.
     """
     nn = new.shape[0]
     nsite = kind.shape[0]
@@ -514,7 +538,14 @@ def insert_prepare(
         tri, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
         cells, counts, gx0, gy0, h, nx, ny,
     )  # fmt: skip
-    return pairs, xyr, ok, ptr, ids
+    if not _fits(ok, ptr, corners.shape[0], valive, vsite, cnt):
+        return False, pairs, xyr, ok, ptr, ids
+    _, pairs = commit_vertices(
+        xyr, ok, ptr, ids, corners, pairs, True, tol,
+        vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
+        shead, rv, rnext, rprev, rfree, ax, ay, cnt, tvmark, tvlog,
+    )  # fmt: skip
+    return True, pairs, xyr, ok, ptr, ids
 
 
 @njit
@@ -531,8 +562,8 @@ def delete_prepare(
     mark them dead (and drop them from the site grid) and solve the candidate
     circles tangent to three of their former neighbours.
 
-    Returns (pairs (k, 2): the surviving bisectors of the deleted edges,
-    :func:`navkit.ecm._update_kernels.candidate_vertices`' (xyr, ok, ptr, ids)).
+    Returns (added, pairs, xyr, ok, ptr, ids) as :func:`insert_prepare` (the
+    deleted edges' bisectors that survive, then those of the new vertices).
     """
     nsite = kind.shape[0]
     nv = cnt[NV]
@@ -595,7 +626,15 @@ def delete_prepare(
         tri, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
         cells, counts, gx0, gy0, h, nx, ny,
     )  # fmt: skip
-    return _pairs_of_keys(pkeys[:npk]), xyr, ok, ptr, ids
+    pairs = _pairs_of_keys(pkeys[:npk])
+    if not _fits(ok, ptr, 0, valive, vsite, cnt):
+        return False, pairs, xyr, ok, ptr, ids
+    _, pairs = commit_vertices(
+        xyr, ok, ptr, ids, np.empty((0, 3), np.int64), pairs, True, tol,
+        vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
+        shead, rv, rnext, rprev, rfree, ax, ay, cnt, tvmark, tvlog,
+    )  # fmt: skip
+    return True, pairs, xyr, ok, ptr, ids
 
 
 @njit
