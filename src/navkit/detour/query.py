@@ -699,6 +699,12 @@ class NavMeshQuery:
         """Random point, uniform by area over all polygons passing the filter.
 
         ``rng``: a numpy Generator or a seed. Returns ref 0 when no polygon passes.
+
+        A deliberate difference from Detour: ``dtNavMeshQuery::findRandomPoint``
+        first picks a tile uniformly, then a polygon by area within it, so on a tiled
+        navmesh its points are not uniform by area (small tiles are oversampled).
+        navkit draws over the whole mesh by area; on a single-tile navmesh the two
+        agree draw for draw (tests/detour/test_detour_local_identity.py).
         """
         g = self._rng(rng)
         vh = self._vh()
