@@ -204,13 +204,17 @@ class Diagram:
     def _commit(self, xyr, ok, ptr, ids, corners, merge, pairs):
         cn = np.asarray(corners, np.int64).reshape(-1, 3)
         pairs = np.zeros((0, 2), np.int64) if pairs is None else pairs
-        nadd = int(np.count_nonzero(ok)) + cn.shape[0]
-        sizes = np.diff(ptr)
-        wmax = int(sizes.max()) if sizes.size else 0
-        self._reserve(
-            nadd, int(ids.shape[0]) + 3 * cn.shape[0], int(self.cnt[X.MAXDEG]) + max(wmax, 3)
-        )
         S = self.S
+        nadd = int(np.count_nonzero(ok)) + cn.shape[0]
+        self._reserve(nadd, int(ids.shape[0]) + 3 * cn.shape[0], 0)
+        if merge:  # a merged vertex holds the union of the site sets
+            w = X.width_needed(
+                xyr, ok, ptr, cn, self.tol, self.vx, self.vy, self.vdeg, ids,
+                self.shead, self.rv, self.rnext, S.ax, S.ay,
+            )  # fmt: skip
+        else:
+            w = max(int(np.diff(ptr).max(initial=0)), 3)
+        self._reserve(0, 0, int(w))
         return X.commit_vertices(
             xyr, ok, ptr, ids, cn, pairs, merge, self.tol,
             self.vx, self.vy, self.vr, self.valive, self.vdeg, self.vsite, self.vrec,
@@ -338,6 +342,46 @@ class Diagram:
             ed[:, 0] = remap[ed[:, 0]]
             ed[:, 1] = remap[ed[:, 1]]
         return np.stack([vx, vy], axis=1), vr, ids, ed.reshape(-1, 4)
+
+    def check_index(self) -> list:
+        """Inconsistencies of the array index (empty list = consistent): every
+        alive vertex is in the list of each of its sites and nowhere else,
+        every alive edge end in the list of its vertex, and the free stacks
+        hold exactly the dead slots (a slow, test-only scan)."""
+        out = []
+        nv, ne = self.nv, self.next_e
+        c = self.cnt
+        alive_v = set(np.nonzero(self.valive[:nv])[0].tolist())
+        seen: dict = {}
+        for s in range(self.shead.shape[0]):
+            for v in self.vertices_of(s):
+                if v not in alive_v or s not in self.sites_of(v):
+                    out.append(f"site {s} lists vertex {v}")
+                seen[v] = seen.get(v, 0) + 1
+        for v in alive_v:
+            if seen.get(v, 0) != self.vdeg[v]:
+                out.append(
+                    f"vertex {v} is in {seen.get(v, 0)} site lists, has {self.vdeg[v]} sites"
+                )
+            if list(self.sites_of(v)) != sorted(set(self.sites_of(v))):
+                out.append(f"vertex {v} sites not ascending/unique")
+        alive_e = set(np.nonzero(self.ealive[:ne])[0].tolist())
+        for v in alive_v:
+            for e in self.edges_of(v):
+                if e not in alive_e or v not in (self.ev[e, 0], self.ev[e, 1]):
+                    out.append(f"vertex {v} lists edge {e}")
+        for e in alive_e:
+            v0, v1 = self.ev[e]
+            if e not in self.edges_of(int(v0)) or e not in self.edges_of(int(v1)):
+                out.append(f"edge {e} missing from its vertices' lists")
+        if sorted(self.vfree[: c[X.NVF]].tolist()) != sorted(set(range(nv)) - alive_v):
+            out.append("free vertex stack differs from the dead vertex slots")
+        if sorted(self.efree[: c[X.NEF]].tolist()) != sorted(set(range(ne)) - alive_e):
+            out.append("free edge stack differs from the dead edge slots")
+        used = int(self.vdeg[list(alive_v)].sum()) if alive_v else 0
+        if used + int(c[X.NRF]) != self.rv.shape[0]:
+            out.append("incidence records lost or duplicated")
+        return out
 
     # --------------------------------------------------- dict-like read views
     def sites_of(self, v: int) -> tuple:

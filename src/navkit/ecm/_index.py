@@ -302,20 +302,63 @@ def _push_key(buf, k, a, b):
 
 
 @njit
-def _fits(ok, ptr, ncorner, valive, vsite, cnt):
-    """Whether the vertex arrays have room for the ok circles and ``ncorner``
-    corners (slots, incidence records, row width for a merge)."""
-    nadd = ncorner
-    wmax = 3
+def width_needed(xyr, ok, ptr, corners, tol, vx, vy, vdeg, ids, shead, rv, rnext, ax, ay):
+    """An upper bound of the site count of any vertex after
+    :func:`commit_vertices`: per new vertex, the sites of every new vertex
+    within 20 tol of it (a merged group lies within 10 tol of its first
+    member) plus those of an existing vertex it merges into."""
+    nc = xyr.shape[0]
+    k = nc + corners.shape[0]
+    px = np.empty(k)
+    py = np.empty(k)
+    sz = np.zeros(k, np.int64)
+    for i in range(k):
+        if i < nc:
+            px[i] = xyr[i, 0]
+            py[i] = xyr[i, 1]
+            sz[i] = ptr[i + 1] - ptr[i] if ok[i] else 0
+        else:
+            px[i] = ax[corners[i - nc, 1]]
+            py[i] = ay[corners[i - nc, 1]]
+            sz[i] = 3
+    cid = np.empty(3, np.int64)
+    best = 0
+    for i in range(k):
+        if sz[i] == 0:
+            continue
+        tot = 0
+        for j in range(k):
+            if abs(px[j] - px[i]) <= 20 * tol and abs(py[j] - py[i]) <= 20 * tol:
+                tot += sz[j]
+        if i < nc:
+            v = _vertex_find(
+                px[i], py[i], ids, ptr[i], ptr[i + 1], 10 * tol, vx, vy, shead, rv, rnext
+            )
+        else:
+            cid[0] = corners[i - nc, 0]
+            cid[1] = corners[i - nc, 1]
+            cid[2] = corners[i - nc, 2]
+            v = _vertex_find(px[i], py[i], cid, 0, 3, 10 * tol, vx, vy, shead, rv, rnext)
+        if v >= 0:
+            tot += vdeg[v]
+        best = max(best, tot)
+    return best
+
+
+@njit
+def _fits(xyr, ok, ptr, ids, corners, tol, vx, vy, valive, vdeg, vsite, shead, rv, rnext, ax, ay, cnt):  # fmt: skip
+    """Whether the vertex arrays have room for the ok circles and the corners
+    (slots, incidence records, row width)."""
+    nadd = corners.shape[0]
     for i in range(ok.shape[0]):
         if ok[i]:
             nadd += 1
-            wmax = max(wmax, ptr[i + 1] - ptr[i])
     if valive.shape[0] - cnt[NV] + cnt[NVF] < nadd:
         return False
-    if cnt[NRF] < ptr[ok.shape[0]] + 3 * ncorner:
+    if cnt[NRF] < ptr[ok.shape[0]] + 3 * corners.shape[0]:
         return False
-    return vsite.shape[1] >= cnt[MAXDEG] + wmax
+    w = width_needed(xyr, ok, ptr, corners, tol, vx, vy, vdeg, ids, shead, rv, rnext, ax, ay)
+    return vsite.shape[1] >= w
 
 
 # --------------------------------------------------------------------- updates
@@ -538,7 +581,7 @@ def insert_prepare(
         tri, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
         cells, counts, gx0, gy0, h, nx, ny,
     )  # fmt: skip
-    if not _fits(ok, ptr, corners.shape[0], valive, vsite, cnt):
+    if not _fits(xyr, ok, ptr, ids, corners, tol, vx, vy, valive, vdeg, vsite, shead, rv, rnext, ax, ay, cnt):  # fmt: skip
         return False, pairs, xyr, ok, ptr, ids
     _, pairs = commit_vertices(
         xyr, ok, ptr, ids, corners, pairs, True, tol,
@@ -627,10 +670,11 @@ def delete_prepare(
         cells, counts, gx0, gy0, h, nx, ny,
     )  # fmt: skip
     pairs = _pairs_of_keys(pkeys[:npk])
-    if not _fits(ok, ptr, 0, valive, vsite, cnt):
+    nocorner = np.empty((0, 3), np.int64)
+    if not _fits(xyr, ok, ptr, ids, nocorner, tol, vx, vy, valive, vdeg, vsite, shead, rv, rnext, ax, ay, cnt):  # fmt: skip
         return False, pairs, xyr, ok, ptr, ids
     _, pairs = commit_vertices(
-        xyr, ok, ptr, ids, np.empty((0, 3), np.int64), pairs, True, tol,
+        xyr, ok, ptr, ids, nocorner, pairs, True, tol,
         vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
         shead, rv, rnext, rprev, rfree, ax, ay, cnt, tvmark, tvlog,
     )  # fmt: skip

@@ -499,6 +499,9 @@ class CorridorMap:
                 raise BuildError(f"edge {e} borders a dead site")
             if e not in d.vert_edges[v0] or e not in d.vert_edges[v1]:
                 raise BuildError(f"edge {e} missing from vertex index")
+        bad = d.check_index()
+        if bad:
+            raise BuildError(f"diagram index inconsistent: {bad[:3]}")
 
 
 class _Outside(Exception):
