@@ -390,7 +390,7 @@ class Diagram:
 
     def vertices_of(self, s: int) -> set:
         """Alive vertices tangent to site ``s``."""
-        out = set()
+        out: set[int] = set()
         if s < 0 or s >= self.shead.shape[0]:
             return out
         r = int(self.shead[s])
@@ -401,7 +401,7 @@ class Diagram:
 
     def edges_of(self, v: int) -> set:
         """Edges ending at vertex ``v``."""
-        out = set()
+        out: set[int] = set()
         if v < 0 or v >= self.veh.shape[0] or not self.valive[v]:
             return out
         q = int(self.veh[v])

@@ -18,12 +18,15 @@ The index (:class:`navkit.ecm._diagram.Diagram`) is a set of flat arrays:
 
 All insertions and deletions are O(1) list operations, so a local update
 changes the index without touching anything but its neighbourhood.  The update
-steps are fused: :func:`insert_prepare` / :func:`delete_prepare` find and delete
-the conflicting part and solve the candidate circles, :func:`commit_vertices`
-adds the new vertices (merging coincident ones) and :func:`rejoin_pairs` re-joins
-the bisectors whose vertex sets changed.  The geometry is that of
-:mod:`navkit.ecm._update_kernels`.  Callers guarantee capacity (the kernels
-raise, never write out of bounds, if they were not given enough).
+steps are fused into two kernel calls: :func:`insert_prepare` /
+:func:`delete_prepare` find and delete the conflicting part, solve the
+candidate circles and add the new vertices (:func:`commit_vertices`, merging
+coincident ones) when the arrays have room -- otherwise the caller grows them
+and calls :func:`commit_vertices` itself -- and :func:`rejoin_pairs` re-joins
+the bisectors whose vertex sets changed (it reports the edge room it lacks
+before changing anything).  The geometry is that of
+:mod:`navkit.ecm._update_kernels`.  Kernels raise, never write out of bounds,
+if they were given too little room.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ their own (ids ``e0``, ``e1``).  ``side`` says where free space is: for a
 segment 1 = only on its left (a polygon edge, polygons oriented so free space is
 on the left), 0 = both sides; for a point 1 = its Voronoi cell is free space, 0 =
 a corner whose cell lies inside the obstacle (a left turn of its polygon).
+``inc`` lists the (at most two) segments ending at each point site, for the
+update kernels.  A polygon's sites are written in one kernel call
+(:meth:`Sites.add_polygon`).
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ def _fill_polygon(
 class Sites:
     """Growable arrays of sites. Attributes are numpy arrays of length ``cap``;
     only the first ``n`` entries are used."""
+
+    cells: np.ndarray  # the uniform grid, once :meth:`make_grid` made it
+    counts: np.ndarray
 
     def __init__(self, cap: int = 64) -> None:
         self.n = 0
@@ -131,8 +137,9 @@ class Sites:
         return pid, sid
 
     def _grow_cells(self) -> None:
-        big = np.zeros((self.cells.shape[0], 2 * self.cells.shape[1]), np.int64)
-        big[:, : self.cells.shape[1]] = self.cells
+        cells = self.cells
+        big = np.zeros((cells.shape[0], 2 * cells.shape[1]), np.int64)
+        big[:, : cells.shape[1]] = cells
         self.cells = big
 
     # ------------------------------------------------------------ uniform grid
