@@ -232,9 +232,10 @@ def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
     s0, s1 = _split(cmap, hs)
     g0, g1 = _split(cmap, hg)
     es, eg = hs[0], hg[0]
-    a_s, a_g = d.edges[es][2], d.edges[eg][2]
-    vs = d.edges[es][:2]
-    vg = d.edges[eg][:2]
+    ev, esites = d.ev, d.es
+    a_s, a_g = int(esites[es, 0]), int(esites[eg, 0])
+    vs = (int(ev[es, 0]), int(ev[es, 1]))
+    vg = (int(ev[eg, 0]), int(ev[eg, 1]))
     src, scost, spieces = [], [], {}
     for v, piece in ((vs[0], s0), (vs[1], s1)):
         if _clr_ok(cmap, piece, a_s, r):
@@ -284,29 +285,32 @@ def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
             route_parts = ("direct", seg, es)
     if route_parts is None:
         return None
-    samples = []  # (x, y, site_a, site_b)
+    parts: list = []  # polyline pieces along the route ...
+    pe: list = []  # ... and the edge each lies on
+
+    def piece(pts, e):
+        parts.append(pts)
+        pe.append(e)
+
     edges = []
     if isinstance(route_parts[0], str):
         _, seg, e = route_parts
-        a, b = d.edges[e][2:]
-        samples = [(p[0], p[1], a, b) for p in seg]
+        piece(seg, e)
         edges = [e]
     else:
         first, chain, last = route_parts
-        a, b = d.edges[es][2:]
-        samples += [(p[0], p[1], a, b) for p in first]
+        piece(first, es)
         edges.append(es)
         for e, u, _w in chain:
             pts, _ = edge_polyline(cmap, e)
-            if d.edges[e][0] != u:
-                pts = pts[::-1]
-            a, b = d.edges[e][2:]
-            samples += [(p[0], p[1], a, b) for p in pts]
+            piece(pts if ev[e, 0] == u else pts[::-1], e)
             edges.append(e)
-        a, b = d.edges[eg][2:]
-        samples += [(p[0], p[1], a, b) for p in last]
+        piece(last, eg)
         if eg != edges[-1]:
             edges.append(eg)
+    samples = np.empty((sum(len(p) for p in parts), 4))  # (x, y, site_a, site_b) rows
+    samples[:, :2] = np.concatenate(parts)
+    samples[:, 2:] = np.repeat(esites[pe], [len(p) for p in parts], axis=0)
     return _corridor_path(cmap, xs, xg, samples, r, preferred_clearance, edges)
 
 
