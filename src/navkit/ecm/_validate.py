@@ -30,6 +30,33 @@ CONTAINS = 6
 
 
 @njit
+def snap_ring(p, ox, oy, scale, closed):
+    """Input corners p ((m, 2) float64 [wu], world) to the local grid: shifted
+    by the origin, rounded to multiples of 1/scale (half to even), then cleaned
+    (:func:`clean_ring`).  Returns (status: 0 ok, 1 non-finite, 2 too far out;
+    the ring as (k, 2) float64)."""
+    m = p.shape[0]
+    x = np.empty(m)
+    y = np.empty(m)
+    for i in range(m):
+        if not (np.isfinite(p[i, 0]) and np.isfinite(p[i, 1])):
+            return 1, np.empty((0, 2))
+    for i in range(m):
+        qx = (p[i, 0] - ox) * scale
+        qy = (p[i, 1] - oy) * scale
+        if abs(qx) > 2.0**30 or abs(qy) > 2.0**30:
+            return 2, np.empty((0, 2))
+        x[i] = np.rint(qx) / scale
+        y[i] = np.rint(qy) / scale
+    cx, cy = clean_ring(x, y, closed)
+    out = np.empty((cx.shape[0], 2))
+    for i in range(cx.shape[0]):
+        out[i, 0] = cx[i]
+        out[i, 1] = cy[i]
+    return 0, out
+
+
+@njit
 def clean_ring(x, y, closed):
     """Corners (x, y) ((m,) float64 each) without repeated corners and, if
     ``closed``, without straight-on corners; repeated until stable."""

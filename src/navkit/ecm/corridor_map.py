@@ -219,16 +219,14 @@ class CorridorMap:
             p = p[None, :]
         if p.ndim != 2 or p.shape[1] != 2 or p.shape[0] < 1:
             raise InputError(f"expected an (m, 2) array of points, got shape {p.shape}")
-        if not np.isfinite(p).all():
+        code, out = V.snap_ring(
+            np.ascontiguousarray(p), float(self.origin[0]), float(self.origin[1]),
+            float(self.scale), closed,
+        )  # fmt: skip
+        if code == 1:
             raise InputError("non-finite coordinates")
-        q = (p.T - self.origin[:, None]) * self.scale
-        if np.abs(q).max() > 2.0**30:
+        if code == 2:
             raise InputError("coordinates too far outside the boundary")
-        q = np.round(q) / self.scale
-        x, y = V.clean_ring(q[0], q[1], closed)
-        out = np.empty((x.shape[0], 2))
-        out[:, 0] = x
-        out[:, 1] = y
         return out
 
     def _add_polygon_sites(self, ring, owner, corners) -> list:
