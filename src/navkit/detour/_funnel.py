@@ -42,6 +42,15 @@ ALL_CROSSINGS = 2
 
 
 @njit(inline="always")
+def _cp3(dst, x, y, z):
+    """dst[:] = (x, y, z) without a temporary row view (views of local arrays cost two
+    atomic reference-count updates each in this loop)."""
+    dst[0] = x
+    dst[1] = y
+    dst[2] = z
+
+
+@njit(inline="always")
 def _append(pos, flag, ref, pts, flags, refs, cnt, max_pts):
     n = cnt[0]
     if n > 0 and vequal(pts[n - 1], pos):
@@ -177,8 +186,8 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
             if i + 1 < npath:
                 ok = valid[i]
                 to_type = types[i]
-                left[:] = lefts[i]
-                right[:] = rights[i]
+                _cp3(left, lefts[i, 0], lefts[i, 1], lefts[i, 2])
+                _cp3(right, rights[i, 0], rights[i, 1], rights[i, 2])
                 if not ok:
                     pi = poly_index(nav, path[i])
                     if pi < 0:
@@ -201,14 +210,14 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
                         i += 1
                         continue
             else:
-                left[:] = cend
-                right[:] = cend
+                _cp3(left, cend[0], cend[1], cend[2])
+                _cp3(right, cend[0], cend[1], cend[2])
                 to_type = 0
             restarted = False
             # right side
             if tri_area_2d(apex, pright, right) <= F32(0.0):
                 if vequal(apex, pright) or tri_area_2d(apex, pleft, right) > F32(0.0):
-                    pright[:] = right
+                    _cp3(pright, right[0], right[1], right[2])
                     right_ref = path[i + 1] if i + 1 < npath else np.int64(0)
                     right_type = to_type
                     right_i = i
@@ -229,7 +238,7 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
                         )
                         if st != IN_PROGRESS:
                             return st, cnt[0]
-                    apex[:] = pleft
+                    _cp3(apex, pleft[0], pleft[1], pleft[2])
                     apex_i = left_i
                     fl = 0
                     if left_ref == 0:
@@ -239,8 +248,8 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
                     st = _append(apex, fl, left_ref, pts, flags, refs, cnt, max_pts)
                     if st != IN_PROGRESS:
                         return st, cnt[0]
-                    pleft[:] = apex
-                    pright[:] = apex
+                    _cp3(pleft, apex[0], apex[1], apex[2])
+                    _cp3(pright, apex[0], apex[1], apex[2])
                     left_i = apex_i
                     right_i = apex_i
                     i = apex_i
@@ -248,7 +257,7 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
             # left side
             if not restarted and tri_area_2d(apex, pleft, left) >= F32(0.0):
                 if vequal(apex, pleft) or tri_area_2d(apex, pright, left) < F32(0.0):
-                    pleft[:] = left
+                    _cp3(pleft, left[0], left[1], left[2])
                     left_ref = path[i + 1] if i + 1 < npath else np.int64(0)
                     left_type = to_type
                     left_i = i
@@ -269,7 +278,7 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
                         )
                         if st != IN_PROGRESS:
                             return st, cnt[0]
-                    apex[:] = pright
+                    _cp3(apex, pright[0], pright[1], pright[2])
                     apex_i = right_i
                     fl = 0
                     if right_ref == 0:
@@ -279,8 +288,8 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
                     st = _append(apex, fl, right_ref, pts, flags, refs, cnt, max_pts)
                     if st != IN_PROGRESS:
                         return st, cnt[0]
-                    pleft[:] = apex
-                    pright[:] = apex
+                    _cp3(pleft, apex[0], apex[1], apex[2])
+                    _cp3(pright, apex[0], apex[1], apex[2])
                     left_i = apex_i
                     right_i = apex_i
                     i = apex_i

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from navkit._jit import njit
+from navkit._jit import F32, njit
 
 from ._geom import (
     FLT_MAX,
@@ -140,15 +140,44 @@ def closest_point_on_boundary(nav, p, pos, out):
 
 
 @njit(inline="always")
-def _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, local, out):
+def _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, local, out, row):
+    """Detail vertex ``local`` of polygon p into out[row] (indexed writes: no row views,
+    whose reference counting cost more than the copy in this hot loop)."""
     if local < nv:
         v = poly_verts[p, local]
-        for c in range(3):
-            out[c] = verts[v, c]
+        out[row, 0] = verts[v, 0]
+        out[row, 1] = verts[v, 1]
+        out[row, 2] = verts[v, 2]
     else:
         d = dm_vbase[p] + local - nv
-        for c in range(3):
-            out[c] = dverts[d, c]
+        out[row, 0] = dverts[d, 0]
+        out[row, 1] = dverts[d, 1]
+        out[row, 2] = dverts[d, 2]
+
+
+@njit(inline="always")
+def _height_on_rows(px, pz, t):
+    """:func:`height_on_triangle` of the triangle t[0], t[1], t[2] (same arithmetic)."""
+    v0x = t[2, 0] - t[0, 0]
+    v0y = t[2, 1] - t[0, 1]
+    v0z = t[2, 2] - t[0, 2]
+    v1x = t[1, 0] - t[0, 0]
+    v1y = t[1, 1] - t[0, 1]
+    v1z = t[1, 2] - t[0, 2]
+    v2x = px - t[0, 0]
+    v2z = pz - t[0, 2]
+    den = v0x * v1z - v0z * v1x
+    if abs(den) < F32(1e-6):
+        return False, ZERO
+    u = v1z * v2x - v1x * v2z
+    v = v0x * v2z - v0z * v2x
+    if den < ZERO:
+        den = -den
+        u = -u
+        v = -v
+    if u >= ZERO and v >= ZERO and (u + v) <= den:
+        return True, t[0, 1] + (v0y * u + v1y * v) / den
+    return False, ZERO
 
 
 @njit
@@ -180,8 +209,8 @@ def closest_point_core(
     if inside:
         for k in range(ntri):
             for c in range(3):
-                _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[tb + k, c], tri[c])
-            ok, h = height_on_triangle(pos[0], pos[2], tri[0], tri[1], tri[2])
+                _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[tb + k, c], tri, c)
+            ok, h = _height_on_rows(pos[0], pos[2], tri)
             if ok:
                 out[1] = h
                 return True
@@ -194,7 +223,7 @@ def closest_point_core(
         if only_boundary and (fl & 0x15) == 0:
             continue
         for c in range(3):
-            _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[tb + k, c], tri[c])
+            _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[tb + k, c], tri, c)
         j = 2
         for i in range(3):
             eflag = (fl >> (j * 2)) & 3
