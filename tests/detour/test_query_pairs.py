@@ -102,6 +102,33 @@ def test_batch_paths_match_detour(case):
 
 
 @pytest.mark.peer
+def test_batch_blocks_threads_and_padding(case):
+    """More pairs than one block (1024), reversed order, one or two threads: the same rows;
+    entries past each pair's counts are zero even though the scratch held older results."""
+    mesh, nm, q, pairs = case
+    S = np.array([p["start"] for p in pairs], np.float32)
+    E = np.array([p["end"] for p in pairs], np.float32)
+    one = q.paths(S, E)
+    big = q.paths(np.concatenate([S, S[::-1], S[:300]]), np.concatenate([E, E[::-1], E[:300]]))
+    rows = np.concatenate([np.arange(len(S)), np.arange(len(S))[::-1], np.arange(300)])
+    for name in ("ok", "complete", "start_refs", "end_refs", "n_polys", "n_points", "status"):
+        assert np.array_equal(getattr(big, name), getattr(one, name)[rows]), name
+    assert np.array_equal(big.lengths, one.lengths[rows], equal_nan=True)
+    assert big.polys.shape[1] == one.n_polys.max() and big.points.shape[1] == one.n_points.max()
+    w = one.polys.shape[1]
+    assert np.array_equal(big.polys[:, :w], one.polys[rows]) and not big.polys[:, w:].any()
+    k = one.points.shape[1]
+    assert np.array_equal(big.points[:, :k], one.points[rows]) and not big.points[:, k:].any()
+    assert np.array_equal(big.flags[:, :k], one.flags[rows])
+    for i in range(len(S)):
+        assert (
+            not one.polys[i, one.n_polys[i] :].any() and not one.points[i, one.n_points[i] :].any()
+        )
+    single = q.paths(S[:200], E[:200], threads=1)
+    assert np.array_equal(single.polys, one.polys[:200, : single.polys.shape[1]])
+
+
+@pytest.mark.peer
 def test_sliced_search_equals_find_path(case):
     mesh, nm, q, pairs = case
     for p in pairs[:150]:

@@ -20,7 +20,7 @@ from ._nodes import open_pool
 from ._poly import closest_point_on_poly
 from ._portal import FAILURE
 from ._search import find_path_kernel
-from ._view import open_view
+from ._view import borrow, open_view
 
 NO_START = 1
 NO_END = 2
@@ -77,12 +77,22 @@ def batch_kernel(
     for c in numba.prange(nchunks):
         # Opened per chunk: borrowed arrays (no reference counting shared between threads),
         # and a tuple type cannot cross into numba's parfor function.
+        # The shared arguments are borrowed too: two threads updating one array's
+        # reference count on every helper call would fight over its cache line.
         nav = open_view(d)
         pool = open_pool(pool_ds[c])
+        flt_b, acost_b, half_b = borrow(flt), borrow(acost), borrow(half)
+        starts_b, ends_b = borrow(starts), borrow(ends)
+        polys_b, pts_b, flags_b, refs_b = (
+            borrow(out_polys),
+            borrow(out_pts),
+            borrow(out_flags),
+            borrow(out_refs),
+        )
         for i in range(c * per, min(npairs, (c + 1) * per)):
             code, n, m, sref, eref, st, length = pair_kernel(
-                nav, pool, flt, acost, starts[i], ends[i], half, max_path, max_pts,
-                out_polys[i], out_pts[i], out_flags[i], out_refs[i],
+                nav, pool, flt_b, acost_b, starts_b[i], ends_b[i], half_b, max_path, max_pts,
+                polys_b[i], pts_b[i], flags_b[i], refs_b[i],
             )  # fmt: skip
             out_code[i] = code
             out_np[i] = n

@@ -132,10 +132,10 @@ class PathBatch(NamedTuple):
     start_refs: np.ndarray  # (N,) int64 (0 = no polygon near the start)
     end_refs: np.ndarray  # (N,) int64
     n_polys: np.ndarray  # (N,) int32
-    polys: np.ndarray  # (N, max_path) int64
+    polys: np.ndarray  # (N, P) int64, P = max(n_polys); zero past each count
     n_points: np.ndarray  # (N,) int32
-    points: np.ndarray  # (N, max_points, 3) float32
-    flags: np.ndarray  # (N, max_points) uint8
+    points: np.ndarray  # (N, K, 3) float32, K = max(n_points); zero past each count
+    flags: np.ndarray  # (N, K) uint8
     lengths: np.ndarray  # (N,) float64 (nan when not ok)
     status: np.ndarray  # (N,) int64 find_path status
 
@@ -188,6 +188,7 @@ _INF = float("inf")
 _DEFAULT_EXTENTS = np.array(_DEFAULT_EXTENTS_ARG, np.float32)
 # (kept writeable: a read-only array is another numba type and would compile the kernels twice)
 _DEFAULT_ARRAYS = DEFAULT_FILTER.arrays
+_BATCH_BLOCK = 1024  # pairs per paths() kernel call
 _NO_REFS = np.zeros(0, np.int64)  # shared empty result (read-only; never passed to a kernel)
 _NO_REFS.flags.writeable = False
 _EXTENTS_CACHE: dict[tuple, np.ndarray] = {}  # half-extent tuples seen (kernels never write them)
@@ -836,49 +837,96 @@ class NavMeshQuery:
         return Path(pts[:m].copy(), polys[:n].copy(), bool(polys[n - 1] == eref), length)
 
     def paths(
-        self, starts, ends, *, half_extents=(2.0, 4.0, 2.0), filter: QueryFilter | None = None,
+        self, starts, ends, *, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None,
         max_path: int = 256, max_points: int = 256, threads: int | None = None,
     ) -> PathBatch:  # fmt: skip
-        """Many start/end pairs in one parallel kernel call (one node pool per thread).
+        """Many start/end pairs in parallel kernel calls (one node pool per chunk of pairs).
 
         Pairs that fail (no nearby polygon, no path) have ``ok`` False; nothing raises
-        for them. Bad coordinates raise InputError.
+        for them. Bad coordinates raise InputError. ``threads`` caps numba's threads
+        for this call (default: all of them).
+
+        The per-pair arrays are as wide as the longest result (``polys`` (N, P) with
+        P = max(n_polys), ``points`` (N, K, 3) with K = max(n_points)); entries past a
+        pair's count are zero. Pairs run in blocks of 1024 through scratch buffers the
+        query keeps, so the kernels never touch freshly allocated pages (first-touch
+        page faults serialise threads).
         """
         s = _points(starts, "starts")
         e = _points(ends, "ends")
         if s.shape != e.shape:
             raise InputError(f"starts {s.shape} and ends {e.shape} differ in shape")
-        h = _vec3(half_extents, "half_extents")
-        flags, costs = self._filter(filter)
+        h = _extents(half_extents)
+        flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
         npairs = s.shape[0]
         mp = max(1, int(max_path))
         mk = max(2, int(max_points))
-        nth = int(threads) if threads else numba.get_num_threads()
-        nch = max(1, min(nth * 4, npairs))
-        pools = self._batch_pools(nch)
         code = np.zeros(npairs, np.int32)
         n_polys = np.zeros(npairs, np.int32)
         n_pts = np.zeros(npairs, np.int32)
         srefs = np.zeros(npairs, np.int64)
         erefs = np.zeros(npairs, np.int64)
         status = np.zeros(npairs, np.int64)
-        polys = np.zeros((npairs, mp), np.int64)
-        pts = np.zeros((npairs, mk, 3), np.float32)
-        fl = np.zeros((npairs, mk), np.uint8)
-        rf = np.zeros((npairs, mk), np.int64)
         lengths = np.zeros(npairs, np.float64)
+        last = np.zeros(npairs, np.int64)
+        blocks = []
         if npairs:
             vh = self._vh()
-            _batch.batch_kernel(
-                vh.desc, pools, flags, costs, s, e, h, mp, mk, code, n_polys, n_pts, srefs,
-                erefs, status, polys, pts, fl, rf, lengths,
-            )  # fmt: skip
+            prev = numba.get_num_threads()
+            nth = prev if not threads else max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+            nb_max = min(npairs, _BATCH_BLOCK)
+            sp, spts, sfl, srf = self._batch_scratch(nb_max, mp, mk)
+            pools = self._batch_pools(max(1, min(nth * 4, nb_max)))
+            numba.set_num_threads(nth)
+            try:
+                for b0 in range(0, npairs, nb_max):
+                    b1 = min(npairs, b0 + nb_max)
+                    nb = b1 - b0
+                    _batch.batch_kernel(
+                        vh.desc, pools, flags, costs, s[b0:b1], e[b0:b1], h, mp, mk,
+                        code[b0:b1], n_polys[b0:b1], n_pts[b0:b1], srefs[b0:b1],
+                        erefs[b0:b1], status[b0:b1], sp[:nb], spts[:nb], sfl[:nb], srf[:nb],
+                        lengths[b0:b1],
+                    )  # fmt: skip
+                    wp = int(n_polys[b0:b1].max())
+                    wk = int(n_pts[b0:b1].max())
+                    last[b0:b1] = sp[np.arange(nb), np.maximum(n_polys[b0:b1] - 1, 0)]
+                    blocks.append((b0, b1, sp[:nb, :wp].copy(), spts[:nb, :wk].copy(),
+                                   sfl[:nb, :wk].copy()))  # fmt: skip
+            finally:
+                numba.set_num_threads(prev)
+        wp = max((b[2].shape[1] for b in blocks), default=0)
+        wk = max((b[3].shape[1] for b in blocks), default=0)
+        if len(blocks) == 1 and blocks[0][2].shape[1] == wp:
+            polys, pts, fl = blocks[0][2], blocks[0][3], blocks[0][4]
+        else:
+            polys = np.zeros((npairs, wp), np.int64)
+            pts = np.zeros((npairs, wk, 3), np.float32)
+            fl = np.zeros((npairs, wk), np.uint8)
+            for b0, b1, bp, bpts, bfl in blocks:
+                polys[b0:b1, : bp.shape[1]] = bp
+                pts[b0:b1, : bpts.shape[1]] = bpts
+                fl[b0:b1, : bfl.shape[1]] = bfl
+        # scratch rows hold older results past each pair's count: zero them
+        polys[np.arange(wp)[None, :] >= n_polys[:, None]] = 0
+        beyond = np.arange(wk)[None, :] >= n_pts[:, None]
+        pts[beyond] = 0
+        fl[beyond] = 0
         ok = code == 0
-        last = polys[np.arange(npairs), np.maximum(n_polys - 1, 0)]
-        complete = ok & (last == erefs)
+        complete = ok & (n_polys > 0) & (last == erefs)
         return PathBatch(
             ok, complete, srefs, erefs, n_polys, polys, n_pts, pts, fl, lengths, status
         )
+
+    def _batch_scratch(self, n: int, mp: int, mk: int) -> tuple[np.ndarray, ...]:
+        """Per-pair output scratch for ``paths`` blocks, kept between calls (pages stay mapped)."""
+        sc = getattr(self, "_bscratch", None)
+        if sc is None or sc[0].shape[0] < n or sc[0].shape[1] != mp or sc[1].shape[1] != mk:
+            sc = self._bscratch = (
+                np.zeros((n, mp), np.int64), np.zeros((n, mk, 3), np.float32),
+                np.zeros((n, mk), np.uint8), np.zeros((n, mk), np.int64),
+            )  # fmt: skip
+        return sc
 
 
 def _points(v: object, name: str) -> np.ndarray:
