@@ -259,6 +259,28 @@ def test_bad_input(dungeon):
         QueryFilter(include_flags=0x10000)
 
 
+def test_float32_fast_paths_check_finiteness_and_strides(dungeon):
+    """float32 (3,) arrays skip the Python conversion: non-finite ones must still raise,
+    and strided views (which the kernels would misread) must be copied, not passed."""
+    nm, q, pairs = dungeon
+    p = pairs[3]
+    s, e = np.float32(p["start"]), np.float32(p["end"])
+    ref = q.raycast(p["startRef"], s, e)
+    for bad in ([np.nan, 0, 0], [0, np.inf, 0], [0, 0, -np.inf]):
+        with pytest.raises(InputError, match="start_pos"):
+            q.raycast(p["startRef"], np.float32(bad), e)
+        with pytest.raises(InputError, match="end_pos"):
+            q.raycast(p["startRef"], s, np.float32(bad))
+        with pytest.raises(InputError):
+            q.find_nearest_poly(np.float32(bad))
+    cols = np.zeros((3, 4), np.float32)
+    cols[:, 1], cols[:, 3] = s, e
+    hit = q.raycast(p["startRef"], cols[:, 1], cols[:, 3])
+    assert hit.t == ref.t and hit.hit_edge_index == ref.hit_edge_index
+    assert q.find_nearest_poly(cols[:, 1]).ref == q.find_nearest_poly(s).ref
+    assert np.array_equal(q.path(cols[:, 1], cols[:, 3]).points, q.path(s, e).points)
+
+
 def test_filter_excluding_everything(dungeon):
     nm, q, pairs = dungeon
     p = pairs[0]

@@ -166,7 +166,11 @@ def raycast_kernel(
 # -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
 @njit
 def raycast_entry(d, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal):
-    """:func:`raycast_kernel` on the view described by ``d``."""
+    """:func:`raycast_kernel` on the view described by ``d``; non-finite points give
+    FAILURE | INVALID_PARAM (as Detour's dtVisfinite check) and path count -1."""
+    for c in range(3):
+        if not (np.isfinite(spos[c]) and np.isfinite(epos[c])):
+            return FAILURE | INVALID_PARAM, ZERO, -1, -1, ZERO
     return raycast_kernel(
         open_view(d), flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal
     )

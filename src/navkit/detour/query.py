@@ -220,7 +220,7 @@ _F32 = np.dtype(np.float32)
 
 def _vec3(v: Any, name: str) -> np.ndarray:
     tv = type(v)
-    if tv is np.ndarray and v.dtype is _F32 and v.shape == (3,):
+    if tv is np.ndarray and v.dtype is _F32 and v.shape == (3,) and v.strides == (4,):
         x, y, z = v.tolist()
         if x - x == 0.0 and y - y == 0.0 and z - z == 0.0:  # finite (inf - inf and nan are nan)
             return v  # type: ignore[no-any-return]
@@ -533,14 +533,23 @@ class NavMeshQuery:
         options: int = 0, prev_ref: int = 0, max_path: int = 256,
     ) -> RaycastHit:  # fmt: skip
         """Walkability ray in xz from start_pos toward end_pos (RAYCAST_USE_COSTS for path_cost)."""
-        s = _vec3(start_pos, "start_pos")
-        e = _vec3(end_pos, "end_pos")
+        # float32 (3,) arrays go straight to the kernel, which checks that they are finite
+        s = start_pos
+        if not (
+            type(s) is np.ndarray and s.dtype is _F32 and s.shape == (3,) and s.strides == (4,)
+        ):
+            s = _vec3(start_pos, "start_pos")
+        e = end_pos
+        if not (
+            type(e) is np.ndarray and e.dtype is _F32 and e.shape == (3,) and e.strides == (4,)
+        ):
+            e = _vec3(end_pos, "end_pos")
         flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
         path = self._rbuf
         mp = max_path if type(max_path) is int and max_path >= 0 else max(0, int(max_path))
         if path.shape[0] < mp:
             path = self._rbuf = np.zeros(mp, np.int64)
-        normal = np.zeros(3, np.float32)
+        normal = np.empty(3, np.float32)  # the kernel writes it
         vh = self._vh()
         sr = (
             start_ref
@@ -548,10 +557,13 @@ class NavMeshQuery:
             else _to_ref(start_ref)
         )
         pr = 0 if prev_ref == 0 else _to_ref(prev_ref)
-        st, t, edge, n, cost = _call(
-            _raycast.raycast_entry, vh.desc, flags, costs, sr, s, e,
-            options if type(options) is int else int(options), pr, path, mp, normal,
-        )  # fmt: skip
+        ep = _EP.get(_raycast.raycast_entry)
+        args = (vh.desc, flags, costs, sr, s, e, options if type(options) is int else int(options),
+                pr, path, mp, normal)  # fmt: skip
+        st, t, edge, n, cost = ep(*args) if ep is not None else _call(_raycast.raycast_entry, *args)
+        if n < 0:  # non-finite point: say which
+            _vec3(start_pos, "start_pos")
+            _vec3(end_pos, "end_pos")
         return tuple.__new__(RaycastHit, (
             _INF if t >= _FLT_MAX else t, normal, edge, path[:n].copy() if n else _NO_REFS, cost, st,
         ))  # fmt: skip
