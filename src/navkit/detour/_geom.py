@@ -191,20 +191,17 @@ def intersect_seg_seg_2d(ap, aq, bp, bq):
     return True, s, t
 
 
-@njit
-def height_on_triangle(px, pz, a, b, c):
-    """Height of the vertical line through (px, pz) on triangle abc.
-
-    Returns (ok, h); ok is False outside the triangle or for a degenerate one.
-    """
-    v0x = c[0] - a[0]
-    v0y = c[1] - a[1]
-    v0z = c[2] - a[2]
-    v1x = b[0] - a[0]
-    v1y = b[1] - a[1]
-    v1z = b[2] - a[2]
-    v2x = px - a[0]
-    v2z = pz - a[2]
+@njit(inline="always")
+def height_on_triangle_xyz(px, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
+    """:func:`height_on_triangle` on the corners' coordinates (no array arguments)."""
+    v0x = cx - ax
+    v0y = cy - ay
+    v0z = cz - az
+    v1x = bx - ax
+    v1y = by - ay
+    v1z = bz - az
+    v2x = px - ax
+    v2z = pz - az
     den = v0x * v1z - v0z * v1x
     if abs(den) < F32(1e-6):
         return False, ZERO
@@ -215,8 +212,17 @@ def height_on_triangle(px, pz, a, b, c):
         u = -u
         v = -v
     if u >= ZERO and v >= ZERO and (u + v) <= den:
-        return True, a[1] + (v0y * u + v1y * v) / den
+        return True, ay + (v0y * u + v1y * v) / den
     return False, ZERO
+
+
+@njit
+def height_on_triangle(px, pz, a, b, c):
+    """Height of the vertical line through (px, pz) on triangle abc.
+
+    Returns (ok, h); ok is False outside the triangle or for a degenerate one.
+    """
+    return height_on_triangle_xyz(px, pz, a[0], a[1], a[2], b[0], b[1], b[2], c[0], c[1], c[2])
 
 
 @njit

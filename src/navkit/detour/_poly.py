@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from navkit._jit import F32, njit
+from navkit._jit import njit
 
 from ._geom import (
     FLT_MAX,
@@ -21,6 +21,7 @@ from ._geom import (
     dist_pt_poly_edges,
     dist_pt_seg_sqr_2d,
     height_on_triangle,
+    height_on_triangle_xyz,
     lerp3,
     point_in_poly,
 )
@@ -157,27 +158,10 @@ def _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, local, out, row):
 
 @njit(inline="always")
 def _height_on_rows(px, pz, t):
-    """:func:`height_on_triangle` of the triangle t[0], t[1], t[2] (same arithmetic)."""
-    v0x = t[2, 0] - t[0, 0]
-    v0y = t[2, 1] - t[0, 1]
-    v0z = t[2, 2] - t[0, 2]
-    v1x = t[1, 0] - t[0, 0]
-    v1y = t[1, 1] - t[0, 1]
-    v1z = t[1, 2] - t[0, 2]
-    v2x = px - t[0, 0]
-    v2z = pz - t[0, 2]
-    den = v0x * v1z - v0z * v1x
-    if abs(den) < F32(1e-6):
-        return False, ZERO
-    u = v1z * v2x - v1x * v2z
-    v = v0x * v2z - v0z * v2x
-    if den < ZERO:
-        den = -den
-        u = -u
-        v = -v
-    if u >= ZERO and v >= ZERO and (u + v) <= den:
-        return True, t[0, 1] + (v0y * u + v1y * v) / den
-    return False, ZERO
+    """:func:`height_on_triangle` of the triangle t[0], t[1], t[2]."""
+    return height_on_triangle_xyz(
+        px, pz, t[0, 0], t[0, 1], t[0, 2], t[1, 0], t[1, 1], t[1, 2], t[2, 0], t[2, 1], t[2, 2]
+    )
 
 
 @njit
