@@ -20,7 +20,7 @@ from ._nodes import open_pool
 from ._poly import closest_point_on_poly
 from ._portal import FAILURE
 from ._search import find_path_kernel
-from ._view import borrow, open_view
+from ._view import borrow, open_view, poly_index_unsafe
 
 NO_START = 1
 NO_END = 2
@@ -47,11 +47,7 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
         return NO_PATH, 0, 0, sref, eref, st, np.nan
     end = e.copy()
     if polys[n - 1] != eref:
-        last = polys[n - 1]
-        lp = nav.tile_pbase[(last >> nav.bits[0]) & ((np.int64(1) << nav.bits[1]) - 1)] + (
-            last & ((np.int64(1) << nav.bits[0]) - 1)
-        )
-        closest_point_on_poly(nav, lp, e, end)
+        closest_point_on_poly(nav, poly_index_unsafe(nav, polys[n - 1]), e, end)
     sst, m = straight_path_kernel(nav, polys, n, s, end, 0, max_pts, pts, flags, refs)
     if (sst & FAILURE) != 0 or m == 0:
         return NO_PATH, n, 0, sref, eref, st, np.nan

@@ -84,25 +84,9 @@ def _portal_pairs(nav, path, npath, lefts, rights, types, valid):
     poly_verts = nav.poly_verts
     poly_nverts = nav.poly_nverts
     verts = nav.verts
-    pb = nav.bits[0]
-    tb = nav.bits[1]
-    sb = nav.bits[2]
-    ntiles = nav.tile_salt.shape[0]
-    tile_salt = nav.tile_salt
-    tile_used = nav.tile_used
-    tile_pbase = nav.tile_pbase
-    tile_pcount = nav.tile_pcount
     idx = np.empty(npath, np.int64)
     for i in range(npath):
-        r = path[i]
-        poly = r & ((np.int64(1) << pb) - 1)
-        slot = (r >> pb) & ((np.int64(1) << tb) - 1)
-        salt = (r >> (pb + tb)) & ((np.int64(1) << sb) - 1)
-        g = -1
-        if r != 0 and slot < ntiles:
-            if tile_used[slot] != 0 and tile_salt[slot] == salt and poly < tile_pcount[slot]:
-                g = tile_pbase[slot] + poly
-        idx[i] = g
+        idx[i] = poly_index(nav, path[i])
     for i in range(npath - 1):
         a = idx[i]
         b = idx[i + 1]

@@ -20,46 +20,13 @@ from ._geom import (
     ZERO,
     dist_pt_poly_edges,
     dist_pt_seg_sqr_2d,
-    height_on_triangle,
     height_on_triangle_xyz,
     lerp3,
     point_in_poly,
 )
-from ._view import POLYTYPE_OFFMESH, detail_vertex, load_poly, open_view
+from ._view import POLYTYPE_OFFMESH, load_poly, open_view
 
 _DETAIL_EDGE_BOUNDARY = 1
-
-
-@njit
-def closest_on_detail_edges(nav, p, pos, out, only_boundary):
-    """Nearest point (2D distance) on polygon p's detail-mesh edges, into out (3,)."""
-    a = np.empty((3, 3), np.float32)
-    best_a = np.zeros(3, np.float32)
-    best_b = np.zeros(3, np.float32)
-    dmin = FLT_MAX
-    tmin = ZERO
-    tb = nav.dm_tbase[p]
-    for k in range(nav.dm_ntris[p]):
-        tri = nav.dtris[tb + k]
-        fl = tri[3]
-        if only_boundary and (fl & 0x15) == 0:
-            continue
-        for c in range(3):
-            detail_vertex(nav, p, tri[c], a[c])
-        j = 2
-        for i in range(3):
-            eflag = (fl >> (j * 2)) & 3
-            if (eflag & _DETAIL_EDGE_BOUNDARY) == 0 and (only_boundary or tri[j] < tri[i]):
-                j = i
-                continue
-            d, t = dist_pt_seg_sqr_2d(pos[0], pos[2], a[j, 0], a[j, 2], a[i, 0], a[i, 2])
-            if d < dmin:
-                dmin = d
-                tmin = t
-                best_a[:] = a[j]
-                best_b[:] = a[i]
-            j = i
-    lerp3(out, best_a, best_b, tmin)
 
 
 @njit
@@ -67,42 +34,21 @@ def height_in_poly(nav, p, pos):
     """(ok, h): surface height under pos when its xz-projection lies in ground polygon p."""
     if nav.poly_type[p] == POLYTYPE_OFFMESH:
         return False, ZERO
-    pv = np.empty((6, 3), np.float32)
-    n = load_poly(nav, p, pv)
-    if not point_in_poly(pos[0], pos[2], pv, n):
-        return False, ZERO
-    a = np.empty((3, 3), np.float32)
-    tb = nav.dm_tbase[p]
-    for k in range(nav.dm_ntris[p]):
-        tri = nav.dtris[tb + k]
-        for c in range(3):
-            detail_vertex(nav, p, tri[c], a[c])
-        ok, h = height_on_triangle(pos[0], pos[2], a[0], a[1], a[2])
-        if ok:
-            return True, h
-    tmp = np.empty(3, np.float32)
-    closest_on_detail_edges(nav, p, pos, tmp, False)
-    return True, tmp[1]
+    out = np.empty(3, np.float32)
+    if closest_point_on_poly(nav, p, pos, out):
+        return True, out[1]
+    return False, ZERO
 
 
 @njit
 def closest_point_on_poly(nav, p, pos, out):
     """Closest point of polygon p to pos into out (3,); returns True when pos is over p."""
-    out[0] = pos[0]
-    out[1] = pos[1]
-    out[2] = pos[2]
-    ok, h = height_in_poly(nav, p, pos)
-    if ok:
-        out[1] = h
-        return True
-    if nav.poly_type[p] == POLYTYPE_OFFMESH:
-        v0 = nav.verts[nav.poly_verts[p, 0]]
-        v1 = nav.verts[nav.poly_verts[p, 1]]
-        d, t = dist_pt_seg_sqr_2d(pos[0], pos[2], v0[0], v0[2], v1[0], v1[2])
-        lerp3(out, v0, v1, t)
-        return False
-    closest_on_detail_edges(nav, p, pos, out, True)
-    return False
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    return closest_point_core(
+        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
+        nav.dm_ntris, nav.dverts, nav.dtris, p, pos, out, pv, tri,
+    )  # fmt: skip
 
 
 @njit

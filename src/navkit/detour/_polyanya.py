@@ -25,7 +25,7 @@ import numpy as np
 from navkit._jit import njit
 
 from ._poly import closest_point_on_poly
-from ._view import open_view
+from ._view import open_view, poly_index_unsafe
 
 GOAL = 4
 FOUND = 0
@@ -34,14 +34,6 @@ FULL = -2
 
 
 # -- preparation --------------------------------------------------------------------------
-@njit
-def _pidx(nav, ref):
-    pb = nav.bits[0]
-    tb = nav.bits[1]
-    slot = (ref >> pb) & ((np.int64(1) << tb) - 1)
-    return nav.tile_pbase[slot] + (ref & ((np.int64(1) << pb) - 1))
-
-
 @njit
 def _find(par, i):
     r = i
@@ -90,7 +82,7 @@ def prepare_kernel(nav, ok):
             ref = nav.link_ref[lk]
             lk_next = nav.link_next[lk]
             if e < n and ref != 0 and m < 256:
-                q = _pidx(nav, ref)
+                q = poly_index_unsafe(nav, ref)
                 if ok[q]:
                     a0 = nav.poly_verts[p, e]
                     a1 = nav.poly_verts[p, (e + 1) % n]

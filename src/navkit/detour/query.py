@@ -765,7 +765,7 @@ class NavMeshQuery:
             hs = [PoolHandle(self.max_nodes) for _ in range(n)]
             bp = self._bpools = np.stack([h.desc for h in hs]).view(Descriptor)
             bp.owner = hs
-        return bp[:n] if bp.shape[0] > n else bp
+        return bp[:n]
 
     # -- one-call conveniences -------------------------------------------------------------
     def path(
@@ -909,7 +909,7 @@ class NavMeshQuery:
                 numba.set_num_threads(prev)
         wp = max((b[2].shape[1] for b in blocks), default=0)
         wk = max((b[3].shape[1] for b in blocks), default=0)
-        if len(blocks) == 1 and blocks[0][2].shape[1] == wp:
+        if len(blocks) == 1:
             polys, pts, fl = blocks[0][2], blocks[0][3], blocks[0][4]
         else:
             polys = np.zeros((npairs, wp), np.int64)

@@ -377,6 +377,31 @@ def _add_aff(s, aff, naf, isaff, isnew):
 
 
 @njit
+def _solve_and_commit(
+    tri, corners, pairs, tol,
+    vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
+    shead, rv, rnext, rprev, rfree, cnt, tvmark, tvlog,
+    kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx,
+    cells, counts, gx0, gy0, h, nx, ny,
+):  # fmt: skip
+    """Solve the candidate circles of the site triples ``tri`` and, when the arrays
+    have room, add them and ``corners`` as vertices. Returns (added, pairs, xyr, ok,
+    ptr, ids) as :func:`insert_prepare` does."""
+    xyr, ok, ptr, ids = U.candidate_vertices(
+        tri, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
+        cells, counts, gx0, gy0, h, nx, ny,
+    )  # fmt: skip
+    if not _fits(xyr, ok, ptr, ids, corners, tol, vx, vy, valive, vdeg, vsite, shead, rv, rnext, ax, ay, cnt):  # fmt: skip
+        return False, pairs, xyr, ok, ptr, ids
+    _, pairs = commit_vertices(
+        xyr, ok, ptr, ids, corners, pairs, True, tol,
+        vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
+        shead, rv, rnext, rprev, rfree, ax, ay, cnt, tvmark, tvlog,
+    )  # fmt: skip
+    return True, pairs, xyr, ok, ptr, ids
+
+
+@njit
 def insert_prepare(
     new, corners, tol,
     vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
@@ -580,18 +605,13 @@ def insert_prepare(
                     tri[k, 1] = new[j]
                     tri[k, 2] = new[m]
                     k += 1
-    xyr, ok, ptr, ids = U.candidate_vertices(
-        tri, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
+    return _solve_and_commit(
+        tri, corners, pairs, tol,
+        vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
+        shead, rv, rnext, rprev, rfree, cnt, tvmark, tvlog,
+        kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx,
         cells, counts, gx0, gy0, h, nx, ny,
     )  # fmt: skip
-    if not _fits(xyr, ok, ptr, ids, corners, tol, vx, vy, valive, vdeg, vsite, shead, rv, rnext, ax, ay, cnt):  # fmt: skip
-        return False, pairs, xyr, ok, ptr, ids
-    _, pairs = commit_vertices(
-        xyr, ok, ptr, ids, corners, pairs, True, tol,
-        vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
-        shead, rv, rnext, rprev, rfree, ax, ay, cnt, tvmark, tvlog,
-    )  # fmt: skip
-    return True, pairs, xyr, ok, ptr, ids
 
 
 @njit
@@ -668,20 +688,13 @@ def delete_prepare(
                 tri[k, 1] = nb[j]
                 tri[k, 2] = nb[l]
                 k += 1
-    xyr, ok, ptr, ids = U.candidate_vertices(
-        tri, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
+    return _solve_and_commit(
+        tri, np.empty((0, 3), np.int64), _pairs_of_keys(pkeys[:npk]), tol,
+        vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
+        shead, rv, rnext, rprev, rfree, cnt, tvmark, tvlog,
+        kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx,
         cells, counts, gx0, gy0, h, nx, ny,
     )  # fmt: skip
-    pairs = _pairs_of_keys(pkeys[:npk])
-    nocorner = np.empty((0, 3), np.int64)
-    if not _fits(xyr, ok, ptr, ids, nocorner, tol, vx, vy, valive, vdeg, vsite, shead, rv, rnext, ax, ay, cnt):  # fmt: skip
-        return False, pairs, xyr, ok, ptr, ids
-    _, pairs = commit_vertices(
-        xyr, ok, ptr, ids, nocorner, pairs, True, tol,
-        vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
-        shead, rv, rnext, rprev, rfree, ax, ay, cnt, tvmark, tvlog,
-    )  # fmt: skip
-    return True, pairs, xyr, ok, ptr, ids
 
 
 @njit
