@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numba
 
-__all__ = ["njit", "pnjit", "F32"]
+__all__ = ["njit", "pnjit", "borrow", "F32"]
 
 #: numpy float32 constructor, for literals inside kernels: ``x * F32(0.5)`` keeps
 #: float32 arithmetic where ``x * 0.5`` would widen to float64.
@@ -47,3 +47,55 @@ def is_cached(kernel) -> bool | None:
         return bool(os.path.exists(kernel._cache._cache_file._index_path))
     except Exception:  # noqa: BLE001 - private numba attributes; any failure means "unknown"
         return None
+
+
+def _borrow_intrinsic():
+    from numba.core import types
+    from numba.extending import intrinsic
+    from numba.np.arrayobj import populate_array
+
+    def _one(context, builder, ty, val):
+        src = context.make_array(ty)(context, builder, value=val)
+        out = context.make_array(ty)(context, builder)
+        populate_array(
+            out, data=src.data, shape=src.shape, strides=src.strides, itemsize=src.itemsize,
+            meminfo=None,
+        )  # fmt: skip
+        return out._getvalue()
+
+    @intrinsic
+    def borrow(typingctx, arr):
+        """The same array without its memory-manager handle (a borrowed view); given
+        a tuple of arrays, the tuple of their borrowed views.
+
+        Reference counting on a borrowed array is a no-op. numba increments and
+        decrements (atomically) the count of every array argument each time a
+        non-inlined helper is called, which can cost more than the helper's own
+        arithmetic; entry kernels borrow their arguments once, so their helpers
+        pass them around for free, and threads do not contend for one shared
+        counter. The caller must keep the originals alive while the borrowed
+        arrays are used (a kernel's arguments are), and a kernel must never
+        return a borrowed array.
+        """
+        if isinstance(arr, types.Array):
+
+            def codegen(context, builder, signature, args):
+                return _one(context, builder, arr, args[0])
+
+            return arr(arr), codegen
+        if isinstance(arr, types.BaseTuple) and all(isinstance(t, types.Array) for t in arr):
+
+            def codegen_t(context, builder, signature, args):
+                vals = [
+                    _one(context, builder, t, builder.extract_value(args[0], i))
+                    for i, t in enumerate(arr)
+                ]
+                return context.make_tuple(builder, arr, vals)
+
+            return arr(arr), codegen_t
+        return None
+
+    return borrow
+
+
+borrow = _borrow_intrinsic()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from navkit._jit import njit, pnjit
+from navkit._jit import borrow, njit, pnjit
 
 from ._funnel import straight_path_kernel
 from ._nearest import find_nearest_kernel
@@ -20,7 +20,7 @@ from ._nodes import open_pool
 from ._poly import closest_point_on_poly
 from ._portal import FAILURE
 from ._search import find_path_kernel
-from ._view import borrow, open_view, poly_index_unsafe
+from ._view import open_view, poly_index_unsafe
 
 NO_START = 1
 NO_END = 2

@@ -33,7 +33,6 @@ import numpy as np
 from numba import carray
 from numba.core import cgutils, types
 from numba.extending import intrinsic
-from numba.np.arrayobj import populate_array
 
 from navkit._jit import njit
 
@@ -324,29 +323,6 @@ def _ptr(typingctx, addr):
         return builder.inttoptr(args[0], cgutils.voidptr_t)
 
     return types.voidptr(addr), codegen
-
-
-@intrinsic
-def borrow(typingctx, arr):
-    """The same array without its memory-manager handle (a borrowed view).
-
-    Reference counting on a borrowed array is a no-op, so threads can pass it to
-    helpers without contending for one shared counter. The caller must keep the
-    original alive while the borrowed array is used (kernel arguments are).
-    """
-    if not isinstance(arr, types.Array):
-        return None
-
-    def codegen(context, builder, signature, args):
-        src = context.make_array(arr)(context, builder, value=args[0])
-        out = context.make_array(arr)(context, builder)
-        populate_array(
-            out, data=src.data, shape=src.shape, strides=src.strides, itemsize=src.itemsize,
-            meminfo=None,
-        )  # fmt: skip
-        return out._getvalue()
-
-    return arr(arr), codegen
 
 
 @njit

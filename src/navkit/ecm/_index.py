@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from navkit._jit import njit
+from navkit._jit import borrow, njit
 
 from . import _update_kernels as U
 
@@ -378,17 +378,18 @@ def _add_aff(s, aff, naf, isaff, isnew):
 
 @njit
 def _solve_and_commit(
-    tri, corners, pairs, tol,
+    tri, local, corners, pairs, tol,
     vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
     shead, rv, rnext, rprev, rfree, cnt, tvmark, tvlog,
     kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx,
     cells, counts, gx0, gy0, h, nx, ny,
 ):  # fmt: skip
-    """Solve the candidate circles of the site triples ``tri`` and, when the arrays
+    """Solve the candidate circles of the site triples ``tri`` (``local``: the
+    sites near the update, checked first) and, when the arrays
     have room, add them and ``corners`` as vertices. Returns (added, pairs, xyr, ok,
     ptr, ids) as :func:`insert_prepare` does."""
     xyr, ok, ptr, ids = U.candidate_vertices(
-        tri, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
+        tri, local, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
         cells, counts, gx0, gy0, h, nx, ny,
     )  # fmt: skip
     if not _fits(xyr, ok, ptr, ids, corners, tol, vx, vy, valive, vdeg, vsite, shead, rv, rnext, ax, ay, cnt):  # fmt: skip
@@ -426,6 +427,14 @@ def insert_prepare(
     :func:`navkit.ecm._update_kernels.candidate_vertices`' circles for the
     caller to add after growing the arrays.
     """
+    # borrowed views (no reference counting when helpers take them; see borrow)
+    vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree = borrow((vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree))  # fmt: skip
+    shead, rv, rnext, rprev, rfree = borrow((shead, rv, rnext, rprev, rfree))
+    ev, es, ealive, enx, epv, efree = borrow((ev, es, ealive, enx, epv, efree))
+    cnt, tvmark, tvlog, temark, telog = borrow((cnt, tvmark, tvlog, temark, telog))
+    kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx = borrow((kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx))  # fmt: skip
+    cells, counts = borrow((cells, counts))
+    new, corners, inc = borrow((new, corners, inc))
     nn = new.shape[0]
     nsite = kind.shape[0]
     x0 = np.inf
@@ -605,8 +614,9 @@ def insert_prepare(
                     tri[k, 1] = new[j]
                     tri[k, 2] = new[m]
                     k += 1
+    local = np.concatenate((new, aff[:naf]))
     return _solve_and_commit(
-        tri, corners, pairs, tol,
+        tri, local, corners, pairs, tol,
         vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
         shead, rv, rnext, rprev, rfree, cnt, tvmark, tvlog,
         kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx,
@@ -631,6 +641,14 @@ def delete_prepare(
     Returns (added, pairs, xyr, ok, ptr, ids) as :func:`insert_prepare` (the
     deleted edges' bisectors that survive, then those of the new vertices).
     """
+    # borrowed views (no reference counting when helpers take them; see borrow)
+    vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree = borrow((vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree))  # fmt: skip
+    shead, rv, rnext, rprev, rfree = borrow((shead, rv, rnext, rprev, rfree))
+    ev, es, ealive, enx, epv, efree = borrow((ev, es, ealive, enx, epv, efree))
+    cnt, tvmark, tvlog, temark, telog = borrow((cnt, tvmark, tvlog, temark, telog))
+    kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx = borrow((kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx))  # fmt: skip
+    cells, counts = borrow((cells, counts))
+    dead = borrow(dead)
     nsite = kind.shape[0]
     nv = cnt[NV]
     isdead = np.zeros(nsite, np.bool_)
@@ -689,7 +707,7 @@ def delete_prepare(
                 tri[k, 2] = nb[l]
                 k += 1
     return _solve_and_commit(
-        tri, np.empty((0, 3), np.int64), _pairs_of_keys(pkeys[:npk]), tol,
+        tri, nb[:m], np.empty((0, 3), np.int64), _pairs_of_keys(pkeys[:npk]), tol,
         vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
         shead, rv, rnext, rprev, rfree, cnt, tvmark, tvlog,
         kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx,
@@ -713,6 +731,12 @@ def rejoin_pairs(
     Returns the number of edges added, or minus the number of free edge slots
     needed (nothing changed) when the edge arrays are too small.
     """
+    # borrowed views (no reference counting when helpers take them; see borrow)
+    vx, vy, vr, vdeg, vsite, veh, shead, rv, rnext = borrow((vx, vy, vr, vdeg, vsite, veh, shead, rv, rnext))  # fmt: skip
+    ev, es, ealive, enx, epv, efree = borrow((ev, es, ealive, enx, epv, efree))
+    cnt, temark, telog = borrow((cnt, temark, telog))
+    kind, ax, ay, bx, by, e0, e1, side, alive = borrow((kind, ax, ay, bx, by, e0, e1, side, alive))  # fmt: skip
+    cells, counts, pairs = borrow((cells, counts, pairs))
     npair = pairs.shape[0]
     pa = np.empty(npair, np.int64)
     pb = np.empty(npair, np.int64)

@@ -12,11 +12,13 @@ import numpy as np
 
 from navkit._jit import njit
 
+from ._tangent import _len
+
 
 @njit
 def _site_dist(k, ax, ay, bx, by, x, y):
     if k == 0:
-        return np.hypot(x - ax, y - ay)
+        return _len(x - ax, y - ay)
     dx = bx - ax
     dy = by - ay
     t = ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy)
@@ -24,7 +26,7 @@ def _site_dist(k, ax, ay, bx, by, x, y):
         t = 0.0
     elif t > 1.0:
         t = 1.0
-    return np.hypot(x - (ax + t * dx), y - (ay + t * dy))
+    return _len(x - (ax + t * dx), y - (ay + t * dy))
 
 
 @njit
@@ -565,7 +567,7 @@ def _pt_seg_dist(px, py, x0, y0, x1, y1):
     t = 0.0
     if ll > 0.0:
         t = min(1.0, max(0.0, ((px - x0) * dx + (py - y0) * dy) / ll))
-    return math.hypot(px - (x0 + t * dx), py - (y0 + t * dy))
+    return _len(px - (x0 + t * dx), py - (y0 + t * dy))
 
 
 @njit
@@ -607,7 +609,7 @@ def edge_stats(eids, ev, es, vx, vy, kind, ax, ay, bx, by):
             pt = b if kind[a] == 1 else a
             dx = bx[sg] - ax[sg]
             dy = by[sg] - ay[sg]
-            ln = math.hypot(dx, dy)
+            ln = _len(dx, dy)
             ux = dx / ln
             uy = dy / ln
             nx = -uy
@@ -629,13 +631,11 @@ def edge_stats(eids, ev, es, vx, vy, kind, ax, ay, bx, by):
                 if min(t0, t1) < pu < max(t0, t1):
                     c = min(c, 0.5 * apv)
                 # never above the clearance the end vertices were found with
-                c = min(
-                    c, math.hypot(x0 - ax[pt], y0 - ay[pt]), math.hypot(x1 - ax[pt], y1 - ay[pt])
-                )
+                c = min(c, _len(x0 - ax[pt], y0 - ay[pt]), _len(x1 - ax[pt], y1 - ay[pt]))
                 minclr[q] = c
                 done = True
         if not done:
-            length[q] = math.hypot(x1 - x0, y1 - y0)
+            length[q] = _len(x1 - x0, y1 - y0)
             if kind[a] == 0:
                 minclr[q] = _pt_seg_dist(ax[a], ay[a], x0, y0, x1, y1)
             elif kind[b] == 0:
@@ -676,7 +676,7 @@ def sample_edge(e, ev, es, vx, vy, kind, ax, ay, bx, by, max_step):
         pt = b if kind[a] == 1 else a
         dx = bx[sg] - ax[sg]
         dy = by[sg] - ay[sg]
-        ln = math.hypot(dx, dy)
+        ln = _len(dx, dy)
         ux = dx / ln
         uy = dy / ln
         nx = -uy
@@ -715,5 +715,5 @@ def sample_edge(e, ev, es, vx, vy, kind, ax, ay, bx, by, max_step):
     f = feet(pts[:, 0].copy(), pts[:, 1].copy(), sid, kind, ax, ay, bx, by)
     clr = np.empty(k)
     for i in range(k):
-        clr[i] = math.hypot(pts[i, 0] - f[i, 0], pts[i, 1] - f[i, 1])
+        clr[i] = _len(pts[i, 0] - f[i, 0], pts[i, 1] - f[i, 1])
     return pts, clr

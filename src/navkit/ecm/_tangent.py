@@ -14,11 +14,19 @@ import numpy as np
 from navkit._jit import njit
 
 
+@njit(inline="always")
+def _len(dx, dy):
+    """Length of (dx, dy): a square root of the sum of squares, about six times
+    cheaper than ``math.hypot`` (whose overflow guard these snapped, bounded
+    coordinates never need)."""
+    return math.sqrt(dx * dx + dy * dy)
+
+
 @njit
 def _frame(ax, ay, bx, by):
     dx = bx - ax
     dy = by - ay
-    ln = math.hypot(dx, dy)
+    ln = _len(dx, dy)
     ux = dx / ln
     uy = dy / ln
     return ux, uy, -uy, ux, -uy * ax + ux * ay
@@ -75,7 +83,7 @@ def _normal_hits(px, py, nx, ny, o, kind, ax, ay, bx, by, out, n):
     return n
 
 
-@njit
+@njit(inline="always")
 def _is_end(p, s, e0, e1):
     return p == e0[s] or p == e1[s]
 
@@ -125,7 +133,7 @@ def _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, side, out):
         px, py, qx, qy = ax[p], ay[p], ax[q], ay[q]
         mx, my = 0.5 * (px + qx), 0.5 * (py + qy)
         wx, wy = -(qy - py), qx - px
-        wl = math.hypot(wx, wy)
+        wl = _len(wx, wy)
         if wl == 0.0:
             return 0
         wx /= wl
@@ -226,19 +234,19 @@ def _det3(a, b, c, d, e, f, g, h, i):
     return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
 
 
-@njit
+@njit(inline="always")
 def _dist_ok(s, x, y, kind, ax, ay, bx, by, ptol):
     if kind[s] == 0:
-        return math.hypot(x - ax[s], y - ay[s]), True
+        return _len(x - ax[s], y - ay[s]), True
     dx = bx[s] - ax[s]
     dy = by[s] - ay[s]
     t = ((x - ax[s]) * dx + (y - ay[s]) * dy) / (dx * dx + dy * dy)
     ok = t >= -ptol and t <= 1.0 + ptol
     tc = min(1.0, max(0.0, t))
-    return math.hypot(x - (ax[s] + tc * dx), y - (ay[s] + tc * dy)), ok
+    return _len(x - (ax[s] + tc * dx), y - (ay[s] + tc * dy)), ok
 
 
-@njit
+@njit(inline="always")
 def _side_ok(s, x, y, rho, kind, ax, ay, bx, by, side, tol):
     if kind[s] == 0:
         return side[s] == 1 or rho <= tol
@@ -246,7 +254,7 @@ def _side_ok(s, x, y, rho, kind, ax, ay, bx, by, side, tol):
         return True
     dx = bx[s] - ax[s]
     dy = by[s] - ay[s]
-    cr = (dx * (y - ay[s]) - dy * (x - ax[s])) / math.hypot(dx, dy)
+    cr = (dx * (y - ay[s]) - dy * (x - ax[s])) / _len(dx, dy)
     return cr >= -tol
 
 

@@ -31,14 +31,14 @@ import numpy as np
 from navkit._jit import njit
 
 from ._kernels import point_in_ring
-from ._tangent import _dist_ok, _side_ok, solve_triples
+from ._tangent import _dist_ok, _len, _side_ok, solve_triples
 
 
 @njit
 def _frame(ax, ay, bx, by):
     dx = bx - ax
     dy = by - ay
-    ln = math.hypot(dx, dy)
+    ln = _len(dx, dy)
     ux = dx / ln
     uy = dy / ln
     nx = -uy
@@ -387,7 +387,7 @@ def _circle_sites(
     return (1 if good else 0), ids, k
 
 
-@njit
+@njit(inline="always")
 def _dist2(s, x, y, kind, ax, ay, bx, by):
     """Squared distance from (x, y) to site ``s`` (a point or a closed segment)."""
     px = x - ax[s]
@@ -401,7 +401,7 @@ def _dist2(s, x, y, kind, ax, ay, bx, by):
     return px * px + py * py
 
 
-@njit
+@njit(inline="always")
 def _apart(i, j, kind, e0, e1, owner, cvx):
     """Sites i, j of one convex obstacle that share no point."""
     if i == j or owner[i] != owner[j] or not (cvx[i] and cvx[j]):
@@ -418,12 +418,17 @@ def _apart(i, j, kind, e0, e1, owner, cvx):
 
 @njit
 def candidate_vertices(
-    tri, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
+    tri, local, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
     cells, counts, gx0, gy0, h, nx, ny,
 ):  # fmt: skip
     """New Voronoi vertices from candidate triples ((m, 3) int64 site ids): the
     tangent circles (:func:`navkit.ecm._tangent.solve_triples`) that no other
     site enters (by more than tol), with their site sets.
+
+    ``local`` ((k,) int64) are the sites near the update (the triples' sites,
+    typically): a circle that one of them enters is rejected before the grid
+    scan, which most candidate circles are (same outcome, the scan would find
+    the same or another blocking site).
 
     Returns (xyr (k, 3) float64 [x, y, rho], ok (k,) bool: every site of the set
     sees the circle on its free side, ptr (k+1,), ids (ptr[k],) sorted per circle).
@@ -454,6 +459,19 @@ def candidate_vertices(
     n = 0
     for q in range(res.shape[0]):
         t = int(res[q, 3])
+        lim = res[q, 2] - tol
+        if lim > 0.0:
+            lim2 = lim * lim
+            blocked = False
+            for u in range(local.shape[0]):
+                s = local[u]
+                if s == tri[t, 0] or s == tri[t, 1] or s == tri[t, 2] or not alive[s]:
+                    continue
+                if _dist2(s, res[q, 0], res[q, 1], kind, ax, ay, bx, by) < lim2:
+                    blocked = True
+                    break
+            if blocked:
+                continue
         st, ids, k = _circle_sites(
             res[q, 0], res[q, 1], res[q, 2], tol, tri[t, 0], tri[t, 1], tri[t, 2],
             cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, alive, ids, k,
@@ -523,7 +541,7 @@ def grid_insert(i, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
                     cx = gx0 + (gi + 0.5) * h
                     cy = gy0 + (gj + 0.5) * h
                     t = min(1.0, max(0.0, ((cx - x0) * dx + (cy - y0) * dy) / ln2))
-                    if math.hypot(cx - x0 - t * dx, cy - y0 - t * dy) > 0.7072 * h:
+                    if _len(cx - x0 - t * dx, cy - y0 - t * dy) > 0.7072 * h:
                         continue
                 c = gi * ny + gj
                 if rep == 0:
