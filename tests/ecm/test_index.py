@@ -81,3 +81,35 @@ def test_read_views_match_arrays():
     rep = m.insert_point([1.0, 1.0])
     assert rep.touched_vertices and rep.touched_edges
     assert rep.touched_vertices == d.touched_v
+
+
+def test_site_ids_are_reused():
+    """A moved obstacle keeps its site ids, and a removed one's ids go to the next
+    insertion of the same size: a map whose obstacles keep moving, or coming and
+    going, does not grow, and still equals the rebuild."""
+    b, obs, _ = random_scene(4, 15, 40, 30)
+    m = CorridorMap.from_polygons(b, obs)
+    n0 = m.sites.n
+    rng = np.random.default_rng(9)
+    square = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]])
+    moved = 0
+    for _ in range(40):
+        hs = [h for h in m.obstacles if h]
+        h = int(rng.choice(hs))
+        sites = list(m.obstacles[h]["sites"])
+        try:
+            m.move(h, offset=rng.uniform(-0.3, 0.3, 2))
+            moved += 1
+        except InputError:
+            pass
+        if len(m.obstacles[h]["ring"]) * 2 == len(sites):
+            assert m.obstacles[h]["sites"] == sites
+        try:
+            rep = m.insert_polygon(square + rng.uniform([3, 3], [37, 27]))
+        except InputError:
+            continue
+        m.remove(rep.handle)
+        assert m.diagram.check_index() == []
+    assert moved > 20
+    assert m.sites.n <= n0 + 8  # one square's block, reused every time
+    assert map_difference(m, m.rebuilt()) == []

@@ -125,7 +125,7 @@ def test_failed_update_rolls_back(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(m.diagram, "rejoin", boom)
+    monkeypatch.setattr(m.diagram, "_rejoin", boom)  # fails mid-update
     with pytest.raises(BuildError):
         m.insert_point([1.0, 1.0])
     m.check()

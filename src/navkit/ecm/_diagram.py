@@ -266,6 +266,10 @@ class Diagram:
         kernel call: :func:`navkit.ecm._index.rejoin_pairs`)."""
         pr = np.asarray(pairs, np.int64).reshape(-1, 2)
         pr = np.ascontiguousarray(np.sort(pr, axis=1))
+        self._rejoin(pr)
+
+    def _rejoin(self, pr) -> None:
+        """:meth:`rejoin` of kernel output: C-contiguous (k, 2) int64, a < b."""
         S = self.S
         while True:
             k = X.rejoin_pairs(
@@ -307,14 +311,14 @@ class Diagram:
         )  # fmt: skip
         if not done:  # the arrays had no room: grow them, then add
             _, pairs = self._commit(xyr, ok, ptr, ids, cn, True, pairs)
-        self.rejoin(pairs)
+        self._rejoin(pairs)
         self.version += 1
 
     def delete_sites(self, dead) -> None:
         """Delete the sites ``dead`` (marks them dead and drops them from the grid)."""
         grid = self._grid()
         self._reserve(64, 512, int(self.cnt[X.MAXDEG]) + 4)
-        dd = np.unique(np.asarray(list(dead), np.int64))
+        dd = np.asarray(dead, np.int64)  # distinct ids (any order)
         done, pairs, xyr, ok, ptr, ids = X.delete_prepare(
             dd, self.tol, *self._vstate(), self.shead, self.rv, self.rnext, self.rprev,
             self.rfree, *self._estate(), self.cnt, self.tvmark, self.tvlog, self.temark,
@@ -322,7 +326,7 @@ class Diagram:
         )  # fmt: skip
         if not done:
             _, pairs = self._commit(xyr, ok, ptr, ids, (), True, pairs)
-        self.rejoin(pairs)
+        self._rejoin(pairs)
         self.version += 1
 
     # ----------------------------------------------------------------- exports

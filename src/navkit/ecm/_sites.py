@@ -25,7 +25,8 @@ from ._update_kernels import grid_insert, grid_insert_range, grid_remove
 def _fill_polygon(
     p0, x, y, owner, kind, ax, ay, bx, by, e0, e1, side, alive, own, cvx, inc
 ):  # fmt: skip
-    """Write the k corners (ids p0 ..) and k edges (ids p0 + k ..) of ring (x, y)."""
+    """Write the k corners (ids p0 ..) and k edges (ids p0 + k ..) of ring (x, y),
+    with ``cvx`` set when the polygon is convex."""
     k = x.shape[0]
     for i in range(k):
         a = i - 1 if i > 0 else k - 1
@@ -42,10 +43,18 @@ def _fill_polygon(
             side[q] = 1 if (kd == 1 or turn <= 0) else 0
             alive[q] = True
             own[q] = owner
-            cvx[q] = False
         # segments ending at the corner, in the order one-by-one adding gives
         inc[p0 + i, 0] = p0 + k + (a if i > 0 else 0)
         inc[p0 + i, 1] = p0 + k + (i if i > 0 else k - 1)
+        inc[p0 + k + i, 0] = -1
+        inc[p0 + k + i, 1] = -1
+    # a convex polygon (no corner whose cell lies inside it): see ``Sites.cvx``
+    convex = True
+    for i in range(k):
+        if side[p0 + i] == 0:
+            convex = False
+    for q in range(p0, p0 + 2 * k):
+        cvx[q] = convex
 
 
 class Sites:
@@ -74,6 +83,30 @@ class Sites:
         self.incident: dict[int, list] = {}  # point site -> segment sites ending there
         # the same as rows (at most two segments end at a point; -1 = none)
         self.inc = np.full((cap, 2), -1, np.int64)
+        # blocks of ids of deleted obstacles, by length, for reuse: a map whose
+        # obstacles keep moving or coming and going stays the same size
+        self.free: dict[int, list[int]] = {}
+
+    def alloc(self, count: int) -> int:
+        """First id of ``count`` consecutive unused ids: a released block of that
+        length if there is one, otherwise new ids at the end (growing the arrays)."""
+        blocks = self.free.get(count)
+        if blocks:
+            return blocks.pop()
+        while self.n + count > self.kind.shape[0]:
+            self._grow()
+        p0 = self.n
+        self.n += count
+        return p0
+
+    def release(self, ids) -> None:
+        """Give back the ids of a deleted obstacle (one block from :meth:`alloc`,
+        dead, out of the grid and of every diagram vertex) for reuse."""
+        if len(ids):
+            p0 = int(min(ids))
+            self.free.setdefault(len(ids), []).append(p0)
+            for i in range(p0, p0 + len(ids)):
+                self.incident.pop(i, None)
 
     def _grow(self) -> None:
         for name in ("kind", "ax", "ay", "bx", "by", "e0", "e1", "side", "alive", "owner", "cvx"):
@@ -86,10 +119,12 @@ class Sites:
         inc[: self.inc.shape[0]] = self.inc
         self.inc = inc
 
-    def add(self, kind, ax, ay, bx=0.0, by=0.0, e0=-1, e1=-1, side=1, owner=-1) -> int:
-        if self.n == self.kind.shape[0]:
-            self._grow()
-        i = self.n
+    def add(self, kind, ax, ay, bx=0.0, by=0.0, e0=-1, e1=-1, side=1, owner=-1, at=None) -> int:
+        """Write one site at id ``at`` (from :meth:`alloc`), or at a new id."""
+        if at is None:
+            i = self.alloc(1)
+        else:
+            i = int(at)
         self.kind[i] = kind
         self.ax[i], self.ay[i], self.bx[i], self.by[i] = ax, ay, bx, by
         self.e0[i], self.e1[i] = e0, e1
@@ -97,7 +132,8 @@ class Sites:
         self.alive[i] = True
         self.owner[i] = owner
         self.cvx[i] = False
-        self.n += 1
+        self.inc[i] = -1  # (re)written: no segment ends here yet
+        self.incident.pop(i, None)
         self.grid_add(i)
         if kind == 1:
             for p in (int(e0), int(e1)):
@@ -108,31 +144,28 @@ class Sites:
                 lst.append(i)
         return i
 
-    def add_polygon(self, x, y, owner) -> tuple:
+    def add_polygon(self, x, y, owner, at=None) -> tuple:
         """Add the corners (point sites) and edges (segment sites, corner i to
         i + 1) of the closed ring (x, y) ((k,) float64, clockwise: free space on
-        the left of each edge).  A corner is ``side`` 0 where the ring turns left
-        (its cell lies inside the obstacle).  Returns (corner ids, edge ids)."""
+        the left of each edge), at ids ``at`` .. ``at + 2k`` (from :meth:`alloc`)
+        or at new ids.  A corner is ``side`` 0 where the ring turns left (its cell
+        lies inside the obstacle).  Returns (corner ids, edge ids)."""
         k = x.shape[0]
-        while self.n + 2 * k > self.kind.shape[0]:
-            self._grow()
-        p0 = self.n
+        p0 = self.alloc(2 * k) if at is None else int(at)
         _fill_polygon(
             p0, x, y, owner, self.kind, self.ax, self.ay, self.bx, self.by, self.e0, self.e1,
             self.side, self.alive, self.owner, self.cvx, self.inc,
         )  # fmt: skip
-        self.n += 2 * k
         pid = list(range(p0, p0 + k))
         sid = list(range(p0 + k, p0 + 2 * k))
-        first = self.inc[p0 : p0 + k, 0].tolist()
-        second = self.inc[p0 : p0 + k, 1].tolist()
-        for i, (a, b) in enumerate(zip(first, second)):
-            self.incident[p0 + i] = [a, b]
+        for i, ab in enumerate(self.inc[p0 : p0 + k].tolist()):
+            self.incident[p0 + i] = ab
         if hasattr(self, "cells"):
             i = p0
-            while i < self.n:
-                i = grid_insert_range(i, self.n, self.kind, self.ax, self.ay, self.bx, self.by, *self.grid_args())  # fmt: skip
-                if i < self.n:
+            end = p0 + 2 * k
+            while i < end:
+                i = grid_insert_range(i, end, self.kind, self.ax, self.ay, self.bx, self.by, *self.grid_args())  # fmt: skip
+                if i < end:
                     self._grow_cells()
         return pid, sid
 

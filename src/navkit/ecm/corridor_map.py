@@ -27,12 +27,14 @@ polygons and non-finite coordinates raise :class:`navkit.errors.InputError`.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from navkit.errors import BuildError, InputError, StaleHandleError
 
+from . import _index as X
 from . import _kernels as K
 from . import _validate as V
 from ._diagram import Diagram
@@ -107,7 +109,10 @@ class CorridorMap:
         self._next_handle = 1
         self._cache: dict = {}
         self._polycache: dict = {}
-        self._edgestats: dict = {}  # edge id -> (length, min clearance)
+        # per edge id: (length, least clearance) and whether it is current
+        self._estat = np.zeros((0, 2))
+        self._estat_ok = np.zeros(0, np.bool_)
+        self._bx = self._by = np.zeros(0)  # the boundary ring's coordinates
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -155,6 +160,7 @@ class CorridorMap:
         if _ring_area2(b) < 0:
             b = b[::-1].copy()
         m.boundary = b
+        m._bx, m._by = np.ascontiguousarray(b[:, 0]), np.ascontiguousarray(b[:, 1])
         corners: list = []
         m._add_polygon_sites(b, owner=0, corners=corners)
         m.obstacles[0] = {"kind": "boundary", "sites": list(range(m.sites.n)), "ring": b}
@@ -229,13 +235,13 @@ class CorridorMap:
             raise InputError("coordinates too far outside the boundary")
         return out
 
-    def _add_polygon_sites(self, ring, owner, corners) -> list:
+    def _add_polygon_sites(self, ring, owner, corners, at=None) -> list:
         S = self.sites
         pids, sids = S.add_polygon(
-            np.ascontiguousarray(ring[:, 0]), np.ascontiguousarray(ring[:, 1]), owner
+            np.ascontiguousarray(ring[:, 0]), np.ascontiguousarray(ring[:, 1]), owner, at
         )
         k = len(pids)
-        for i in np.nonzero(S.side[pids[0] : pids[0] + k] == 0)[0].tolist():
+        for i in np.flatnonzero(S.side[pids[0] : pids[0] + k] == 0).tolist():
             corners.append((sids[i - 1], pids[i], sids[i]))
         return pids + sids
 
@@ -267,68 +273,86 @@ class CorridorMap:
                 if c != k and _point_in_ring(p[0], p[1], self.obstacles[hs[c]]["ring"]):
                     raise InputError(f"obstacle {h} lies inside obstacle {hs[c]}")
 
-    def _add_obstacle_sites(self, pts, check: bool = True):
-        """Validate and add one obstacle's sites (alive); returns (handle, sites, corners)."""
+    def _add_obstacle_sites(self, pts, check: bool = True, reuse=None, handle=None):
+        """Validate and add one obstacle's sites (alive); returns (handle, sites,
+        corners).  ``reuse``: the ids of a just-deleted obstacle, written over
+        when the new one needs as many (a move), otherwise released; ``handle``:
+        the handle to give it (a move keeps its own), else a new one."""
         ring = self._clean_ring(pts, closed=True)
         S = self.sites
         if check:
             grid = self.diagram._grid()
         else:
             grid = (np.zeros((1, 1), np.int64), np.zeros(1, np.int64), 0.0, 0.0, 1.0, 1, 1)
-        b = self.boundary
         code, x, y = V.check_obstacle(
             np.ascontiguousarray(ring[:, 0]), np.ascontiguousarray(ring[:, 1]),
-            np.ascontiguousarray(b[:, 0]), np.ascontiguousarray(b[:, 1]),
-            self.diagram.tol, check, *grid,
+            self._bx, self._by, self.diagram.tol, check, *grid,
             S.kind, S.ax, S.ay, S.bx, S.by, S.side, S.owner, S.alive,
         )  # fmt: skip
         if code == V.OUTSIDE:
             raise _Outside()
         if code != V.OK:
             raise InputError(_CHECK_MESSAGES[code])
+        k = x.shape[0]
+        kind = "point" if k == 1 else "segment" if k == 2 else "polygon"
+        need = 1 if k == 1 else 3 if k == 2 else 2 * k
+        at = None
+        if reuse is not None:
+            if len(reuse) == need:
+                at = reuse[0]
+            else:
+                S.release(reuse)
         ring = np.column_stack([x, y])
-        kind = {1: "point", 2: "segment"}.get(ring.shape[0], "polygon")
-        lo, hi = ring.min(axis=0), ring.max(axis=0)
-        h = self._next_handle
-        self._next_handle += 1
+        if handle is None:
+            h = self._next_handle
+            self._next_handle += 1
+        else:
+            h = handle
         corners: list = []
         if kind == "polygon":
-            new = self._add_polygon_sites(ring, h, corners)
-        elif kind == "segment":
-            p0 = S.add(0, ring[0, 0], ring[0, 1], side=1, owner=h)
-            p1 = S.add(0, ring[1, 0], ring[1, 1], side=1, owner=h)
-            s = S.add(
-                1, ring[0, 0], ring[0, 1], ring[1, 0], ring[1, 1], e0=p0, e1=p1, side=0, owner=h
-            )
-            new = [p0, p1, s]
+            new = self._add_polygon_sites(ring, h, corners, at)
         else:
-            new = [S.add(0, ring[0, 0], ring[0, 1], side=1, owner=h)]
-        pts = [s for s in new if S.kind[s] == 0]
-        S.cvx[new] = bool(np.all(S.side[pts] == 1))
-        self.obstacles[h] = {"kind": kind, "sites": new, "ring": ring, "lo": lo, "hi": hi}
+            p0 = S.alloc(need) if at is None else at
+            xa, ya = float(x[0]), float(y[0])
+            if kind == "segment":
+                xb, yb = float(x[1]), float(y[1])
+                S.add(0, xa, ya, side=1, owner=h, at=p0)
+                S.add(0, xb, yb, side=1, owner=h, at=p0 + 1)
+                S.add(1, xa, ya, xb, yb, e0=p0, e1=p0 + 1, side=0, owner=h, at=p0 + 2)
+                new = [p0, p0 + 1, p0 + 2]
+            else:
+                new = [S.add(0, xa, ya, side=1, owner=h, at=p0)]
+            S.cvx[new[0] : new[-1] + 1] = True  # a point or a segment is convex
+        self.obstacles[h] = {
+            "kind": kind, "sites": new, "ring": ring,
+            "lo": np.array([x.min(), y.min()]), "hi": np.array([x.max(), y.max()]),
+        }  # fmt: skip
         return h, new, corners
 
     # ---------------------------------------------------------------- updates
     def _update(self, fn) -> UpdateReport:
-        import time
-
         d = self.diagram
         d.clear_touched()
         t0 = time.perf_counter()
-        snapshot = (dict(self.obstacles), self.sites.n)
+        snapshot = dict(self.obstacles)
         try:
             h = fn()
         except (InputError, StaleHandleError):
             raise
         except Exception as exc:  # roll back by rebuilding the previous state
-            obs, n = snapshot
-            self._restore(obs)
+            self._restore(snapshot)
             raise BuildError(f"local update failed and was rolled back: {exc}") from exc
-        rep = UpdateReport(h, set(d.touched_v), set(d.touched_e), time.perf_counter() - t0)
+        te = d.telog[: d.cnt[X.NTE]]
+        te_list = te.tolist()
+        rep = UpdateReport(
+            h, set(d.tvlog[: d.cnt[X.NTV]].tolist()), set(te_list), time.perf_counter() - t0
+        )
         self._cache.clear()
-        for e in d.touched_e:
-            self._polycache.pop(e, None)
-            self._edgestats.pop(e, None)
+        ok = self._estat_ok
+        ok[te[te < ok.shape[0]]] = False
+        if self._polycache:
+            for e in te_list:
+                self._polycache.pop(e, None)
         return rep
 
     def _restore(self, obs) -> None:
@@ -344,19 +368,17 @@ class CorridorMap:
             hmap[h_new] = h_old
         self.sites, self.diagram = fresh.sites, fresh.diagram
         self._polycache = {}
-        self._edgestats = {}
+        self._estat = np.zeros((0, 2))
+        self._estat_ok = np.zeros(0, np.bool_)
         self.obstacles = {0: fresh.obstacles[0]}
         for h_new, h_old in hmap.items():
             self.obstacles[h_old] = fresh.obstacles[h_new]
             self.sites.owner[np.asarray(fresh.obstacles[h_new]["sites"])] = h_old
 
-    def _insert(self, pts) -> int:
-        S = self.sites
-        n0 = S.n
+    def _insert(self, pts, reuse=None, handle=None) -> int:
         try:
-            h, new, corners = self._add_obstacle_sites(pts)
+            h, new, corners = self._add_obstacle_sites(pts, reuse=reuse, handle=handle)
         except _Outside:
-            S.n = n0
             raise InputError("obstacle lies outside the boundary") from None
         self.diagram.insert_sites(new, corners)
         return h
@@ -383,7 +405,14 @@ class CorridorMap:
 
     def remove(self, handle: int) -> UpdateReport:
         """Delete an obstacle; its former cells are filled from its neighbours."""
-        return self._update(lambda: self._remove(handle))
+
+        def run():
+            o = self.obstacles.get(handle) if handle != 0 else None
+            self._remove(handle)
+            self.sites.release(o["sites"])  # its ids are free for the next insertion
+            return handle
+
+        return self._update(run)
 
     def move(self, handle: int, points=None, *, offset=None) -> UpdateReport:
         """Move an obstacle: delete, then insert at ``points`` or shifted by
@@ -399,16 +428,16 @@ class CorridorMap:
         def run():
             self._remove(handle)
             try:
-                h = self._insert(points)
-            except InputError:
+                # the moved obstacle's site ids are reused (written over) when
+                # its new ring has as many corners
+                self._insert(points, reuse=o["sites"], handle=handle)
+            except InputError:  # rejected before any site was written
                 self.obstacles[handle] = o
                 self.sites.alive[o["sites"]] = True
                 for s in o["sites"]:
                     self.sites.grid_add(s)
                 self.diagram.insert_sites(o["sites"], self._corners_of(o))
                 raise
-            self.obstacles[handle] = self.obstacles.pop(h)
-            self.sites.owner[self.obstacles[handle]["sites"]] = handle
             return handle
 
         return self._update(run)

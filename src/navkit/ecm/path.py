@@ -112,14 +112,21 @@ def _graph(cmap):
     nv = d.nv
     eids = np.nonzero(d.ealive[: d.next_e])[0].astype(np.int64)
     ev = d.ev[eids]
-    stats = cmap._edgestats
-    miss = np.asarray([e for e in eids.tolist() if e not in stats], np.int64)
+    ne = d.next_e
+    if cmap._estat_ok.shape[0] < ne:  # room for every edge id (new ones not current)
+        st = np.zeros((2 * ne, 2))
+        ok = np.zeros(2 * ne, np.bool_)
+        st[: cmap._estat.shape[0]] = cmap._estat
+        ok[: cmap._estat_ok.shape[0]] = cmap._estat_ok
+        cmap._estat, cmap._estat_ok = st, ok
+    miss = eids[~cmap._estat_ok[eids]]
     if miss.size:
         ln, mc = K.edge_stats(miss, d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by)
-        stats.update(zip(miss.tolist(), zip(ln.tolist(), mc.tolist())))
-    st = np.array([stats[e] for e in eids.tolist()], np.float64).reshape(-1, 2)
-    length = st[:, 0].copy()
-    minclr = st[:, 1].copy()
+        cmap._estat[miss, 0] = ln
+        cmap._estat[miss, 1] = mc
+        cmap._estat_ok[miss] = True
+    length = cmap._estat[eids, 0]
+    minclr = cmap._estat[eids, 1]
     src = np.concatenate([ev[:, 0], ev[:, 1]])
     dst = np.concatenate([ev[:, 1], ev[:, 0]])
     eof = np.concatenate([np.arange(eids.shape[0]), np.arange(eids.shape[0])])
