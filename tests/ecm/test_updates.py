@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from scenes import random_obstacle, random_scene
 
 from navkit.ecm import CorridorMap, map_difference
+from navkit.ecm import _index as X
 from navkit.errors import BuildError, InputError, StaleHandleError
 
 RECT = [[0, 0], [10, 0], [10, 6], [0, 6]]
@@ -122,10 +123,13 @@ def test_failed_update_rolls_back(monkeypatch):
     m = CorridorMap.from_polygons(b, obs)
     ref = m.rebuilt()
 
-    def boom(*a, **k):
-        raise RuntimeError("injected")
+    real = X.insert_prepare
 
-    monkeypatch.setattr(m.diagram, "_rejoin", boom)  # fails mid-update
+    def boom(*a, **k):
+        real(*a, **k)  # the index is half changed...
+        raise RuntimeError("injected")  # ...when the update fails
+
+    monkeypatch.setattr(X, "insert_prepare", boom)
     with pytest.raises(BuildError):
         m.insert_point([1.0, 1.0])
     m.check()

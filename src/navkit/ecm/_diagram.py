@@ -29,9 +29,10 @@ Everything touched is reported (``touched_vertices``, ``touched_edges``).
 Cost: the index is a set of flat arrays that the kernels of
 :mod:`navkit.ecm._index` change in place (vertex rows with their sites, per-site
 and per-vertex doubly linked lists of vertices and edge ends, free-slot stacks;
-grown by doubling between kernel calls), so an update is three kernel calls
-(find and delete the conflicting part and solve the candidate circles; add the
-vertices; re-join the bisectors) and O(1) Python.  Two sites of one convex
+grown by doubling between kernel calls), so an update is one kernel call
+(find and delete the conflicting part, solve the candidate circles, add the
+vertices, re-join the bisectors; more only when an array must grow first) and
+O(1) Python.  Two sites of one convex
 obstacle that share no point are never paired in a candidate triple (an empty
 circle outside a convex set touches it once).  The dict-like views ``edges``,
 ``vs``, ``site_verts``, ``vert_edges`` and ``pair_edges`` read the arrays for
@@ -304,14 +305,15 @@ class Diagram:
         self._reserve(64, 512, int(self.cnt[X.MAXDEG]) + 4)
         nw = np.asarray(new, np.int64)
         cn = np.asarray(corners, np.int64).reshape(-1, 3)
-        done, pairs, xyr, ok, ptr, ids = X.insert_prepare(
+        done, joined, pairs, xyr, ok, ptr, ids = X.insert_prepare(
             nw, cn, self.tol, *self._vstate(), self.shead, self.rv, self.rnext, self.rprev,
             self.rfree, *self._estate(), self.cnt, self.tvmark, self.tvlog, self.temark,
             self.telog, *self._sites_args(), S.inc, *grid,
         )  # fmt: skip
         if not done:  # the arrays had no room: grow them, then add
             _, pairs = self._commit(xyr, ok, ptr, ids, cn, True, pairs)
-        self._rejoin(pairs)
+        if not done or joined < 0:  # (the kernel re-joins when it has the room)
+            self._rejoin(pairs)
         self.version += 1
 
     def delete_sites(self, dead) -> None:
@@ -319,14 +321,15 @@ class Diagram:
         grid = self._grid()
         self._reserve(64, 512, int(self.cnt[X.MAXDEG]) + 4)
         dd = np.asarray(dead, np.int64)  # distinct ids (any order)
-        done, pairs, xyr, ok, ptr, ids = X.delete_prepare(
+        done, joined, pairs, xyr, ok, ptr, ids = X.delete_prepare(
             dd, self.tol, *self._vstate(), self.shead, self.rv, self.rnext, self.rprev,
             self.rfree, *self._estate(), self.cnt, self.tvmark, self.tvlog, self.temark,
             self.telog, *self._sites_args(), *grid,
         )  # fmt: skip
         if not done:
             _, pairs = self._commit(xyr, ok, ptr, ids, (), True, pairs)
-        self._rejoin(pairs)
+        if not done or joined < 0:
+            self._rejoin(pairs)
         self.version += 1
 
     # ----------------------------------------------------------------- exports

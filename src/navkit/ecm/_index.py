@@ -18,13 +18,13 @@ The index (:class:`navkit.ecm._diagram.Diagram`) is a set of flat arrays:
 
 All insertions and deletions are O(1) list operations, so a local update
 changes the index without touching anything but its neighbourhood.  The update
-steps are fused into two kernel calls: :func:`insert_prepare` /
+steps are fused into one kernel call: :func:`insert_prepare` /
 :func:`delete_prepare` find and delete the conflicting part, solve the
-candidate circles and add the new vertices (:func:`commit_vertices`, merging
-coincident ones) when the arrays have room -- otherwise the caller grows them
-and calls :func:`commit_vertices` itself -- and :func:`rejoin_pairs` re-joins
-the bisectors whose vertex sets changed (it reports the edge room it lacks
-before changing anything).  The geometry is that of
+candidate circles, add the new vertices (:func:`commit_vertices`, merging
+coincident ones) and re-join the bisectors whose vertex sets changed
+(:func:`rejoin_pairs`) when the arrays have room.  Otherwise the caller grows
+them and calls :func:`commit_vertices` / :func:`rejoin_pairs` itself
+(:func:`rejoin_pairs` reports the edge room it lacks before changing anything).  The geometry is that of
 :mod:`navkit.ecm._update_kernels`.  Kernels raise, never write out of bounds,
 if they were given too little room.
 """
@@ -381,25 +381,32 @@ def _solve_and_commit(
     tri, local, corners, pairs, tol,
     vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
     shead, rv, rnext, rprev, rfree, cnt, tvmark, tvlog,
+    ev, es, ealive, enx, epv, efree, temark, telog,
     kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx,
     cells, counts, gx0, gy0, h, nx, ny,
 ):  # fmt: skip
     """Solve the candidate circles of the site triples ``tri`` (``local``: the
-    sites near the update, checked first) and, when the arrays
-    have room, add them and ``corners`` as vertices. Returns (added, pairs, xyr, ok,
-    ptr, ids) as :func:`insert_prepare` does."""
+    sites near the update, checked first) and, when the arrays have room, add
+    them and ``corners`` as vertices and re-join the bisectors
+    (:func:`rejoin_pairs`).  Returns (added, joined, pairs, xyr, ok, ptr, ids) as
+    :func:`insert_prepare` does."""
     xyr, ok, ptr, ids = U.candidate_vertices(
         tri, local, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
         cells, counts, gx0, gy0, h, nx, ny,
     )  # fmt: skip
     if not _fits(xyr, ok, ptr, ids, corners, tol, vx, vy, valive, vdeg, vsite, shead, rv, rnext, ax, ay, cnt):  # fmt: skip
-        return False, pairs, xyr, ok, ptr, ids
+        return False, 0, pairs, xyr, ok, ptr, ids
     _, pairs = commit_vertices(
         xyr, ok, ptr, ids, corners, pairs, True, tol,
         vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
         shead, rv, rnext, rprev, rfree, ax, ay, cnt, tvmark, tvlog,
     )  # fmt: skip
-    return True, pairs, xyr, ok, ptr, ids
+    joined = rejoin_pairs(
+        pairs, tol, vx, vy, vr, vdeg, vsite, veh, shead, rv, rnext,
+        ev, es, ealive, enx, epv, efree, cnt, temark, telog,
+        kind, ax, ay, bx, by, e0, e1, side, alive, cells, counts, gx0, gy0, h, nx, ny,
+    )  # fmt: skip
+    return True, joined, pairs, xyr, ok, ptr, ids
 
 
 @njit
@@ -421,11 +428,13 @@ def insert_prepare(
     (s_in, p, s_out)) are added too (:func:`commit_vertices`) when the arrays
     have room for them.
 
-    Returns (added, pairs, xyr, ok, ptr, ids): ``added`` says whether the
-    vertices were added; ``pairs`` ((k, 2)) are then every bisector to re-join,
-    otherwise only those of the deleted edges, and (xyr, ok, ptr, ids) are
-    :func:`navkit.ecm._update_kernels.candidate_vertices`' circles for the
-    caller to add after growing the arrays.
+    Returns (added, joined, pairs, xyr, ok, ptr, ids): ``added`` says whether
+    the vertices were added; ``pairs`` ((k, 2)) are then every bisector to
+    re-join, otherwise only those of the deleted edges, and (xyr, ok, ptr, ids)
+    are :func:`navkit.ecm._update_kernels.candidate_vertices`' circles for the
+    caller to add after growing the arrays.  When they were added the bisectors
+    were re-joined too, and ``joined`` is :func:`rejoin_pairs`' result (< 0: the
+    edge arrays lacked room, nothing was joined); otherwise it is 0.
     """
     # borrowed views (no reference counting when helpers take them; see borrow)
     vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree = borrow((vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree))  # fmt: skip
@@ -619,6 +628,7 @@ def insert_prepare(
         tri, local, corners, pairs, tol,
         vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
         shead, rv, rnext, rprev, rfree, cnt, tvmark, tvlog,
+        ev, es, ealive, enx, epv, efree, temark, telog,
         kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx,
         cells, counts, gx0, gy0, h, nx, ny,
     )  # fmt: skip
@@ -638,7 +648,7 @@ def delete_prepare(
     mark them dead (and drop them from the site grid) and solve the candidate
     circles tangent to three of their former neighbours.
 
-    Returns (added, pairs, xyr, ok, ptr, ids) as :func:`insert_prepare` (the
+    Returns (added, joined, pairs, xyr, ok, ptr, ids) as :func:`insert_prepare` (the
     deleted edges' bisectors that survive, then those of the new vertices).
     """
     # borrowed views (no reference counting when helpers take them; see borrow)
@@ -710,6 +720,7 @@ def delete_prepare(
         tri, nb[:m], np.empty((0, 3), np.int64), _pairs_of_keys(pkeys[:npk]), tol,
         vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
         shead, rv, rnext, rprev, rfree, cnt, tvmark, tvlog,
+        ev, es, ealive, enx, epv, efree, temark, telog,
         kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx,
         cells, counts, gx0, gy0, h, nx, ny,
     )  # fmt: skip
