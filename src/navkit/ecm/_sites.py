@@ -80,7 +80,6 @@ class Sites:
         # a point): no empty circle outside it touches two of its sites that
         # share no point
         self.cvx = np.zeros(cap, np.bool_)
-        self.incident: dict[int, list] = {}  # point site -> segment sites ending there
         # the same as rows (at most two segments end at a point; -1 = none)
         self.inc = np.full((cap, 2), -1, np.int64)
         # blocks of ids of deleted obstacles, by length, for reuse: a map whose
@@ -105,8 +104,6 @@ class Sites:
         if len(ids):
             p0 = int(min(ids))
             self.free.setdefault(len(ids), []).append(p0)
-            for i in range(p0, p0 + len(ids)):
-                self.incident.pop(i, None)
 
     def _grow(self) -> None:
         for name in ("kind", "ax", "ay", "bx", "by", "e0", "e1", "side", "alive", "owner", "cvx"):
@@ -133,15 +130,13 @@ class Sites:
         self.owner[i] = owner
         self.cvx[i] = False
         self.inc[i] = -1  # (re)written: no segment ends here yet
-        self.incident.pop(i, None)
         self.grid_add(i)
         if kind == 1:
             for p in (int(e0), int(e1)):
-                lst = self.incident.setdefault(p, [])
-                if len(lst) == 2:
+                slot = 0 if self.inc[p, 0] < 0 else 1
+                if self.inc[p, slot] >= 0:
                     raise ValueError("a point site ends at most two segments")
-                self.inc[p, len(lst)] = i
-                lst.append(i)
+                self.inc[p, slot] = i
         return i
 
     def add_polygon(self, x, y, owner, at=None) -> tuple:
@@ -158,8 +153,6 @@ class Sites:
         )  # fmt: skip
         pid = list(range(p0, p0 + k))
         sid = list(range(p0 + k, p0 + 2 * k))
-        for i, ab in enumerate(self.inc[p0 : p0 + k].tolist()):
-            self.incident[p0 + i] = ab
         if hasattr(self, "cells"):
             i = p0
             end = p0 + 2 * k

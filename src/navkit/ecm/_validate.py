@@ -6,8 +6,9 @@ the ring goes straight on, until neither is left -- the input cleaning of
 an insertion needs in one call: the ring does not touch itself, lies inside the
 boundary (or entirely outside it), stays more than ``tol`` from every alive site
 (over the site grid), is not inside another obstacle (the nearest site sees it
-on its inner side) and contains no other obstacle.  The status codes are the
-``OK`` ... ``CONTAINS`` constants below.
+on its inner side) and contains no other obstacle; :func:`obstacle_ring` does
+the snapping, the cleaning and the checks in one call.  The status codes are
+the ``OK`` ... ``TOO_FAR`` constants below.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ CROSSES = 3
 TOUCHES = 4
 INSIDE = 5
 CONTAINS = 6
+NONFINITE = 7
+TOO_FAR = 8
 
 
 @njit
@@ -154,3 +157,33 @@ def check_obstacle(
         ):  # fmt: skip
             return CONTAINS, rx, ry
     return OK, rx, ry
+
+
+@njit
+def obstacle_ring(
+    p, ox, oy, scale, brx, bry, tol, check,
+    cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, owner, alive,
+):  # fmt: skip
+    """:func:`snap_ring` (closed) then :func:`check_obstacle` in one call: the
+    input corners p ((m, 2) float64 [wu], world) as a validated local ring.
+
+    Returns (status code, ring (k, 2) float64, local, clockwise for a polygon).
+    """
+    code, out = snap_ring(p, ox, oy, scale, True)
+    if code != 0:
+        return (NONFINITE if code == 1 else TOO_FAR), out
+    k = out.shape[0]
+    rx = np.empty(k)
+    ry = np.empty(k)
+    for i in range(k):
+        rx[i] = out[i, 0]
+        ry[i] = out[i, 1]
+    st, rx, ry = check_obstacle(
+        rx, ry, brx, bry, tol, check,
+        cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, owner, alive,
+    )  # fmt: skip
+    ring = np.empty((rx.shape[0], 2))
+    for i in range(rx.shape[0]):
+        ring[i, 0] = rx[i]
+        ring[i, 1] = ry[i]
+    return st, ring

@@ -250,7 +250,7 @@ class CorridorMap:
         S = self.sites
         n = S.n
         seg = S.kind[:n] == 1
-        lone = (S.kind[:n] == 0) & np.array([i not in S.incident for i in range(n)], bool)
+        lone = (S.kind[:n] == 0) & (S.inc[:n, 0] < 0)  # a point obstacle
         ids = np.nonzero(seg | lone)[0]
         x1 = np.where(seg[ids], S.bx[ids], S.ax[ids])
         y1 = np.where(seg[ids], S.by[ids], S.ay[ids])
@@ -263,8 +263,8 @@ class CorridorMap:
         hs = [h for h, o in self.obstacles.items() if h != 0]
         if not hs:
             return
-        lo = np.array([self.obstacles[h]["lo"] for h in hs])
-        hi = np.array([self.obstacles[h]["hi"] for h in hs])
+        lo = np.array([self.obstacles[h]["ring"].min(axis=0) for h in hs])
+        hi = np.array([self.obstacles[h]["ring"].max(axis=0) for h in hs])
         poly = np.array([self.obstacles[h]["kind"] == "polygon" for h in hs])
         for k, h in enumerate(hs):
             p = self.obstacles[h]["ring"][0]
@@ -278,14 +278,18 @@ class CorridorMap:
         corners).  ``reuse``: the ids of a just-deleted obstacle, written over
         when the new one needs as many (a move), otherwise released; ``handle``:
         the handle to give it (a move keeps its own), else a new one."""
-        ring = self._clean_ring(pts, closed=True)
+        p = np.asarray(pts, dtype=np.float64)
+        if p.ndim == 1 and p.shape[0] == 2:
+            p = p[None, :]
+        if p.ndim != 2 or p.shape[1] != 2 or p.shape[0] < 1:
+            raise InputError(f"expected an (m, 2) array of points, got shape {p.shape}")
         S = self.sites
         if check:
             grid = self.diagram._grid()
         else:
             grid = (np.zeros((1, 1), np.int64), np.zeros(1, np.int64), 0.0, 0.0, 1.0, 1, 1)
-        code, x, y = V.check_obstacle(
-            np.ascontiguousarray(ring[:, 0]), np.ascontiguousarray(ring[:, 1]),
+        code, ring = V.obstacle_ring(
+            np.ascontiguousarray(p), self.origin[0], self.origin[1], self.scale,
             self._bx, self._by, self.diagram.tol, check, *grid,
             S.kind, S.ax, S.ay, S.bx, S.by, S.side, S.owner, S.alive,
         )  # fmt: skip
@@ -293,6 +297,7 @@ class CorridorMap:
             raise _Outside()
         if code != V.OK:
             raise InputError(_CHECK_MESSAGES[code])
+        x, y = ring[:, 0], ring[:, 1]
         k = x.shape[0]
         kind = "point" if k == 1 else "segment" if k == 2 else "polygon"
         need = 1 if k == 1 else 3 if k == 2 else 2 * k
@@ -302,7 +307,6 @@ class CorridorMap:
                 at = reuse[0]
             else:
                 S.release(reuse)
-        ring = np.column_stack([x, y])
         if handle is None:
             h = self._next_handle
             self._next_handle += 1
@@ -323,10 +327,7 @@ class CorridorMap:
             else:
                 new = [S.add(0, xa, ya, side=1, owner=h, at=p0)]
             S.cvx[new[0] : new[-1] + 1] = True  # a point or a segment is convex
-        self.obstacles[h] = {
-            "kind": kind, "sites": new, "ring": ring,
-            "lo": np.array([x.min(), y.min()]), "hi": np.array([x.max(), y.max()]),
-        }  # fmt: skip
+        self.obstacles[h] = {"kind": kind, "sites": new, "ring": ring}
         return h, new, corners
 
     # ---------------------------------------------------------------- updates
@@ -423,7 +424,7 @@ class CorridorMap:
         if points is None:
             if offset is None:
                 raise InputError("move needs points or offset")
-            points = self._world(o["ring"]) + np.asarray(offset, np.float64)
+            points = o["ring"] + (self.origin + np.asarray(offset, np.float64))
 
         def run():
             self._remove(handle)
@@ -536,6 +537,8 @@ class _Outside(Exception):
 
 
 _CHECK_MESSAGES = {
+    V.NONFINITE: "non-finite coordinates",
+    V.TOO_FAR: "coordinates too far outside the boundary",
     V.SELF_TOUCH: "obstacle polygon intersects itself",
     V.CROSSES: "obstacle crosses the boundary",
     V.TOUCHES: "obstacle touches or overlaps another obstacle or the boundary",
