@@ -234,28 +234,44 @@ def _det3(a, b, c, d, e, f, g, h, i):
     return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
 
 
-@njit(inline="always")
-def _dist_ok(s, x, y, kind, ax, ay, bx, by, ptol):
-    if kind[s] == 0:
-        return _len(x - ax[s], y - ay[s]), True
-    dx = bx[s] - ax[s]
-    dy = by[s] - ay[s]
-    t = ((x - ax[s]) * dx + (y - ay[s]) * dy) / (dx * dx + dy * dy)
+@njit
+def _dok(k, ax, ay, bx, by, x, y, ptol):
+    """Distance from (x, y) to a site given by its values (kind k, ends (ax, ay),
+    (bx, by)) and whether the foot lies on it (segment parameter within
+    [-ptol, 1 + ptol]).  Scalars only: hot loops call it without any reference
+    counting."""
+    if k == 0:
+        return _len(x - ax, y - ay), True
+    dx = bx - ax
+    dy = by - ay
+    t = ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy)
     ok = t >= -ptol and t <= 1.0 + ptol
     tc = min(1.0, max(0.0, t))
-    return _len(x - (ax[s] + tc * dx), y - (ay[s] + tc * dy)), ok
+    return _len(x - (ax + tc * dx), y - (ay + tc * dy)), ok
+
+
+@njit
+def _sok(k, ax, ay, bx, by, sd, x, y, rho, tol):
+    """Whether a site (values as :func:`_dok`, ``sd`` its side) sees the circle
+    (x, y, rho) on its free side."""
+    if k == 0:
+        return sd == 1 or rho <= tol
+    if sd == 0:
+        return True
+    dx = bx - ax
+    dy = by - ay
+    cr = (dx * (y - ay) - dy * (x - ax)) / _len(dx, dy)
+    return cr >= -tol
+
+
+@njit(inline="always")
+def _dist_ok(s, x, y, kind, ax, ay, bx, by, ptol):
+    return _dok(kind[s], ax[s], ay[s], bx[s], by[s], x, y, ptol)
 
 
 @njit(inline="always")
 def _side_ok(s, x, y, rho, kind, ax, ay, bx, by, side, tol):
-    if kind[s] == 0:
-        return side[s] == 1 or rho <= tol
-    if side[s] == 0:
-        return True
-    dx = bx[s] - ax[s]
-    dy = by[s] - ay[s]
-    cr = (dx * (y - ay[s]) - dy * (x - ax[s])) / _len(dx, dy)
-    return cr >= -tol
+    return _sok(kind[s], ax[s], ay[s], bx[s], by[s], side[s], x, y, rho, tol)
 
 
 @njit
@@ -269,19 +285,20 @@ def solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol):
     for t in range(m):
         i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
         n = _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, side, buf)
+        ki, kj, kk = kind[i], kind[j], kind[k]
         for q in range(n):
             x = buf[q, 0]
             y = buf[q, 1]
             if not (math.isfinite(x) and math.isfinite(y)):
                 continue
             # cheapest rejections first (same outcome as testing all three at once)
-            d1, o1 = _dist_ok(i, x, y, kind, ax, ay, bx, by, 1e-9)
+            d1, o1 = _dok(ki, ax[i], ay[i], bx[i], by[i], x, y, 1e-9)
             if not o1:
                 continue
-            d2, o2 = _dist_ok(j, x, y, kind, ax, ay, bx, by, 1e-9)
+            d2, o2 = _dok(kj, ax[j], ay[j], bx[j], by[j], x, y, 1e-9)
             if not o2 or abs(d1 - d2) > tol:
                 continue
-            d3, o3 = _dist_ok(k, x, y, kind, ax, ay, bx, by, 1e-9)
+            d3, o3 = _dok(kk, ax[k], ay[k], bx[k], by[k], x, y, 1e-9)
             if not o3:
                 continue
             if max(d1, d2, d3) - min(d1, d2, d3) > tol:
@@ -290,9 +307,9 @@ def solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol):
             if rho <= tol:
                 continue
             if not (
-                _side_ok(i, x, y, rho, kind, ax, ay, bx, by, side, tol)
-                and _side_ok(j, x, y, rho, kind, ax, ay, bx, by, side, tol)
-                and _side_ok(k, x, y, rho, kind, ax, ay, bx, by, side, tol)
+                _sok(ki, ax[i], ay[i], bx[i], by[i], side[i], x, y, rho, tol)
+                and _sok(kj, ax[j], ay[j], bx[j], by[j], side[j], x, y, rho, tol)
+                and _sok(kk, ax[k], ay[k], bx[k], by[k], side[k], x, y, rho, tol)
             ):
                 continue
             # skip duplicates of the same triple

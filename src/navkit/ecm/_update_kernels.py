@@ -31,7 +31,7 @@ import numpy as np
 from navkit._jit import njit
 
 from ._kernels import point_in_ring
-from ._tangent import _dist_ok, _len, _side_ok, solve_triples
+from ._tangent import _dok, _len, _sok, solve_triples
 
 
 @njit
@@ -141,7 +141,7 @@ def _blocked(x, y, rho, tol, ex0, ex1, cells, counts, gx0, gy0, h, nx, ny, kind,
                 for t in range(counts[c]):
                     s = cells[c, t]
                     if alive[s] and s != ex0 and s != ex1:
-                        if _dist2(s, x, y, kind, ax, ay, bx, by) < lim2:
+                        if _d2(kind[s], ax[s], ay[s], bx[s], by[s], x, y) < lim2:
                             return True
     return False
 
@@ -224,18 +224,18 @@ def rejoin_candidates(
             if tkey[i + 1] - tkey[i] <= 0.0 and vr[v0] > tol and vr[v1] > tol:
                 continue
             mx, my = pair_point(a, b, vx[v0], vy[v0], vx[v1], vy[v1], kind, ax, ay, bx, by)
-            da, oka = _dist_ok(a, mx, my, kind, ax, ay, bx, by, 1e-9)
+            da, oka = _dok(kind[a], ax[a], ay[a], bx[a], by[a], mx, my, 1e-9)
             if not oka:
                 continue
-            db, okb = _dist_ok(b, mx, my, kind, ax, ay, bx, by, 1e-9)
+            db, okb = _dok(kind[b], ax[b], ay[b], bx[b], by[b], mx, my, 1e-9)
             if not okb:
                 continue
             rho = (da + db) / 2.0
             if max(da, db) - min(da, db) > tol:
                 continue
-            if not _side_ok(a, mx, my, rho, kind, ax, ay, bx, by, side, tol):
+            if not _sok(kind[a], ax[a], ay[a], bx[a], by[a], side[a], mx, my, rho, tol):
                 continue
-            if not _side_ok(b, mx, my, rho, kind, ax, ay, bx, by, side, tol):
+            if not _sok(kind[b], ax[b], ay[b], bx[b], by[b], side[b], mx, my, rho, tol):
                 continue
             if rho <= tol:
                 continue
@@ -270,7 +270,9 @@ def conflict_vertices(new, x0, x1, y0, y1, vx, vy, vr, valive, nv, tol, kind, ax
         if not (lim > 0.0 and dbx * dbx + dby * dby < lim * lim):
             continue
         for i in range(new.shape[0]):
-            d, _ = _dist_ok(new[i], vx[v], vy[v], kind, ax, ay, bx, by, 1e-9)
+            d, _ = _dok(
+                kind[new[i]], ax[new[i]], ay[new[i]], bx[new[i]], by[new[i]], vx[v], vy[v], 1e-9
+            )
             if d < rho - tol:
                 if k == out.shape[0]:
                     out = np.concatenate((out, np.empty(k, np.int64)))
@@ -307,10 +309,10 @@ def cut_edge_candidates(
         a = es[e, 0]
         b = es[e, 1]
         mx, my = pair_point(a, b, vx[a0], vy[a0], vx[a1], vy[a1], kind, ax, ay, bx, by)
-        rho_m, _ = _dist_ok(a, mx, my, kind, ax, ay, bx, by, 1e-9)
+        rho_m, _ = _dok(kind[a], ax[a], ay[a], bx[a], by[a], mx, my, 1e-9)
         hit = False
         for i in range(new.shape[0]):
-            d, _ = _dist_ok(new[i], mx, my, kind, ax, ay, bx, by, 1e-9)
+            d, _ = _dok(kind[new[i]], ax[new[i]], ay[new[i]], bx[new[i]], by[new[i]], mx, my, 1e-9)
             if d < rho_m - tol:
                 hit = True
                 break
@@ -362,12 +364,12 @@ def _circle_sites(
                     s = cells[c, t]
                     if not alive[s]:
                         continue
-                    d2 = _dist2(s, x, y, kind, ax, ay, bx, by)
+                    d2 = _d2(kind[s], ax[s], ay[s], bx[s], by[s], x, y)
                     if d2 < lim2 and s != ex0 and s != ex1 and s != ex2:
                         return -1, ids, start
                     if d2 > rad2:
                         continue
-                    d, on = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
+                    d, on = _dok(kind[s], ax[s], ay[s], bx[s], by[s], x, y, 1e-9)
                     if not on or d > rad:
                         continue
                     dup = False
@@ -377,7 +379,7 @@ def _circle_sites(
                             break
                     if dup:
                         continue
-                    if not _side_ok(s, x, y, rho, kind, ax, ay, bx, by, side, tol):
+                    if not _sok(kind[s], ax[s], ay[s], bx[s], by[s], side[s], x, y, rho, tol):
                         good = False
                     if k == ids.shape[0]:
                         ids = np.concatenate((ids, np.empty(k, np.int64)))
@@ -387,31 +389,33 @@ def _circle_sites(
     return (1 if good else 0), ids, k
 
 
-@njit(inline="always")
-def _dist2(s, x, y, kind, ax, ay, bx, by):
-    """Squared distance from (x, y) to site ``s`` (a point or a closed segment)."""
-    px = x - ax[s]
-    py = y - ay[s]
-    if kind[s] == 1:
-        dx = bx[s] - ax[s]
-        dy = by[s] - ay[s]
+@njit
+def _d2(k, ax, ay, bx, by, x, y):
+    """Squared distance from (x, y) to a site given by its values (kind k, ends
+    (ax, ay), (bx, by); a point or a closed segment).  Scalars only."""
+    px = x - ax
+    py = y - ay
+    if k == 1:
+        dx = bx - ax
+        dy = by - ay
         t = min(1.0, max(0.0, (px * dx + py * dy) / (dx * dx + dy * dy)))
         px -= t * dx
         py -= t * dy
     return px * px + py * py
 
 
-@njit(inline="always")
-def _apart(i, j, kind, e0, e1, owner, cvx):
-    """Sites i, j of one convex obstacle that share no point."""
-    if i == j or owner[i] != owner[j] or not (cvx[i] and cvx[j]):
+@njit
+def _apart_s(i, j, ki, kj, e0i, e1i, e0j, e1j, oi, oj, ci, cj):
+    """Sites i, j of one convex obstacle that share no point, from their values
+    (kinds, segment ends, owners, convexity)."""
+    if i == j or oi != oj or not (ci and cj):
         return False
-    if kind[i] == 1 and (j == e0[i] or j == e1[i]):
+    if ki == 1 and (j == e0i or j == e1i):
         return False
-    if kind[j] == 1 and (i == e0[j] or i == e1[j]):
+    if kj == 1 and (i == e0j or i == e1j):
         return False
-    if kind[i] == 1 and kind[j] == 1:
-        if e0[i] == e0[j] or e0[i] == e1[j] or e1[i] == e0[j] or e1[i] == e1[j]:
+    if ki == 1 and kj == 1:
+        if e0i == e0j or e0i == e1j or e1i == e0j or e1i == e1j:
             return False
     return True
 
@@ -440,10 +444,13 @@ def candidate_vertices(
     nuse = 0
     for t in range(m):
         i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
+        ki, kj, kk = kind[i], kind[j], kind[k]
+        oi, oj, ok_ = owner[i], owner[j], owner[k]
+        ci, cj, ck = cvx[i], cvx[j], cvx[k]
         if not (
-            _apart(i, j, kind, e0, e1, owner, cvx)
-            or _apart(i, k, kind, e0, e1, owner, cvx)
-            or _apart(j, k, kind, e0, e1, owner, cvx)
+            _apart_s(i, j, ki, kj, e0[i], e1[i], e0[j], e1[j], oi, oj, ci, cj)
+            or _apart_s(i, k, ki, kk, e0[i], e1[i], e0[k], e1[k], oi, ok_, ci, ck)
+            or _apart_s(j, k, kj, kk, e0[j], e1[j], e0[k], e1[k], oj, ok_, cj, ck)
         ):
             kept[nuse, 0] = i
             kept[nuse, 1] = j
@@ -467,7 +474,7 @@ def candidate_vertices(
                 s = local[u]
                 if s == tri[t, 0] or s == tri[t, 1] or s == tri[t, 2] or not alive[s]:
                     continue
-                if _dist2(s, res[q, 0], res[q, 1], kind, ax, ay, bx, by) < lim2:
+                if _d2(kind[s], ax[s], ay[s], bx[s], by[s], res[q, 0], res[q, 1]) < lim2:
                     blocked = True
                     break
             if blocked:
@@ -506,7 +513,7 @@ def grid_nearest(x, y, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by,
                     s = cells[c, t]
                     if not alive[s]:
                         continue
-                    d, _ = _dist_ok(s, x, y, kind, ax, ay, bx, by, 1e-9)
+                    d, _ = _dok(kind[s], ax[s], ay[s], bx[s], by[s], x, y, 1e-9)
                     if d < best or (d == best and s < bi):
                         best = d
                         bi = s
