@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from navkit._jit import njit
+from navkit._jit import borrow, njit
 
 
 @njit(inline="always")
@@ -281,7 +281,8 @@ def solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol):
     m = tri.shape[0]
     res = np.empty((max(16, 2 * m), 4))
     nres = 0
-    buf = np.empty((16, 2))
+    own = np.empty((16, 2))
+    buf = borrow(own)  # _circles fills it once per triple: no reference counting
     for t in range(m):
         i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
         n = _circles(i, j, k, kind, ax, ay, bx, by, e0, e1, side, buf)
@@ -331,4 +332,5 @@ def solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol):
             res[nres, 2] = rho
             res[nres, 3] = t
             nres += 1
+    own[0, 0] = 0.0  # the borrowed buffer's owner lives until here
     return res[:nres]
