@@ -153,3 +153,34 @@ def test_closed_form_edge_stats_match_dense_samples():
         assert abs(c - clr.min()) <= 1e-9 * (1 + clr.max())
         curved += chord < L * (1 - 1e-9)
     assert curved > 0  # the scene has parabolic edges
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_retraction_filter_finds_the_first_crossing(seed):
+    """Retraction from a point whose nearest obstacle is a long wall samples only
+    the wall's edges above the point's foot; it must find the same first
+    crossing of the medial axis as a search over every edge of the wall."""
+    from navkit.ecm import path as P
+
+    b, obs, _ = random_scene(seed, 30, 60, 40)
+    m = CorridorMap.from_polygons(b, obs)
+    S, d = m.sites, m.diagram
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _ in range(400):
+        q = m._local_point(rng.uniform([0.2, 0.2], [59.8, 39.8]))
+        s, dist = P._nearest(m, *q)
+        if s < 0 or S.kind[s] != 1 or dist <= 0 or m.clearance_at(q + m.origin) <= 0:
+            continue
+        _, fx, fy, _ = P.site_dist(S, s, *q)
+        ux, uy = (q[0] - fx) / dist, (q[1] - fy) / dist
+        cand = {e for v in d.vertices_of(int(s)) for e in d.edges_of(v)}
+        if len(cand) <= 8:
+            continue
+        full = P._first_hit(m, cand, q[0], q[1], ux, uy, dist)
+        got = P._retract(m, *q)
+        assert (got is None) == (full is None)
+        if full is not None:
+            assert got[:3] == full
+            checked += 1
+    assert checked > 20

@@ -179,6 +179,34 @@ def _retract(cmap, x, y):
     for v in d.site_verts.get(int(s), ()):
         for e in d.vert_edges.get(v, ()):
             cand.add(e)
+    hit = None
+    if S.kind[s] == 1 and len(cand) > 8:
+        # a long segment (a boundary wall) has many vertices; the ray leaves its
+        # cell through the edge above the foot, and the foot moves monotonically
+        # along each edge of the cell: only edges whose ends' feet bracket this
+        # foot are sampled (all of them if none of those is hit)
+        ce = np.fromiter(cand, np.int64, len(cand))
+        dx, dy = S.bx[s] - S.ax[s], S.by[s] - S.ay[s]
+        ln2 = dx * dx + dy * dy
+        v0, v1 = d.ev[ce, 0], d.ev[ce, 1]
+        t0 = ((d.vx[v0] - S.ax[s]) * dx + (d.vy[v0] - S.ay[s]) * dy) / ln2
+        t1 = ((d.vx[v1] - S.ax[s]) * dx + (d.vy[v1] - S.ay[s]) * dy) / ln2
+        tx = ((x - S.ax[s]) * dx + (y - S.ay[s]) * dy) / ln2
+        keep = (np.minimum(t0, t1) <= tx + 1e-6) & (np.maximum(t0, t1) >= tx - 1e-6)
+        hit = _first_hit(cmap, ce[keep].tolist(), x, y, ux, uy, dist)
+    if hit is None:
+        hit = _first_hit(cmap, cand, x, y, ux, uy, dist)
+    if hit is None:
+        return None
+    e, i, f = hit
+    pts, _ = edge_polyline(cmap, e)
+    p = pts[i] + f * (pts[i + 1] - pts[i])
+    return e, i, f, p
+
+
+def _first_hit(cmap, cand, x, y, ux, uy, dist):
+    """(edge, polyline index, fraction) of the first crossing of the ray from
+    (x, y) along (ux, uy) with the polylines of the edges ``cand``; None if none."""
     best = (math.inf, None)
     for e in cand:
         pts, _ = edge_polyline(cmap, e)
@@ -195,12 +223,7 @@ def _retract(cmap, x, y):
             if lam[i] < best[0]:
                 f = float(min(max(mu[i], 0.0), 1.0))
                 best = (float(lam[i]), (e, i, f))
-    if best[1] is None:
-        return None
-    e, i, f = best[1]
-    pts, _ = edge_polyline(cmap, e)
-    p = pts[i] + f * (pts[i + 1] - pts[i])
-    return e, i, f, p
+    return best[1]
 
 
 def _split(cmap, hit):
