@@ -206,24 +206,27 @@ def _retract(cmap, x, y):
 
 def _first_hit(cmap, cand, x, y, ux, uy, dist):
     """(edge, polyline index, fraction) of the first crossing of the ray from
-    (x, y) along (ux, uy) with the polylines of the edges ``cand``; None if none."""
-    best = (math.inf, None)
-    for e in cand:
-        pts, _ = edge_polyline(cmap, e)
-        ax, ay = pts[:-1, 0], pts[:-1, 1]
-        bx, by = pts[1:, 0], pts[1:, 1]
-        ex, ey = bx - ax, by - ay
-        den = ux * ey - uy * ex
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lam = ((ax - x) * ey - (ay - y) * ex) / den
-            mu = ((ax - x) * uy - (ay - y) * ux) / den
-        ok = (den != 0) & (mu >= -1e-12) & (mu <= 1 + 1e-12) & (lam >= -1e-9 * (1 + dist))
-        if np.any(ok):
-            i = int(np.argmin(np.where(ok, lam, np.inf)))
-            if lam[i] < best[0]:
-                f = float(min(max(mu[i], 0.0), 1.0))
-                best = (float(lam[i]), (e, i, f))
-    return best[1]
+    (x, y) along (ux, uy) with the polylines of the edges ``cand``; None if none
+    (ties go to the first edge of ``cand``, then the first piece)."""
+    cand = list(cand)
+    if not cand:
+        return None
+    polys = [edge_polyline(cmap, e)[0] for e in cand]
+    a = np.concatenate([p[:-1] for p in polys])
+    b = np.concatenate([p[1:] for p in polys])
+    ex, ey = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
+    den = ux * ey - uy * ex
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = ((a[:, 0] - x) * ey - (a[:, 1] - y) * ex) / den
+        mu = ((a[:, 0] - x) * uy - (a[:, 1] - y) * ux) / den
+    ok = (den != 0) & (mu >= -1e-12) & (mu <= 1 + 1e-12) & (lam >= -1e-9 * (1 + dist))
+    if not ok.any():
+        return None
+    j = int(np.argmin(np.where(ok, lam, np.inf)))
+    ends = np.cumsum([len(p) - 1 for p in polys])
+    k = int(np.searchsorted(ends, j, side="right"))
+    i = j - (int(ends[k - 1]) if k else 0)
+    return cand[k], i, float(min(max(mu[j], 0.0), 1.0))
 
 
 def _split(cmap, hit):
@@ -236,8 +239,14 @@ def _split(cmap, hit):
 
 
 def _clr_ok(cmap, pts, a, r):
+    """Whether every point of ``pts`` ((k, 2) local) is at least ``r`` from site ``a``."""
     S = cmap.sites
-    return min(site_dist(S, a, x, y)[0] for x, y in pts) >= r
+    px, py = pts[:, 0] - S.ax[a], pts[:, 1] - S.ay[a]
+    if S.kind[a] == 1:
+        dx, dy = S.bx[a] - S.ax[a], S.by[a] - S.ay[a]
+        t = np.clip((px * dx + py * dy) / (dx * dx + dy * dy), 0.0, 1.0)
+        px, py = px - t * dx, py - t * dy
+    return bool(np.min(np.hypot(px, py)) >= r)
 
 
 def _plen(p):
