@@ -195,3 +195,25 @@ def test_grid_nearest_equals_brute_force(seed):
         s2, d2 = K.nearest_site(x, y, *S.kernel_args())
         assert d1 == d2
         assert s1 == s2
+
+
+def test_report_says_which_paths_to_replan():
+    """An obstacle dropped onto a path's route affects it; one far from the route
+    does not, and then every edge of the route is still in the diagram."""
+    b, obs, _ = random_scene(6, 30, 60, 40)
+    m = CorridorMap.from_polygons(b, obs)
+    v, r, _, _ = m.medial_axis()
+    wide = v[r > 1.2]
+    lo, hi = wide.min(axis=0), wide.max(axis=0)
+    p = m.find_path(lo, hi, clearance=0.2)
+    assert p is not None
+    mid = p.route[len(p.route) // 2]
+    on = m.insert_polygon(mid + [[-0.3, -0.3], [0.3, -0.3], [0.0, 0.3]])
+    assert on.affects(p)
+    m.remove(on.handle)
+    p = m.find_path(lo, hi, clearance=0.2)
+    dist = np.hypot(*(wide[:, None, :] - p.route[None, :, :]).transpose(2, 0, 1)).min(axis=1)
+    far = wide[np.argmax(dist)]
+    off = m.insert_point(far)
+    assert not off.affects(p)
+    assert all(e in m.diagram.edges for e in p.edges)

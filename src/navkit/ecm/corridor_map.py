@@ -54,6 +54,13 @@ class UpdateReport:
     touched_edges: set = field(default_factory=set)
     seconds: float = 0.0
 
+    def affects(self, path) -> bool:
+        """Whether this update deleted or replaced a diagram edge that ``path`` (a
+        :class:`navkit.ecm.path.PathResult` found before it) runs along: re-plan
+        then.  A path that no report affects still lies on the current medial axis.
+        """
+        return not self.touched_edges.isdisjoint(path.edges)
+
 
 def _ring_area2(p: np.ndarray) -> float:
     x, y = p[:, 0], p[:, 1]
