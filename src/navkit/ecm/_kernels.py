@@ -254,6 +254,33 @@ def first_close_pair(x0, y0, x1, y1, owner, tol):
 
 
 @njit
+def first_nested(px, py, lox, loy, hix, hiy, poly, ptr, rx, ry):
+    """Sweep over x: the first (k, c) such that point k (the first corner of
+    obstacle k) lies inside polygon obstacle c != k, or (-1, -1).  Boxes
+    (lo, hi) per obstacle; ``poly`` marks polygons; rings are
+    ``rx[ptr[c]:ptr[c+1]]``, ``ry[...]``."""
+    n = px.shape[0]
+    order = np.argsort(lox)
+    slo = lox[order]
+    wmax = 0.0
+    for c in range(n):
+        wmax = max(wmax, hix[c] - lox[c])
+    for k in range(n):
+        # boxes whose lo x is in [px - wmax, px]
+        a = np.searchsorted(slo, px[k] - wmax, side="left")
+        b = np.searchsorted(slo, px[k], side="right")
+        for q in range(a, b):
+            c = order[q]
+            if c == k or not poly[c]:
+                continue
+            if px[k] > hix[c] or py[k] < loy[c] or py[k] > hiy[c]:
+                continue
+            if point_in_ring(px[k], py[k], rx[ptr[c] : ptr[c + 1]], ry[ptr[c] : ptr[c + 1]]):
+                return k, c
+    return -1, -1
+
+
+@njit
 def ring_self_touch(x, y):
     """Whether two non-adjacent edges of a closed ring meet."""
     k = x.shape[0]

@@ -18,7 +18,7 @@ import numpy as np
 
 from navkit._jit import njit
 
-from ._update_kernels import grid_insert, grid_insert_range, grid_remove
+from ._update_kernels import grid_insert, grid_insert_ids, grid_insert_range, grid_remove
 
 
 @njit
@@ -176,9 +176,12 @@ class Sites:
         self.gny = max(1, int(math.ceil((y1 - y0) / h)) + 1)
         self.cells = np.zeros((self.gnx * self.gny, 8), np.int64)
         self.counts = np.zeros(self.gnx * self.gny, np.int64)
-        for i in range(self.n):
-            if self.alive[i]:
-                self.grid_add(i)
+        ids = np.flatnonzero(self.alive[: self.n]).astype(np.int64)
+        k = 0
+        while k < ids.shape[0]:
+            k = grid_insert_ids(ids, k, self.kind, self.ax, self.ay, self.bx, self.by, *self.grid_args())  # fmt: skip
+            if k < ids.shape[0]:
+                self._grow_cells()
 
     def grid_add(self, i: int) -> None:
         """Bucket site ``i`` in the cells it comes near (doubling the cell capacity

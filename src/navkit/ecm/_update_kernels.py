@@ -571,6 +571,16 @@ def grid_insert_range(i0, i1, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, 
 
 
 @njit
+def grid_insert_ids(ids, k0, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
+    """:func:`grid_insert` of the sites ``ids[k0:]`` in order; returns the
+    position in ``ids`` of the first that did not fit (len(ids) if all did)."""
+    for k in range(k0, ids.shape[0]):
+        if not grid_insert(ids[k], kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
+            return k
+    return ids.shape[0]
+
+
+@njit
 def grid_remove(ids, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
     """Remove the sites ``ids`` from the grid cells of their boxes (the order
     of the other sites in a cell is kept)."""

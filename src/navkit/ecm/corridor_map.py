@@ -270,15 +270,22 @@ class CorridorMap:
         hs = [h for h, o in self.obstacles.items() if h != 0]
         if not hs:
             return
-        lo = np.array([self.obstacles[h]["ring"].min(axis=0) for h in hs])
-        hi = np.array([self.obstacles[h]["ring"].max(axis=0) for h in hs])
-        poly = np.array([self.obstacles[h]["kind"] == "polygon" for h in hs])
-        for k, h in enumerate(hs):
-            p = self.obstacles[h]["ring"][0]
-            cand = np.nonzero(poly & np.all(lo <= p, axis=1) & np.all(hi >= p, axis=1))[0]
-            for c in cand:
-                if c != k and _point_in_ring(p[0], p[1], self.obstacles[hs[c]]["ring"]):
-                    raise InputError(f"obstacle {h} lies inside obstacle {hs[c]}")
+        rings = [self.obstacles[h]["ring"] for h in hs]
+        ptr = np.zeros(len(rings) + 1, np.int64)
+        ptr[1:] = np.cumsum([len(r) for r in rings])
+        allr = np.concatenate(rings)
+        lo = np.minimum.reduceat(allr, ptr[:-1], axis=0)
+        hi = np.maximum.reduceat(allr, ptr[:-1], axis=0)
+        first = allr[ptr[:-1]]
+        poly = np.diff(ptr) >= 3
+        k, c = K.first_nested(
+            np.ascontiguousarray(first[:, 0]), np.ascontiguousarray(first[:, 1]),
+            np.ascontiguousarray(lo[:, 0]), np.ascontiguousarray(lo[:, 1]),
+            np.ascontiguousarray(hi[:, 0]), np.ascontiguousarray(hi[:, 1]),
+            poly, ptr, np.ascontiguousarray(allr[:, 0]), np.ascontiguousarray(allr[:, 1]),
+        )  # fmt: skip
+        if k >= 0:
+            raise InputError(f"obstacle {hs[k]} lies inside obstacle {hs[c]}")
 
     def _add_obstacle_sites(self, pts, check: bool = True, reuse=None, handle=None):
         """Validate and add one obstacle's sites (alive); returns (handle, sites,
