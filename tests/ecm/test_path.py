@@ -159,8 +159,12 @@ def test_closed_form_edge_stats_match_dense_samples():
 def test_retraction_filter_finds_the_first_crossing(seed):
     """Retraction from a point whose nearest obstacle is a long wall samples only
     the wall's edges above the point's foot; it must find the same first
-    crossing of the medial axis as a search over every edge of the wall."""
+    crossing of the medial axis as a search over every edge of the wall (the
+    pure-Python search of the reference) and equal the reference retraction."""
+    import path_reference as REF
+
     from navkit.ecm import path as P
+    from navkit.ecm.geom import site_dist
 
     b, obs, _ = random_scene(seed, 30, 60, 40)
     m = CorridorMap.from_polygons(b, obs)
@@ -172,15 +176,113 @@ def test_retraction_filter_finds_the_first_crossing(seed):
         s, dist = P._nearest(m, *q)
         if s < 0 or S.kind[s] != 1 or dist <= 0 or m.clearance_at(q + m.origin) <= 0:
             continue
-        _, fx, fy, _ = P.site_dist(S, s, *q)
+        _, fx, fy, _ = site_dist(S, s, *q)
         ux, uy = (q[0] - fx) / dist, (q[1] - fy) / dist
         cand = {e for v in d.vertices_of(int(s)) for e in d.edges_of(v)}
         if len(cand) <= 8:
             continue
-        full = P._first_hit(m, cand, q[0], q[1], ux, uy, dist)
+        full = REF._first_hit(m, cand, q[0], q[1], ux, uy, dist)
         got = P._retract(m, *q)
-        assert (got is None) == (full is None)
+        ref = REF._retract(m, *q)
+        assert (got is None) == (full is None) == (ref is None)
         if full is not None:
-            assert got[:3] == full
+            assert got[:3] == full == ref[:3]
+            assert np.array_equal(got[3], ref[3])
             checked += 1
     assert checked > 20
+
+
+def _same_result(a, b):
+    """Whether two find_path results are equal bit for bit (or both None)."""
+    if a is None or b is None:
+        return a is None and b is None
+    for f in ("points", "route", "centers", "radii", "left", "right"):
+        x, y = getattr(a, f), getattr(b, f)
+        if x.shape != y.shape or not np.array_equal(x, y):
+            return False
+    return a.length == b.length and a.edges == b.edges and a.clearance == b.clearance
+
+
+def _compare_queries(m, rng, n, lo, hi):
+    """n random queries (several clearances, with and without a preferred
+    clearance) through find_path and the pure-Python reference; returns how
+    many found a path."""
+    import path_reference as REF
+
+    found = 0
+    for i in range(n):
+        a, g = rng.uniform(lo, hi, (2, 2))
+        r = [0.0, 0.15, 0.4, 0.8][i % 4]
+        pref = None if i % 3 else r + 0.5
+        got = m.find_path(a, g, clearance=r, preferred_clearance=pref)
+        ref = REF.find_path(m, a, g, r, pref)
+        assert _same_result(got, ref), (i, a, g, r, pref)
+        found += got is not None
+    return found
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_find_path_equals_pure_python_reference_across_updates(seed):
+    """The kernel query equals the pure-Python query it replaced (every field,
+    bit for bit; the same None cases) on random scenes of points, segments and
+    polygons, before and after random insertions, removals and moves (edges
+    sampled before an update must not be reused once the update touched them)."""
+    from scenes import random_obstacle
+
+    bnd, obs, (_cw, _ch, sz) = random_scene(seed, 25, 50, 30)
+    m = CorridorMap.from_polygons(bnd, obs)
+    rng = np.random.default_rng(100 + seed)
+    lo, hi = np.array([0.3, 0.3]), np.array([49.7, 29.7])
+    found = _compare_queries(m, rng, 40, lo, hi)
+    handles = [h for h in m.obstacles if h]
+    for k in range(6):
+        if k % 3 == 0:
+            c = rng.uniform(lo + 2, hi - 2)
+            try:
+                handles.append(m.insert_polygon(random_obstacle(rng, *c, sz * 0.6)).handle)
+            except Exception:
+                continue
+        elif k % 3 == 1:
+            m.remove(int(handles.pop(int(rng.integers(len(handles))))))
+        else:
+            try:
+                m.move(
+                    int(handles[int(rng.integers(len(handles)))]), offset=rng.uniform(-0.3, 0.3, 2)
+                )
+            except Exception:
+                continue
+        found += _compare_queries(m, rng, 20, lo, hi)
+    assert found > 50
+
+
+def test_flat_polyline_cache_grows_and_restarts():
+    """A flat cache too small for one query's polylines makes the kernels ask for
+    room; the query is answered all the same (grown cache, or restarted when
+    most of it belongs to dropped edges)."""
+    from navkit.ecm import path as P
+
+    bnd, obs, _ = random_scene(7, 20, 40, 30)
+    m = CorridorMap.from_polygons(bnd, obs)
+    rng = np.random.default_rng(7)
+    m._pathflat = P._Flat(m.diagram, m.diagram.next_e, cap=16)
+    assert _compare_queries(m, rng, 12, np.array([0.3, 0.3]), np.array([39.7, 29.7])) > 3
+    st = m._pathflat
+    assert st.P.shape[0] > 16
+    # most rows dropped: the next growth starts afresh
+    st.drop(np.nonzero(st.off >= 0)[0])
+    st.grow()
+    assert st.used[0] == 0 and not (st.off >= 0).any()
+    assert _compare_queries(m, rng, 12, np.array([0.3, 0.3]), np.array([39.7, 29.7])) > 3
+
+
+def test_pairwise_sum_equals_numpy():
+    """The kernels' path lengths use numpy's summation order exactly."""
+    from navkit.ecm._path_kernels import _sum, plen
+
+    rng = np.random.default_rng(0)
+    for n in [*range(1, 300), 1000, 1023, 1024, 1025, 4099]:
+        a = rng.uniform(0, 1, n) * 10.0 ** rng.uniform(-3, 3, n)
+        assert _sum(a, 0, n) == np.sum(a)
+        q = rng.normal(size=(n, 2))
+        want = float(np.sum(np.hypot(*np.diff(q, axis=0).T))) if n > 1 else 0.0
+        assert plen(q) == want

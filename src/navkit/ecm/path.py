@@ -17,6 +17,14 @@ obstacle and is at most about ``ARC_SLACK`` (relative) longer than the arc path.
 A preferred clearance ``c >= r`` gives the *indicative route* variant: portals
 are shrunk by ``min(c, local clearance)`` instead, keeping the agent further
 from obstacles where the corridor is wide.
+
+Cost: Python validates the input, finds the two nearest sites and fetches the
+cached route graph (with the Dijkstra weights of each clearance asked for);
+everything else -- retraction, Dijkstra, route samples, portals, funnel -- is
+one kernel call (:func:`navkit.ecm._path_kernels.query`) over a flat cache of
+edge polylines (sampled on first use, dropped per edge when an update touches
+the edge).  The pure-Python version it replaced is kept as the reference in
+``tests/ecm/path_reference.py``.
 """
 
 from __future__ import annotations
@@ -29,10 +37,11 @@ import numpy as np
 from navkit.errors import InputError
 
 from . import _kernels as K
+from . import _path_kernels as PK
 from . import _update_kernels as U
-from .geom import pair_param, site_dist
+from .geom import pair_param
 
-ARC_SLACK = 1e-3
+ARC_SLACK = PK.ARC_SLACK
 _MAX_STEP = 2.0 * math.acos(1.0 / (1.0 + ARC_SLACK)) * 0.9
 
 
@@ -121,6 +130,9 @@ def _graph(cmap):
         cmap._estat, cmap._estat_ok = st, ok
     miss = eids[~cmap._estat_ok[eids]]
     if miss.size:
+        st = getattr(cmap, "_pathflat", None)
+        if st is not None and st.diagram is d:
+            st.drop(miss)  # new or touched by an update since last sampled
         ln, mc = K.edge_stats(miss, d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by)
         cmap._estat[miss, 0] = ln
         cmap._estat[miss, 1] = mc
@@ -157,9 +169,79 @@ def _nearest(cmap, x, y):
     return U.grid_nearest(x, y, *S.grid_args(), S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
 
 
-def clearance_at(cmap, x, y):
-    """Distance from a local point to the nearest obstacle; 0 outside free space."""
-    s, dist = _nearest(cmap, x, y)
+class _Flat:
+    """Flat cache of edge polylines for the query kernels (layout: see
+    :mod:`navkit.ecm._path_kernels`), with the kernels' scratch arrays."""
+
+    def __init__(self, d, ne: int, cap: int = 1 << 15) -> None:
+        self.diagram = d
+        n = max(2 * ne, 64)
+        self.off = np.full(n, -1, np.int64)
+        self.cnt = np.zeros(n, np.int64)
+        self.emark = np.zeros(n, np.int64)
+        self.cbuf = np.zeros(n, np.int64)
+        self.P = np.empty((cap, 2))
+        self.used = np.zeros(1, np.int64)
+        self.stamp = np.zeros(1, np.int64)
+
+    def reserve(self, ne: int) -> None:
+        """Room for edge ids below ``ne``."""
+        n = self.off.shape[0]
+        if n >= ne:
+            return
+        m = 2 * ne
+        self.off = np.concatenate([self.off, np.full(m - n, -1, np.int64)])
+        self.cnt = np.concatenate([self.cnt, np.zeros(m - n, np.int64)])
+        self.emark = np.zeros(m, np.int64)
+        self.stamp[0] = 0
+        self.cbuf = np.zeros(m, np.int64)
+
+    def drop(self, eids) -> None:
+        """Forget the samples of edges ``eids`` (int64 array)."""
+        self.off[eids[eids < self.off.shape[0]]] = -1
+
+    def grow(self) -> None:
+        """More room for points: twice as much, or start afresh when at least
+        half of the rows belong to dropped edges."""
+        live = int(self.cnt[self.off >= 0].sum())
+        u = int(self.used[0])
+        if 2 * live < u:
+            self.off[:] = -1
+            self.used[0] = 0
+            self.P = np.empty_like(self.P)
+            return
+        P = np.empty((2 * self.P.shape[0], 2))
+        P[:u] = self.P[:u]
+        self.P = P
+
+
+def _flat(cmap) -> _Flat:
+    """The map's flat polyline cache (created on first use and anew when the
+    diagram is replaced; :func:`_graph` drops the edges an update touched)."""
+    d = cmap.diagram
+    st = getattr(cmap, "_pathflat", None)
+    if st is None or st.diagram is not d:
+        st = _Flat(d, d.next_e)
+        cmap._pathflat = st
+    st.reserve(d.next_e)
+    return st
+
+
+def _weights(g, r):
+    """Dijkstra weight per adjacency of route graph ``g`` for radius ``r``: the
+    edge length, inf where the edge is narrower (cached per radius)."""
+    wd = g.setdefault("wgt", {})
+    w = wd.get(r)
+    if w is None:
+        w = g["length"][g["eidx"]].copy()
+        w[g["minclr"][g["eidx"]] < r] = np.inf
+        if len(wd) >= 16:
+            wd.clear()
+        wd[r] = w
+    return w
+
+
+def _clearance(cmap, s, x, y, dist):
     if s < 0:
         return math.inf
     if not cmap.diagram.side_ok(s, x, y, dist) or dist <= 0.0:
@@ -167,90 +249,37 @@ def clearance_at(cmap, x, y):
     return float(dist)
 
 
-def _retract(cmap, x, y):
-    """(edge id, polyline index, fraction, point) where the ray from the nearest
-    obstacle point through (x, y) first meets the medial axis."""
-    S = cmap.sites
-    d = cmap.diagram
+def clearance_at(cmap, x, y):
+    """Distance from a local point to the nearest obstacle; 0 outside free space."""
     s, dist = _nearest(cmap, x, y)
-    _, fx, fy, _ = site_dist(S, s, x, y)
-    ux, uy = (x - fx) / dist, (y - fy) / dist
-    cand = set()
-    for v in d.site_verts.get(int(s), ()):
-        for e in d.vert_edges.get(v, ()):
-            cand.add(e)
-    hit = None
-    if S.kind[s] == 1 and len(cand) > 8:
-        # a long segment (a boundary wall) has many vertices; the ray leaves its
-        # cell through the edge above the foot, and the foot moves monotonically
-        # along each edge of the cell: only edges whose ends' feet bracket this
-        # foot are sampled (all of them if none of those is hit)
-        ce = np.fromiter(cand, np.int64, len(cand))
-        dx, dy = S.bx[s] - S.ax[s], S.by[s] - S.ay[s]
-        ln2 = dx * dx + dy * dy
-        v0, v1 = d.ev[ce, 0], d.ev[ce, 1]
-        t0 = ((d.vx[v0] - S.ax[s]) * dx + (d.vy[v0] - S.ay[s]) * dy) / ln2
-        t1 = ((d.vx[v1] - S.ax[s]) * dx + (d.vy[v1] - S.ay[s]) * dy) / ln2
-        tx = ((x - S.ax[s]) * dx + (y - S.ay[s]) * dy) / ln2
-        keep = (np.minimum(t0, t1) <= tx + 1e-6) & (np.maximum(t0, t1) >= tx - 1e-6)
-        hit = _first_hit(cmap, ce[keep].tolist(), x, y, ux, uy, dist)
-    if hit is None:
-        hit = _first_hit(cmap, cand, x, y, ux, uy, dist)
-    if hit is None:
-        return None
-    e, i, f = hit
-    pts, _ = edge_polyline(cmap, e)
-    p = pts[i] + f * (pts[i + 1] - pts[i])
-    return e, i, f, p
+    return _clearance(cmap, s, x, y, dist)
 
 
-def _first_hit(cmap, cand, x, y, ux, uy, dist):
-    """(edge, polyline index, fraction) of the first crossing of the ray from
-    (x, y) along (ux, uy) with the polylines of the edges ``cand``; None if none
-    (ties go to the first edge of ``cand``, then the first piece)."""
-    cand = list(cand)
-    if not cand:
-        return None
-    polys = [edge_polyline(cmap, e)[0] for e in cand]
-    a = np.concatenate([p[:-1] for p in polys])
-    b = np.concatenate([p[1:] for p in polys])
-    ex, ey = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
-    den = ux * ey - uy * ex
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = ((a[:, 0] - x) * ey - (a[:, 1] - y) * ex) / den
-        mu = ((a[:, 0] - x) * uy - (a[:, 1] - y) * ux) / den
-    ok = (den != 0) & (mu >= -1e-12) & (mu <= 1 + 1e-12) & (lam >= -1e-9 * (1 + dist))
-    if not ok.any():
-        return None
-    j = int(np.argmin(np.where(ok, lam, np.inf)))
-    ends = np.cumsum([len(p) - 1 for p in polys])
-    k = int(np.searchsorted(ends, j, side="right"))
-    i = j - (int(ends[k - 1]) if k else 0)
-    return cand[k], i, float(min(max(mu[j], 0.0), 1.0))
-
-
-def _split(cmap, hit):
-    """Polyline pieces from a retraction point to each end vertex of its edge."""
-    e, i, f, p = hit
-    pts, clr = edge_polyline(cmap, e)
-    to_v0 = np.vstack([p[None], pts[i::-1]])
-    to_v1 = np.vstack([p[None], pts[i + 1 :]])
-    return to_v0, to_v1
-
-
-def _clr_ok(cmap, pts, a, r):
-    """Whether every point of ``pts`` ((k, 2) local) is at least ``r`` from site ``a``."""
+def _retract_into(cmap, st, x, y, s, dist, hit):
+    d = cmap.diagram
     S = cmap.sites
-    px, py = pts[:, 0] - S.ax[a], pts[:, 1] - S.ay[a]
-    if S.kind[a] == 1:
-        dx, dy = S.bx[a] - S.ax[a], S.by[a] - S.ay[a]
-        t = np.clip((px * dx + py * dy) / (dx * dx + dy * dy), 0.0, 1.0)
-        px, py = px - t * dx, py - t * dy
-    return bool(np.min(np.hypot(px, py)) >= r)
+    return PK.retract(
+        x, y, s, dist,
+        d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by,
+        d.shead, d.rv, d.rnext, d.valive, d.veh, d.enx,
+        st.off, st.cnt, st.P, st.used, st.emark, st.stamp, st.cbuf, _MAX_STEP, hit,
+    )  # fmt: skip
 
 
-def _plen(p):
-    return float(np.sum(np.hypot(*np.diff(p, axis=0).T))) if len(p) > 1 else 0.0
+def _retract(cmap, x, y):
+    """(edge id, polyline index, fraction, point (2,)) where the ray from the
+    nearest obstacle point through local (x, y) first meets the medial axis;
+    None if it does not (:func:`navkit.ecm._path_kernels.retract`)."""
+    s, dist = _nearest(cmap, x, y)
+    if s < 0:
+        return None
+    hit = np.zeros(5)
+    st = _flat(cmap)
+    while (status := _retract_into(cmap, st, x, y, s, dist, hit)) == PK.NEED_ROOM:
+        st.grow()
+    if status != PK.OK:
+        return None
+    return int(hit[0]), int(hit[1]), float(hit[2]), hit[3:5].copy()
 
 
 def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
@@ -260,188 +289,60 @@ def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
         raise InputError("clearance must be a finite number >= 0")
     xs = cmap._local_point(start)
     xg = cmap._local_point(goal)
-    if clearance_at(cmap, *xs) < r or clearance_at(cmap, *xg) < r:
-        return None
-    hs = _retract(cmap, *xs)
-    hg = _retract(cmap, *xg)
-    if hs is None or hg is None:
-        return None
+    near = []
+    for q in (xs, xg):
+        s, dist = _nearest(cmap, q[0], q[1])
+        if _clearance(cmap, s, q[0], q[1], dist) < r:
+            return None
+        near.append((s, dist))
+    if near[0][0] < 0 or near[1][0] < 0:
+        return None  # no obstacle at all
+    g = _graph(cmap)  # first: it drops the edges an update touched from the flat cache
+    wgt = _weights(g, r)
+    st = _flat(cmap)
+    use_pref = preferred_clearance is not None
+    pref = float(preferred_clearance) if use_pref else 0.0
     d = cmap.diagram
-    g = _graph(cmap)
-    s0, s1 = _split(cmap, hs)
-    g0, g1 = _split(cmap, hg)
-    es, eg = hs[0], hg[0]
-    ev, esites = d.ev, d.es
-    a_s, a_g = int(esites[es, 0]), int(esites[eg, 0])
-    vs = (int(ev[es, 0]), int(ev[es, 1]))
-    vg = (int(ev[eg, 0]), int(ev[eg, 1]))
-    src, scost, spieces = [], [], {}
-    for v, piece in ((vs[0], s0), (vs[1], s1)):
-        if _clr_ok(cmap, piece, a_s, r):
-            src.append(v)
-            scost.append(_plen(piece))
-            spieces[v] = piece
-    dst, dcost, gpieces = [], [], {}
-    for v, piece in ((vg[0], g0), (vg[1], g1)):
-        if _clr_ok(cmap, piece, a_g, r):
-            dst.append(v)
-            dcost.append(_plen(piece))
-            gpieces[v] = piece[::-1]
-    best_cost = math.inf
-    route_parts = None
-    if src and dst:
-        wgt = g["length"][g["eidx"]].copy()
-        wgt[g["minclr"][g["eidx"]] < r] = np.inf
-        prev, bv, cost = K.dijkstra(
-            g["indptr"],
-            g["nbr"],
-            wgt,
-            g["nv"],
-            np.array(src, np.int64),
-            np.array(scost),
-            np.array(dst, np.int64),
-            np.array(dcost),
-        )
-        if bv >= 0 and math.isfinite(cost):
-            chain = []
-            v = bv
-            while prev[v] >= 0:
-                adj = prev[v]
-                chain.append((int(g["eids"][g["eidx"][adj]]), int(g["from"][adj]), v))
-                v = int(g["from"][adj])
-            chain.reverse()
-            best_cost = cost
-            route_parts = (spieces[v], chain, gpieces[bv])
-    if es == eg:
-        # both on one edge: walk along it directly
-        pts, _ = edge_polyline(cmap, es)
-        i0, i1 = hs[1] + hs[2], hg[1] + hg[2]
-        lo, hi = sorted((i0, i1))
-        mid = pts[int(math.floor(lo)) + 1 : int(math.ceil(hi))]
-        seg = np.vstack([hs[3][None], mid if i0 <= i1 else mid[::-1], hg[3][None]])
-        if _clr_ok(cmap, seg, a_s, r) and _plen(seg) <= best_cost:
-            best_cost = _plen(seg)
-            route_parts = ("direct", seg, es)
-    if route_parts is None:
-        return None
-    parts: list = []  # polyline pieces along the route ...
-    pe: list = []  # ... and the edge each lies on
-
-    def piece(pts, e):
-        parts.append(pts)
-        pe.append(e)
-
-    edges = []
-    if isinstance(route_parts[0], str):
-        _, seg, e = route_parts
-        piece(seg, e)
-        edges = [e]
-    else:
-        first, chain, last = route_parts
-        piece(first, es)
-        edges.append(es)
-        for e, u, _w in chain:
-            pts, _ = edge_polyline(cmap, e)
-            piece(pts if ev[e, 0] == u else pts[::-1], e)
-            edges.append(e)
-        piece(last, eg)
-        if eg != edges[-1]:
-            edges.append(eg)
-    samples = np.empty((sum(len(p) for p in parts), 4))  # (x, y, site_a, site_b) rows
-    samples[:, :2] = np.concatenate(parts)
-    samples[:, 2:] = np.repeat(esites[pe], [len(p) for p in parts], axis=0)
-    return _corridor_path(cmap, xs, xg, samples, r, preferred_clearance, edges)
-
-
-def _corridor_path(cmap, xs, xg, samples, r, pref, edges):
     S = cmap.sites
-    arr = np.asarray(samples, dtype=np.float64)
-    m = np.ascontiguousarray(arr[:, :2])
-    sa = arr[:, 2].astype(np.int64)
-    sb = arr[:, 3].astype(np.int64)
-    fa = K.feet(m[:, 0], m[:, 1], sa, S.kind, S.ax, S.ay, S.bx, S.by)
-    fb = K.feet(m[:, 0], m[:, 1], sb, S.kind, S.ax, S.ay, S.bx, S.by)
-    n = m.shape[0]
-    nxt = m[np.minimum(np.arange(n) + 1, n - 1)]
-    prv = m[np.maximum(np.arange(n) - 1, 0)]
-    dvec = nxt - prv
-    a_left = dvec[:, 0] * (fa[:, 1] - m[:, 1]) - dvec[:, 1] * (fa[:, 0] - m[:, 0]) > 0
-    fl = np.where(a_left[:, None], fa, fb)
-    fr = np.where(a_left[:, None], fb, fa)
-    rho = np.hypot(m[:, 0] - fa[:, 0], m[:, 1] - fa[:, 1])
-    rr = np.full(n, r) if pref is None else np.maximum(r, np.minimum(float(pref), rho))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(rho > 0, np.minimum(rr * (1.0 + ARC_SLACK) / rho, 1.0), 1.0)
-    Lp = fl + (m - fl) * t[:, None]
-    Rp = fr + (m - fr) * t[:, None]
-    # drop portals that the start has already passed or the goal has not reached
-    # (start and goal lie inside their corridor disks, beside the medial axis)
-    i0, i1 = 0, n
-    while i0 < i1 and _cross(xs, Rp[i0], Lp[i0]) <= 0.0:
-        i0 += 1
-    while i1 > i0 and _cross(xg, Lp[i1 - 1], Rp[i1 - 1]) <= 0.0:
-        i1 -= 1
-    L = np.vstack([xs[None], Lp[i0:i1], xg[None]])
-    R = np.vstack([xs[None], Rp[i0:i1], xg[None]])
-    pts = K.funnel(L, R)
+    hs = np.zeros(5)
+    hg = np.zeros(5)
+    while True:
+        status = _retract_into(cmap, st, xs[0], xs[1], near[0][0], near[0][1], hs)
+        if status == PK.OK:
+            status = _retract_into(cmap, st, xg[0], xg[1], near[1][0], near[1][1], hg)
+        if status == PK.OK:
+            status, pts, m, rho, fl, fr, edges = PK.query(
+                xs[0], xs[1], xg[0], xg[1], hs, hg, r, pref, use_pref,
+                g["indptr"], g["nbr"], g["from"], g["eidx"], g["eids"], wgt, g["nv"],
+                d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by,
+                st.off, st.cnt, st.P, st.used, _MAX_STEP,
+            )  # fmt: skip
+        if status != PK.NEED_ROOM:
+            break
+        st.grow()
+    if status != PK.OK:
+        return None
     o = cmap.origin
-    route = np.vstack([xs[None], m, xg[None]]) + o
+    route = np.empty((m.shape[0] + 2, 2))
+    route[0] = xs
+    route[1:-1] = m
+    route[-1] = xg
     pw = pts + o
     return PathResult(
         points=pw,
         length=_plen(pw),
-        route=route,
+        route=route + o,
         centers=m + o,
         radii=rho,
         left=fl + o,
         right=fr + o,
         clearance=r,
-        edges=edges,
+        edges=edges.tolist(),
     )
 
 
-def _cross(a, b, c):
-    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
-
-
-def _funnel(portals):
-    """String pulling through portals [(left, right), ...] (left = counter-clockwise side)."""
-    path = [portals[0][0]]
-    apex = portals[0][0]
-    pl, pr = portals[0]
-    il = ir = ia = 0
-    i = 1
-    n = len(portals)
-    while i < n:
-        L, R = portals[i]
-        # right side
-        if _cross(apex, pr, R) >= 0.0:
-            if (apex[0] == pr[0] and apex[1] == pr[1]) or _cross(apex, pl, R) < 0.0:
-                pr, ir = R, i
-            else:
-                apex = pl
-                path.append(apex)
-                ia = il
-                pl = pr = apex
-                il = ir = ia
-                i = ia + 1
-                continue
-        if _cross(apex, pl, L) <= 0.0:
-            if (apex[0] == pl[0] and apex[1] == pl[1]) or _cross(apex, pr, L) > 0.0:
-                pl, il = L, i
-            else:
-                apex = pr
-                path.append(apex)
-                ia = ir
-                pl = pr = apex
-                il = ir = ia
-                i = ia + 1
-                continue
-        i += 1
-    last = portals[-1][0]
-    if not (path[-1][0] == last[0] and path[-1][1] == last[1]):
-        path.append(last)
-    return np.asarray(path, dtype=np.float64)
+def _plen(p):
+    return float(np.sum(np.hypot(*np.diff(p, axis=0).T))) if len(p) > 1 else 0.0
 
 
 def nearest_medial_point(cmap, x, y):
