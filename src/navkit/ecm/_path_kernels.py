@@ -313,7 +313,7 @@ def _cross(ax_, ay_, bx_, by_, cx, cy):
 
 
 @njit
-def query(
+def _route(
     xs0, xs1, xg0, xg1, hs, hg, r, pref, use_pref,
     indptr, nbr, frm, eidx, eids, wgt, nv,
     ev, es, vx, vy, kind, ax, ay, bx, by,
@@ -580,3 +580,60 @@ def query(
     L[q - 1, 1] = R[q - 1, 1] = xg1
     pts = K.funnel(L, R)
     return OK, pts, m, rho, fl, fr, edges
+
+
+@njit
+def query(
+    xs0, xs1, xg0, xg1, near_s, dist_s, near_g, dist_g, r, pref, use_pref, ox, oy,
+    indptr, nbr, frm, eidx, eids, wgt, nv,
+    ev, es, vx, vy, kind, ax, ay, bx, by,
+    shead, rv, rnext, valive, veh, enx,
+    off, cnt, P, used, emark, stamp, cbuf, max_step,
+):  # fmt: skip
+    """A whole path query: :func:`retract` start (xs0, xs1) and goal (xg0, xg1)
+    (local [wu]; nearest sites ``near_*`` at ``dist_*`` > 0), then the route,
+    corridor and path of :func:`_route`, moved to world coordinates by the
+    origin (ox, oy).  Returns (status, path (k, 2), its length, route (n + 2,
+    2), centers (n, 2), radii (n,), left (n, 2), right (n, 2), edges (q,)
+    int64); arrays are empty unless status is OK."""
+    hs = np.zeros(5)
+    hg = np.zeros(5)
+    status = retract(
+        xs0, xs1, near_s, dist_s, ev, es, vx, vy, kind, ax, ay, bx, by,
+        shead, rv, rnext, valive, veh, enx, off, cnt, P, used, emark, stamp, cbuf, max_step, hs,
+    )  # fmt: skip
+    if status == OK:
+        status = retract(
+            xg0, xg1, near_g, dist_g, ev, es, vx, vy, kind, ax, ay, bx, by,
+            shead, rv, rnext, valive, veh, enx, off, cnt, P, used, emark, stamp, cbuf, max_step, hg,
+        )  # fmt: skip
+    if status != OK:
+        e2 = np.empty((0, 2))
+        return status, e2, 0.0, e2, e2, np.empty(0), e2, e2, np.empty(0, np.int64)
+    status, pts, m, rho, fl, fr, edges = _route(
+        xs0, xs1, xg0, xg1, hs, hg, r, pref, use_pref,
+        indptr, nbr, frm, eidx, eids, wgt, nv,
+        ev, es, vx, vy, kind, ax, ay, bx, by,
+        off, cnt, P, used, max_step,
+    )  # fmt: skip
+    if status != OK:
+        e2 = np.empty((0, 2))
+        return status, e2, 0.0, e2, e2, np.empty(0), e2, e2, np.empty(0, np.int64)
+    n = m.shape[0]
+    pw = np.empty_like(pts)
+    for i in range(pts.shape[0]):
+        pw[i, 0] = pts[i, 0] + ox
+        pw[i, 1] = pts[i, 1] + oy
+    route = np.empty((n + 2, 2))
+    route[0, 0] = xs0 + ox
+    route[0, 1] = xs1 + oy
+    for i in range(n):
+        route[i + 1, 0] = m[i, 0] + ox
+        route[i + 1, 1] = m[i, 1] + oy
+        fl[i, 0] += ox
+        fl[i, 1] += oy
+        fr[i, 0] += ox
+        fr[i, 1] += oy
+    route[n + 1, 0] = xg0 + ox
+    route[n + 1, 1] = xg1 + oy
+    return status, pw, plen(pw), route, route[1 : n + 1].copy(), rho, fl, fr, edges

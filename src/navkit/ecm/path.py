@@ -304,45 +304,32 @@ def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
     pref = float(preferred_clearance) if use_pref else 0.0
     d = cmap.diagram
     S = cmap.sites
-    hs = np.zeros(5)
-    hg = np.zeros(5)
+    o = cmap.origin
     while True:
-        status = _retract_into(cmap, st, xs[0], xs[1], near[0][0], near[0][1], hs)
-        if status == PK.OK:
-            status = _retract_into(cmap, st, xg[0], xg[1], near[1][0], near[1][1], hg)
-        if status == PK.OK:
-            status, pts, m, rho, fl, fr, edges = PK.query(
-                xs[0], xs[1], xg[0], xg[1], hs, hg, r, pref, use_pref,
-                g["indptr"], g["nbr"], g["from"], g["eidx"], g["eids"], wgt, g["nv"],
-                d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by,
-                st.off, st.cnt, st.P, st.used, _MAX_STEP,
-            )  # fmt: skip
+        status, pw, length, route, centers, radii, left, right, edges = PK.query(
+            xs[0], xs[1], xg[0], xg[1], near[0][0], near[0][1], near[1][0], near[1][1],
+            r, pref, use_pref, o[0], o[1],
+            g["indptr"], g["nbr"], g["from"], g["eidx"], g["eids"], wgt, g["nv"],
+            d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by,
+            d.shead, d.rv, d.rnext, d.valive, d.veh, d.enx,
+            st.off, st.cnt, st.P, st.used, st.emark, st.stamp, st.cbuf, _MAX_STEP,
+        )  # fmt: skip
         if status != PK.NEED_ROOM:
             break
         st.grow()
     if status != PK.OK:
         return None
-    o = cmap.origin
-    route = np.empty((m.shape[0] + 2, 2))
-    route[0] = xs
-    route[1:-1] = m
-    route[-1] = xg
-    pw = pts + o
     return PathResult(
         points=pw,
-        length=_plen(pw),
-        route=route + o,
-        centers=m + o,
-        radii=rho,
-        left=fl + o,
-        right=fr + o,
+        length=length,
+        route=route,
+        centers=centers,
+        radii=radii,
+        left=left,
+        right=right,
         clearance=r,
         edges=edges.tolist(),
     )
-
-
-def _plen(p):
-    return float(np.sum(np.hypot(*np.diff(p, axis=0).T))) if len(p) > 1 else 0.0
 
 
 def nearest_medial_point(cmap, x, y):
