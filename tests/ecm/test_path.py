@@ -286,3 +286,20 @@ def test_pairwise_sum_equals_numpy():
         q = rng.normal(size=(n, 2))
         want = float(np.sum(np.hypot(*np.diff(q, axis=0).T))) if n > 1 else 0.0
         assert plen(q) == want
+
+
+def test_concurrent_queries_on_one_map_equal_serial_ones():
+    """Threads querying one map share its polyline cache (the kernels run
+    without the GIL); every answer equals the serial one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bnd, obs, _ = random_scene(11, 25, 50, 30)
+    rng = np.random.default_rng(11)
+    qs = [rng.uniform([0.3, 0.3], [49.7, 29.7], (2, 2)) for _ in range(60)]
+    serial = CorridorMap.from_polygons(bnd, obs)
+    want = [serial.find_path(a, g, clearance=0.2) for a, g in qs]
+    m = CorridorMap.from_polygons(bnd, obs)
+    with ThreadPoolExecutor(4) as ex:
+        got = list(ex.map(lambda q: m.find_path(q[0], q[1], clearance=0.2), qs))
+    assert all(_same_result(a, b) for a, b in zip(got, want))
+    assert sum(w is not None for w in want) > 20

@@ -30,6 +30,7 @@ the edge).  The pure-Python version it replaced is kept as the reference in
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -183,6 +184,7 @@ class _Flat:
         self.P = np.empty((cap, 2))
         self.used = np.zeros(1, np.int64)
         self.stamp = np.zeros(1, np.int64)
+        self.lock = threading.Lock()
 
     def reserve(self, ne: int) -> None:
         """Room for edge ids below ``ne``."""
@@ -217,13 +219,13 @@ class _Flat:
 
 def _flat(cmap) -> _Flat:
     """The map's flat polyline cache (created on first use and anew when the
-    diagram is replaced; :func:`_graph` drops the edges an update touched)."""
+    diagram is replaced; :func:`_graph` drops the edges an update touched).
+    Use it under its ``lock``, after ``reserve(diagram.next_e)``."""
     d = cmap.diagram
     st = getattr(cmap, "_pathflat", None)
     if st is None or st.diagram is not d:
         st = _Flat(d, d.next_e)
         cmap._pathflat = st
-    st.reserve(d.next_e)
     return st
 
 
@@ -274,9 +276,12 @@ def _retract(cmap, x, y):
     if s < 0:
         return None
     hit = np.zeros(5)
+    _graph(cmap)  # drops the edges an update touched from the flat cache
     st = _flat(cmap)
-    while (status := _retract_into(cmap, st, x, y, s, dist, hit)) == PK.NEED_ROOM:
-        st.grow()
+    with st.lock:
+        st.reserve(cmap.diagram.next_e)
+        while (status := _retract_into(cmap, st, x, y, s, dist, hit)) == PK.NEED_ROOM:
+            st.grow()
     if status != PK.OK:
         return None
     return int(hit[0]), int(hit[1]), float(hit[2]), hit[3:5].copy()
@@ -305,18 +310,20 @@ def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
     d = cmap.diagram
     S = cmap.sites
     o = cmap.origin
-    while True:
-        status, pw, length, route, centers, radii, left, right, edges = PK.query(
-            xs[0], xs[1], xg[0], xg[1], near[0][0], near[0][1], near[1][0], near[1][1],
-            r, pref, use_pref, o[0], o[1],
-            g["indptr"], g["nbr"], g["from"], g["eidx"], g["eids"], wgt, g["nv"],
-            d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by,
-            d.shead, d.rv, d.rnext, d.valive, d.veh, d.enx,
-            st.off, st.cnt, st.P, st.used, st.emark, st.stamp, st.cbuf, _MAX_STEP,
-        )  # fmt: skip
-        if status != PK.NEED_ROOM:
-            break
-        st.grow()
+    with st.lock:  # the kernel appends to the shared cache without the GIL
+        st.reserve(d.next_e)
+        while True:
+            status, pw, length, route, centers, radii, left, right, edges = PK.query(
+                xs[0], xs[1], xg[0], xg[1], near[0][0], near[0][1], near[1][0], near[1][1],
+                r, pref, use_pref, o[0], o[1],
+                g["indptr"], g["nbr"], g["from"], g["eidx"], g["eids"], wgt, g["nv"],
+                d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by,
+                d.shead, d.rv, d.rnext, d.valive, d.veh, d.enx,
+                st.off, st.cnt, st.P, st.used, st.emark, st.stamp, st.cbuf, _MAX_STEP,
+            )  # fmt: skip
+            if status != PK.NEED_ROOM:
+                break
+            st.grow()
     if status != PK.OK:
         return None
     return PathResult(
