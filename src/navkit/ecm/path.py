@@ -287,7 +287,9 @@ def _retract(cmap, x, y):
     return int(hit[0]), int(hit[1]), float(hit[2]), hit[3:5].copy()
 
 
-def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
+def find_path(
+    cmap, start, goal, clearance: float = 0.0, preferred_clearance: float | None = None
+) -> PathResult | None:
     """See :meth:`navkit.ecm.CorridorMap.find_path`."""
     r = float(clearance)
     if not (math.isfinite(r) and r >= 0):
