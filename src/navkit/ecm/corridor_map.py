@@ -120,6 +120,7 @@ class CorridorMap:
         self._estat = np.zeros((0, 2))
         self._estat_ok = np.zeros(0, np.bool_)
         self._bx = self._by = np.zeros(0)  # the boundary ring's coordinates
+        self._pathflat = None  # the path kernels' flat polyline cache (navkit.ecm.path)
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -368,6 +369,8 @@ class CorridorMap:
         if self._polycache:
             for e in te_list:
                 self._polycache.pop(e, None)
+        if self._pathflat is not None and self._pathflat.diagram is d:
+            self._pathflat.drop(te)
         return rep
 
     def _restore(self, obs) -> None:
@@ -383,6 +386,7 @@ class CorridorMap:
             hmap[h_new] = h_old
         self.sites, self.diagram = fresh.sites, fresh.diagram
         self._polycache = {}
+        self._pathflat = None
         self._estat = np.zeros((0, 2))
         self._estat_ok = np.zeros(0, np.bool_)
         self.obstacles = {0: fresh.obstacles[0]}
