@@ -308,7 +308,7 @@ def find_path(
     wgt = _weights(g, r)
     st = _flat(cmap)
     use_pref = preferred_clearance is not None
-    pref = float(preferred_clearance) if use_pref else 0.0
+    pref = float(preferred_clearance) if preferred_clearance is not None else 0.0
     d = cmap.diagram
     S = cmap.sites
     o = cmap.origin
