@@ -281,6 +281,35 @@ def first_nested(px, py, lox, loy, hix, hiy, poly, ptr, rx, ry):
 
 
 @njit
+def route_csr(ev, nv):
+    """Both directions of the edges ``ev`` ((m, 2) vertex ids) as a CSR graph by
+    source vertex (a stable counting sort: per source, edges in order, the
+    forward direction of all edges before the reverse ones).  Returns (indptr
+    (nv + 1,), nbr, src, eidx (2m,) int64: neighbour, source and edge index per
+    adjacency)."""
+    m = ev.shape[0]
+    indptr = np.zeros(nv + 1, np.int64)
+    for k in range(2):
+        for i in range(m):
+            indptr[ev[i, k] + 1] += 1
+    for v in range(nv):
+        indptr[v + 1] += indptr[v]
+    fill = indptr[:-1].copy()
+    nbr = np.empty(2 * m, np.int64)
+    src = np.empty(2 * m, np.int64)
+    eidx = np.empty(2 * m, np.int64)
+    for k in range(2):
+        for i in range(m):
+            a = ev[i, k]
+            q = fill[a]
+            fill[a] += 1
+            nbr[q] = ev[i, 1 - k]
+            src[q] = a
+            eidx[q] = i
+    return indptr, nbr, src, eidx
+
+
+@njit
 def ring_self_touch(x, y):
     """Whether two non-adjacent edges of a closed ring meet."""
     k = x.shape[0]

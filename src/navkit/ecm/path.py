@@ -140,21 +140,15 @@ def _graph(cmap):
         cmap._estat_ok[miss] = True
     length = cmap._estat[eids, 0]
     minclr = cmap._estat[eids, 1]
-    src = np.concatenate([ev[:, 0], ev[:, 1]])
-    dst = np.concatenate([ev[:, 1], ev[:, 0]])
-    eof = np.concatenate([np.arange(eids.shape[0]), np.arange(eids.shape[0])])
-    order = np.argsort(src, kind="stable")
-    indptr = np.zeros(nv + 1, np.int64)
-    np.add.at(indptr, src + 1, 1)
-    indptr = np.cumsum(indptr)
+    indptr, nbr, src, eidx = K.route_csr(np.ascontiguousarray(ev, np.int64), nv)
     g = {
         "eids": eids,
         "length": length,
         "minclr": minclr,
         "indptr": indptr,
-        "nbr": dst[order],
-        "from": src[order],
-        "eidx": eof[order],
+        "nbr": nbr,
+        "from": src,
+        "eidx": eidx,
         "nv": nv,
     }
     cmap._cache["graph"] = g
