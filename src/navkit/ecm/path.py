@@ -110,6 +110,9 @@ def edge_polyline(cmap, e):
     return out
 
 
+_GRAPH_LOCK = threading.Lock()
+
+
 def _graph(cmap):
     """The route graph over alive edges (CSR, both directions) with each edge's
     exact length and least clearance (closed form, cached per edge until an
@@ -117,6 +120,15 @@ def _graph(cmap):
     g = cmap._cache.get("graph")
     if g is not None:
         return g
+    with _GRAPH_LOCK:  # threads that query a fresh map build it once, not together
+        g = cmap._cache.get("graph")
+        if g is None:
+            g = _build_graph(cmap)
+            cmap._cache["graph"] = g
+    return g
+
+
+def _build_graph(cmap):
     d = cmap.diagram
     S = cmap.sites
     nv = d.nv
@@ -133,7 +145,8 @@ def _graph(cmap):
     if miss.size:
         st = getattr(cmap, "_pathflat", None)
         if st is not None and st.diagram is d:
-            st.drop(miss)  # new or touched by an update since last sampled
+            with st.lock:  # another thread's query may be reading the cache
+                st.drop(miss)  # new or touched by an update since last sampled
         ln, mc = K.edge_stats(miss, d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by)
         cmap._estat[miss, 0] = ln
         cmap._estat[miss, 1] = mc
@@ -151,7 +164,6 @@ def _graph(cmap):
         "eidx": eidx,
         "nv": nv,
     }
-    cmap._cache["graph"] = g
     return g
 
 
@@ -162,6 +174,9 @@ def _nearest(cmap, x, y):
     if not hasattr(S, "cells"):
         return K.nearest_site(x, y, *S.kernel_args())
     return U.grid_nearest(x, y, *S.grid_args(), S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
+
+
+_FLAT_LOCK = threading.Lock()
 
 
 class _Flat:
@@ -218,8 +233,11 @@ def _flat(cmap) -> _Flat:
     d = cmap.diagram
     st = getattr(cmap, "_pathflat", None)
     if st is None or st.diagram is not d:
-        st = _Flat(d, d.next_e)
-        cmap._pathflat = st
+        with _FLAT_LOCK:  # one cache per map even when threads start together
+            st = getattr(cmap, "_pathflat", None)
+            if st is None or st.diagram is not d:
+                st = _Flat(d, d.next_e)
+                cmap._pathflat = st
     return st
 
 
