@@ -303,3 +303,13 @@ def test_concurrent_queries_on_one_map_equal_serial_ones():
         got = list(ex.map(lambda q: m.find_path(q[0], q[1], clearance=0.2), qs))
     assert all(_same_result(a, b) for a, b in zip(got, want))
     assert sum(w is not None for w in want) > 20
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.1, -1.0])
+def test_bad_preferred_clearance_is_an_input_error(bad):
+    from navkit.errors import InputError
+
+    m = CorridorMap.from_polygons(RECT, [[[4, 2], [6, 2], [6, 4], [4, 4]]])
+    with pytest.raises(InputError):
+        m.find_path([1, 1], [9, 5], clearance=0.2, preferred_clearance=bad)
+    assert m.find_path([1, 1], [9, 5], clearance=0.2, preferred_clearance=0.5) is not None

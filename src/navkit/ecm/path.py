@@ -306,6 +306,10 @@ def find_path(
     r = float(clearance)
     if not (math.isfinite(r) and r >= 0):
         raise InputError("clearance must be a finite number >= 0")
+    if preferred_clearance is not None:
+        pc = float(preferred_clearance)
+        if not (math.isfinite(pc) and pc >= r):
+            raise InputError("preferred_clearance must be a finite number >= clearance")
     xs = cmap._local_point(start)
     xg = cmap._local_point(goal)
     near = []
