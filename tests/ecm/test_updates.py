@@ -217,3 +217,32 @@ def test_report_says_which_paths_to_replan():
     off = m.insert_point(far)
     assert not off.affects(p)
     assert all(e in m.diagram.edges for e in p.edges)
+
+
+@pytest.mark.parametrize("op", ["move", "remove"])
+def test_failed_move_or_remove_rolls_back(monkeypatch, op):
+    """A move or removal that fails midway restores every obstacle as it was,
+    the moved or removed one included, under its own handle."""
+    b, obs, _ = random_scene(7, 10, 40, 30)
+    m = CorridorMap.from_polygons(b, obs)
+    ref = m.rebuilt()
+    h = [h for h in m.obstacles if h][3]
+    ring = m.obstacles[h]["ring"].copy()
+    real = X.insert_prepare if op == "move" else X.delete_prepare
+
+    def boom(*a, **k):
+        real(*a, **k)
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(X, "insert_prepare" if op == "move" else "delete_prepare", boom)
+    with pytest.raises(BuildError):
+        if op == "move":
+            m.move(h, offset=[0.05, 0.0])
+        else:
+            m.remove(h)
+    monkeypatch.undo()
+    m.check()
+    assert map_difference(m, ref) == []
+    assert np.array_equal(m.obstacles[h]["ring"], ring)
+    m.move(h, offset=[0.05, 0.0])  # the handle still works
+    assert map_difference(m, m.rebuilt()) == []

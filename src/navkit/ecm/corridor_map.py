@@ -346,17 +346,26 @@ class CorridorMap:
         return h, new, corners
 
     # ---------------------------------------------------------------- updates
-    def _update(self, fn) -> UpdateReport:
+    def _update(self, fn, handle=None) -> UpdateReport:
+        """Run the update ``fn`` (which may change the obstacle ``handle`` and add
+        new ones) and report what it touched; if it fails midway, rebuild the map
+        as it was before."""
         d = self.diagram
         d.clear_touched()
         t0 = time.perf_counter()
-        snapshot = dict(self.obstacles)
+        # what a rollback needs, in O(1): the obstacle the update may change and
+        # the first handle it may create (copying every obstacle cost O(n))
+        saved = self.obstacles.get(handle) if handle is not None else None
+        next0 = self._next_handle
         try:
             h = fn()
         except (InputError, StaleHandleError):
             raise
         except Exception as exc:  # roll back by rebuilding the previous state
-            self._restore(snapshot)
+            before = {k: v for k, v in self.obstacles.items() if k < next0 and k != handle}
+            if saved is not None:
+                before[handle] = saved
+            self._restore(before)
             raise BuildError(f"local update failed and was rolled back: {exc}") from exc
         te = d.telog[: d.cnt[X.NTE]]
         te_list = te.tolist()
@@ -431,7 +440,7 @@ class CorridorMap:
             self.sites.release(o["sites"])  # its ids are free for the next insertion
             return handle
 
-        return self._update(run)
+        return self._update(run, handle)
 
     def move(self, handle: int, points=None, *, offset=None) -> UpdateReport:
         """Move an obstacle: delete, then insert at ``points`` or shifted by
@@ -459,7 +468,7 @@ class CorridorMap:
                 raise
             return handle
 
-        return self._update(run)
+        return self._update(run, handle)
 
     def _corners_of(self, o) -> list:
         S = self.sites
