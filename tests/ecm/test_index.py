@@ -113,3 +113,63 @@ def test_site_ids_are_reused():
     assert moved > 20
     assert m.sites.n <= n0 + 8  # one square's block, reused every time
     assert map_difference(m, m.rebuilt()) == []
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_local_search_finds_what_a_full_scan_finds(seed):
+    """An insertion looks for its conflicting vertices and cut edges by walking
+    cells outward from the new points (navkit.ecm._update_kernels.near_elements);
+    a scan over every vertex and edge of the diagram must find nothing more."""
+    from navkit.ecm import _update_kernels as U
+
+    b, obs, _ = random_scene(seed, 25, 50, 35)
+    m = CorridorMap.from_polygons(b, obs)
+    d, S = m.diagram, m.sites
+    rng = np.random.default_rng(seed)
+    compared = 0
+    for _ in range(30):
+        kind = rng.choice(["poly", "seg", "point"])
+        pts = random_obstacle(rng, *rng.uniform([3, 3], [47, 32]), 1.5, kind=kind)
+        try:
+            h, new, corners = m._add_obstacle_sites(pts)
+        except Exception:
+            continue
+        nw = np.asarray(new, np.int64)
+        xs = np.r_[S.ax[nw], S.bx[nw][S.kind[nw] == 1]]
+        ys = np.r_[S.ay[nw], S.by[nw][S.kind[nw] == 1]]
+        box = (xs.min(), xs.max(), ys.min(), ys.max())
+        grid = d._grid()
+        S.alive[nw] = False
+        seeds = np.array(
+            [U.grid_nearest(S.ax[p], S.ay[p], *grid, S.kind, S.ax, S.ay, S.bx, S.by, S.alive)[0]
+             if S.kind[p] == 0 else -1 for p in new], np.int64,
+        )  # fmt: skip
+        S.alive[nw] = True
+        nv, ne = d.nv, d.next_e
+        vnear, enear = U.near_elements(
+            seeds, *box, d.tol, d.vx, d.vy, d.vr, d.valive, d.vdeg, d.vsite, d.veh, d.enx,
+            d.ev, d.es, d.ealive, d.shead, d.rv, d.rnext, S.kind.shape[0], nv, ne,
+        )  # fmt: skip
+        sk = (S.kind, S.ax, S.ay, S.bx, S.by)
+        kv = U.conflict_vertices(nw, *box, vnear, d.vx, d.vy, d.vr, d.valive, d.tol, *sk)
+        kv_all = U.conflict_vertices(
+            nw, *box, np.arange(nv, dtype=np.int64), d.vx, d.vy, d.vr, d.valive, d.tol, *sk
+        )
+        assert np.array_equal(kv, kv_all)
+        vkill = np.zeros(max(nv, 1), np.bool_)
+        vkill[kv] = True
+        args = (d.ev, d.es, d.ealive, vkill, d.vx, d.vy, d.vr, d.tol, *sk)
+        cut, rest = U.cut_edge_candidates(nw, *box, enear, *args)
+        cut_all, rest_all = U.cut_edge_candidates(nw, *box, np.arange(ne, dtype=np.int64), *args)
+        assert np.array_equal(cut, cut_all)
+        hit = U.cut_edges_exact(
+            rest, nw, d.ev, d.es, d.vx, d.vy, d.vr, d.tol, *sk, S.e0, S.e1, S.side
+        )
+        hit_all = U.cut_edges_exact(
+            rest_all, nw, d.ev, d.es, d.vx, d.vy, d.vr, d.tol, *sk, S.e0, S.e1, S.side
+        )
+        assert set(rest[hit].tolist()) == set(rest_all[hit_all].tolist())
+        d.insert_sites(new, corners)
+        compared += 1
+    assert compared > 10
+    assert map_difference(m, m.rebuilt()) == []

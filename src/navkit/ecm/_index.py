@@ -463,8 +463,27 @@ def insert_prepare(
             y1 = max(y1, by[s])
     nv = cnt[NV]
     ne = cnt[NE]
+    # 0. the sites whose cells hold the new point sites: there the new cell
+    # starts, and from there the vertices and edges near it are found
+    for i in range(nn):
+        alive[new[i]] = False
+    seeds = np.full(nn, -1, np.int64)
+    for i in range(nn):
+        p = new[i]
+        if kind[p] == 0:
+            seeds[i], _ = U.grid_nearest(
+                ax[p], ay[p], cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
+            )
+    for i in range(nn):
+        alive[new[i]] = True
+    vnear, enear = U.near_elements(
+        seeds, x0, x1, y0, y1, tol, vx, vy, vr, valive, vdeg, vsite, veh, enx, ev, es, ealive,
+        shead, rv, rnext, nsite, nv, ne,
+    )  # fmt: skip
     # 1. vertices in conflict
-    kv = U.conflict_vertices(new, x0, x1, y0, y1, vx, vy, vr, valive, nv, tol, kind, ax, ay, bx, by)
+    kv = U.conflict_vertices(
+        new, x0, x1, y0, y1, vnear, vx, vy, vr, valive, tol, kind, ax, ay, bx, by
+    )
     # 2. edges touching them or cut in their interior
     vkill = np.zeros(max(nv, 1), np.bool_)
     emk = np.zeros(max(ne, 1), np.bool_)
@@ -484,7 +503,7 @@ def insert_prepare(
                 na += 1
             q = enx[q]
     cut, rest = U.cut_edge_candidates(
-        new, x0, x1, y0, y1, ev, es, ealive, ne, vkill, vx, vy, vr, tol, kind, ax, ay, bx, by
+        new, x0, x1, y0, y1, enear, ev, es, ealive, vkill, vx, vy, vr, tol, kind, ax, ay, bx, by
     )
     hit = np.zeros(0, np.bool_)
     if rest.shape[0]:
@@ -526,18 +545,8 @@ def insert_prepare(
             aff, naf = _add_aff(vsite[v, j], aff, naf, isaff, isnew)
     # sites whose cells contain a new point site
     for i in range(nn):
-        alive[new[i]] = False
-    for i in range(nn):
-        p = new[i]
-        if kind[p] != 0:
-            continue
-        s, _ = U.grid_nearest(
-            ax[p], ay[p], cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
-        )
-        if s >= 0:
-            aff, naf = _add_aff(s, aff, naf, isaff, isnew)
-    for i in range(nn):
-        alive[new[i]] = True
+        if seeds[i] >= 0:
+            aff, naf = _add_aff(seeds[i], aff, naf, isaff, isnew)
     pairs = _pairs_of_keys(pkeys[:npk])
     # delete
     for i in range(na):
@@ -679,12 +688,20 @@ def delete_prepare(
                 nk += 1
             r = rnext[r]
     isnb = np.zeros(nsite, np.bool_)
+    nbl = np.empty(64, np.int64)  # the neighbours, as first seen
+    nnb = 0
     pkeys = np.empty(64, np.int64)
     npk = 0
     for i in range(nk):
         v = killed[i]
         for j in range(vdeg[v]):
-            isnb[vsite[v, j]] = True
+            t = vsite[v, j]
+            if not isnb[t] and not isdead[t]:
+                isnb[t] = True
+                if nnb == nbl.shape[0]:
+                    nbl = np.concatenate((nbl, np.empty(nnb, np.int64)))
+                nbl[nnb] = t
+                nnb += 1
         q = veh[v]
         while q >= 0:
             e = q >> 1
@@ -701,12 +718,8 @@ def delete_prepare(
     for i in range(dead.shape[0]):
         alive[dead[i]] = False
     U.grid_remove(np.sort(dead), kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny)
-    nb = np.empty(nsite, np.int64)
-    m = 0
-    for s in range(nsite):
-        if isnb[s] and not isdead[s]:
-            nb[m] = s
-            m += 1
+    nb = np.sort(nbl[:nnb])  # ascending, as the triples are made
+    m = nnb
     tri = np.empty((m * (m - 1) * (m - 2) // 6, 3), np.int64)
     k = 0
     for i in range(m):

@@ -13,10 +13,12 @@ per update:
 * :func:`candidate_vertices` -- the tangent circles of candidate triples that
   no other site enters, with their site sets (the sites at distance rho) and
   whether all of them see the circle on their free side (one grid scan each);
-* :func:`conflict_vertices` / :func:`cut_edge_candidates` -- the vertices whose
-  empty circle a set of new sites enters, and the edges a new site cuts at their
-  midpoint (the remaining edges near the new sites are returned for the exact
-  tangent-circle test).
+* :func:`near_elements` -- the vertices and edges near an insertion, found by
+  walking cells outward from the new points (no scan of the whole diagram);
+* :func:`conflict_vertices` / :func:`cut_edge_candidates` -- of those, the
+  vertices whose empty circle a set of new sites enters, and the edges a new
+  site cuts at their midpoint (the remaining edges near the new sites are
+  returned for the exact tangent-circle test).
 
 Formulas are those of :mod:`navkit.ecm.geom` (the readable reference), in the
 same float64 operation order.
@@ -256,11 +258,13 @@ def rejoin_candidates(
 
 
 @njit
-def conflict_vertices(new, x0, x1, y0, y1, vx, vy, vr, valive, nv, tol, kind, ax, ay, bx, by):
-    """Alive vertices (ascending) whose empty circle a new site enters by more than tol."""
+def conflict_vertices(new, x0, x1, y0, y1, vids, vx, vy, vr, valive, tol, kind, ax, ay, bx, by):
+    """The alive vertices of ``vids`` (ascending) whose empty circle a new site
+    enters by more than tol (ascending)."""
     out = np.empty(64, np.int64)
     k = 0
-    for v in range(nv):
+    for q in range(vids.shape[0]):
+        v = vids[q]
         if not valive[v]:
             continue
         dbx = max(max(x0 - vx[v], vx[v] - x1), 0.0)
@@ -270,9 +274,8 @@ def conflict_vertices(new, x0, x1, y0, y1, vx, vy, vr, valive, nv, tol, kind, ax
         if not (lim > 0.0 and dbx * dbx + dby * dby < lim * lim):
             continue
         for i in range(new.shape[0]):
-            d, _ = _dok(
-                kind[new[i]], ax[new[i]], ay[new[i]], bx[new[i]], by[new[i]], vx[v], vy[v], 1e-9
-            )
+            s = new[i]
+            d, _ = _dok(kind[s], ax[s], ay[s], bx[s], by[s], vx[v], vy[v], 1e-9)
             if d < rho - tol:
                 if k == out.shape[0]:
                     out = np.concatenate((out, np.empty(k, np.int64)))
@@ -283,18 +286,112 @@ def conflict_vertices(new, x0, x1, y0, y1, vx, vy, vr, valive, nv, tol, kind, ax
 
 
 @njit
-def cut_edge_candidates(
-    new, x0, x1, y0, y1, ev, es, ealive, ne, vkill, vx, vy, vr, tol, kind, ax, ay, bx, by
+def near_elements(
+    seeds, x0, x1, y0, y1, tol, vx, vy, vr, valive, vdeg, vsite, veh, enx, ev, es, ealive,
+    shead, rv, rnext, nsite, nv, ne,
 ):  # fmt: skip
-    """Alive edges (ascending) whose box (grown by the larger end clearance)
-    meets the new sites' box and whose ends both survive: (cut, rest) where
-    ``cut`` are those a new site is nearer to at the bisector midpoint and
+    """The vertices and edges an insertion inside the box (x0..x1, y0..y1) can
+    change, found locally: cells are visited outward from the ``seeds`` (the
+    sites whose cells hold the new point sites), and from a cell on to every
+    cell that shares with it a vertex whose circle (grown by tol) meets the box
+    or an edge whose box, grown by its larger end clearance, meets it.
+
+    This finds every vertex in conflict and every edge the new cell cuts: the
+    new cell is connected and holds the new points, so every old cell it
+    enters is reached across a boundary it crosses, and a boundary it crosses
+    has a vertex in conflict or is cut -- both pass the tests above.
+
+    Returns (vertex ids, edge ids), ascending, of the visited cells' vertices
+    and edges that pass those tests (the candidates of
+    :func:`conflict_vertices` and :func:`cut_edge_candidates`).
+    """
+    svis = np.zeros(nsite, np.bool_)
+    vseen = np.zeros(max(nv, 1), np.bool_)
+    eseen = np.zeros(max(ne, 1), np.bool_)
+    queue = np.empty(64, np.int64)
+    nq = 0
+    for i in range(seeds.shape[0]):
+        s = seeds[i]
+        if s >= 0 and not svis[s]:
+            svis[s] = True
+            if nq == queue.shape[0]:
+                queue = np.concatenate((queue, np.empty(nq, np.int64)))
+            queue[nq] = s
+            nq += 1
+    vout = np.empty(64, np.int64)
+    nvo = 0
+    eout = np.empty(64, np.int64)
+    neo = 0
+    head = 0
+    while head < nq:
+        s = queue[head]
+        head += 1
+        r = shead[s]
+        while r >= 0:
+            v = rv[r]
+            r = rnext[r]
+            if vseen[v] or not valive[v]:
+                continue
+            vseen[v] = True
+            dbx = max(max(x0 - vx[v], vx[v] - x1), 0.0)
+            dby = max(max(y0 - vy[v], vy[v] - y1), 0.0)
+            lim = vr[v] + tol
+            if dbx * dbx + dby * dby < lim * lim:
+                if nvo == vout.shape[0]:
+                    vout = np.concatenate((vout, np.empty(nvo, np.int64)))
+                vout[nvo] = v
+                nvo += 1
+                for j in range(vdeg[v]):
+                    t = vsite[v, j]
+                    if not svis[t]:
+                        svis[t] = True
+                        if nq == queue.shape[0]:
+                            queue = np.concatenate((queue, np.empty(nq, np.int64)))
+                        queue[nq] = t
+                        nq += 1
+            q = veh[v]
+            while q >= 0:
+                e = q >> 1
+                q = enx[q]
+                if eseen[e] or not ealive[e]:
+                    continue
+                eseen[e] = True
+                a0 = ev[e, 0]
+                a1 = ev[e, 1]
+                rr = max(vr[a0], vr[a1]) + tol
+                if x1 < min(vx[a0], vx[a1]) - rr or x0 > max(vx[a0], vx[a1]) + rr:
+                    continue
+                if y1 < min(vy[a0], vy[a1]) - rr or y0 > max(vy[a0], vy[a1]) + rr:
+                    continue
+                if neo == eout.shape[0]:
+                    eout = np.concatenate((eout, np.empty(neo, np.int64)))
+                eout[neo] = e
+                neo += 1
+                for j in range(2):
+                    t = es[e, j]
+                    if not svis[t]:
+                        svis[t] = True
+                        if nq == queue.shape[0]:
+                            queue = np.concatenate((queue, np.empty(nq, np.int64)))
+                        queue[nq] = t
+                        nq += 1
+    return np.sort(vout[:nvo]), np.sort(eout[:neo])
+
+
+@njit
+def cut_edge_candidates(
+    new, x0, x1, y0, y1, eids, ev, es, ealive, vkill, vx, vy, vr, tol, kind, ax, ay, bx, by
+):  # fmt: skip
+    """The alive edges of ``eids`` (ascending) whose box (grown by the larger end
+    clearance) meets the new sites' box and whose ends both survive: (cut, rest)
+    where ``cut`` are those a new site is nearer to at the bisector midpoint and
     ``rest`` the others (for the exact tangent-circle test)."""
     cut = np.empty(64, np.int64)
     rest = np.empty(64, np.int64)
     nc = 0
     nr = 0
-    for e in range(ne):
+    for qe in range(eids.shape[0]):
+        e = eids[qe]
         if not ealive[e]:
             continue
         a0 = ev[e, 0]
