@@ -112,6 +112,25 @@ def main() -> None:
             cmov.append(_CPU[-1])
         except InputError:
             pass
+    # locality: moves on the largest scene, to compare with the 1,000-segment ones
+    big = max(maps)
+    if big != 1000:
+        mb, _bb, _ob, sb = maps[big]
+        hb = [h for h in mb.obstacles if h]
+        movb = []
+        for _i in range(60):
+            h = int(hb[rng.integers(len(hb))])
+            try:
+                t, _ = timed(lambda h=h: mb.move(h, offset=rng.uniform(-0.1, 0.1, 2) * sb))
+                movb.append(t)
+            except InputError:
+                pass
+        res["move_largest_scene"] = {
+            "segments": int(np.sum(mb.sites.kind[: mb.sites.n] == 1)),
+            "median_ms": 1e3 * float(np.median(movb)),
+            "worst_ms": 1e3 * float(np.max(movb)),
+            "n": len(movb),
+        }
     t_rebuild, _ = timed(lambda: m.rebuilt())
     q = []
     # the first query after updates samples every new edge once (cached afterwards)
@@ -157,6 +176,12 @@ def main() -> None:
             f"  {k:8s} {st['median_ms']:8.2f} {st['worst_ms']:8.2f}   "
             f"({st['cpu_median_ms']:8.2f} {st['cpu_worst_ms']:8.2f})  "
             f"{st['rebuild_over_median']:10.1f}x  {st['rebuild_over_worst']:10.1f}x   n={st['n']}"
+        )
+    if "move_largest_scene" in res:
+        st = res["move_largest_scene"]
+        print(
+            f"  move on the {st['segments']}-segment scene: median {st['median_ms']:.2f} ms, "
+            f"worst {st['worst_ms']:.2f} ms (n={st['n']}; compare the 1,000-segment move: updates are local)"
         )
     st = res["path_query"]
     print(
