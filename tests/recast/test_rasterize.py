@@ -173,7 +173,7 @@ def test_columns_sorted_and_disjoint(points, thr):
     for spans in _spans(hf).values():
         for (_a0, a1, _), (b0, _b1, _) in zip(spans, spans[1:]):
             assert a1 < b0
-        assert all(s0 < s1 <= 24 for s0, s1, _ in spans)
+        assert all(s0 < s1 <= max(24, s0 + 1) and s0 <= 24 for s0, s1, _ in spans)
 
 
 half = st.integers(0, 16).map(lambda k: np.float32(k * 0.5))
@@ -191,7 +191,10 @@ def test_vertices_on_cell_lines(points):
     for spans in _spans(hf).values():
         for (_a0, a1, _), (b0, _b1, _) in zip(spans, spans[1:]):
             assert a1 < b0
-        assert all(0 <= s0 < s1 <= 16 for s0, s1, _ in spans)
+        # within the 16 cells of the bounds, except that a span keeps Recast's
+        # one-cell minimum height: a triangle lying exactly on the top plane
+        # gives the span [16, 17] (rcClamp(ceil(smax / ch), smin + 1, ...))
+        assert all(0 <= s0 < s1 <= max(16, s0 + 1) and s0 <= 16 for s0, s1, _ in spans)
 
 
 # -- bad input ----------------------------------------------------------------------------------
@@ -331,3 +334,11 @@ def test_tile_grids_match_recast(mesh):
                 tile["tile"],
                 name,
             )
+
+
+def test_triangle_on_the_top_plane_keeps_one_cell():
+    # Recast clamps the span to the bounds' height, then keeps it at least one
+    # cell high: a flat triangle exactly on the top plane becomes [top, top + 1]
+    v = np.array([(0, 8, 0), (1, 8, 0), (0, 8, 1)], np.float32)
+    hf = _raster(v, [(0, 1, 2)], [63], width=8, height=8, bmax=(8, 8, 8), ch=0.5)
+    assert _spans(hf) == {(0, 0): [(16, 17, 63)]}
