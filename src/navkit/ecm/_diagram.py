@@ -41,11 +41,10 @@ the (non-hot) callers that want Python objects.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import _index as X
+from ._tangent import _sok
 
 
 class Diagram:
@@ -223,17 +222,6 @@ class Diagram:
             S.ax, S.ay, self.cnt, self.tvmark, self.tvlog,
         )  # fmt: skip
 
-    def add_vertex(self, x, y, r, sites) -> int:
-        """Add a vertex at (x, y) with clearance r tangent to ``sites``, or merge
-        the sites into an existing vertex of one of them at that point."""
-        ids = np.asarray(sorted(set(int(s) for s in sites)), np.int64)
-        out, _ = self.add_vertices(np.array([[x, y, r]]), np.array([0, ids.shape[0]]), ids)
-        return int(out[0])
-
-    def add_corner(self, s_in, p, s_out) -> int:
-        out, _ = self.add_vertices(np.zeros((0, 3)), np.zeros(1, np.int64), np.zeros(0, np.int64), [(s_in, p, s_out)])  # fmt: skip
-        return int(out[0])
-
     def add_edges(self, ev, es) -> None:
         """Add edges with end vertices ``ev`` ((k, 2)) and sites ``es`` ((k, 2))."""
         ev = np.ascontiguousarray(ev, np.int64).reshape(-1, 2)
@@ -245,32 +233,21 @@ class Diagram:
         self.add_edges([[v0, v1]], [[a, b]])
 
     # --------------------------------------------------------------- predicates
-    def is_secondary(self, a, b) -> bool:
-        S = self.S
-        if S.kind[a] == 1 and S.kind[b] == 0:
-            a, b = b, a
-        return S.kind[a] == 0 and S.kind[b] == 1 and a in (S.e0[b], S.e1[b])
-
     def side_ok(self, s, x, y, rho) -> bool:
+        """Whether site ``s`` sees the circle (x, y, rho) on its free side (the
+        kernels' test, :func:`navkit.ecm._tangent._sok`)."""
         S = self.S
-        if S.kind[s] == 0:
-            return S.side[s] == 1 or rho <= self.tol
-        if S.side[s] == 0:
-            return True
-        dx, dy = S.bx[s] - S.ax[s], S.by[s] - S.ay[s]
-        cr = (dx * (y - S.ay[s]) - dy * (x - S.ax[s])) / math.hypot(dx, dy)
-        return cr >= -self.tol
+        return bool(
+            _sok(int(S.kind[s]), S.ax[s], S.ay[s], S.bx[s], S.by[s], int(S.side[s]),
+                 float(x), float(y), float(rho), self.tol)
+        )  # fmt: skip
 
     # ------------------------------------------------------------- edge joining
-    def rejoin(self, pairs) -> None:
-        """Re-join the edges of every bisector in ``pairs`` ((k, 2) site ids; one
-        kernel call: :func:`navkit.ecm._index.rejoin_pairs`)."""
-        pr = np.asarray(pairs, np.int64).reshape(-1, 2)
-        pr = np.ascontiguousarray(np.sort(pr, axis=1))
-        self._rejoin(pr)
-
     def _rejoin(self, pr) -> None:
-        """:meth:`rejoin` of kernel output: C-contiguous (k, 2) int64, a < b."""
+        """Re-join the edges of every bisector in ``pr`` ((k, 2) site ids, a < b,
+        C-contiguous int64; kernel output) with
+        :func:`navkit.ecm._index.rejoin_pairs`, growing the edge arrays first when
+        it reports too little room."""
         S = self.S
         while True:
             k = X.rejoin_pairs(

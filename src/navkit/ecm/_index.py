@@ -298,10 +298,8 @@ def _pairs_of_keys(keys):
 
 @njit
 def _push_key(buf, k, a, b):
-    if k == buf.shape[0]:
-        buf = np.concatenate((buf, np.empty(k, np.int64)))
-    buf[k] = (min(a, b) << 32) | max(a, b)
-    return buf, k + 1
+    """Append the pair key ``min << 32 | max`` of sites a, b (see :func:`_pairs_of_keys`)."""
+    return U._append(buf, k, (min(a, b) << 32) | max(a, b))
 
 
 @njit
@@ -367,13 +365,10 @@ def _fits(xyr, ok, ptr, ids, corners, tol, vx, vy, valive, vdeg, vsite, shead, r
 # --------------------------------------------------------------------- updates
 @njit
 def _add_aff(s, aff, naf, isaff, isnew):
-    if not isaff[s] and not isnew[s]:
-        isaff[s] = True
-        if naf == aff.shape[0]:
-            aff = np.concatenate((aff, np.empty(naf, np.int64)))
-        aff[naf] = s
-        naf += 1
-    return aff, naf
+    """Append ``s`` to the affected sites unless it is new or already there."""
+    if isnew[s]:
+        return aff, naf
+    return U._append_unseen(aff, naf, s, isaff)
 
 
 @njit
@@ -696,12 +691,8 @@ def delete_prepare(
         v = killed[i]
         for j in range(vdeg[v]):
             t = vsite[v, j]
-            if not isnb[t] and not isdead[t]:
-                isnb[t] = True
-                if nnb == nbl.shape[0]:
-                    nbl = np.concatenate((nbl, np.empty(nnb, np.int64)))
-                nbl[nnb] = t
-                nnb += 1
+            if not isdead[t]:
+                nbl, nnb = U._append_unseen(nbl, nnb, t, isnb)
         q = veh[v]
         while q >= 0:
             e = q >> 1

@@ -30,28 +30,6 @@ def _site_dist(k, ax, ay, bx, by, x, y):
 
 
 @njit
-def min_dist_excluding(qx, qy, excl, kind, ax, ay, bx, by, alive, n):
-    """Distance from each query point to the nearest alive site not in its row of
-    ``excl`` ((m, 4) int64, -1 = unused). Returns (m,) float64 [wu]."""
-    m = qx.shape[0]
-    out = np.empty(m, np.float64)
-    for q in range(m):
-        best = np.inf
-        x = qx[q]
-        y = qy[q]
-        for s in range(n):
-            if not alive[s]:
-                continue
-            if s == excl[q, 0] or s == excl[q, 1] or s == excl[q, 2] or s == excl[q, 3]:
-                continue
-            d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], x, y)
-            if d < best:
-                best = d
-        out[q] = best
-    return out
-
-
-@njit
 def nearest_site(x, y, kind, ax, ay, bx, by, alive, n):
     """Nearest alive site to (x, y): (site id, distance)."""
     best = np.inf
@@ -64,62 +42,6 @@ def nearest_site(x, y, kind, ax, ay, bx, by, alive, n):
             best = d
             bi = s
     return bi, best
-
-
-@njit
-def sites_within(x, y, rad, ptol, kind, ax, ay, bx, by, alive, n):
-    """Alive sites at distance <= rad from (x, y); segments only where the foot of
-    the perpendicular lies on them (within ``ptol`` of the parameter range)."""
-    out = np.empty(16, np.int64)
-    c = 0
-    for s in range(n):
-        if not alive[s]:
-            continue
-        if kind[s] == 1:
-            dx = bx[s] - ax[s]
-            dy = by[s] - ay[s]
-            t = ((x - ax[s]) * dx + (y - ay[s]) * dy) / (dx * dx + dy * dy)
-            if t < -ptol or t > 1.0 + ptol:
-                continue
-        d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], x, y)
-        if d <= rad:
-            if c == out.shape[0]:
-                tmp = np.empty(2 * c, np.int64)
-                tmp[:c] = out
-                out = tmp
-            out[c] = s
-            c += 1
-    return out[:c]
-
-
-@njit
-def seg_seg_min_dist(px, py, qx, qy, kind, ax, ay, bx, by, alive, n):
-    """Smallest distance between segment pq and any alive site (0 if they meet)."""
-    best = np.inf
-    for s in range(n):
-        if not alive[s]:
-            continue
-        if kind[s] == 0:
-            d = _site_dist(1, px, py, qx, qy, ax[s], ay[s])
-        else:
-            # proper intersection test
-            d1 = (qx - px) * (ay[s] - py) - (qy - py) * (ax[s] - px)
-            d2 = (qx - px) * (by[s] - py) - (qy - py) * (bx[s] - px)
-            d3 = (bx[s] - ax[s]) * (py - ay[s]) - (by[s] - ay[s]) * (px - ax[s])
-            d4 = (bx[s] - ax[s]) * (qy - ay[s]) - (by[s] - ay[s]) * (qx - ax[s])
-            if ((d1 > 0.0 and d2 < 0.0) or (d1 < 0.0 and d2 > 0.0)) and (
-                (d3 > 0.0 and d4 < 0.0) or (d3 < 0.0 and d4 > 0.0)
-            ):
-                return 0.0
-            d = min(
-                _site_dist(1, px, py, qx, qy, ax[s], ay[s]),
-                _site_dist(1, px, py, qx, qy, bx[s], by[s]),
-                _site_dist(1, ax[s], ay[s], bx[s], by[s], px, py),
-                _site_dist(1, ax[s], ay[s], bx[s], by[s], qx, qy),
-            )
-        if d < best:
-            best = d
-    return best
 
 
 @njit
@@ -337,100 +259,6 @@ def point_in_ring(x, y, rx, ry):
                 inside = not inside
         j = i
     return inside
-
-
-@njit
-def min_dist_subset(qx, qy, excl, subset, kind, ax, ay, bx, by, alive, n):
-    """Like :func:`min_dist_excluding`, over the sites listed in ``subset`` only."""
-    m = qx.shape[0]
-    out = np.empty(m, np.float64)
-    for q in range(m):
-        best = np.inf
-        for ii in range(subset.shape[0]):
-            s = subset[ii]
-            if not alive[s]:
-                continue
-            if s == excl[q, 0] or s == excl[q, 1] or s == excl[q, 2] or s == excl[q, 3]:
-                continue
-            d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], qx[q], qy[q])
-            if d < best:
-                best = d
-        out[q] = best
-    return out
-
-
-@njit
-def grid_min_dist(
-    qx, qy, rad, excl, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
-):
-    """Nearest alive site within ``rad[q]`` of each query, over a uniform grid
-    (``cells`` (nx*ny, cap) site ids, ``counts`` (nx*ny,)); inf if none that close."""
-    m = qx.shape[0]
-    out = np.empty(m, np.float64)
-    for q in range(m):
-        best = np.inf
-        x = qx[q]
-        y = qy[q]
-        r = rad[q]
-        i0 = max(0, min(nx - 1, int(math.floor((x - r - gx0) / h))))
-        i1 = max(0, min(nx - 1, int(math.floor((x + r - gx0) / h))))
-        j0 = max(0, min(ny - 1, int(math.floor((y - r - gy0) / h))))
-        j1 = max(0, min(ny - 1, int(math.floor((y + r - gy0) / h))))
-        for i in range(i0, i1 + 1):
-            for j in range(j0, j1 + 1):
-                c = i * ny + j
-                for t in range(counts[c]):
-                    s = cells[c, t]
-                    if not alive[s]:
-                        continue
-                    if s == excl[q, 0] or s == excl[q, 1] or s == excl[q, 2] or s == excl[q, 3]:
-                        continue
-                    d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], x, y)
-                    if d < best:
-                        best = d
-        out[q] = best
-    return out
-
-
-@njit
-def grid_sites_within(
-    x, y, rad, ptol, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
-):
-    """Alive sites within ``rad`` of (x, y) (segments only where the foot lies on them)."""
-    out = np.empty(16, np.int64)
-    c_out = 0
-    i0 = max(0, min(nx - 1, int(math.floor((x - rad - gx0) / h))))
-    i1 = max(0, min(nx - 1, int(math.floor((x + rad - gx0) / h))))
-    j0 = max(0, min(ny - 1, int(math.floor((y - rad - gy0) / h))))
-    j1 = max(0, min(ny - 1, int(math.floor((y + rad - gy0) / h))))
-    for i in range(i0, i1 + 1):
-        for j in range(j0, j1 + 1):
-            c = i * ny + j
-            for t in range(counts[c]):
-                s = cells[c, t]
-                if not alive[s]:
-                    continue
-                if kind[s] == 1:
-                    dx = bx[s] - ax[s]
-                    dy = by[s] - ay[s]
-                    tt = ((x - ax[s]) * dx + (y - ay[s]) * dy) / (dx * dx + dy * dy)
-                    if tt < -ptol or tt > 1.0 + ptol:
-                        continue
-                d = _site_dist(kind[s], ax[s], ay[s], bx[s], by[s], x, y)
-                if d <= rad:
-                    dup = False
-                    for u in range(c_out):
-                        if out[u] == s:
-                            dup = True
-                    if dup:
-                        continue
-                    if c_out == out.shape[0]:
-                        tmp = np.empty(2 * c_out, np.int64)
-                        tmp[:c_out] = out
-                        out = tmp
-                    out[c_out] = s
-                    c_out += 1
-    return out[:c_out]
 
 
 @njit

@@ -308,6 +308,24 @@ def _split(P, o, k, i, px, py):
 
 
 @njit
+def _ends(ok0, ok1, v0, v1, piece0, piece1):
+    """The end vertices of a split edge that its pieces reach with clearance
+    (``ok0``, ``ok1``), with the pieces' lengths: (vertices, costs)."""
+    ids = np.empty(2, np.int64)
+    cost = np.empty(2)
+    n = 0
+    if ok0:
+        ids[n] = v0
+        cost[n] = plen(piece0)
+        n += 1
+    if ok1:
+        ids[n] = v1
+        cost[n] = plen(piece1)
+        n += 1
+    return ids[:n], cost[:n]
+
+
+@njit
 def _cross(ax_, ay_, bx_, by_, cx, cy):
     return (bx_ - ax_) * (cy - ay_) - (by_ - ay_) * (cx - ax_)
 
@@ -363,29 +381,9 @@ def _route(
     v_first = -1
     bv = -1
     if (ok_s0 or ok_s1) and (ok_g0 or ok_g1):
-        src = np.empty(2, np.int64)
-        sc = np.empty(2)
-        ns = 0
-        if ok_s0:
-            src[ns] = vs0
-            sc[ns] = plen(s0)
-            ns += 1
-        if ok_s1:
-            src[ns] = vs1
-            sc[ns] = plen(s1)
-            ns += 1
-        dst = np.empty(2, np.int64)
-        dc = np.empty(2)
-        nd = 0
-        if ok_g0:
-            dst[nd] = vg0
-            dc[nd] = plen(g0)
-            nd += 1
-        if ok_g1:
-            dst[nd] = vg1
-            dc[nd] = plen(g1)
-            nd += 1
-        prev, bv, cost = K.dijkstra(indptr, nbr, wgt, nv, src[:ns], sc[:ns], dst[:nd], dc[:nd])
+        src, sc = _ends(ok_s0, ok_s1, vs0, vs1, s0, s1)
+        dst, dc = _ends(ok_g0, ok_g1, vg0, vg1, g0, g1)
+        prev, bv, cost = K.dijkstra(indptr, nbr, wgt, nv, src, sc, dst, dc)
         if bv >= 0 and math.isfinite(cost):
             nch = 0
             v = bv

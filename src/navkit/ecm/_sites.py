@@ -18,7 +18,7 @@ import numpy as np
 
 from navkit._jit import njit
 
-from ._update_kernels import grid_insert, grid_insert_ids, grid_insert_range, grid_remove
+from ._update_kernels import grid_insert, grid_insert_ids
 
 
 @njit
@@ -154,13 +154,17 @@ class Sites:
         pid = list(range(p0, p0 + k))
         sid = list(range(p0 + k, p0 + 2 * k))
         if hasattr(self, "cells"):
-            i = p0
-            end = p0 + 2 * k
-            while i < end:
-                i = grid_insert_range(i, end, self.kind, self.ax, self.ay, self.bx, self.by, *self.grid_args())  # fmt: skip
-                if i < end:
-                    self._grow_cells()
+            self._grid_insert(np.arange(p0, p0 + 2 * k, dtype=np.int64))
         return pid, sid
+
+    def _grid_insert(self, ids) -> None:
+        """Bucket the sites ``ids`` ((m,) int64) in the grid, doubling the cell
+        capacity whenever a cell is full."""
+        k = 0
+        while k < ids.shape[0]:
+            k = grid_insert_ids(ids, k, self.kind, self.ax, self.ay, self.bx, self.by, *self.grid_args())  # fmt: skip
+            if k < ids.shape[0]:
+                self._grow_cells()
 
     def _grow_cells(self) -> None:
         cells = self.cells
@@ -176,12 +180,7 @@ class Sites:
         self.gny = max(1, int(math.ceil((y1 - y0) / h)) + 1)
         self.cells = np.zeros((self.gnx * self.gny, 8), np.int64)
         self.counts = np.zeros(self.gnx * self.gny, np.int64)
-        ids = np.flatnonzero(self.alive[: self.n]).astype(np.int64)
-        k = 0
-        while k < ids.shape[0]:
-            k = grid_insert_ids(ids, k, self.kind, self.ax, self.ay, self.bx, self.by, *self.grid_args())  # fmt: skip
-            if k < ids.shape[0]:
-                self._grow_cells()
+        self._grid_insert(np.flatnonzero(self.alive[: self.n]).astype(np.int64))
 
     def grid_add(self, i: int) -> None:
         """Bucket site ``i`` in the cells it comes near (doubling the cell capacity
@@ -190,14 +189,6 @@ class Sites:
             return
         while not grid_insert(i, self.kind, self.ax, self.ay, self.bx, self.by, *self.grid_args()):
             self._grow_cells()
-
-    def grid_drop(self, ids) -> None:
-        """Remove dead sites from the grid (their cells' scans stay short)."""
-        if hasattr(self, "cells") and len(ids):
-            grid_remove(
-                np.asarray(ids, np.int64), self.kind, self.ax, self.ay, self.bx, self.by,
-                *self.grid_args(),
-            )  # fmt: skip
 
     def grid_args(self):
         return (self.cells, self.counts, self.gx0, self.gy0, self.h, self.gnx, self.gny)

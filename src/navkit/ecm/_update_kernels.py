@@ -285,6 +285,24 @@ def conflict_vertices(new, x0, x1, y0, y1, vids, vx, vy, vr, valive, tol, kind, 
     return out[:k]
 
 
+@njit(inline="always")
+def _append(buf, n, x):
+    """``buf[n] = x`` (``buf`` doubled when full); returns (buf, n + 1)."""
+    if n == buf.shape[0]:
+        buf = np.concatenate((buf, np.empty(n, buf.dtype)))
+    buf[n] = x
+    return buf, n + 1
+
+
+@njit(inline="always")
+def _append_unseen(buf, n, x, seen):
+    """:func:`_append` of ``x`` unless ``seen[x]``, which it sets."""
+    if seen[x]:
+        return buf, n
+    seen[x] = True
+    return _append(buf, n, x)
+
+
 @njit
 def near_elements(
     seeds, x0, x1, y0, y1, tol, vx, vy, vr, valive, vdeg, vsite, veh, enx, ev, es, ealive,
@@ -311,13 +329,8 @@ def near_elements(
     queue = np.empty(64, np.int64)
     nq = 0
     for i in range(seeds.shape[0]):
-        s = seeds[i]
-        if s >= 0 and not svis[s]:
-            svis[s] = True
-            if nq == queue.shape[0]:
-                queue = np.concatenate((queue, np.empty(nq, np.int64)))
-            queue[nq] = s
-            nq += 1
+        if seeds[i] >= 0:
+            queue, nq = _append_unseen(queue, nq, seeds[i], svis)
     vout = np.empty(64, np.int64)
     nvo = 0
     eout = np.empty(64, np.int64)
@@ -337,18 +350,9 @@ def near_elements(
             dby = max(max(y0 - vy[v], vy[v] - y1), 0.0)
             lim = vr[v] + tol
             if dbx * dbx + dby * dby < lim * lim:
-                if nvo == vout.shape[0]:
-                    vout = np.concatenate((vout, np.empty(nvo, np.int64)))
-                vout[nvo] = v
-                nvo += 1
+                vout, nvo = _append(vout, nvo, v)
                 for j in range(vdeg[v]):
-                    t = vsite[v, j]
-                    if not svis[t]:
-                        svis[t] = True
-                        if nq == queue.shape[0]:
-                            queue = np.concatenate((queue, np.empty(nq, np.int64)))
-                        queue[nq] = t
-                        nq += 1
+                    queue, nq = _append_unseen(queue, nq, vsite[v, j], svis)
             q = veh[v]
             while q >= 0:
                 e = q >> 1
@@ -363,18 +367,9 @@ def near_elements(
                     continue
                 if y1 < min(vy[a0], vy[a1]) - rr or y0 > max(vy[a0], vy[a1]) + rr:
                     continue
-                if neo == eout.shape[0]:
-                    eout = np.concatenate((eout, np.empty(neo, np.int64)))
-                eout[neo] = e
-                neo += 1
-                for j in range(2):
-                    t = es[e, j]
-                    if not svis[t]:
-                        svis[t] = True
-                        if nq == queue.shape[0]:
-                            queue = np.concatenate((queue, np.empty(nq, np.int64)))
-                        queue[nq] = t
-                        nq += 1
+                eout, neo = _append(eout, neo, e)
+                queue, nq = _append_unseen(queue, nq, es[e, 0], svis)
+                queue, nq = _append_unseen(queue, nq, es[e, 1], svis)
     return np.sort(vout[:nvo]), np.sort(eout[:neo])
 
 
@@ -655,16 +650,6 @@ def grid_insert(i, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
                     cells[c, counts[c]] = i
                     counts[c] += 1
     return True
-
-
-@njit
-def grid_insert_range(i0, i1, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
-    """:func:`grid_insert` of the sites i0 .. i1 - 1 in order; returns the first
-    that did not fit (i1 if all did)."""
-    for i in range(i0, i1):
-        if not grid_insert(i, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
-            return i
-    return i1
 
 
 @njit

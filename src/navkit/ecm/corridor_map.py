@@ -67,33 +67,9 @@ def _ring_area2(p: np.ndarray) -> float:
     return float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
 
 
-def _point_in_ring(x: float, y: float, p: np.ndarray) -> bool:
-    return bool(
-        K.point_in_ring(
-            float(x), float(y), np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1])
-        )
-    )
-
-
 def _segments_cross(p: np.ndarray) -> bool:
     """Whether a closed ring has two non-adjacent edges that meet."""
     return bool(K.ring_self_touch(np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1])))
-
-
-def _seg_dist(p, q, r, s) -> float:
-    def orient(a, b, c):
-        return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
-
-    d1, d2, d3, d4 = orient(p, q, r), orient(p, q, s), orient(r, s, p), orient(r, s, q)
-    if ((d1 > 0 > d2) or (d1 < 0 < d2)) and ((d3 > 0 > d4) or (d3 < 0 < d4)):
-        return 0.0
-
-    def pd(x, a, b):
-        d = b - a
-        t = np.clip(np.dot(x - a, d) / max(np.dot(d, d), 1e-300), 0.0, 1.0)
-        return float(np.hypot(*(x - (a + t * d))))
-
-    return min(pd(r, p, q), pd(s, p, q), pd(p, r, s), pd(q, r, s))
 
 
 class CorridorMap:
@@ -221,9 +197,6 @@ class CorridorMap:
         return CorridorMap.from_polygons(rings, obs)
 
     # ------------------------------------------------------------------ input
-    def _local(self, p: np.ndarray) -> np.ndarray:
-        return np.round((p - self.origin) * self.scale) / self.scale
-
     def _world(self, p: np.ndarray) -> np.ndarray:
         return p + self.origin
 
@@ -369,9 +342,7 @@ class CorridorMap:
             raise BuildError(f"local update failed and was rolled back: {exc}") from exc
         te = d.telog[: d.cnt[X.NTE]]
         te_list = te.tolist()
-        rep = UpdateReport(
-            h, set(d.tvlog[: d.cnt[X.NTV]].tolist()), set(te_list), time.perf_counter() - t0
-        )
+        rep = UpdateReport(h, d.touched_v, set(te_list), time.perf_counter() - t0)
         self._cache.clear()
         ok = self._estat_ok
         ok[te[te < ok.shape[0]]] = False

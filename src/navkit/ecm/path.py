@@ -40,7 +40,6 @@ from navkit.errors import InputError
 from . import _kernels as K
 from . import _path_kernels as PK
 from . import _update_kernels as U
-from .geom import pair_param
 
 ARC_SLACK = PK.ARC_SLACK
 _MAX_STEP = 2.0 * math.acos(1.0 / (1.0 + ARC_SLACK)) * 0.9
@@ -70,30 +69,6 @@ class PathResult:
     right: np.ndarray
     clearance: float
     edges: list
-
-
-def _pair_points(S, a, b, p0, p1, fr):
-    """Vectorised :func:`navkit.ecm.geom.pair_point` over fractions ``fr`` (k,)."""
-    ka, kb = S.kind[a], S.kind[b]
-    x0, y0 = p0
-    x1, y1 = p1
-    if ka + kb != 1:
-        # point-point and segment-segment bisectors are straight
-        return np.column_stack([x0 + fr * (x1 - x0), y0 + fr * (y1 - y0)])
-    _, t0 = pair_param(S, a, b, x0, y0)
-    _, t1 = pair_param(S, a, b, x1, y1)
-    tm = t0 + fr * (t1 - t0)
-    sg, pt = (a, b) if ka == 1 else (b, a)
-    dx, dy = S.bx[sg] - S.ax[sg], S.by[sg] - S.ay[sg]
-    ln = math.hypot(dx, dy)
-    ux, uy = dx / ln, dy / ln
-    nx, ny = -uy, ux
-    rx, ry = S.ax[pt] - S.ax[sg], S.ay[pt] - S.ay[sg]
-    pu, pv = rx * ux + ry * uy, rx * nx + ry * ny
-    if pv == 0.0:
-        return np.column_stack([x0 + fr * (x1 - x0), y0 + fr * (y1 - y0)])
-    yv = ((tm - pu) ** 2 + pv * pv) / (2.0 * pv)
-    return np.column_stack([S.ax[sg] + tm * ux + yv * nx, S.ay[sg] + tm * uy + yv * ny])
 
 
 def edge_polyline(cmap, e):
