@@ -1,0 +1,1 @@
+"""Recast's tile cache (``dtTileCache``): heightfield layers, compressed tiles, TSET files."""
