@@ -306,8 +306,8 @@ def _tile_bits(max_tiles: int) -> int:
 
 
 def _check_params(nav: NavMeshParams, p: TileCacheParams, err: type[Exception]) -> None:
-    fl = (*nav.orig, nav.tile_width, nav.tile_height, *p.orig, p.cs, p.ch)
-    fl += (p.walkable_height, p.walkable_radius, p.walkable_climb, p.max_simplification_error)
+    fl = [*nav.orig, nav.tile_width, nav.tile_height, *p.orig, p.cs, p.ch]
+    fl += [p.walkable_height, p.walkable_radius, p.walkable_climb, p.max_simplification_error]
     if not all(math.isfinite(v) for v in fl):
         raise err(f"tile cache params must be finite, got {nav} {p}")
     if not (nav.tile_width > 0 and nav.tile_height > 0):
@@ -414,8 +414,17 @@ def tile_cache_to_bytes(tset: TileCacheSet) -> bytes:
                 *nav.orig, nav.tile_width, nav.tile_height, nav.max_tiles, nav.max_polys
             ),
             _CACHE_PARAMS.pack(
-                *p.orig, p.cs, p.ch, p.width, p.height, p.walkable_height, p.walkable_radius,
-                p.walkable_climb, p.max_simplification_error, p.max_tiles, p.max_obstacles,
+                *p.orig,
+                p.cs,
+                p.ch,
+                p.width,
+                p.height,
+                p.walkable_height,
+                p.walkable_radius,
+                p.walkable_climb,
+                p.max_simplification_error,
+                p.max_tiles,
+                p.max_obstacles,
             ),  # fmt: skip
         ]
         for k, t in enumerate(tset.tiles):
