@@ -172,11 +172,12 @@ def _partition_kernel(cidx, ccount, con, areas, w, h, bs):  # pragma: no cover -
     """Region id per span (255 = none) and the region count (< 0: error code)."""
     nspans = areas.shape[0]
     src_reg = np.full(nspans, _NULL, np.int32)
-    # Recast sizes its sweep array by the grid width and ids sweeps with a byte
-    cap = min(w, 256)
-    sw_ns = np.zeros(max(cap, 1), np.int64)
-    sw_nei = np.zeros(max(cap, 1), np.int32)
-    sw_id = np.zeros(max(cap, 1), np.int32)
+    # Recast ids a row's sweeps with a byte (and sizes their array by the grid width,
+    # which more sweeps than cells in a row overrun: undefined there, allowed here)
+    cap = 256
+    sw_ns = np.zeros(cap, np.int64)
+    sw_nei = np.zeros(cap, np.int32)
+    sw_id = np.zeros(cap, np.int32)
     prev_count = np.zeros(256, np.int64)
     reg_id = 0
     for z in range(bs, h - bs):
@@ -503,8 +504,9 @@ def build_heightfield_layers(
         layer wider than 255 cells.
     BuildError
         What Recast reports as a failure: more than 255 regions, a region
-        overlapping more than 63 others, or more sweeps in a row than the grid is
-        wide.
+        overlapping more than 63 others, or more than 256 sweeps in one row (Recast
+        ids them with a byte; it also sizes their array by the grid width, so a row
+        with more sweeps than cells overruns it there: navkit allows up to 256).
     """
     cidx, ccount, con, areas = check_chf(chf)
     bs = int(border_size)
@@ -526,7 +528,7 @@ def build_heightfield_layers(
     if nregs == _ERR_REGIONS:
         raise BuildError("heightfield layers: more than 255 monotone regions in the tile")
     if nregs == _ERR_SWEEPS:
-        raise BuildError(f"heightfield layers: more span sweeps in a row than the grid width {w}")
+        raise BuildError("heightfield layers: more than 256 span sweeps in one row")
     g = _region_graph_kernel(cidx, ccount, con, ys, w, h, src_reg, nregs)
     ymin, ymax, neis, nneis, lays, nlays, status = g
     if status < 0:
