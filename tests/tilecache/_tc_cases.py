@@ -51,11 +51,12 @@ def raw_records(data: bytes) -> list[tuple[int, bytes]]:
 
 
 def slow_decode(stream: bytes) -> bytes:
-    """Level-1 FastLZ decoder straight from the format's description (no bounds tricks)."""
+    """FastLZ decoder straight from the format's description (levels 1 and 2, no tricks)."""
     out = bytearray()
     if not stream:
         return bytes(out)
-    assert stream[0] >> 5 == 0, "level 1 only"
+    level = (stream[0] >> 5) + 1
+    assert level in (1, 2)
     ip = 0
     first = True
     while ip < len(stream):
@@ -63,17 +64,24 @@ def slow_decode(stream: bytes) -> bytes:
         first = False
         ip += 1
         if c < 32:
+            assert ip + c + 1 <= len(stream), "truncated literal run"
             out += stream[ip : ip + c + 1]
-            assert len(stream[ip : ip + c + 1]) == c + 1, "truncated literal run"
             ip += c + 1
-        else:
-            ln = (c >> 5) - 1
-            if ln == 6:
+            continue
+        ln = (c >> 5) - 1
+        if ln == 6:
+            while True:
                 ln += stream[ip]
                 ip += 1
-            dist = ((c & 31) << 8) + stream[ip] + 1
-            ip += 1
-            assert dist <= len(out), "reference before the start"
-            for _ in range(ln + 3):
-                out.append(out[-dist])
+                if level == 1 or stream[ip - 1] != 255:
+                    break
+        code = stream[ip]
+        ip += 1
+        dist = ((c & 31) << 8) + code + 1
+        if level == 2 and code == 255 and c & 31 == 31:
+            dist = (stream[ip] << 8) + stream[ip + 1] + 8192
+            ip += 2
+        assert dist <= len(out), "reference before the start"
+        for _ in range(ln + 3):
+            out.append(out[-dist])
     return bytes(out)

@@ -49,13 +49,83 @@ def _structured(draw_bytes: bytes, pattern: int) -> bytes:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.binary(min_size=0, max_size=600), st.integers(0, 3))
-def test_round_trip_and_slow_decoder_agree(data, pattern):
+@given(st.binary(min_size=0, max_size=600), st.integers(0, 3), st.sampled_from([1, 2]))
+def test_round_trip_and_slow_decoder_agree(data, pattern, level):
     x = _structured(data, pattern)
-    c = fastlz.compress(x)
+    c = fastlz.compress(x, level)
     assert len(c) <= fastlz.max_compressed_size(len(x))
     assert fastlz.decompress(c, len(x)) == x
     assert slow_decode(c) == x
+    if len(x) >= 4:
+        assert fastlz.stream_level(c) == level
+
+
+def test_level_choice_follows_fastlz_compress():
+    rng = np.random.default_rng(3)
+    small = rng.integers(0, 4, 65535, dtype=np.uint8)
+    big = rng.integers(0, 4, 65536, dtype=np.uint8)
+    assert fastlz.stream_level(fastlz.compress(small)) == 1
+    assert fastlz.stream_level(fastlz.compress(big)) == 2
+    # far references (beyond 8191 bytes) only exist at level 2
+    far = np.concatenate([rng.integers(0, 256, 20000, dtype=np.uint8)] * 4)
+    c2 = fastlz.compress(far, 2)
+    assert len(c2) < len(fastlz.compress(far, 1)) // 2
+    assert fastlz.decompress(c2, far.size) == far.tobytes() == slow_decode(c2)
+    with pytest.raises(InputError):
+        fastlz.compress(far, 3)
+
+
+def _oracle_cases(seed: int) -> list[tuple[int, int, bytes]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for w, h in [(48, 48), (7, 5), (148, 148), (255, 255), (150, 160)]:
+        n = 3 * w * h
+        rep = rng.integers(0, 256, n, dtype=np.uint8)
+        rep[n // 2 :] = rep[: n - n // 2]  # a repeat half the input back
+        near = rng.integers(0, 256, n, dtype=np.uint8)
+        for dist in (8190, 8191, 8192, 8193, 73724, 73725, 73726, 73727):
+            if 2 * dist + 200 < n:  # 40-byte repeats at the levels' distance limits
+                near[dist + 100 : dist + 140] = near[100:140]
+        for b in (
+            rng.integers(0, 256, n, dtype=np.uint8),  # incompressible
+            rng.integers(0, 3, n, dtype=np.uint8),  # small alphabet
+            np.repeat(rng.integers(0, 4, n // 50 + 1, dtype=np.uint8), 50)[:n],  # runs
+            rep,
+            near,
+        ):
+            out.append((w, h, b.tobytes()))
+    return out
+
+
+@pytest.mark.peer
+def test_recast_compresses_any_grid_the_same():
+    """Recast's own dtBuildTileCacheLayer (FastLZ) on inputs the sample meshes never give:
+    incompressible data, long runs, far repeats, level 2 (grids of 65536+ bytes)."""
+    import base64
+    import json
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from peer_support import ROOT
+
+    work = ROOT / ".scratch" / "peer"
+    if shutil.which("node") is None or not (work / "node_modules" / "@recast-navigation").is_dir():
+        pytest.skip("node or the installed peer (.scratch/peer) is not available")
+    cases = _oracle_cases(11)
+    payload = [{"w": w, "h": h, "data": base64.b64encode(b).decode()} for w, h, b in cases]
+    r = subprocess.run(
+        ["node", str(Path(__file__).with_name("fastlz_oracle.mjs"))],
+        input=json.dumps(payload), capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PEER_DIR": str(work)},
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    streams = [base64.b64decode(s) for s in json.loads(r.stdout)]
+    assert {fastlz.stream_level(s) for s in streams} == {1, 2}
+    for (w, h, raw), s in zip(cases, streams):
+        assert fastlz.compress(raw) == s, (w, h)
+        assert fastlz.decompress(s, len(raw)) == raw
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 12, 13, 14, 31, 32, 33, 64, 65])

@@ -1,13 +1,14 @@
-"""FastLZ (level 1) compression, as Recast's tile cache stores its layers.
+"""FastLZ compression, as Recast's tile cache stores its layers.
 
 RecastDemo's ``FastLZCompressor`` (and the @recast-navigation build the peer runs)
-compresses every tile-cache layer with FastLZ 0.1.0's ``fastlz_compress``, which picks
-level 1 for inputs under 64 KiB. :func:`compress` reproduces that encoder's choices
-(hash table, match search, token layout) so that navkit's compressed layers are the
-same bytes as Recast's; :func:`decompress` reads level-1 and level-2 streams.
+compresses every tile-cache layer with FastLZ 0.1.0's ``fastlz_compress``, which uses
+level 1 for inputs under 64 KiB and level 2 above. :func:`compress` reproduces that
+encoder's choices (hash table, match search, token layout) at both levels, so that
+navkit's compressed layers are the same bytes as Recast's; :func:`decompress` reads
+both levels.
 
 Stream format (level 1). Tokens follow each other; the first byte's top three bits
-hold the level - 1 (0 here), so the first control byte is ``byte0 & 31``:
+hold the level - 1, so the first control byte is ``byte0 & 31``:
 
 - ``ctrl < 32``: a literal run, the next ``ctrl + 1`` bytes are copied as they are.
 - otherwise a back reference: ``len = (ctrl >> 5) - 1`` (``len == 6``: one more byte
@@ -18,11 +19,13 @@ Level 2 differs in two places: a length of 6 is extended by bytes until one is n
 255, and a distance byte of 255 with ``ctrl & 31 == 31`` is followed by a 16-bit
 big-endian distance (plus 8191).
 
-The encoder (level 1) hashes the three bytes at the current position into a table
-of 8192 positions (all initialised to the input's start), takes the stored position
-as the candidate when it lies 1..8191 bytes back and its first three bytes match,
-extends the match as far as it goes (stopping two bytes before the end), and emits
-literals in runs of at most 32. The last 12 bytes are never the start of a match.
+The encoder hashes the three bytes at the current position into a table of 8192
+positions (all initialised to the input's start), takes the stored position as the
+candidate when it lies 1..8191 bytes back and its first three bytes match, extends
+the match as far as it goes (stopping two bytes before the end), and emits literals
+in runs of at most 32. The last 12 bytes are never the start of a match. Level 2
+also takes a run of four equal bytes at once without a hash lookup, and accepts
+candidates up to 73724 bytes back when five bytes match.
 """
 
 from __future__ import annotations
@@ -61,8 +64,8 @@ def _hash3(src, p):  # pragma: no cover - numba
 
 
 @njit
-def _compress1(src, out):  # pragma: no cover - numba
-    """Level-1 FastLZ stream of ``src`` into ``out``; returns its length."""
+def _compress(src, out, level):  # pragma: no cover - numba
+    """FastLZ stream (level 1 or 2) of ``src`` into ``out``; returns its length."""
     n = src.shape[0]
     if n < 4:
         if n == 0:
@@ -71,43 +74,60 @@ def _compress1(src, out):  # pragma: no cover - numba
         for k in range(n):
             out[1 + k] = src[k]
         return n + 1
+    # level 1 refers at most 8191 bytes back; level 2 also farther (5+ byte matches),
+    # below FastLZ's MAX_FARDISTANCE = 65535 + 8191 - 1
+    max_dist = _MAX_DISTANCE if level == 1 else _L2_MAX_DISTANCE + 65535 - 1
     htab = np.zeros(_HASH_SIZE, np.int64)  # every slot starts at the input's start
     ip_bound = n - 2
     ip_limit = n - 12
-    op = 0
-    ip = 0
     # the stream starts with a literal run holding the first two bytes
     copy = 2
-    out[op] = _MAX_COPY - 1
-    out[op + 1] = src[0]
-    out[op + 2] = src[1]
-    op += 3
+    out[0] = _MAX_COPY - 1
+    out[1] = src[0]
+    out[2] = src[1]
+    op = 3
     ip = 2
     while ip < ip_limit:
         anchor = ip
-        hv = _hash3(src, ip)
-        ref = htab[hv]
-        distance = anchor - ref
-        htab[hv] = anchor
+        mlen = 3
         if (
-            distance == 0
-            or distance >= _MAX_DISTANCE
-            or src[ref] != src[ip]
-            or src[ref + 1] != src[ip + 1]
-            or src[ref + 2] != src[ip + 2]
+            level == 2
+            and src[ip] == src[ip - 1]
+            and src[ip - 1] == src[ip + 1]
+            and src[ip] == src[ip + 2]
         ):
-            # literal byte
-            out[op] = src[anchor]
-            op += 1
-            ip = anchor + 1
-            copy += 1
-            if copy == _MAX_COPY:
-                copy = 0
-                out[op] = _MAX_COPY - 1
+            # level 2 takes a run at once (without hashing this position)
+            distance = 1
+            ref = anchor + 2
+        else:
+            hv = _hash3(src, ip)
+            ref = htab[hv]
+            distance = anchor - ref
+            htab[hv] = anchor
+            ok = (
+                distance != 0
+                and distance < max_dist
+                and src[ref] == src[ip]
+                and src[ref + 1] == src[ip + 1]
+                and src[ref + 2] == src[ip + 2]
+            )
+            if ok and level == 2 and distance >= _L2_MAX_DISTANCE:
+                # far matches need 5 bytes
+                ok = src[ref + 3] == src[ip + 3] and src[ref + 4] == src[ip + 4]
+                mlen = 5
+            if not ok:
+                # literal byte
+                out[op] = src[anchor]
                 op += 1
-            continue
-        ref += 3
-        ip = anchor + 3
+                ip = anchor + 1
+                copy += 1
+                if copy == _MAX_COPY:
+                    copy = 0
+                    out[op] = _MAX_COPY - 1
+                    op += 1
+                continue
+            ref += mlen
+        ip = anchor + mlen
         distance -= 1  # stored biased
         if distance == 0:
             # a run of one byte: compares the reference (one behind) with that byte
@@ -144,21 +164,48 @@ def _compress1(src, out):  # pragma: no cover - numba
         copy = 0
         ip -= 3
         mlen = ip - anchor  # match length - 2
-        while mlen > _MAX_LEN - 2:
-            out[op] = (7 << 5) + (distance >> 8)
-            out[op + 1] = _MAX_LEN - 2 - 7 - 2
-            out[op + 2] = distance & 255
-            op += 3
-            mlen -= _MAX_LEN - 2
-        if mlen < 7:
-            out[op] = (mlen << 5) + (distance >> 8)
-            out[op + 1] = distance & 255
-            op += 2
+        if level == 1:
+            while mlen > _MAX_LEN - 2:
+                out[op] = (7 << 5) + (distance >> 8)
+                out[op + 1] = _MAX_LEN - 2 - 7 - 2
+                out[op + 2] = distance & 255
+                op += 3
+                mlen -= _MAX_LEN - 2
+            if mlen < 7:
+                out[op] = (mlen << 5) + (distance >> 8)
+                out[op + 1] = distance & 255
+                op += 2
+            else:
+                out[op] = (7 << 5) + (distance >> 8)
+                out[op + 1] = mlen - 7
+                out[op + 2] = distance & 255
+                op += 3
         else:
-            out[op] = (7 << 5) + (distance >> 8)
-            out[op + 1] = mlen - 7
-            out[op + 2] = distance & 255
-            op += 3
+            far = distance >= _L2_MAX_DISTANCE
+            if far:
+                distance -= _L2_MAX_DISTANCE
+            hi = 31 if far else distance >> 8
+            if mlen < 7:
+                out[op] = (mlen << 5) + hi
+                op += 1
+            else:
+                out[op] = (7 << 5) + hi
+                op += 1
+                mlen -= 7
+                while mlen >= 255:
+                    out[op] = 255
+                    op += 1
+                    mlen -= 255
+                out[op] = mlen
+                op += 1
+            if far:
+                out[op] = 255
+                out[op + 1] = distance >> 8
+                out[op + 2] = distance & 255
+                op += 3
+            else:
+                out[op] = distance & 255
+                op += 1
         # hash the two positions at the match's end
         htab[_hash3(src, ip)] = ip
         ip += 1
@@ -180,6 +227,8 @@ def _compress1(src, out):  # pragma: no cover - numba
         out[op - copy - 1] = copy - 1
     else:
         op -= 1
+    if level == 2:
+        out[0] |= 1 << 5
     return op
 
 
@@ -268,16 +317,16 @@ def stream_level(stream: bytes | bytearray | memoryview | np.ndarray) -> int:
     return 0 if s.size == 0 else int(s[0] >> 5) + 1
 
 
-def compress(data: bytes | bytearray | memoryview | np.ndarray) -> bytes:
-    """FastLZ level-1 stream of ``data``, byte for byte as FastLZ 0.1.0 writes it.
+def compress(data: bytes | bytearray | memoryview | np.ndarray, level: int | None = None) -> bytes:
+    """FastLZ stream of ``data``, byte for byte as FastLZ 0.1.0 writes it.
 
     Parameters
     ----------
     data : bytes-like or (n,) uint8
-        Input of any length. FastLZ's ``fastlz_compress`` uses level 1 below
-        65536 bytes (every tile-cache layer up to 147 x 147 cells); level 1 is
-        used here at any length (Detour reads it; Recast itself would switch to
-        level 2 above that size).
+        Input of any length.
+    level : {None, 1, 2}
+        ``None`` chooses as ``fastlz_compress`` (what Recast's tile cache calls):
+        level 1 below 65536 bytes (every layer up to 147 x 147 cells), level 2 above.
 
     Returns
     -------
@@ -285,8 +334,12 @@ def compress(data: bytes | bytearray | memoryview | np.ndarray) -> bytes:
         The stream (empty for empty input).
     """
     src = _as_bytes(data, "data")
+    if level is None:
+        level = 1 if src.size < 65536 else 2
+    if level not in (1, 2):
+        raise InputError(f"level must be 1, 2 or None, got {level!r}")
     out = np.empty(max_compressed_size(src.size) + 16, np.uint8)
-    n = int(_compress1(src, out))
+    n = int(_compress(src, out, level))
     return out[:n].tobytes()
 
 
