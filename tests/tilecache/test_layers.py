@@ -291,3 +291,49 @@ def test_too_many_regions_is_a_build_error():
     chf = grid_chf(floors)
     with pytest.raises(BuildError, match="255"):
         build_heightfield_layers(chf, 0, 2)
+
+
+#: Other settings, in the peer's (RecastDemo's) names and in BakeConfig's.
+OTHER_SETTINGS = {
+    "tile32": ({"tileSize": 32}, {"tile_size": 32}),
+    "tile64": ({"tileSize": 64}, {"tile_size": 64}),
+    "fine": (
+        {"tileSize": 48, "cellSize": 0.2, "cellHeight": 0.1},
+        {"tile_size": 48, "cell_size": 0.2, "cell_height": 0.1},
+    ),
+    "small_agent": (
+        {"tileSize": 40, "agentHeight": 1.0, "agentRadius": 0.3, "agentMaxClimb": 0.5},
+        {"tile_size": 40, "agent_height": 1.0, "agent_radius": 0.3, "agent_max_climb": 0.5},
+    ),
+}
+
+
+@pytest.mark.peer
+@pytest.mark.slow
+@pytest.mark.parametrize("setting", sorted(OTHER_SETTINGS))
+@pytest.mark.parametrize("mesh", MESHES)
+def test_other_settings_equal_recast(mesh, setting, tmp_path):
+    """Recast's tile cache built now by the peer with other tile sizes, cells, agents."""
+    from peer_support import peer_workdir
+
+    peer_cfg, cfg = OTHER_SETTINGS[setting]
+    obj = mesh_path(mesh)
+    work = peer_workdir()
+    out = tmp_path / "recast.bin"
+    r = subprocess.run(
+        ["node", "recast_peer.mjs", str(obj), json.dumps(peer_cfg), "--sections", "",
+         "--export-tilecache", str(out)],
+        cwd=work, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    if r.returncode != 0 or not out.exists():
+        pytest.skip(f"peer failed: {r.stderr[-300:]}")
+    ref = out.read_bytes()
+    mine = TB.build_tile_cache(load_obj(obj), BakeConfig(**cfg))
+    theirs = F.tile_cache_from_bytes(ref)
+    assert len(mine.tiles) == len(theirs.tiles)
+    for k, (a, b) in enumerate(zip(mine.tiles, theirs.tiles)):
+        assert a.header == b.header, k
+        la, lb = mine.layer(k), theirs.layer(k)
+        for field in ("heights", "areas", "cons"):
+            assert np.array_equal(getattr(la, field), getattr(lb, field)), (k, field)
+    assert F.tile_cache_to_bytes(mine) == ref
