@@ -104,9 +104,14 @@ def test_one_tile_and_parallel_build_agree(built):
     mine = [x.data for x in full.tiles if (x.header.tx, x.header.ty) == (t.tx, t.ty)]
     assert list(one.data) == mine
     assert one.layers is not None and one.layers.nlayers == len(mine)
+    calls: list[tuple[int, int]] = []
     with ThreadPoolExecutor(2) as ex:
-        par = TB.build_tile_cache(mesh, PEER_CONFIG, executor=ex)
+        par = TB.build_tile_cache(
+            mesh, PEER_CONFIG, executor=ex, progress=lambda d, t: calls.append((d, t))
+        )
     assert F.tile_cache_to_bytes(par) == F.tile_cache_to_bytes(full)
+    assert [d for d, _ in calls] == list(range(1, len(calls) + 1))
+    assert calls[-1][0] == calls[-1][1] == 42  # 6 x 7 tiles
 
 
 # -- invariants -------------------------------------------------------------------------

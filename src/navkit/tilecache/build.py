@@ -15,9 +15,9 @@ tile pipeline; a tile here is a pure function of (mesh, config, tile coordinates
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -41,7 +41,13 @@ from .format import (
 )
 from .layers import HeightfieldLayerSet, build_heightfield_layers
 
-__all__ = ["TileLayers", "tile_compact_heightfield", "build_tile_layers", "build_tile_cache"]
+__all__ = [
+    "TileLayers",
+    "tile_compact_heightfield",
+    "build_tile_layers",
+    "build_tile_cache",
+    "run_tiles",
+]
 
 f32 = np.float32
 
@@ -210,6 +216,41 @@ def _next_pow2(v: int) -> int:
     return 1 if v <= 1 else 1 << (v - 1).bit_length()
 
 
+T = TypeVar("T")
+
+
+def run_tiles(
+    fn: Callable[..., T],
+    coords: Sequence[tuple[int, int]],
+    args: Callable[[int, int], tuple],
+    executor: Executor | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[tuple[int, int], T]:
+    """``fn(*args(x, y))`` for every tile, serially or on ``executor``.
+
+    The bake's tile loop (:func:`navkit.recast.build.bake`) in a reusable form: the
+    results are keyed by tile, so callers consume them in row order whatever order
+    they completed in, and parallel builds equal serial ones. ``progress(done,
+    total)`` is called after each tile.
+    """
+    results: dict[tuple[int, int], T] = {}
+    total = len(coords)
+    if executor is None:
+        for i, (x, y) in enumerate(coords):
+            results[(x, y)] = fn(*args(x, y))
+            if progress is not None:
+                progress(i + 1, total)
+        return results
+    from concurrent.futures import as_completed
+
+    futs = {executor.submit(fn, *args(x, y)): (x, y) for x, y in coords}
+    for i, fut in enumerate(as_completed(futs)):
+        results[futs[fut]] = fut.result()
+        if progress is not None:
+            progress(i + 1, total)
+    return results
+
+
 def build_tile_cache(
     mesh: TriMesh,
     config: BakeConfig,
@@ -274,20 +315,7 @@ def build_tile_cache(
             y,
         )
 
-    results: dict[tuple[int, int], TileLayers] = {}
-    if executor is None:
-        for i, (x, y) in enumerate(coords):
-            results[(x, y)] = _tile_layers(*args(x, y))
-            if progress is not None:
-                progress(i + 1, len(coords))
-    else:
-        from concurrent.futures import as_completed
-
-        futs = {executor.submit(_tile_layers, *args(x, y)): (x, y) for x, y in coords}
-        for i, fut in enumerate(as_completed(futs)):
-            results[futs[fut]] = fut.result()
-            if progress is not None:
-                progress(i + 1, len(coords))
+    results = run_tiles(_tile_layers, coords, args, executor, progress)
     tile_bits = int(math.log2(_next_pow2(params.max_tiles)))
     tiles: list[CompressedTile] = []
     for x, y in coords:
