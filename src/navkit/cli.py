@@ -292,10 +292,10 @@ def cmd_ecm(args: argparse.Namespace) -> int:
         args.level, start, goal, clearance=args.clearance, out=args.output,
         preferred_clearance=args.preferred_clearance,
     )  # fmt: skip
-    if start is None:
+    if path is None:
         print(f"{args.output}: corridor map drawn")
-    elif path is None:
-        print(f"{args.output}: no corridor with clearance {args.clearance} joins the two points")
+    elif not path:  # a NoPath: say why (start/goal outside, inside an obstacle, too narrow)
+        print(f"{args.output}: no path: {path.message}")
         return 1
     else:
         print(f"{args.output}: path length {path.length:.3f} wu with clearance {args.clearance}")

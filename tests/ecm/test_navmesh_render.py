@@ -55,7 +55,18 @@ def test_cli_body_and_demo(tmp_path):
     )
     out = tmp_path / "o.png"
     p = ecm_command(scene, [1, 1], [19, 11], 0.5, out)
-    assert p is not None and out.stat().st_size > 1000
-    assert ecm_command(scene, [1, 1], [19, 11], 9.0, tmp_path / "none.png") is None
+    assert p and out.stat().st_size > 1000
+    # no path: a falsy NoPath says why, and the picture is written anyway
+    why = ecm_command(scene, [1, 1], [19, 11], 9.0, tmp_path / "none.png")
+    assert not why and why.reason == "too_close" and why.which == "start" and why.obstacle == 0
+    assert (tmp_path / "none.png").stat().st_size > 1000
+    why = ecm_command(scene, [5.5, 4], [19, 11], 0.5, tmp_path / "in.png")
+    assert (why.reason, why.which, why.obstacle) == ("inside", "start", 1)
+    assert "inside obstacle 1" in why.message
+    why = ecm_command(scene, [1, 1], [25, 11], 0.5, tmp_path / "out.png")
+    assert (why.reason, why.which) == ("outside", "goal")
+    assert "outside the boundary" in why.message
+    why = ecm_command(scene, [3, 9], [17, 6], 2.5, tmp_path / "narrow.png")
+    assert why.reason == "no_corridor" and "no corridor with clearance 2.5" in why.message
     times = moving_obstacles_demo(tmp_path / "demo", frames=2)
     assert len(times) == 2 and (tmp_path / "demo" / "frame_001.png").exists()

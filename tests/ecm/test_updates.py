@@ -190,7 +190,7 @@ def test_grid_nearest_equals_brute_force(seed):
         m.remove(h)  # dead sites leave the grid
     S = m.sites
     rng = np.random.default_rng(seed)
-    for x, y in rng.uniform([-5, -5], [45, 35], (200, 2)) - m.origin:
+    for x, y in m._to_local(rng.uniform([-5, -5], [45, 35], (200, 2))):
         s1, d1 = U.grid_nearest(x, y, *S.grid_args(), S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
         s2, d2 = K.nearest_site(x, y, *S.kernel_args())
         assert d1 == d2
