@@ -45,8 +45,8 @@ def snap_ring(p, ox, oy, gscale, scale, closed):
     times ``scale``), rounded half to even and divided by ``scale`` (so local
     coordinates are multiples of 1/scale), then cleaned (:func:`clean_ring`).
     Returns (status: OK, NONFINITE, TOO_FAR (beyond 2^30 grid steps of the
-    origin) or ZERO_AREA (a closed ring of three or more distinct corners, all
-    on one line); the ring as (k, 2) float64)."""
+    origin) or ZERO_AREA (a closed ring of three or more distinct corners
+    whose snapped corners all lie on one line); the ring as (k, 2) float64)."""
     m = p.shape[0]
     x = np.empty(m)
     y = np.empty(m)
@@ -60,9 +60,15 @@ def snap_ring(p, ox, oy, gscale, scale, closed):
             return TOO_FAR, np.empty((0, 2))
         x[i] = np.rint(qx) / scale
         y[i] = np.rint(qy) / scale
-    dx, dy = clean_ring(x, y, closed, False)
-    nd = dx.shape[0]
-    cx, cy = clean_ring(dx, dy, closed, True)
+    # distinct corners as given (a polygon that snapping flattens to a segment
+    # or a point is a zero-area polygon, not a segment)
+    rx = np.empty(m)
+    ry = np.empty(m)
+    for i in range(m):
+        rx[i] = p[i, 0]
+        ry[i] = p[i, 1]
+    nd = clean_ring(rx, ry, closed, False)[0].shape[0]
+    cx, cy = clean_ring(x, y, closed, True)
     k = cx.shape[0]
     if closed and nd >= 3:
         a2 = 0.0

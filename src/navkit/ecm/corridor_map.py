@@ -136,7 +136,10 @@ class CorridorMap:
       from each other and from the boundary.  Smaller features raise
       InputError (they made the local updates and the static build disagree).
     * Everything accepted is exact: the diagram after any sequence of updates
-      equals a fresh build (``map_difference(m, m.rebuilt()) == []``).
+      equals a fresh build (``map_difference(m, m.rebuilt()) == []``).  Known
+      gap: a polygon corner exactly on the normal line at the end of another
+      obstacle's edge (straight across a parallel gap from another corner) can
+      leave a lens of two edges about 1e-9 E long that the fresh build lacks.
 
     An update that raises (InputError, StaleHandleError before any change;
     BuildError after a rollback) leaves the map, its caches and every later
@@ -325,7 +328,9 @@ class CorridorMap:
             float(self.unit * self.scale), float(self.scale), closed,
         )  # fmt: skip
         if code == V.ZERO_AREA:
-            raise InputError("boundary has zero area (all its corners lie on one line)")
+            raise InputError(
+                "boundary has zero area (its corners lie on one line, to the snap grid)"
+            )
         if code != V.OK:
             raise InputError(_CHECK_MESSAGES[code])
         return out
@@ -681,7 +686,7 @@ class _Outside(Exception):
 _CHECK_MESSAGES = {
     V.NONFINITE: "non-finite coordinates",
     V.TOO_FAR: "coordinates too far outside the boundary",
-    V.ZERO_AREA: "polygon has zero area (its corners lie on one line)",
+    V.ZERO_AREA: "polygon has zero area (its corners lie on one line, to the snap grid)",
     V.THIN: "obstacle has an edge, sliver or spike no larger than the minimum feature size",
     V.SELF_TOUCH: "obstacle polygon intersects itself",
     V.CROSSES: "obstacle crosses the boundary",

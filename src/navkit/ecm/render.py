@@ -100,7 +100,7 @@ def render(
         xlo, xhi = min(xlo, q[0]), max(xhi, q[0])  # keep a point outside the boundary in view
         ylo, yhi = min(ylo, q[1]), max(yhi, q[1])
     if start is not None or goal is not None:
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="best", fontsize=8)
     ax.set_aspect("equal")
     pad = 0.02 * float(max(xhi - xlo, yhi - ylo))
     ax.set_xlim(xlo - pad, xhi + pad)
