@@ -288,6 +288,10 @@ def cmd_ecm(args: argparse.Namespace) -> int:
 
     start = _floats(args.start, 2, "--from") if args.start else None
     goal = _floats(args.end, 2, "--to") if args.end else None
+    if (start is None) != (goal is None):
+        raise errors.InputError(
+            "--from and --to go together (give both, or neither to draw the map)"
+        )
     path = ecm_command(
         args.level, start, goal, clearance=args.clearance, out=args.output,
         preferred_clearance=args.preferred_clearance,

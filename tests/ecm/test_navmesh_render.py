@@ -70,3 +70,34 @@ def test_cli_body_and_demo(tmp_path):
     assert why.reason == "no_corridor" and "no corridor with clearance 2.5" in why.message
     times = moving_obstacles_demo(tmp_path / "demo", frames=2)
     assert len(times) == 2 and (tmp_path / "demo" / "frame_001.png").exists()
+
+
+def test_cli_ecm_says_why(tmp_path, capsys):
+    """``navkit ecm`` names the reason there is no path (issue 10 item 6)."""
+    from navkit.cli import main
+
+    scene = tmp_path / "s.json"
+    scene.write_text(
+        json.dumps(
+            {
+                "boundary": [[0, 0], [20, 0], [20, 12], [0, 12]],
+                "obstacles": [[[4, 3], [7, 3], [7, 8], [4, 8]]],
+            }
+        )
+    )
+    out = str(tmp_path / "o.png")
+    cases = [
+        (["--from", "5,5", "--to", "19,11"], 1, "the start lies inside obstacle 1"),
+        (["--from", "1,1", "--to", "30,11"], 1, "the goal lies outside the boundary"),
+        (
+            ["--from", "1,1", "--to", "19,11", "--clearance", "2"],
+            1,
+            "closer than 2 to the boundary",
+        ),
+        (["--from", "1,1", "--to", "19,11"], 0, "path length"),
+        (["--from", "1,1"], 2, "--from and --to go together"),
+    ]
+    for args, rc, text in cases:
+        assert main(["ecm", str(scene), *args, "-o", out]) == rc, args
+        cap = capsys.readouterr()
+        assert text in cap.out + cap.err, (args, cap)

@@ -225,6 +225,8 @@ def test_failed_move_or_remove_rolls_back(monkeypatch, op):
     the moved or removed one included, under its own handle."""
     b, obs, _ = random_scene(7, 10, 40, 30)
     m = CorridorMap.from_polygons(b, obs)
+    for g in [g for g in m.obstacles if g][:3]:  # edge ids no longer those of a fresh build
+        m.move(g, offset=[0.3, 0.2])
     ref = m.rebuilt()
     h = [h for h in m.obstacles if h][3]
     ring = m.obstacles[h]["ring"].copy()
@@ -234,6 +236,9 @@ def test_failed_move_or_remove_rolls_back(monkeypatch, op):
         real(*a, **k)
         raise RuntimeError("injected")
 
+    pairs = np.random.default_rng(1).uniform([0.5, 0.5], [39.5, 29.5], (12, 2, 2))
+    want = [a[0] for a in _answers(ref, pairs, 0.3)]
+    assert [a[0] for a in _answers(m, pairs, 0.3)] == want  # fills the route-graph cache
     monkeypatch.setattr(X, "insert_prepare" if op == "move" else "delete_prepare", boom)
     with pytest.raises(BuildError):
         if op == "move":
@@ -244,6 +249,11 @@ def test_failed_move_or_remove_rolls_back(monkeypatch, op):
     m.check()
     assert map_difference(m, ref) == []
     assert np.array_equal(m.obstacles[h]["ring"], ring)
+    got = [a[0] for a in _answers(m, pairs, 0.3)]  # no cache of the replaced diagram is used
+    assert [type(a) for a in got] == [type(a) for a in want]
+    assert all(
+        a == b if isinstance(a, str) else a == pytest.approx(b, rel=1e-9) for a, b in zip(got, want)
+    )
     m.move(h, offset=[0.05, 0.0])  # the handle still works
     assert map_difference(m, m.rebuilt()) == []
 
