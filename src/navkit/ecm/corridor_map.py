@@ -261,12 +261,13 @@ class CorridorMap:
         m.obstacles[0] = {"kind": "boundary", "sites": list(range(m.sites.n)), "ring": b}
         pending = []
         try:
-            extra = list(rings[1:]) + list(obstacles)
+            extra = [(f"hole {i}", r) for i, r in enumerate(rings[1:], 1)]
+            extra += [(f"obstacle {i}", r) for i, r in enumerate(obstacles)]
         except TypeError:
             raise InputError("obstacles must be an iterable of (m, 2) arrays") from None
-        for i, r in enumerate(extra):
+        for name, r in extra:
             try:
-                ring = m._validated_ring(r, check=False, name=f"obstacle {i}")
+                ring = m._validated_ring(r, check=False, name=name)
             except _Outside:
                 m.dropped.append(r)
                 continue
