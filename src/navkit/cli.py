@@ -288,14 +288,18 @@ def cmd_ecm(args: argparse.Namespace) -> int:
 
     start = _floats(args.start, 2, "--from") if args.start else None
     goal = _floats(args.end, 2, "--to") if args.end else None
+    if (start is None) != (goal is None):
+        raise errors.InputError(
+            "--from and --to go together (give both, or neither to draw the map)"
+        )
     path = ecm_command(
         args.level, start, goal, clearance=args.clearance, out=args.output,
         preferred_clearance=args.preferred_clearance,
     )  # fmt: skip
-    if start is None:
+    if path is None:
         print(f"{args.output}: corridor map drawn")
-    elif path is None:
-        print(f"{args.output}: no corridor with clearance {args.clearance} joins the two points")
+    elif not path:  # a NoPath: say why (start/goal outside, inside an obstacle, too narrow)
+        print(f"{args.output}: no path: {path.message}")
         return 1
     else:
         print(f"{args.output}: path length {path.length:.3f} wu with clearance {args.clearance}")

@@ -109,8 +109,14 @@ def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
         raise InputError("clearance must be a finite number >= 0")
     xs = cmap._local_point(start)
     xg = cmap._local_point(goal)
-    if clearance_at(cmap, *xs) < r or clearance_at(cmap, *xg) < r:
-        return None
+    world_r = r
+    r = r * cmap.unit  # the map's private frame
+    if preferred_clearance is not None:
+        preferred_clearance = float(preferred_clearance) * cmap.unit
+    for q in (xs, xg):  # start and goal in free space, at least r from obstacles
+        c = clearance_at(cmap, *q)
+        if c <= 0.0 or c < r:
+            return None
     hs = _retract(cmap, *xs)
     hg = _retract(cmap, *xg)
     if hs is None or hg is None:
@@ -199,10 +205,10 @@ def find_path(cmap, start, goal, clearance=0.0, preferred_clearance=None):
     samples = np.empty((sum(len(p) for p in parts), 4))  # (x, y, site_a, site_b) rows
     samples[:, :2] = np.concatenate(parts)
     samples[:, 2:] = np.repeat(esites[pe], [len(p) for p in parts], axis=0)
-    return _corridor_path(cmap, xs, xg, samples, r, preferred_clearance, edges)
+    return _corridor_path(cmap, xs, xg, samples, r, preferred_clearance, edges, world_r)
 
 
-def _corridor_path(cmap, xs, xg, samples, r, pref, edges):
+def _corridor_path(cmap, xs, xg, samples, r, pref, edges, world_r):
     S = cmap.sites
     arr = np.asarray(samples, dtype=np.float64)
     m = np.ascontiguousarray(arr[:, :2])
@@ -233,18 +239,18 @@ def _corridor_path(cmap, xs, xg, samples, r, pref, edges):
     L = np.vstack([xs[None], Lp[i0:i1], xg[None]])
     R = np.vstack([xs[None], Rp[i0:i1], xg[None]])
     pts = K.funnel(L, R)
-    o = cmap.origin
-    route = np.vstack([xs[None], m, xg[None]]) + o
-    pw = pts + o
+    w = cmap._world
+    route = np.vstack([xs[None], m, xg[None]])
+    pw = w(pts)
     return PathResult(
         points=pw,
         length=_plen(pw),
-        route=route,
-        centers=m + o,
-        radii=rho,
-        left=fl + o,
-        right=fr + o,
-        clearance=r,
+        route=w(route),
+        centers=w(m),
+        radii=rho / cmap.unit,
+        left=w(fl),
+        right=w(fr),
+        clearance=world_r,
         edges=edges,
     )
 

@@ -55,7 +55,49 @@ def test_cli_body_and_demo(tmp_path):
     )
     out = tmp_path / "o.png"
     p = ecm_command(scene, [1, 1], [19, 11], 0.5, out)
-    assert p is not None and out.stat().st_size > 1000
-    assert ecm_command(scene, [1, 1], [19, 11], 9.0, tmp_path / "none.png") is None
+    assert p and out.stat().st_size > 1000
+    # no path: a falsy NoPath says why, and the picture is written anyway
+    why = ecm_command(scene, [1, 1], [19, 11], 9.0, tmp_path / "none.png")
+    assert not why and why.reason == "too_close" and why.which == "start" and why.obstacle == 0
+    assert (tmp_path / "none.png").stat().st_size > 1000
+    why = ecm_command(scene, [5.5, 4], [19, 11], 0.5, tmp_path / "in.png")
+    assert (why.reason, why.which, why.obstacle) == ("inside", "start", 1)
+    assert "inside obstacle 1" in why.message
+    why = ecm_command(scene, [1, 1], [25, 11], 0.5, tmp_path / "out.png")
+    assert (why.reason, why.which) == ("outside", "goal")
+    assert "outside the boundary" in why.message
+    why = ecm_command(scene, [3, 9], [17, 6], 2.5, tmp_path / "narrow.png")
+    assert why.reason == "no_corridor" and "no corridor with clearance 2.5" in why.message
     times = moving_obstacles_demo(tmp_path / "demo", frames=2)
     assert len(times) == 2 and (tmp_path / "demo" / "frame_001.png").exists()
+
+
+def test_cli_ecm_says_why(tmp_path, capsys):
+    """``navkit ecm`` names the reason there is no path (issue 10 item 6)."""
+    from navkit.cli import main
+
+    scene = tmp_path / "s.json"
+    scene.write_text(
+        json.dumps(
+            {
+                "boundary": [[0, 0], [20, 0], [20, 12], [0, 12]],
+                "obstacles": [[[4, 3], [7, 3], [7, 8], [4, 8]]],
+            }
+        )
+    )
+    out = str(tmp_path / "o.png")
+    cases = [
+        (["--from", "5,5", "--to", "19,11"], 1, "the start lies inside obstacle 1"),
+        (["--from", "1,1", "--to", "30,11"], 1, "the goal lies outside the boundary"),
+        (
+            ["--from", "1,1", "--to", "19,11", "--clearance", "2"],
+            1,
+            "closer than 2 to the boundary",
+        ),
+        (["--from", "1,1", "--to", "19,11"], 0, "path length"),
+        (["--from", "1,1"], 2, "--from and --to go together"),
+    ]
+    for args, rc, text in cases:
+        assert main(["ecm", str(scene), *args, "-o", out]) == rc, args
+        cap = capsys.readouterr()
+        assert text in cap.out + cap.err, (args, cap)

@@ -20,7 +20,7 @@ def _features(m):
     """All obstacle segments (as (a, b) pairs, points as a == b) in world coordinates."""
     segs = []
     for o in m.obstacles.values():
-        ring = o["ring"] + m.origin
+        ring = m._world(o["ring"])
         if len(ring) == 1:
             segs.append((ring[0], ring[0]))
         elif len(ring) == 2:
@@ -174,7 +174,7 @@ def test_retraction_filter_finds_the_first_crossing(seed):
     for _ in range(400):
         q = m._local_point(rng.uniform([0.2, 0.2], [59.8, 39.8]))
         s, dist = P._nearest(m, *q)
-        if s < 0 or S.kind[s] != 1 or dist <= 0 or m.clearance_at(q + m.origin) <= 0:
+        if s < 0 or S.kind[s] != 1 or dist <= 0 or m.clearance_at(m._world(q)) <= 0:
             continue
         _, fx, fy, _ = site_dist(S, s, *q)
         ux, uy = (q[0] - fx) / dist, (q[1] - fy) / dist

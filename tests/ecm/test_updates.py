@@ -190,7 +190,7 @@ def test_grid_nearest_equals_brute_force(seed):
         m.remove(h)  # dead sites leave the grid
     S = m.sites
     rng = np.random.default_rng(seed)
-    for x, y in rng.uniform([-5, -5], [45, 35], (200, 2)) - m.origin:
+    for x, y in m._to_local(rng.uniform([-5, -5], [45, 35], (200, 2))):
         s1, d1 = U.grid_nearest(x, y, *S.grid_args(), S.kind, S.ax, S.ay, S.bx, S.by, S.alive)
         s2, d2 = K.nearest_site(x, y, *S.kernel_args())
         assert d1 == d2
@@ -225,6 +225,8 @@ def test_failed_move_or_remove_rolls_back(monkeypatch, op):
     the moved or removed one included, under its own handle."""
     b, obs, _ = random_scene(7, 10, 40, 30)
     m = CorridorMap.from_polygons(b, obs)
+    for g in [g for g in m.obstacles if g][:3]:  # edge ids no longer those of a fresh build
+        m.move(g, offset=[0.3, 0.2])
     ref = m.rebuilt()
     h = [h for h in m.obstacles if h][3]
     ring = m.obstacles[h]["ring"].copy()
@@ -234,6 +236,9 @@ def test_failed_move_or_remove_rolls_back(monkeypatch, op):
         real(*a, **k)
         raise RuntimeError("injected")
 
+    pairs = np.random.default_rng(1).uniform([0.5, 0.5], [39.5, 29.5], (12, 2, 2))
+    want = [a[0] for a in _answers(ref, pairs, 0.3)]
+    assert [a[0] for a in _answers(m, pairs, 0.3)] == want  # fills the route-graph cache
     monkeypatch.setattr(X, "insert_prepare" if op == "move" else "delete_prepare", boom)
     with pytest.raises(BuildError):
         if op == "move":
@@ -244,5 +249,369 @@ def test_failed_move_or_remove_rolls_back(monkeypatch, op):
     m.check()
     assert map_difference(m, ref) == []
     assert np.array_equal(m.obstacles[h]["ring"], ring)
+    got = [a[0] for a in _answers(m, pairs, 0.3)]  # no cache of the replaced diagram is used
+    assert [type(a) for a in got] == [type(a) for a in want]
+    assert all(
+        a == b if isinstance(a, str) else a == pytest.approx(b, rel=1e-9) for a, b in zip(got, want)
+    )
     m.move(h, offset=[0.05, 0.0])  # the handle still works
+    assert map_difference(m, m.rebuilt()) == []
+
+
+# ---------------------------------------------------------------- refused updates
+def _snapshot(m):
+    """Everything a refused update must leave unchanged: the diagram's arrays,
+    the sites, the obstacles and the handle counter."""
+    d, S = m.diagram, m.sites
+    n = S.n
+    return (
+        [a.copy() for a in (d.vx, d.vy, d.vr, d.valive, d.vsite, d.ev, d.es, d.ealive, d.cnt)],
+        [a[:n].copy() for a in (S.kind, S.ax, S.ay, S.bx, S.by, S.alive, S.owner, S.side)],
+        (S.cells.copy(), S.counts.copy()),
+        {h: o["ring"].copy() for h, o in m.obstacles.items()},
+        m._next_handle,
+    )
+
+
+def _same_snapshot(a, b) -> bool:
+    for x, y in zip(a[0] + a[1] + list(a[2]), b[0] + b[1] + list(b[2])):
+        if x.shape != y.shape or not np.array_equal(x, y):
+            return False
+    if a[3].keys() != b[3].keys() or any(not np.array_equal(a[3][h], b[3][h]) for h in a[3]):
+        return False
+    return a[4] == b[4]
+
+
+def _answers(m, pairs, r):
+    out = []
+    for s, g in pairs:
+        p = m.find_path(s, g, clearance=r, explain=True)
+        out.append((p.reason, p.which, p.obstacle) if not p else (p.length, p.edges))
+    return out
+
+
+def _refused_step(m, rng, W, H):
+    """One update that must be refused: overlapping an obstacle, crossing or
+    outside the boundary, degenerate, or a move onto another obstacle."""
+    hs = [h for h in m.obstacles if h]
+    k = int(rng.integers(6))
+    h = int(rng.choice(hs))
+    ring = m._world(m.obstacles[h]["ring"])
+    c = ring.mean(axis=0)
+    if k == 0:  # a square around another obstacle's centre
+        return lambda: m.insert_polygon(c + [[-0.3, -0.3], [0.3, -0.3], [0.3, 0.3], [-0.3, 0.3]])
+    if k == 1:  # across the boundary
+        y = rng.uniform(1, H - 1)
+        return lambda: m.insert_segment([W - 0.5, y], [W + 0.5, y])
+    if k == 2:  # three collinear corners, or a sliver
+        if rng.random() < 0.5:
+            return lambda: m.insert_polygon([[1, 1], [2, 1.5], [3, 2]])
+        return lambda: m.insert_polygon([[1, 1], [4, 1], [4, 1 + 1e-7], [1, 1 + 1e-7]])
+    if k == 3:  # move obstacle h onto another obstacle's corner
+        other = [g for g in hs if g != h]
+        if not other:
+            return lambda: m.move(h, offset=[W * 3, 0])
+        tgt = m._world(m.obstacles[int(rng.choice(other))]["ring"])[0]
+        return lambda: m.move(h, offset=tgt - ring[0])
+    if k == 4:  # move outside the boundary
+        return lambda: m.move(h, offset=[0, H * 2])
+    return lambda: m.move(h, offset=[0.1, np.nan])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_refused_updates_change_nothing(seed):
+    """Random insert/remove/move sequences with refused steps between them: a
+    refused step raises before any change (diagram arrays, sites, grid,
+    obstacles, handles bit for bit as before), every later answer of find_path
+    equals the answer before it, and the map still equals a rebuild."""
+    W, H = 40.0, 30.0
+    b, obs, _ = random_scene(seed, 12, W, H)
+    m = CorridorMap.from_polygons(b, obs)
+    rng = np.random.default_rng(seed + 500)
+    pairs = rng.uniform([0.5, 0.5], [W - 0.5, H - 0.5], (12, 2, 2))
+    refused = 0
+    for step in range(16):
+        before = _answers(m, pairs, 0.4)  # fills the caches the refused step must keep
+        snap = _snapshot(m)
+        with pytest.raises(InputError):
+            _refused_step(m, rng, W, H)()
+        refused += 1
+        assert _same_snapshot(snap, _snapshot(m)), step
+        assert _answers(m, pairs, 0.4) == before, step
+        m.check()
+        # then a random accepted (or refused) update, so the caches are partly stale
+        hs = [h for h in m.obstacles if h]
+        op = rng.choice(["ins", "rem", "mov"])
+        try:
+            if op == "rem" and hs:
+                m.remove(int(rng.choice(hs)))
+            elif op == "mov" and hs:
+                m.move(int(rng.choice(hs)), offset=rng.uniform(-1, 1, 2) * 2.0)
+            else:
+                m.insert_polygon(random_obstacle(rng, *rng.uniform([2, 2], [W - 2, H - 2]), 1.2))
+        except InputError:
+            pass
+        assert map_difference(m, m.rebuilt()) == [], step
+        # and answers what a fresh map answers (edge ids differ: compare lengths)
+        got, want = _answers(m, pairs, 0.4), _answers(m.rebuilt(), pairs, 0.4)
+        for a, b in zip(got, want):
+            assert type(a[0]) is type(b[0]), (step, a, b)
+            if isinstance(a[0], str):  # (the rebuild numbers its obstacles afresh)
+                assert a[:2] == b[:2], step
+            else:
+                assert a[0] == pytest.approx(b[0], rel=1e-9), step
+    assert refused == 16
+
+
+def test_refused_move_keeps_paths():
+    """The issue's case: after a refused move, find_path answers as before (it
+    returned None everywhere, or a path 0.005 from an obstacle at clearance 0.5)."""
+    b, obs, _ = random_scene(1, 12, 40, 30)
+    m = CorridorMap.from_polygons(b, obs)
+    rng = np.random.default_rng(0)
+    pairs = rng.uniform([1, 1], [39, 29], (30, 2, 2))
+    feats = _features_world(m)
+    refused = 0
+    for _ in range(40):
+        h = int(rng.choice([h for h in m.obstacles if h]))
+        before = _answers(m, pairs, 0.5)
+        try:
+            m.move(h, offset=rng.uniform(-1, 1, 2) * 3)
+        except InputError:
+            refused += 1
+            assert _answers(m, pairs, 0.5) == before
+            for s, g in pairs:
+                p = m.find_path(s, g, clearance=0.5)
+                if p is not None:  # the path keeps its clearance from every obstacle
+                    assert _min_dist(p.points, feats) >= 0.5 - 1e-9
+        feats = _features_world(m)
+    assert refused >= 5
+
+
+def _features_world(m):
+    segs = []
+    for o in m.obstacles.values():
+        r = m._world(o["ring"])
+        if len(r) <= 2:
+            segs.append((r[0], r[-1]))
+        else:
+            segs += [(r[i], r[(i + 1) % len(r)]) for i in range(len(r))]
+    return np.array([s[0] for s in segs]), np.array([s[1] for s in segs])
+
+
+def _min_dist(pts, feats):
+    """Least distance from the polyline ``pts`` (densely resampled) to the segments."""
+    a, b = feats
+    t = np.linspace(0, 1, 20)[:, None]
+    q = np.concatenate([p0 + t * (p1 - p0) for p0, p1 in zip(pts[:-1], pts[1:])])
+    d = b - a
+    ll = np.maximum((d * d).sum(1), 1e-300)
+    s = np.clip(((q[:, None, :] - a[None]) * d[None]).sum(2) / ll[None], 0, 1)
+    foot = a[None] + s[..., None] * d[None]
+    return float(np.hypot(*(q[:, None, :] - foot).transpose(2, 0, 1)).min())
+
+
+# ---------------------------------------------------------------- large polygons
+@pytest.mark.parametrize("k", [254, 256, 1000])
+def test_many_cornered_polygons(k):
+    """Polygons of 254 corners and more hung in Diagram._rejoin (its edge
+    reservation asked for the shortfall only); insert_polygon and the
+    one-by-one build now equal the Boost build."""
+    bnd = [[0, 0], [20, 0], [20, 12], [0, 12]]
+    a = np.arange(k) * (2 * np.pi / k)
+    poly = np.stack([10 + 2 * np.cos(a), 6 + 2 * np.sin(a)], axis=1)
+    m = CorridorMap.from_polygons(bnd)
+    rep = m.insert_polygon(poly)
+    assert len(m.obstacles[rep.handle]["ring"]) == k
+    ref = CorridorMap.from_polygons(bnd, [poly])
+    assert map_difference(m, ref) == []
+    assert map_difference(CorridorMap.from_polygons(bnd, [poly], use_library=False), ref) == []
+    m.move(rep.handle, offset=[1.0, 0.5])
+    assert map_difference(m, m.rebuilt()) == []
+    m.remove(rep.handle)
+    assert map_difference(m, CorridorMap.from_polygons(bnd)) == []
+
+
+# ---------------------------------------------------------------- what is accepted
+def test_degenerate_obstacles_are_input_errors():
+    m = CorridorMap.from_polygons([[0, 0], [20, 0], [20, 12], [0, 12]])
+    f = m.min_feature
+    assert f == pytest.approx(20 * 2.0**-16)
+    ref = m.rebuilt()
+    cases = [
+        ("zero area", [[1, 1], [2, 1], [3, 1]]),  # three collinear points
+        ("zero area", [[2, 2], [5, 2], [3, 2]]),  # an edge doubling back
+        ("zero area", [[5, 5], [10, 5], [10, 5 + 1e-8], [5, 5 + 1e-8]]),  # flat to the grid
+        ("minimum feature", [[5, 5], [10, 5], [10, 5 + 1e-5], [5, 5 + 1e-5]]),  # sliver
+        ("minimum feature", [[5, 5], [10, 5.3], [5, 5 + 1e-5]]),  # needle
+        ("minimum feature", [[5, 5], [5 + 1e-5, 5], [6, 7]]),  # short edge
+        ("intersects itself", [[2, 2], [4, 2], [4, 4], [4, 6], [4, 5], [2, 5]]),  # spike
+    ]
+    for msg, poly in cases:
+        with pytest.raises(InputError, match=msg):
+            m.insert_polygon(poly)
+    with pytest.raises(InputError, match="minimum feature"):
+        m.insert_segment([3, 3], [3 + f / 2, 3])
+    m.insert_polygon([[12, 2], [14, 2.5], [13, 4]])
+    with pytest.raises(InputError, match="minimum feature"):  # a gap below min_feature
+        m.insert_polygon([[12, 2 - f / 2], [14, 2.5 - f / 2], [14, 1]])
+    with pytest.raises(InputError, match="zero area"):
+        CorridorMap.from_polygons([[0, 0], [1, 0], [2, 0]])
+    with pytest.raises(InputError, match="zero area"):
+        CorridorMap.from_polygons([[0, 0], [20, 0], [20, 12], [0, 12]], [[[1, 1], [2, 1], [3, 1]]])
+    with pytest.raises(InputError, match="minimum feature"):
+        CorridorMap.from_polygons([[0, 0], [20, 0], [20, 12], [10, 12], [10, 12 - 1e-7], [0, 12]])
+    m.remove(max(m.obstacles))
+    assert map_difference(m, ref) == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_thin_features_above_the_minimum_are_exact(seed):
+    """Slivers, needles and gaps from 1.05 to 3 times min_feature, in maps of
+    any size, are accepted and equal the rebuild (below it they are refused)."""
+    rng = np.random.default_rng(seed)
+    accepted = 0
+    for _ in range(12):
+        s = 10.0 ** rng.uniform(-3, 9)
+        bnd = np.array([[0, 0], [20, 0], [20, 12], [0, 12]]) * s
+        m = CorridorMap.from_polygons(bnd, [np.array([[15, 3]]) * s])
+        t = m.min_feature * rng.uniform(1.05, 3.0)
+        c = rng.uniform([3, 3], [10, 9]) * s
+        a = rng.uniform(0, np.pi)
+        u = np.array([np.cos(a), np.sin(a)])
+        v = np.array([-u[1], u[0]])
+        L = 2 * s
+        if rng.random() < 0.5:
+            m.insert_polygon([c, c + L * u, c + L * u + t * v, c + t * v])  # sliver
+        else:
+            m.insert_polygon([c, c + L * u, c + L * u + s * v])
+            # a parallel edge at distance t, shifted along it (corners exactly
+            # across from each other are a separate degeneracy, see docs)
+            w = c - t * v + rng.uniform(0.1, 0.5) * s * u
+            m.insert_polygon([w, w - s * v, w + L * u])  # gap t
+        accepted += 1
+        ref = m.rebuilt()
+        assert map_difference(m, ref) == []
+        others = [m._world(o["ring"]) for h, o in sorted(m.obstacles.items()) if h]
+        assert map_difference(CorridorMap.from_polygons(bnd, others, use_library=False), ref) == []
+    assert accepted == 12
+
+
+@pytest.mark.parametrize("extent", [1.01e-6, 1e-3, 0.01, 1.0, 1e4, 1e8, 1e9, 0.99e12])
+def test_any_extent_in_range_is_exact(extent):
+    """Tiny and huge boundaries (OverflowError below 0.02, wrong diagrams above
+    1e8 before the private frame) give the same map as the unit scene, scaled."""
+    s = extent / 10
+    off = np.array([3e3, -7.0]) * s
+    bnd = np.array([[0, 0], [10, 0], [10, 6], [0, 6]]) * s + off
+    obs = [np.array([[4, 3], [5, 3], [4.5, 4]]) * s + off, np.array([[7, 2]]) * s + off]
+    m = CorridorMap.from_polygons(bnd, obs)
+    m2 = CorridorMap.from_polygons(bnd, obs, use_library=False)
+    assert map_difference(m, m2) == []
+    h = m.insert_point(np.array([2, 2]) * s + off).handle
+    m.move(h, offset=np.array([0.5, 0.5]) * s)
+    assert map_difference(m, m.rebuilt()) == []
+    unit = CorridorMap.from_polygons(
+        [[0, 0], [10, 0], [10, 6], [0, 6]], [[[4, 3], [5, 3], [4.5, 4]], [[7, 2]], [[2.5, 2.5]]]
+    )
+    v, r, e, _ = m.medial_axis()
+    v1, r1, e1, _ = unit.medial_axis()
+    assert len(v) == len(v1) and len(e) == len(e1)
+    order, order1 = np.lexsort(((v - off) / s).T.round(6)), np.lexsort(v1.T.round(6))
+    assert np.allclose((v[order] - off) / s, v1[order1], atol=1e-6)
+    assert np.allclose(r[order] / s, r1[order1], atol=1e-6)
+    p = m.find_path(np.array([1, 1]) * s + off, np.array([9, 5]) * s + off, clearance=0.3 * s)
+    p1 = unit.find_path([1, 1], [9, 5], clearance=0.3)
+    assert p.length / s == pytest.approx(p1.length, rel=1e-6)
+    assert m.clearance_at(np.array([5, 1]) * s + off) / s == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("s", [1e-7, 1e13])
+def test_extent_out_of_range_is_an_input_error(s):
+    with pytest.raises(InputError, match="supported range"):
+        CorridorMap.from_polygons(np.array([[0, 0], [10, 0], [10, 6], [0, 6]]) * s / 10)
+
+
+def test_clearance_outside_the_boundary_is_zero():
+    m = CorridorMap.from_polygons(RECT, [[[4, 2], [5, 2], [5, 3]]])
+    for p in ([-1, 3], [100, 100], [1e9, -1e9], [4.6, 2.3], [4, 2]):
+        assert m.clearance_at(p) == 0.0
+    assert m.clearance_at([1, 3]) == pytest.approx(1.0)
+    for bad in ([np.nan, 1], [np.inf, 0], None, [1, 2, 3], "ab"):
+        with pytest.raises(InputError):
+            m.clearance_at(bad)
+
+
+def test_find_path_says_why():
+    m = CorridorMap.from_polygons(RECT, [[[4, 2], [5, 2], [5, 3]]])
+    h = max(m.obstacles)
+    assert m.find_path([-1, 3], [9, 3]) is None  # backwards compatible: None
+    cases = [
+        (([-1, 3], [9, 3], 0.2), ("outside", "start", -1)),
+        (([1, 3], [1e6, 3], 0.2), ("outside", "goal", -1)),
+        (([4.7, 2.2], [9, 3], 0.2), ("inside", "start", h)),
+        (([1, 3], [4.5, 2.0], 0.0), ("inside", "goal", h)),  # on its edge
+        (([0.1, 3], [9, 3], 0.2), ("too_close", "start", 0)),
+        (([1, 3], [9, 5], 2.9), ("too_close", "start", 0)),
+    ]
+    for (s, g, r), want in cases:
+        why = m.find_path(s, g, clearance=r, explain=True)
+        assert not why and (why.reason, why.which, why.obstacle) == want, (s, g, r)
+        assert why.message
+    m2 = CorridorMap.from_polygons(RECT, [[[5, 0.5], [5.2, 0.5], [5.2, 5.5], [5, 5.5]]])
+    why = m2.find_path([2, 3], [8, 3], clearance=0.3, explain=True)
+    assert why.reason == "no_corridor" and "clearance 0.3" in why.message
+    assert m2.find_path([2, 3], [8, 3], clearance=0.2, explain=True)
+
+
+def test_bad_arguments_are_input_errors():
+    """Every bad argument raises a navkit error naming it, before any work."""
+    m = CorridorMap.from_polygons(RECT, [[[4, 2], [5, 2], [5, 3]]])
+    h = max(m.obstacles)
+    snap = _snapshot(m)
+    bad_calls = [
+        (lambda: m.move(h, offset=[1.0]), InputError, "offset"),
+        (lambda: m.move(h, offset=[1.0, 2.0, 3.0]), InputError, "offset"),
+        (lambda: m.move(h, offset=[np.nan, 0]), InputError, "offset"),
+        (lambda: m.move(h, offset=None), InputError, "points or offset"),
+        (lambda: m.move(h, [[1, 1], [2, 1], [2, 2]], offset=[1, 0]), InputError, "exactly one"),
+        (lambda: m.move(h, [[1, 1, 1]]), InputError, "points"),
+        (lambda: m.move(999, offset=[1, 0]), StaleHandleError, "999"),
+        (lambda: m.move(0, offset=[1, 0]), StaleHandleError, "boundary"),
+        (lambda: m.move(True, offset=[1, 0]), InputError, "handle"),
+        (lambda: m.move("1", offset=[1, 0]), InputError, "handle"),
+        (lambda: m.remove(None), InputError, "handle"),
+        (lambda: m.remove(1.0), InputError, "handle"),
+        (lambda: m.insert_point(None), InputError, "p"),
+        (lambda: m.insert_point([1, 2, 3]), InputError, "p"),
+        (lambda: m.insert_point([np.inf, 2]), InputError, "p"),
+        (lambda: m.insert_segment([1, 1], None), InputError, "b"),
+        (lambda: m.insert_polygon([[1, 1], [2, "x"]]), InputError, "points"),
+        (lambda: m.insert_polygon([[1, 1], [2]]), InputError, "points"),
+        (lambda: m.insert_polygon(np.zeros((0, 2))), InputError, "points"),
+        (lambda: m.find_path([1, 1], [9, 5], clearance=-1), InputError, "clearance"),
+        (lambda: m.find_path([1, 1], [9, 5], clearance=np.nan), InputError, "clearance"),
+        (lambda: m.find_path([1, 1], [9, 5], clearance=None), InputError, "clearance"),
+        (lambda: m.find_path([1, 1], None), InputError, "goal"),
+        (lambda: m.find_path([1, np.nan], [9, 5]), InputError, "start"),
+        (
+            lambda: m.find_path([1, 1], [9, 5], clearance=0.5, preferred_clearance=0.1),
+            InputError,
+            "preferred",
+        ),
+        (lambda: m.nearest_medial_point([1]), InputError, "p"),
+        (lambda: m.closest_points(10**6), InputError, "v"),
+        (lambda: CorridorMap.from_polygons(None), InputError, "boundary"),
+        (lambda: CorridorMap.from_polygons([[0, 0], [1, 0]]), InputError, "boundary"),
+        (
+            lambda: CorridorMap.from_polygons([[0, 0], [1, np.nan], [1, 1]]),
+            InputError,
+            "non-finite",
+        ),
+        (lambda: CorridorMap.from_polygons(RECT, [[[1, 1], [2]]]), InputError, "obstacle 0"),
+    ]
+    for call, exc, word in bad_calls:
+        with pytest.raises(exc, match=word):
+            call()
+    assert _same_snapshot(snap, _snapshot(m))
     assert map_difference(m, m.rebuilt()) == []

@@ -258,7 +258,11 @@ class Diagram:
             )  # fmt: skip
             if k >= 0:
                 return
-            self._reserve_edges(-k)
+            # the kernel reports the shortfall: ask for that many slots more
+            # than are free now (asking for -k alone grows nothing when -k is
+            # less than the free slots, and the loop never ends)
+            c = self.cnt
+            self._reserve_edges(int(self.ealive.shape[0] - c[X.NE] + c[X.NEF]) - k)
 
     def _grid(self):
         """The site grid's arguments (cells, counts, gx0, gy0, h, nx, ny); one

@@ -10,7 +10,6 @@ __all__ = ["map_difference"]
 def _canon(m):
     v, r, ed, es = m.medial_axis()
     S = m.sites
-    o = m.origin
 
     def skey(s):
         k = S.key(int(s))
@@ -20,19 +19,22 @@ def _canon(m):
     for (a, b), (sa, sb) in zip(ed, es):
         ka, kb = sorted([skey(sa), skey(sb)])
         edges.append((int(a), int(b), ka, kb))
-    return v, r, edges, o
+    return v, r, edges
 
 
 def map_difference(m1, m2, rel: float = 1e-9) -> list[str]:
     """Differences between two maps' medial axes (empty list = equal).
 
-    Vertices are matched by position within ``rel`` times the scene extent;
-    edges by their matched end vertices and the geometry of their two sites.
+    Vertices are matched by position within ``rel`` times the scene extent
+    (of any size: the tolerance is relative); edges by their matched end
+    vertices and the geometry of their two sites.
     """
-    v1, r1, e1, _ = _canon(m1)
-    v2, r2, e2, _ = _canon(m2)
-    ext = float(np.max(np.ptp(np.vstack([v1, v2]), axis=0))) if len(v1) + len(v2) else 1.0
-    tol = rel * max(ext, 1.0)
+    v1, r1, e1 = _canon(m1)
+    v2, r2, e2 = _canon(m2)
+    ext = float(np.max(np.ptp(np.vstack([v1, v2]), axis=0))) if len(v1) + len(v2) > 1 else 0.0
+    if ext <= 0.0:
+        ext = float(np.max(np.ptp(m1._world(m1.boundary), axis=0)))
+    tol = rel * ext
     out = []
     match = np.full(len(v1), -1, np.int64)
     used = np.zeros(len(v2), bool)
@@ -50,11 +52,11 @@ def map_difference(m1, m2, rel: float = 1e-9) -> list[str]:
     for j in np.nonzero(~used)[0].tolist():
         out.append(f"vertex only in second: {v2[j]} r={r2[j]:.6g}")
 
-    # site keys are in each map's local frame; shift to world
-    def wkey(k, o):
-        if k[0] == 0:
-            return (0, round(k[1] + o[0], 9), round(k[2] + o[1], 9))
-        return (1,) + tuple(round(c + o[i % 2], 9) for i, c in enumerate(k[1:]))
+    # site keys are in each map's private frame; to world, on a grid of ``tol``
+    def wkey(k, m):
+        c = np.asarray(k[1:], np.float64).reshape(-1, 2)
+        w = np.round(m._world(c) / tol).astype(np.int64).reshape(-1)
+        return (k[0], *w.tolist())
 
     s1: dict = {}
     for a, b, ka, kb in e1:
@@ -63,12 +65,12 @@ def map_difference(m1, m2, rel: float = 1e-9) -> list[str]:
             continue
         key = (
             frozenset((int(match[a]), int(match[b]))),
-            frozenset((wkey(ka, m1.origin), wkey(kb, m1.origin))),
+            frozenset((wkey(ka, m1), wkey(kb, m1))),
         )
         s1[key] = s1.get(key, 0) + 1
     s2: dict = {}
     for a, b, ka, kb in e2:
-        key = (frozenset((a, b)), frozenset((wkey(ka, m2.origin), wkey(kb, m2.origin))))
+        key = (frozenset((a, b)), frozenset((wkey(ka, m2), wkey(kb, m2))))
         s2[key] = s2.get(key, 0) + 1
     for k in s1.keys() - s2.keys():
         ids = sorted(k[0])

@@ -71,6 +71,45 @@ class PathResult:
     edges: list
 
 
+@dataclass(frozen=True)
+class NoPath:
+    """Why :meth:`CorridorMap.find_path` (with ``explain=True``) found no path.
+    Falsy, so ``if not result`` works as with ``None``.
+
+    Attributes
+    ----------
+    reason : str -- ``"outside"`` (``which`` lies outside the boundary),
+        ``"inside"`` (inside or on obstacle ``obstacle``; 0 = on the boundary),
+        ``"too_close"`` (within ``clearance`` of obstacle ``obstacle``) or
+        ``"no_corridor"`` (no corridor of that clearance joins start and goal).
+    which : str -- ``"start"``, ``"goal"`` or ``""`` (no_corridor).
+    obstacle : int -- the obstacle's handle (0 = the boundary), -1 if none.
+    clearance : float -- the agent radius asked for [wu].
+    """
+
+    reason: str
+    which: str
+    obstacle: int
+    clearance: float
+
+    def __bool__(self) -> bool:
+        return False
+
+    @property
+    def message(self) -> str:
+        """One line for people."""
+        if self.reason == "outside":
+            return f"the {self.which} lies outside the boundary"
+        if self.reason == "inside":
+            if self.obstacle == 0:
+                return f"the {self.which} lies on the boundary"
+            return f"the {self.which} lies inside obstacle {self.obstacle}"
+        if self.reason == "too_close":
+            what = "the boundary" if self.obstacle == 0 else f"obstacle {self.obstacle}"
+            return f"the {self.which} is closer than {self.clearance:g} to {what}"
+        return f"no corridor with clearance {self.clearance:g} joins the two points"
+
+
 def edge_polyline(cmap, e):
     """Samples of diagram edge ``e`` (local frame): points (k, 2) and clearance (k,).
     Sampled on first use (one kernel call) and cached until an update touches it."""
@@ -238,8 +277,15 @@ def _clearance(cmap, s, x, y, dist):
     return float(dist)
 
 
+def _inside_boundary(cmap, x, y) -> bool:
+    return bool(K.point_in_ring(x, y, cmap._bx, cmap._by))
+
+
 def clearance_at(cmap, x, y):
-    """Distance from a local point to the nearest obstacle; 0 outside free space."""
+    """Distance from a local point to the nearest obstacle (local units); 0 outside
+    free space (inside or on an obstacle, or outside the boundary)."""
+    if not _inside_boundary(cmap, x, y):
+        return 0.0
     s, dist = _nearest(cmap, x, y)
     return _clearance(cmap, s, x, y, dist)
 
@@ -274,41 +320,68 @@ def _retract(cmap, x, y):
     return int(hit[0]), int(hit[1]), float(hit[2]), hit[3:5].copy()
 
 
+def _blocked(cmap, which, x, y, r, near):
+    """Why a local point cannot be a path end for radius ``r`` (a NoPath), or None."""
+    if not _inside_boundary(cmap, x, y):
+        return NoPath("outside", which, -1, r / cmap.unit)
+    s, dist = near
+    if s < 0:  # no site at all (cannot happen: the boundary always has sites)
+        return None
+    owner = int(cmap.sites.owner[s])
+    c = _clearance(cmap, s, x, y, dist)
+    if c <= 0.0:
+        return NoPath("inside", which, owner, r / cmap.unit)
+    if c < r:
+        return NoPath("too_close", which, owner, r / cmap.unit)
+    return None
+
+
 def find_path(
-    cmap, start, goal, clearance: float = 0.0, preferred_clearance: float | None = None
-) -> PathResult | None:
+    cmap, start, goal, clearance: float = 0.0, preferred_clearance: float | None = None,
+    explain: bool = False,
+) -> PathResult | NoPath | None:  # fmt: skip
     """See :meth:`navkit.ecm.CorridorMap.find_path`."""
-    r = float(clearance)
+    try:
+        r = float(clearance)
+    except (TypeError, ValueError):
+        raise InputError(f"clearance must be a finite number >= 0, got {clearance!r:.60}") from None
     if not (math.isfinite(r) and r >= 0):
-        raise InputError("clearance must be a finite number >= 0")
+        raise InputError(f"clearance must be a finite number >= 0, got {clearance!r:.60}")
+    pc = 0.0
     if preferred_clearance is not None:
-        pc = float(preferred_clearance)
+        try:
+            pc = float(preferred_clearance)
+        except (TypeError, ValueError):
+            pc = math.nan
         if not (math.isfinite(pc) and pc >= r):
-            raise InputError("preferred_clearance must be a finite number >= clearance")
-    xs = cmap._local_point(start)
-    xg = cmap._local_point(goal)
+            raise InputError(
+                "preferred_clearance must be None or a finite number >= clearance "
+                f"({r:g}), got {preferred_clearance!r:.60}"
+            )
+    u = cmap.unit
+    xs = cmap._local_point(start, "start")
+    xg = cmap._local_point(goal, "goal")
+    rl = r * u
     near = []
-    for q in (xs, xg):
-        s, dist = _nearest(cmap, q[0], q[1])
-        if _clearance(cmap, s, q[0], q[1], dist) < r:
-            return None
-        near.append((s, dist))
-    if near[0][0] < 0 or near[1][0] < 0:
-        return None  # no obstacle at all
+    for which, q in (("start", xs), ("goal", xg)):
+        nq = _nearest(cmap, q[0], q[1])
+        why = _blocked(cmap, which, q[0], q[1], rl, nq)
+        if why is not None:
+            return why if explain else None
+        near.append(nq)
     g = _graph(cmap)  # first: it drops the edges an update touched from the flat cache
-    wgt = _weights(g, r)
+    wgt = _weights(g, rl)
     st = _flat(cmap)
     use_pref = preferred_clearance is not None
-    pref = float(preferred_clearance) if preferred_clearance is not None else 0.0
+    pref = pc * u
     d = cmap.diagram
     S = cmap.sites
-    o = cmap.origin
     with st.lock:  # the kernel appends to the shared cache without the GIL
         st.reserve(d.next_e)
         while True:
-            status, pw, length, route, centers, radii, left, right, edges = PK.query(
+            status, pw, _length, route, centers, radii, left, right, edges = PK.query(
                 xs[0], xs[1], xg[0], xg[1], near[0][0], near[0][1], near[1][0], near[1][1],
-                r, pref, use_pref, o[0], o[1],
+                rl, pref, use_pref, 0.0, 0.0,
                 g["indptr"], g["nbr"], g["from"], g["eidx"], g["eids"], wgt, g["nv"],
                 d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by,
                 d.shead, d.rv, d.rnext, d.valive, d.veh, d.enx,
@@ -318,15 +391,17 @@ def find_path(
                 break
             st.grow()
     if status != PK.OK:
-        return None
+        return NoPath("no_corridor", "", -1, r) if explain else None
+    w = cmap._world
+    pw = w(pw)
     return PathResult(
         points=pw,
-        length=length,
-        route=route,
-        centers=centers,
-        radii=radii,
-        left=left,
-        right=right,
+        length=float(PK.plen(pw)),
+        route=w(route),
+        centers=w(centers),
+        radii=radii / u,
+        left=w(left),
+        right=w(right),
         clearance=r,
         edges=edges.tolist(),
     )

@@ -9,11 +9,13 @@ path is re-planned after every local update.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import numpy as np
 
+from navkit._io import atomic_write_bytes
 from navkit.errors import InputError
 
 __all__ = ["render", "ecm_command", "load_scene", "moving_obstacles_demo"]
@@ -23,20 +25,24 @@ def _polyline_world(cmap, e):
     from .path import edge_polyline
 
     pts, clr = edge_polyline(cmap, e)
-    return pts + cmap.origin, clr
+    return cmap._world(pts), clr / cmap.unit
 
 
 def render(
-    cmap, out, path=None, *, show_disks: bool = True, title: str | None = None, dpi: int = 120
-):
-    """Draw ``cmap`` (and optionally a :class:`~navkit.ecm.path.PathResult`) to a PNG.
+    cmap, out, path=None, *, show_disks: bool = True, title: str | None = None, dpi: int = 120,
+    start=None, goal=None,
+):  # fmt: skip
+    """Draw ``cmap`` (and optionally a :class:`~navkit.ecm.path.PathResult`) to a PNG
+    (written atomically).
 
     Parameters
     ----------
     cmap : CorridorMap
     out : str or Path -- PNG file to write.
-    path : PathResult or None
+    path : PathResult or None (a falsy :class:`~navkit.ecm.path.NoPath` draws no path)
     show_disks : bool -- draw the corridor's clearance disks along the path.
+    start, goal : (2,) [wu] or None -- marked (green circle, red square) whether
+        or not there is a path; default: the path's ends.
     """
     import matplotlib
 
@@ -46,12 +52,12 @@ def render(
     from matplotlib.patches import Circle, Polygon
 
     fig, ax = plt.subplots(figsize=(10, 10 * _aspect(cmap)))
-    b = cmap.boundary + cmap.origin
+    b = cmap._world(cmap.boundary)
     ax.add_patch(Polygon(b, closed=True, fill=False, ec="black", lw=1.5))
     for h, o in cmap.obstacles.items():
         if h == 0:
             continue
-        ring = o["ring"] + cmap.origin
+        ring = cmap._world(o["ring"])
         if o["kind"] == "polygon":
             ax.add_patch(Polygon(ring, closed=True, fc="0.55", ec="black", lw=0.8))
         elif o["kind"] == "segment":
@@ -67,6 +73,8 @@ def render(
         lc = LineCollection(segs, array=np.asarray(cols), cmap="viridis", lw=1.2)
         ax.add_collection(lc)
         fig.colorbar(lc, ax=ax, shrink=0.7, label="clearance [wu]")
+    if not path:
+        path = None
     if path is not None:
         if show_disks:
             step = max(1, len(path.centers) // 60)
@@ -78,16 +86,31 @@ def render(
             ax.plot(path.right[:, 0], path.right[:, 1], ".", color="tab:red", ms=2)
         ax.plot(path.route[:, 0], path.route[:, 1], "--", color="tab:blue", lw=1)
         ax.plot(path.points[:, 0], path.points[:, 1], "-", color="tab:orange", lw=2.2)
-        ax.plot(*path.points[0], "go", ms=7)
-        ax.plot(*path.points[-1], "rs", ms=7)
+        if start is None:
+            start = path.points[0]
+        if goal is None:
+            goal = path.points[-1]
+    xlo, xhi = b[:, 0].min(), b[:, 0].max()
+    ylo, yhi = b[:, 1].min(), b[:, 1].max()
+    for p, style, name in ((start, "go", "start"), (goal, "rs", "goal")):
+        if p is None:
+            continue
+        q = np.asarray(p, np.float64).reshape(2)
+        ax.plot(q[0], q[1], style, ms=8, mec="black", label=name)
+        xlo, xhi = min(xlo, q[0]), max(xhi, q[0])  # keep a point outside the boundary in view
+        ylo, yhi = min(ylo, q[1]), max(yhi, q[1])
+    if start is not None or goal is not None:
+        ax.legend(loc="best", fontsize=8)
     ax.set_aspect("equal")
-    pad = 0.02 * float(np.ptp(b[:, 0]))
-    ax.set_xlim(b[:, 0].min() - pad, b[:, 0].max() + pad)
-    ax.set_ylim(b[:, 1].min() - pad, b[:, 1].max() + pad)
+    pad = 0.02 * float(max(xhi - xlo, yhi - ylo))
+    ax.set_xlim(xlo - pad, xhi + pad)
+    ax.set_ylim(ylo - pad, yhi + pad)
     ax.set_title(title or "Explicit Corridor Map")
     fig.tight_layout()
-    fig.savefig(str(out), dpi=dpi)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
     plt.close(fig)
+    atomic_write_bytes(out, buf.getvalue())
 
 
 def _aspect(cmap) -> float:
@@ -127,24 +150,28 @@ def ecm_command(
 
     Builds the corridor map of ``level`` (see :func:`load_scene`), plans a path
     from ``start`` to ``goal`` ((2,) [wu]; ``None`` = only draw the map) for an
-    agent of radius ``clearance`` and writes a PNG to ``out``. Returns the
-    :class:`~navkit.ecm.path.PathResult` or ``None`` when no corridor is wide
-    enough (the PNG is written either way).
+    agent of radius ``clearance`` and writes a PNG to ``out`` with start and
+    goal marked. Returns the :class:`~navkit.ecm.path.PathResult`, a falsy
+    :class:`~navkit.ecm.path.NoPath` saying why there is none (start or goal
+    outside the boundary, inside an obstacle, too close to one, or no corridor
+    wide enough), or ``None`` when no query was asked (the PNG is written
+    either way).
     """
     cmap = load_scene(level)
     path = None
     if start is not None and goal is not None:
         path = cmap.find_path(
-            start, goal, clearance=clearance, preferred_clearance=preferred_clearance
-        )
+            start, goal, clearance=clearance, preferred_clearance=preferred_clearance,
+            explain=True,
+        )  # fmt: skip
     title = "ECM"
-    if start is not None:
+    if path is not None:
         title += (
             f": path length {path.length:.3f} (clearance {clearance})"
-            if path is not None
-            else f": no corridor with clearance {clearance}"
+            if path
+            else f": {path.message}"
         )
-    render(cmap, out, path, title=title)
+    render(cmap, out, path, title=title, start=start, goal=goal)
     return path
 
 
