@@ -574,8 +574,10 @@ class NavMeshQuery:
             e = _vec3(end_pos, "end_pos")
         flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
         path = self._rbuf
-        mp = max_path if type(max_path) is int and 0 <= max_path <= MAX_RESULT else _count(
-            max_path, "max_path"
+        mp = (
+            max_path
+            if type(max_path) is int and 0 <= max_path <= MAX_RESULT
+            else _count(max_path, "max_path")
         )
         if path.shape[0] < mp:
             path = self._rbuf = np.zeros(mp, np.int64)
@@ -586,8 +588,10 @@ class NavMeshQuery:
             if type(start_ref) is int and 0 < start_ref < _REF_SIGN
             else _to_ref(start_ref, "start_ref")
         )
-        pr = prev_ref if type(prev_ref) is int and 0 <= prev_ref < _REF_SIGN else _to_ref(
-            prev_ref, "prev_ref"
+        pr = (
+            prev_ref
+            if type(prev_ref) is int and 0 <= prev_ref < _REF_SIGN
+            else _to_ref(prev_ref, "prev_ref")
         )
         ep = _EP.get(_raycast.raycast_entry)
         args = (vh.desc, flags, costs, sr, s, e,

@@ -608,7 +608,9 @@ def _next_pow2(v: int) -> int:
     return 1 if v <= 1 else 1 << (v - 1).bit_length()
 
 
-def _check_bake_args(mesh, config, executor, progress, keep_intermediates, volumes) -> tuple:
+def _check_bake_args(
+    mesh, config, executor, progress, keep_intermediates, volumes, offmesh
+) -> tuple:
     """bake()'s argument types (InputError naming the argument); returns the volumes."""
     if not isinstance(mesh, TriMesh):
         raise InputError(f"bake() needs a TriMesh, got {type(mesh).__name__}")
@@ -622,6 +624,10 @@ def _check_bake_args(mesh, config, executor, progress, keep_intermediates, volum
         raise InputError(f"keep_intermediates must be True or False, got {keep_intermediates!r}")
     if isinstance(volumes, str | bytes) or not hasattr(volumes, "__iter__"):
         raise InputError(f"volumes must be a sequence of ConvexVolume, got {volumes!r}")
+    if offmesh is not None and (
+        isinstance(offmesh, str | bytes) or not hasattr(offmesh, "__iter__")
+    ):
+        raise InputError(f"offmesh must be a sequence of OffMeshConnection, got {offmesh!r}")
     vols = tuple(volumes)
     for v in vols:
         if not isinstance(v, ConvexVolume):
@@ -680,7 +686,9 @@ def bake(
     from ..detour import tile as _tile
 
     t_start = time.perf_counter()
-    volumes = _check_bake_args(mesh, config, executor, progress, keep_intermediates, volumes)
+    volumes = _check_bake_args(
+        mesh, config, executor, progress, keep_intermediates, volumes, offmesh
+    )
     config = config or BakeConfig()
     rc = config.voxel()
     bmin, bmax = mesh_bounds(mesh)

@@ -174,7 +174,9 @@ class BakeConfig:
         # stays finite and every voxel quantity fits the type Recast stores it in.
         cs, ch = nums["cell_size"], nums["cell_height"]
         for name, x in (("cell_size", cs), ("cell_height", ch)):
-            need(name, MIN_CELL <= x <= MAX_CELL, f"must be > 0: in [{MIN_CELL:g}, {MAX_CELL:g}] wu")
+            need(
+                name, MIN_CELL <= x <= MAX_CELL, f"must be > 0: in [{MIN_CELL:g}, {MAX_CELL:g}] wu"
+            )
         need(
             "agent_height",
             0 <= nums["agent_height"] <= 256 * ch,
