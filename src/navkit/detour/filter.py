@@ -10,10 +10,9 @@ filter as two arrays: ``flags`` (2,) int32 [include, exclude] and ``costs``
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from navkit import _check
 from navkit.errors import InputError
 
 MAX_AREAS = 64
@@ -45,18 +44,20 @@ class QueryFilter:
         self.include_flags = include_flags
         self.exclude_flags = exclude_flags
         if area_costs is not None:
-            c = np.asarray(area_costs, dtype=np.float64).ravel()
-            if c.size > MAX_AREAS:
-                raise InputError(f"at most {MAX_AREAS} area costs, got {c.size}")
-            for i, v in enumerate(c):
-                self.set_area_cost(i, float(v))
+            try:
+                c = np.asarray(area_costs, dtype=np.float64)
+            except (TypeError, ValueError, OverflowError):
+                raise InputError(
+                    f"area_costs must be up to {MAX_AREAS} numbers, got {area_costs!r}"[:200]
+                ) from None
+            if c.ndim != 1 or c.size > MAX_AREAS:
+                raise InputError(f"area_costs must be up to {MAX_AREAS} numbers, shape {c.shape}")
+            for i, v in enumerate(c.tolist()):
+                self._costs[i] = np.float32(_check.real(v, f"area_costs[{i}]", 0.0))
 
     @staticmethod
     def _check_flags(v: int, name: str) -> int:
-        v = int(v)
-        if not 0 <= v <= 0xFFFF:
-            raise InputError(f"{name} must be a 16-bit value, got {v}")
-        return v
+        return _check.integer(v, name, 0, 0xFFFF)
 
     @property
     def include_flags(self) -> int:
@@ -79,17 +80,13 @@ class QueryFilter:
         return float(self._costs[self._area(area)])
 
     def set_area_cost(self, area: int, cost: float) -> None:
-        """Set the cost multiplier of area id 0..63 (finite, >= 0)."""
-        if not math.isfinite(cost) or cost < 0:
-            raise InputError(f"area cost must be finite and >= 0, got {cost}")
-        self._costs[self._area(area)] = np.float32(cost)
+        """Set the cost multiplier of area id 0..63 (finite, 0 <= cost <= float32 max)."""
+        a = self._area(area)
+        self._costs[a] = np.float32(_check.real(cost, "cost", 0.0))
 
     @staticmethod
     def _area(area: int) -> int:
-        a = int(area)
-        if not 0 <= a < MAX_AREAS:
-            raise InputError(f"area must be in 0..63, got {area}")
-        return a
+        return _check.integer(area, "area", 0, MAX_AREAS - 1)
 
     def pass_filter(self, poly_flags: int) -> bool:
         """Whether a polygon with these flags passes."""

@@ -72,6 +72,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import _check
 from ..errors import ConfigError, InputError, StaleHandleError
 from . import _links as L
 from .tile import TileData
@@ -350,15 +351,14 @@ class NavMesh:
     # -- refs ------------------------------------------------------------------------------
     def encode_ref(self, salt: int, tile: int, poly: int) -> int:
         """Poly ref from (salt, tile slot, poly index)."""
-        return (
-            (int(salt) << (self.poly_bits + self.tile_bits))
-            | (int(tile) << self.poly_bits)
-            | int(poly)
-        )
+        salt = _check.integer(salt, "salt", 0, (1 << self.salt_bits) - 1)
+        tile = _check.integer(tile, "tile", 0, (1 << self.tile_bits) - 1)
+        poly = _check.integer(poly, "poly", 0, (1 << self.poly_bits) - 1)
+        return (salt << (self.poly_bits + self.tile_bits)) | (tile << self.poly_bits) | poly
 
     def decode_ref(self, ref: int) -> tuple[int, int, int]:
         """(salt, tile slot, poly index) of a poly ref."""
-        ref = int(ref)
+        ref = _check.ref(ref)
         salt = (ref >> (self.poly_bits + self.tile_bits)) & ((1 << self.salt_bits) - 1)
         tile = (ref >> self.poly_bits) & ((1 << self.tile_bits) - 1)
         poly = ref & ((1 << self.poly_bits) - 1)
@@ -575,6 +575,8 @@ class NavMesh:
             s = int(self._t["tile_next"][s])
 
     def _slots_at(self, x: int, y: int) -> list[int]:
+        x = _check.integer(x, "x", -(1 << 31), (1 << 31) - 1)
+        y = _check.integer(y, "y", -(1 << 31), (1 << 31) - 1)
         t = self._t
         return [s for s in self._chain(x, y) if t["tile_x"][s] == x and t["tile_y"][s] == y]
 
@@ -605,6 +607,7 @@ class NavMesh:
 
     def calc_tile_loc(self, pos) -> tuple[int, int]:
         """Tile (x, y) holding a world position (``calcTileLoc``)."""
+        pos = _check.point(pos, "pos")
         o = self.params.orig
         tx = int(
             np.floor((np.float32(pos[0]) - np.float32(o[0])) / np.float32(self.params.tile_width))
@@ -628,6 +631,7 @@ class NavMesh:
 
     def tile_ref(self, slot: int) -> int:
         """Ref of the tile in ``slot`` (poly index 0)."""
+        slot = _check.integer(slot, "slot", -(1 << 63), (1 << 63) - 1)
         if not (0 <= slot < self.params.max_tiles) or not self._t["tile_used"][slot]:
             raise InputError(f"tile slot {slot} holds no tile")
         return self._tile_ref(slot)
@@ -784,6 +788,8 @@ class NavMesh:
 
     def poly_ref(self, global_index: int) -> int:
         """Poly ref of a global pool index (StaleHandleError in a dead range)."""
+        n = self._p["poly_tile"].shape[0]
+        global_index = _check.integer(global_index, "global_index", 0, n - 1)
         slot = int(self._p["poly_tile"][global_index])
         if slot < 0:
             raise StaleHandleError(f"pool index {global_index} belongs to no tile")
@@ -801,15 +807,15 @@ class NavMesh:
         return int(self._p["poly_flags"][self._poly(ref)])
 
     def set_poly_flags(self, ref: int, flags: int) -> None:
-        self._p["poly_flags"][self._poly(ref)] = int(flags) & 0xFFFF
+        flags = _check.integer(flags, "flags", 0, 0xFFFF)
+        self._p["poly_flags"][self._poly(ref)] = flags
 
     def get_poly_area(self, ref: int) -> int:
         return int(self._p["poly_area"][self._poly(ref)])
 
     def set_poly_area(self, ref: int, area: int) -> None:
-        if not 0 <= int(area) <= 63:
-            raise InputError(f"area {area} outside 0..63")
-        self._p["poly_area"][self._poly(ref)] = int(area)
+        area = _check.integer(area, "area", 0, 63)
+        self._p["poly_area"][self._poly(ref)] = area
 
     def get_tile_state(self, tile_ref: int) -> bytes:
         """Flags and areas of a tile's polygons (``storeTileState``'s bytes)."""
@@ -857,6 +863,7 @@ class NavMesh:
         InputError
             ``poly_ref`` is not an off-mesh connection.
         """
+        prev_ref = _check.ref(prev_ref, "prev_ref")
         gp = self._poly(poly_ref)
         p = self._p
         if p["poly_type"][gp] != 1:
@@ -1000,13 +1007,13 @@ class NavMesh:
             An endpoint has no ground polygon within ``radius``, bad area, or the
             start tile is full (``max_polys``).
         """
-        p0 = np.asarray(start, np.float32).reshape(3)
-        p1 = np.asarray(end, np.float32).reshape(3)
-        rad = np.float32(radius)
-        if not (np.isfinite(p0).all() and np.isfinite(p1).all() and np.isfinite(rad) and rad > 0):
-            raise InputError("off-mesh connection: finite endpoints and a positive radius needed")
-        if not 0 <= int(area) <= 63:
-            raise InputError(f"area {area} outside 0..63")
+        p0 = _check.point(start, "start")
+        p1 = _check.point(end, "end")
+        rad = np.float32(_check.real(radius, "radius", 0.0, lo_open=True, unit="wu"))
+        bidirectional = _check.flag(bidirectional, "bidirectional")
+        area = _check.integer(area, "area", 0, 63)
+        flags = _check.integer(flags, "flags", 0, 0xFFFF)
+        user_id = _check.integer(user_id, "user_id", 0, (1 << 32) - 1)
         s0, g0, n0 = self._find_land(p0, rad)
         s1, g1, n1 = self._find_land(p1, rad)
         if s0 < 0 or s1 < 0:

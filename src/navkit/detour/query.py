@@ -9,8 +9,13 @@ the reference peer runs), so on Detour's own navmeshes the results are the
 same refs, the same corridors and the same points.
 
 Conventions: positions are (3,) float32 [wu]; refs are Python ints; a result
-whose ``status`` has ``FAILURE`` set carries empty data. Bad coordinates
-(NaN/inf, wrong shape) raise :class:`~navkit.errors.InputError`; stale or
+whose ``status`` has ``FAILURE`` set carries empty data. Bad arguments raise
+:class:`~navkit.errors.InputError` naming the argument, before any work:
+coordinates that are NaN/inf (also as float32) or mis-shaped, refs that are not
+integers in [0, 2**64), result capacities (``max_path``, ``max_polys``, ...)
+outside 0..2**20, ``max_tries`` outside 1..2**20, filters that are not a
+:class:`QueryFilter`, ``rng`` that is not None/a Generator/a seed >= 0, and bools
+where numbers are expected (see :mod:`navkit._check`); stale or
 invalid refs give a failure status (``INVALID_PARAM``) -- or
 :class:`~navkit.errors.StaleHandleError` from the ref-subject helpers
 (``closest_point_on_poly``, ``closest_point_on_poly_boundary``,
@@ -23,12 +28,13 @@ A query object is not thread-safe (it owns one node pool); use one per thread.
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import numba
 import numpy as np
 
+from navkit import _check
+from navkit._check import MAX_RESULT
 from navkit.errors import InputError, QueryError, StaleHandleError
 
 from . import _batch, _funnel, _local, _nearest, _poly, _portal, _raycast, _search
@@ -230,8 +236,8 @@ def _vec3(v: Any, name: str) -> np.ndarray:
             x, y, z = float(v[0]), float(v[1]), float(v[2])  # type: ignore[index]
         except (TypeError, ValueError) as exc:
             raise InputError(f"{name} must be 3 numbers") from exc
-        if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
-            raise InputError(f"{name} must be finite, got {[x, y, z]}")
+        if not (abs(x) <= _FLT_MAX and abs(y) <= _FLT_MAX and abs(z) <= _FLT_MAX):
+            raise InputError(f"{name} must be finite (as float32), got {[x, y, z]}")
         return np.array((x, y, z), np.float32)
     try:
         a = np.asarray(v, dtype=np.float64)
@@ -239,8 +245,8 @@ def _vec3(v: Any, name: str) -> np.ndarray:
         raise InputError(f"{name} must be 3 numbers") from exc
     if a.shape != (3,):
         raise InputError(f"{name} must have shape (3,), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise InputError(f"{name} must be finite, got {a.tolist()}")
+    if not np.all(np.abs(a) <= _FLT_MAX):
+        raise InputError(f"{name} must be finite (as float32), got {a.tolist()}")
     return a.astype(np.float32)
 
 
@@ -261,23 +267,41 @@ def _extents(v: Any) -> np.ndarray:
 
 
 def _scalar(v: object, name: str, *, positive: bool = False) -> np.float32:
-    try:
-        f = float(v)  # type: ignore[arg-type]
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be a number") from exc
-    if not np.isfinite(f) or f < 0 or (positive and f == 0):
-        raise InputError(f"{name} must be finite and {'> 0' if positive else '>= 0'}, got {v}")
-    return np.float32(f)
+    """A finite float32 >= 0 (> 0 with ``positive``)."""
+    return np.float32(_check.real(v, name, 0.0, _FLT_MAX, lo_open=positive, unit="wu"))
 
 
-def _to_ref(ref: object) -> int:
+def _to_ref(ref: object, name: str = "ref") -> int:
     """A poly ref (0..2**64-1) as the int64 the kernels use (two's complement)."""
-    r = int(ref)  # type: ignore[call-overload]
-    if r < 0 or r >= 1 << 64:
-        raise InputError(f"poly ref out of range: {ref}")
-    if r >= 1 << 63:
-        r -= 1 << 64
-    return r
+    return _check.kernel_ref(ref, name)
+
+
+def _count(v: object, name: str, lo: int = 0) -> int:
+    """A result capacity (``max_path``, ``max_polys``, ...) in lo..MAX_RESULT."""
+    if type(v) is int and lo <= v <= MAX_RESULT:
+        return v
+    return _check.integer(v, name, lo, MAX_RESULT)
+
+
+def _options(v: object) -> int:
+    if type(v) is int and 0 <= v <= 0x7FFFFFFF:
+        return v
+    return _check.integer(v, "options", 0, 0x7FFFFFFF)
+
+
+def _refs(v: object, name: str) -> np.ndarray:
+    """A 1-D sequence of refs as a contiguous int64 array (two's complement)."""
+    if type(v) is np.ndarray and v.dtype == np.int64 and v.ndim == 1:
+        return np.ascontiguousarray(v)
+    try:
+        a = np.asarray(v)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be a 1-D sequence of refs") from exc
+    if a.ndim != 1:
+        raise InputError(f"{name} must be a 1-D sequence of refs, got shape {a.shape}")
+    if a.dtype == np.int64:
+        return np.ascontiguousarray(a)
+    return np.array([_to_ref(r, name) for r in a.tolist()], np.int64)
 
 
 def _from_ref(r: int) -> int:
@@ -299,10 +323,8 @@ class NavMeshQuery:
     def __init__(self, navmesh, max_nodes: int = 2048) -> None:
         if not hasattr(navmesh, "arrays"):
             raise InputError("navmesh must be a navkit NavMesh")
-        if not 1 <= int(max_nodes) <= 65535:
-            raise InputError(f"max_nodes must be in 1..65535, got {max_nodes}")
         self.navmesh = navmesh
-        self.max_nodes = int(max_nodes)
+        self.max_nodes = _check.integer(max_nodes, "max_nodes", 1, 65535)
         self._pool = PoolHandle(self.max_nodes).desc  # node pool descriptor (owns the arrays)
         self._tiny = PoolHandle(64).desc
         self._arrays_obj = None
@@ -336,10 +358,11 @@ class NavMeshQuery:
             raise InputError("filter must be a navkit QueryFilter")
         return flt.arrays
 
-    def _poly(self, ref: object) -> int:
+    def _poly(self, ref: object, name: str = "ref") -> int:
         """Global poly index of a ref, or -1."""
+        r = _to_ref(ref, name)
         h = self._vh()
-        return int(_call(poly_index_entry, h.desc, _to_ref(ref)))
+        return int(_call(poly_index_entry, h.desc, r))
 
     def _poly_or_raise(self, ref: object) -> int:
         p = self._poly(ref)
@@ -376,10 +399,11 @@ class NavMeshQuery:
     ) -> tuple[np.ndarray, int]:
         """Refs of polygons whose bounds overlap the box, and the status."""
         c = _vec3(center, "center")
-        h = _vec3(half_extents, "half_extents")
+        h = _extents(half_extents)
         flags, _ = self._filter(filter)
+        m = _count(max_polys, "max_polys")
         vh = self._vh()
-        out = np.empty(max(0, int(max_polys)), np.int64)
+        out = np.empty(m, np.int64)
         n, over = _call(_nearest.query_polygons_entry, vh.desc, c, h, flags, out)
         st = SUCCESS | (BUFFER_TOO_SMALL if over else 0)
         return vh.view.poly_ref[out[:n]].copy(), st
@@ -418,13 +442,14 @@ class NavMeshQuery:
         """A* corridor from start_ref to end_ref (partial to the nearest polygon if unreachable)."""
         s = _vec3(start_pos, "start_pos")
         e = _vec3(end_pos, "end_pos")
+        sr, er = _to_ref(start_ref, "start_ref"), _to_ref(end_ref, "end_ref")
         flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
-        out = np.empty(max(1, int(max_path)), np.int64)
+        mp = _count(max_path, "max_path")
+        out = np.empty(max(1, mp), np.int64)
         vh = self._vh()
         st, n = _call(
             _search.find_path_entry,
-            vh.desc, self._pool, flags, costs, _to_ref(start_ref), _to_ref(end_ref), s, e,
-            int(max_path), out,
+            vh.desc, self._pool, flags, costs, sr, er, s, e, mp, out,
         )  # fmt: skip
         return PathCorridor(out[:n].copy(), int(st))
 
@@ -434,12 +459,10 @@ class NavMeshQuery:
         """Funnel the corridor ``path`` into corners (see STRAIGHTPATH_* options)."""
         s = _vec3(start_pos, "start_pos")
         e = _vec3(end_pos, "end_pos")
-        pa = np.asarray(path)
-        if pa.dtype == np.int64:
-            refs_in = np.ascontiguousarray(pa.ravel())
-        else:
-            refs_in = np.array([_to_ref(r) for r in pa.ravel()], np.int64)
-        m = max(1, int(max_points))
+        refs_in = _refs(path, "path")
+        opts = _options(options)
+        mk = _count(max_points, "max_points")
+        m = max(1, mk)
         pts = np.empty((m, 3), np.float32)
         fl = np.empty(m, np.uint8)
         rf = np.empty(m, np.int64)
@@ -451,8 +474,8 @@ class NavMeshQuery:
             refs_in.shape[0],
             s,
             e,
-            int(options),
-            int(max_points),
+            opts,
+            mk,
             pts,
             fl,
             rf,
@@ -466,18 +489,21 @@ class NavMeshQuery:
         """Start a sliced A* search (``options``: FINDPATH_ANY_ANGLE); returns the status."""
         s = _vec3(start_pos, "start_pos")
         e = _vec3(end_pos, "end_pos")
+        sr, er = _to_ref(start_ref, "start_ref"), _to_ref(end_ref, "end_ref")
+        opts = _options(options)
+        flags, _ = self._filter(filter)
         self._qfilter = filter if filter is not None else DEFAULT_FILTER
-        flags, _ = self._filter(self._qfilter)
         vh = self._vh()
         return int(
             _call(
-                _search.sliced_init_entry, vh.desc, self._pool, flags, self._qi, self._qf, _to_ref(start_ref),
-                _to_ref(end_ref), s, e, int(options),
+                _search.sliced_init_entry, vh.desc, self._pool, flags, self._qi, self._qf, sr,
+                er, s, e, opts,
             )
         )  # fmt: skip
 
     def update_sliced_find_path(self, max_iter: int) -> tuple[int, int]:
-        """Run up to max_iter iterations; returns (status, iterations done)."""
+        """Run up to max_iter iterations (0..2**31-1); returns (status, iterations done)."""
+        it_max = _check.integer(max_iter, "max_iter", 0, 0x7FFFFFFF)
         flags, costs = self._filter(self._qfilter)
         vh = self._vh()
         st, it = _call(
@@ -488,14 +514,15 @@ class NavMeshQuery:
             costs,
             self._qi,
             self._qf,
-            int(max_iter),
+            it_max,
         )
         return int(st), int(it)
 
     def finalize_sliced_find_path(self, max_path: int = 256) -> PathCorridor:
         """The corridor of the sliced search (partial if the goal was not reached)."""
         flags, costs = self._filter(self._qfilter)
-        out = np.zeros(max(1, int(max_path)), np.int64)
+        mp = _count(max_path, "max_path")
+        out = np.zeros(max(1, mp), np.int64)
         vh = self._vh()
         st, n = _call(
             _search.sliced_finalize_entry,
@@ -505,15 +532,16 @@ class NavMeshQuery:
             costs,
             self._qi,
             out,
-            int(max_path),
+            mp,
         )
         return PathCorridor(out[:n].copy(), int(st))
 
     def finalize_sliced_find_path_partial(self, existing, max_path: int = 256) -> PathCorridor:
         """Corridor toward the furthest polygon of ``existing`` visited by the sliced search."""
         flags, costs = self._filter(self._qfilter)
-        ex = np.array([_to_ref(r) for r in np.asarray(existing).ravel()], np.int64)
-        out = np.zeros(max(1, int(max_path)), np.int64)
+        ex = _refs(existing, "existing")
+        mp = _count(max_path, "max_path")
+        out = np.zeros(max(1, mp), np.int64)
         vh = self._vh()
         st, n = _call(
             _search.sliced_finalize_partial_entry,
@@ -524,7 +552,7 @@ class NavMeshQuery:
             self._qi,
             ex,
             out,
-            int(max_path),
+            mp,
         )
         return PathCorridor(out[:n].copy(), int(st))
 
@@ -546,7 +574,11 @@ class NavMeshQuery:
             e = _vec3(end_pos, "end_pos")
         flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
         path = self._rbuf
-        mp = max_path if type(max_path) is int and max_path >= 0 else max(0, int(max_path))
+        mp = (
+            max_path
+            if type(max_path) is int and 0 <= max_path <= MAX_RESULT
+            else _count(max_path, "max_path")
+        )
         if path.shape[0] < mp:
             path = self._rbuf = np.zeros(mp, np.int64)
         normal = np.empty(3, np.float32)  # the kernel writes it
@@ -554,12 +586,17 @@ class NavMeshQuery:
         sr = (
             start_ref
             if type(start_ref) is int and 0 < start_ref < _REF_SIGN
-            else _to_ref(start_ref)
+            else _to_ref(start_ref, "start_ref")
         )
-        pr = 0 if prev_ref == 0 else _to_ref(prev_ref)
+        pr = (
+            prev_ref
+            if type(prev_ref) is int and 0 <= prev_ref < _REF_SIGN
+            else _to_ref(prev_ref, "prev_ref")
+        )
         ep = _EP.get(_raycast.raycast_entry)
-        args = (vh.desc, flags, costs, sr, s, e, options if type(options) is int else int(options),
-                pr, path, mp, normal)  # fmt: skip
+        args = (vh.desc, flags, costs, sr, s, e,
+                options if type(options) is int and 0 <= options <= 0x7FFFFFFF
+                else _options(options), pr, path, mp, normal)  # fmt: skip
         st, t, edge, n, cost = ep(*args) if ep is not None else _call(_raycast.raycast_entry, *args)
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
@@ -576,12 +613,13 @@ class NavMeshQuery:
         """Slide from start_pos toward end_pos along the surface, stopping at walls."""
         s = _vec3(start_pos, "start_pos")
         e = _vec3(end_pos, "end_pos")
-        p = self._poly(start_ref)
+        mv = _count(max_visited, "max_visited")
+        flags, _ = self._filter(filter)
+        p = self._poly(start_ref, "start_ref")
         if p < 0:
             return MoveResult(s, np.zeros(0, np.int64), FAILURE | INVALID_PARAM)
-        flags, _ = self._filter(filter)
         res = np.empty(3, np.float32)
-        vis = np.zeros(max(1, int(max_visited)), np.int64)
+        vis = np.zeros(max(1, mv), np.int64)
         vh = self._vh()
         st, n = _call(
             _local.move_along_surface_entry, vh.desc, self._tiny, flags, p, s, e, res, vis
@@ -594,11 +632,11 @@ class NavMeshQuery:
         """Distance from center to the nearest wall within max_radius."""
         c = _vec3(center, "center")
         r = _scalar(max_radius, "max_radius")
-        p = self._poly(start_ref)
+        flags, _ = self._filter(filter)
+        p = self._poly(start_ref, "start_ref")
         zero = np.zeros(3, np.float32)
         if p < 0:
             return WallHit(float(r), zero, zero.copy(), FAILURE | INVALID_PARAM)
-        flags, _ = self._filter(filter)
         hp = np.zeros(3, np.float32)
         hn = np.zeros(3, np.float32)
         vh = self._vh()
@@ -610,14 +648,14 @@ class NavMeshQuery:
         max_segments: int = 64,
     ) -> WallSegments:  # fmt: skip
         """Wall segments of a polygon (and portal segments with store_portals)."""
-        p = self._poly_or_raise(ref)
+        portals = _check.flag(store_portals, "store_portals")
+        ms = _count(max_segments, "max_segments")
         flags, _ = self._filter(filter)
-        segs = np.zeros((max(1, int(max_segments)), 6), np.float32)
+        p = self._poly_or_raise(ref)
+        segs = np.zeros((max(1, ms), 6), np.float32)
         refs = np.zeros(segs.shape[0], np.int64)
         vh = self._vh()
-        st, n = _call(
-            _local.wall_segments_entry, vh.desc, flags, p, bool(store_portals), segs, refs
-        )
+        st, n = _call(_local.wall_segments_entry, vh.desc, flags, p, portals, segs, refs)
         return WallSegments(segs[:n].copy(), refs[:n].copy(), int(st))
 
     def find_polys_around_circle(
@@ -639,8 +677,8 @@ class NavMeshQuery:
             raise InputError("verts must be an (n, 3) array") from exc
         if v.ndim != 2 or v.shape[1] != 3 or v.shape[0] < 3:
             raise InputError(f"verts must be (n>=3, 3), got {v.shape}")
-        if not np.all(np.isfinite(v)):
-            raise InputError("verts must be finite")
+        if not np.all(np.abs(v) <= _FLT_MAX):
+            raise InputError("verts must be finite (as float32)")
         v32 = v.astype(np.float32)
         center = np.zeros(3, np.float32)
         for row in v32:
@@ -651,12 +689,12 @@ class NavMeshQuery:
         return self._around(start_ref, center, np.float32(0), v32, v32.shape[0], filter, max_result)
 
     def _around(self, start_ref, center, radius, shape, nshape, filt, max_result) -> PolySearch:
-        p = self._poly(start_ref)
+        m = _count(max_result, "max_result")
+        flags, costs = self._filter(filt)
+        p = self._poly(start_ref, "start_ref")
         if p < 0:
             z = np.zeros(0, np.int64)
             return PolySearch(z, z.copy(), np.zeros(0, np.float32), FAILURE | INVALID_PARAM)
-        flags, costs = self._filter(filt)
-        m = max(0, int(max_result))
         refs = np.zeros(m, np.int64)
         par = np.zeros(m, np.int64)
         cost = np.zeros(m, np.float32)
@@ -685,12 +723,12 @@ class NavMeshQuery:
         """Non-overlapping polygons around center (breadth first, Detour's tiny pool)."""
         c = _vec3(center, "center")
         r = _scalar(radius, "radius")
-        p = self._poly(start_ref)
+        m = _count(max_result, "max_result")
+        flags, _ = self._filter(filter)
+        p = self._poly(start_ref, "start_ref")
         if p < 0:
             z = np.zeros(0, np.int64)
             return PolySearch(z, z.copy(), np.zeros(0, np.float32), FAILURE | INVALID_PARAM)
-        flags, _ = self._filter(filter)
-        m = max(0, int(max_result))
         refs = np.zeros(m, np.int64)
         par = np.zeros(m, np.int64)
         vh = self._vh()
@@ -702,11 +740,7 @@ class NavMeshQuery:
     # -- random points ---------------------------------------------------------------------
     @staticmethod
     def _rng(rng) -> np.random.Generator:
-        if rng is None:
-            return np.random.default_rng()
-        if isinstance(rng, np.random.Generator):
-            return rng
-        return np.random.default_rng(rng)
+        return _check.rng(rng)
 
     def find_random_point(self, filter: QueryFilter | None = None, rng=None) -> RandomPoint:
         """Random point, uniform by area over all polygons passing the filter.
@@ -719,9 +753,9 @@ class NavMeshQuery:
         navkit draws over the whole mesh by area; on a single-tile navmesh the two
         agree draw for draw (tests/detour/test_detour_local_identity.py).
         """
+        flags, _ = self._filter(filter)
         g = self._rng(rng)
         vh = self._vh()
-        flags, _ = self._filter(filter)
         rnd = g.random(vh.view.poly_ref.shape[0] + 2, dtype=np.float32)
         out = np.zeros(3, np.float32)
         p = _call(_local.random_point_entry, vh.desc, flags, rnd, out)
@@ -737,18 +771,20 @@ class NavMeshQuery:
 
         As Detour, the point may lie outside the circle (the chosen polygon only
         touches it); with ``strict=True`` points are redrawn until one lies within
-        ``radius`` of center in xz (ref 0 after ``max_tries`` failures).
+        ``radius`` of center in xz (ref 0 after ``max_tries`` failures, 1..2**20).
         """
         c = _vec3(center, "center")
         r = _scalar(radius, "radius")
-        p = self._poly(start_ref)
+        tries = _check.integer(max_tries, "max_tries", 1, MAX_RESULT)
+        strict = _check.flag(strict, "strict")
+        flags, _ = self._filter(filter)
+        g = self._rng(rng)
+        p = self._poly(start_ref, "start_ref")
         if p < 0:
             return RandomPoint(0, c)
-        g = self._rng(rng)
-        flags, _ = self._filter(filter)
         out = np.zeros(3, np.float32)
         vh = self._vh()
-        for _ in range(max(1, int(max_tries)) if strict else 1):
+        for _ in range(tries if strict else 1):
             rnd = g.random(self.max_nodes + 2, dtype=np.float32)
             q = _call(_local.random_around_entry, vh.desc, self._pool, flags, p, c, r, rnd, out)
             if q < 0:
@@ -806,7 +842,7 @@ class NavMeshQuery:
         QueryError
             No polygon within half_extents of start or end, or no path.
         """
-        if optimal:
+        if _check.flag(optimal, "optimal"):
             from .optimal import find_optimal_path
 
             return find_optimal_path(self, start, end, half_extents=half_extents, filter=filter)
@@ -814,10 +850,12 @@ class NavMeshQuery:
         e = _vec3(end, "end")
         h = _extents(half_extents)
         flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
+        max_path = _count(max_path, "max_path")
+        max_points = _count(max_points, "max_points")
         buf = self._pbuf
         if buf is None or buf[0].shape[0] != max_path or buf[1].shape[0] != max_points:
-            mp = max(1, int(max_path))
-            mk = max(2, int(max_points))
+            mp = max(1, max_path)
+            mk = max(2, max_points)
             buf = self._pbuf = (
                 np.zeros(mp, np.int64), np.zeros((mk, 3), np.float32),
                 np.zeros(mk, np.uint8), np.zeros(mk, np.int64), mp, mk,
@@ -871,8 +909,10 @@ class NavMeshQuery:
         h = _extents(half_extents)
         flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
         npairs = s.shape[0]
-        mp = max(1, int(max_path))
-        mk = max(2, int(max_points))
+        mp = max(1, _count(max_path, "max_path"))
+        mk = max(2, _count(max_points, "max_points"))
+        if threads is not None:
+            threads = _check.integer(threads, "threads", 0, 1 << 16)
         code = np.zeros(npairs, np.int32)
         n_polys = np.zeros(npairs, np.int32)
         n_pts = np.zeros(npairs, np.int32)
@@ -948,6 +988,6 @@ def _points(v: object, name: str) -> np.ndarray:
         raise InputError(f"{name} must be an (n, 3) array") from exc
     if a.ndim != 2 or a.shape[1] != 3:
         raise InputError(f"{name} must have shape (n, 3), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise InputError(f"{name} must be finite")
+    if not np.all(np.abs(a) <= _FLT_MAX):
+        raise InputError(f"{name} must be finite (as float32)")
     return np.ascontiguousarray(a, dtype=np.float32)

@@ -24,6 +24,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from navkit import _check
 from navkit.errors import FormatError, InputError
 
 __all__ = [
@@ -39,6 +40,9 @@ __all__ = [
 IMAGE_THRESHOLD = 128
 #: Grids larger than this many voxels on a side are baked in tiles.
 _TILE_ABOVE = 384
+#: cell_size limits [wu] (the voxel, cell_size / 2..8, stays within BakeConfig's limits)
+MIN_GRID_CELL = 1e-3
+MAX_GRID_CELL = 1e4
 _TILE_SIZE = 128
 _PASSABLE = frozenset(".GS")
 
@@ -100,7 +104,7 @@ def grid_mesh(occupancy: object, cell_size: float = 1.0):
     occupancy : (H, W) array_like
         See :func:`bake_grid`.
     cell_size : float
-        Side of one grid cell [wu].
+        Side of one grid cell [wu], in [1e-3, 1e4].
 
     Returns
     -------
@@ -147,13 +151,7 @@ def grid_mesh(occupancy: object, cell_size: float = 1.0):
 
 
 def _cell_size(cell_size: object) -> float:
-    try:
-        cs = float(cell_size)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InputError(f"cell_size must be a number, got {cell_size!r}") from None
-    if not math.isfinite(cs) or cs <= 0:
-        raise InputError(f"cell_size must be finite and > 0, got {cell_size!r}")
-    return cs
+    return _check.real(cell_size, "cell_size", MIN_GRID_CELL, MAX_GRID_CELL, unit="wu")
 
 
 def bake_grid(
@@ -170,9 +168,10 @@ def bake_grid(
         ``0.299 R + 0.587 G + 0.114 B`` below :data:`IMAGE_THRESHOLD` (128) is
         blocked (dark = wall, light = floor); alpha below 128 is blocked too.
     cell_size : float
-        Side of one grid cell [wu].
+        Side of one grid cell [wu], in [1e-3, 1e4].
     agent_radius : float
-        Erosion of the walkable area [wu] (0 = the navmesh covers the free cells exactly).
+        Erosion of the walkable area [wu] (0 = the navmesh covers the free cells exactly),
+        in [0, 127 * cell_size / 8] (127 voxels of cell_size / 8, Recast's erosion limit).
     partition : {"watershed", "monotone", "layers"}
         Region partitioning of the derived settings (ignored with ``config``).
     config : BakeConfig, optional
@@ -192,15 +191,15 @@ def bake_grid(
         Not a 2D grid / image, no free cell, bad cell_size or agent_radius.
     """
     from navkit.recast.build import bake
-    from navkit.recast.config import BakeConfig
+    from navkit.recast.config import PARTITIONS, BakeConfig
 
     cs = _cell_size(cell_size)
-    try:
-        radius = float(agent_radius)
-    except (TypeError, ValueError):
-        raise InputError(f"agent_radius must be a number, got {agent_radius!r}") from None
-    if not math.isfinite(radius) or radius < 0:
-        raise InputError(f"agent_radius must be finite and >= 0, got {agent_radius!r}")
+    # at most 127 voxels of erosion (BakeConfig's limit) at the finest voxel, cell_size / 8
+    radius = _check.real(agent_radius, "agent_radius", 0.0, 127 * cs / 8, unit="wu")
+    if config is not None and not isinstance(config, BakeConfig):
+        raise InputError(f"config must be a BakeConfig or None, got {type(config).__name__}")
+    if config is None and (not isinstance(partition, str) or partition not in PARTITIONS):
+        raise InputError(f"partition must be one of {PARTITIONS}, got {partition!r}")
     mesh = grid_mesh(occupancy, cs)
     h, w = np.asarray(occupancy).shape[:2]
     if config is None:

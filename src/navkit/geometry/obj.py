@@ -1,8 +1,9 @@
 """Wavefront OBJ reading and writing (geometry only: ``v`` and ``f`` records).
 
 Reading follows RecastDemo's conventions so that navkit bakes exactly the
-triangles Recast bakes: vertex coordinates are parsed as doubles and stored as
-float32; faces may use the ``a``, ``a/b``, ``a/b/c`` and ``a//c`` forms and
+triangles Recast bakes: fields are separated by any whitespace (spaces or tabs);
+vertex coordinates are plain decimal numbers (``1e3``, ``-.5``; not ``1_000``),
+parsed as doubles and stored as float32; faces may use the ``a``, ``a/b``, ``a/b/c`` and ``a//c`` forms and
 negative (relative) indices; polygons are fanned into triangles
 ``(v0, v[i-1], v[i])``. Other records (``vn``, ``vt``, ``o``, ``g``, ``usemtl``...)
 are ignored.
@@ -16,9 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FormatError, InputError
-from .trimesh import TriMesh
+from .trimesh import MAX_COORD, TriMesh
 
 __all__ = ["load_obj", "save_obj", "parse_obj"]
+
+_INF = float("inf")
 
 
 def parse_obj(text: str, *, name: str = "<string>") -> TriMesh:
@@ -36,37 +39,62 @@ def parse_obj(text: str, *, name: str = "<string>") -> TriMesh:
     FormatError
         A malformed ``v`` or ``f`` record (non-numeric field, too few values,
         index 0 or outside the vertices defined so far), or no geometry at all.
+        Numbers are read as C reads them: ``1_000`` and non-ASCII digits are not
+        numbers.
+    InputError
+        A NaN, infinite or out-of-range (beyond 1e7) coordinate; the message
+        gives ``name:line`` and the vertex index.
     """
     verts: list[float] = []
+    vline: list[int] = []  # the line of each vertex, for error messages
     tris: list[int] = []
     n_records = 0
     for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if len(line) < 2 or line[0] == "#":
+        parts = raw.split(None, 1)  # any whitespace separates, as in Recast's reader
+        if not parts:
             continue
-        tag, _, rest = line.partition(" ") if " " in line else line.partition("\t")
+        tag = parts[0]
+        rest = parts[1] if len(parts) > 1 else ""
         if tag == "v":
             n_records += 1
             fields = rest.split()
             if len(fields) < 3:
-                raise FormatError(f"{name}:{lineno}: vertex needs 3 coordinates: {line!r}")
-            try:
-                x, y, z = float(fields[0]), float(fields[1]), float(fields[2])
-            except ValueError:
-                raise FormatError(
-                    f"{name}:{lineno}: non-numeric vertex coordinate: {line!r}"
-                ) from None
-            verts.extend((x, y, z))
+                raise FormatError(f"{name}:{lineno}: vertex needs 3 coordinates: {raw.strip()!r}")
+            xyz = []
+            for tok in fields[:3]:
+                try:
+                    c = float(tok)
+                except ValueError:
+                    c = None
+                if c is None or "_" in tok or not tok.isascii():  # Python-only forms
+                    raise FormatError(
+                        f"{name}:{lineno}: non-numeric vertex coordinate {tok!r}: {raw.strip()!r}"
+                    )
+                if c != c or c in (_INF, -_INF):
+                    kind = "a NaN" if c != c else "an infinite"
+                    raise InputError(
+                        f"{name}:{lineno}: vertex {len(vline)} has {kind} coordinate: {tok!r}"
+                    )
+                if not -MAX_COORD <= c <= MAX_COORD:
+                    raise InputError(
+                        f"{name}:{lineno}: vertex {len(vline)} lies beyond +-{MAX_COORD:g} wu; "
+                        "float32 cannot bake it precisely"
+                    )
+                xyz.append(c)
+            verts.extend(xyz)
+            vline.append(lineno)
         elif tag == "f":
             n_records += 1
-            nv = len(verts) // 3
+            nv = len(vline)
             idx: list[int] = []
             for tok in rest.split():
                 head = tok.split("/", 1)[0]
                 try:
                     vi = int(head)
                 except ValueError:
-                    raise FormatError(f"{name}:{lineno}: non-numeric face index {tok!r}") from None
+                    vi = None
+                if vi is None or "_" in head or not head.isascii():
+                    raise FormatError(f"{name}:{lineno}: non-numeric face index {tok!r}")
                 if vi == 0:
                     raise FormatError(f"{name}:{lineno}: face index 0 (OBJ indices start at 1)")
                 vi = vi + nv if vi < 0 else vi - 1
@@ -77,7 +105,9 @@ def parse_obj(text: str, *, name: str = "<string>") -> TriMesh:
                     )
                 idx.append(vi)
             if len(idx) < 3:
-                raise FormatError(f"{name}:{lineno}: a face needs at least 3 vertices: {line!r}")
+                raise FormatError(
+                    f"{name}:{lineno}: a face needs at least 3 vertices: {raw.strip()!r}"
+                )
             a = idx[0]
             for i in range(2, len(idx)):
                 tris.extend((a, idx[i - 1], idx[i]))

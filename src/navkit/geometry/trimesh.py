@@ -74,6 +74,8 @@ class TriMesh:
         >>> m.vertices.dtype, m.triangles.shape
         (dtype('float32'), (1, 3))
         """
+        if not isinstance(name, str):
+            raise InputError(f"name must be a str, got {type(name).__name__}")
         try:
             v64 = np.asarray(vertices, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -111,9 +113,17 @@ class TriMesh:
             )
         a = None
         if areas is not None:
-            a = np.asarray(areas)
+            try:
+                a = np.asarray(areas)
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"areas are not integer area ids: {exc}") from None
             if a.shape != (t.shape[0],):
                 raise InputError(f"areas must have shape ({t.shape[0]},), got {a.shape}")
+            if a.dtype.kind == "f":
+                if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+                    raise InputError("areas must be integer area ids in 0..63 (got NaN/fractions)")
+            elif a.dtype.kind not in "iu":
+                raise InputError(f"areas must be integer area ids in 0..63, got dtype {a.dtype}")
             if a.size and (a.min() < 0 or a.max() > 63):
                 raise InputError("areas must lie in 0..63")
             a = np.ascontiguousarray(a, dtype=np.uint8)
@@ -166,6 +176,25 @@ class TriMesh:
         e1 = v[t[:, 2]] - v[t[:, 0]]
         cross = np.cross(e0, e1)
         return np.einsum("ij,ij->i", cross, cross) == 0.0
+
+    def winding_hint(self) -> str:
+        """A hint for "nothing is walkable": ``""``, or a sentence when (almost) every
+        non-degenerate triangle faces down (normal y < 0), i.e. the mesh is wound
+        clockwise seen from above or is not y-up. Only meaningful without ``areas``
+        (explicit areas make winding irrelevant), so it is ``""`` then."""
+        if self.areas is not None or self.triangles.shape[0] == 0:
+            return ""
+        v = self.vertices.astype(np.float64)
+        t = self.triangles
+        n = np.cross(v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]])
+        ny = n[:, 1]
+        up, down = int(np.count_nonzero(ny > 0)), int(np.count_nonzero(ny < 0))
+        if down == 0 or up > 0.05 * (up + down):
+            return ""
+        return (
+            f"; {down} of {up + down} triangles face down: check the winding "
+            "(counter-clockwise seen from above) or the up axis (y)"
+        )
 
     def __repr__(self) -> str:
         return f"TriMesh({self.name!r}, {self.n_vertices} vertices, {self.n_triangles} triangles)"

@@ -608,6 +608,33 @@ def _next_pow2(v: int) -> int:
     return 1 if v <= 1 else 1 << (v - 1).bit_length()
 
 
+def _check_bake_args(
+    mesh, config, executor, progress, keep_intermediates, volumes, offmesh
+) -> tuple:
+    """bake()'s argument types (InputError naming the argument); returns the volumes."""
+    if not isinstance(mesh, TriMesh):
+        raise InputError(f"bake() needs a TriMesh, got {type(mesh).__name__}")
+    if config is not None and not isinstance(config, BakeConfig):
+        raise InputError(f"config must be a BakeConfig or None, got {type(config).__name__}")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise InputError("executor must be a concurrent.futures.Executor or None")
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress must be callable(done, total), got {progress!r}")
+    if not isinstance(keep_intermediates, bool | np.bool_):
+        raise InputError(f"keep_intermediates must be True or False, got {keep_intermediates!r}")
+    if isinstance(volumes, str | bytes) or not hasattr(volumes, "__iter__"):
+        raise InputError(f"volumes must be a sequence of ConvexVolume, got {volumes!r}")
+    if offmesh is not None and (
+        isinstance(offmesh, str | bytes) or not hasattr(offmesh, "__iter__")
+    ):
+        raise InputError(f"offmesh must be a sequence of OffMeshConnection, got {offmesh!r}")
+    vols = tuple(volumes)
+    for v in vols:
+        if not isinstance(v, ConvexVolume):
+            raise InputError(f"volumes must hold ConvexVolume items, got {type(v).__name__}")
+    return vols
+
+
 def bake(
     mesh: TriMesh,
     config: BakeConfig | None = None,
@@ -659,9 +686,10 @@ def bake(
     from ..detour import tile as _tile
 
     t_start = time.perf_counter()
+    volumes = _check_bake_args(
+        mesh, config, executor, progress, keep_intermediates, volumes, offmesh
+    )
     config = config or BakeConfig()
-    if not isinstance(mesh, TriMesh):
-        raise InputError(f"bake() needs a TriMesh, got {type(mesh).__name__}")
     rc = config.voxel()
     bmin, bmax = mesh_bounds(mesh)
     report = BuildReport(config=config.to_dict())
@@ -710,7 +738,9 @@ def bake(
         if progress is not None:
             progress(1, 1)
         if r.pmesh is None:
-            raise BuildError(f"{mesh.name}: nothing is walkable with these settings")
+            raise BuildError(
+                f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"
+            )
         t0 = time.perf_counter()
         data = _tile.create_navmesh_data(r.pmesh, r.dmesh, offmesh=offmesh, **tile_params)
         # dtNavMesh::init(data): parameters derived from the single tile's header.
@@ -794,7 +824,9 @@ def bake(
             # tiles were added in row order into slots 0, 1, ...: slot order = this order
             report.poly_regions = np.concatenate(regs)
         if report.tiles_built == 0:
-            raise BuildError(f"{mesh.name}: nothing is walkable with these settings")
+            raise BuildError(
+                f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"
+            )
     report.total_ms = (time.perf_counter() - t_start) * 1e3
     navmesh.build_report = report
     return navmesh

@@ -20,6 +20,14 @@ __all__ = ["BakeConfig", "RcConfig", "PARTITIONS"]
 
 PARTITIONS = ("watershed", "monotone", "layers")
 
+#: Limits that keep every derived voxel quantity within Recast's types.
+MIN_CELL = 1e-4  #: smallest cell_size / cell_height [wu]
+MAX_CELL = 1e4  #: largest cell_size / cell_height [wu]
+MAX_RADIUS_VX = 127  #: erosion radius [vx]: Recast's threshold (2 * radius) is one byte
+MAX_EDGE_VX = 1 << 15  #: max_edge_len [vx] (its square stays an int32)
+MAX_REGION_SIDE = 46340  #: region sizes [vx]: the square (area) stays below 2**31
+MAX_ERROR = 1e6  #: edge_max_error, detail_sample_dist, detail_sample_max_error
+
 f32 = np.float32
 
 
@@ -51,42 +59,49 @@ class RcConfig(NamedTuple):
 class BakeConfig:
     """How to bake a navmesh, in world units (wu). Defaults are RecastDemo's.
 
-    Every field states its limit and unit. Invalid values raise
-    :class:`~navkit.errors.ConfigError` naming the field.
+    Every field states its limit and unit. Invalid values (out of range, NaN,
+    infinite, not a number, or a bool where a number is expected) raise
+    :class:`~navkit.errors.ConfigError` naming the field, when the config is made;
+    the limits keep every derived voxel quantity within the type Recast stores it in.
 
     Attributes
     ----------
     cell_size : float
-        The xz-plane voxel size. [Limit: > 0] [Units: wu]
+        The xz-plane voxel size. [Limit: 1e-4 <= value <= 1e4] [Units: wu]
     cell_height : float
-        The y-axis voxel size. [Limit: > 0] [Units: wu]
+        The y-axis voxel size. [Limit: 1e-4 <= value <= 1e4] [Units: wu]
     agent_height : float
         Minimum floor-to-ceiling height the agent passes under.
-        [Limit: >= 3 * cell_height] [Units: wu]
+        [Limit: 3 to 255 voxels: 3 * cell_height <= value <= 255 * cell_height] [Units: wu]
     agent_radius : float
-        Distance kept from walls; the walkable area is eroded by it. [Limit: >= 0] [Units: wu]
+        Distance kept from walls; the walkable area is eroded by it.
+        [Limit: 0 to 127 voxels: 0 <= value <= 127 * cell_size; Recast keeps the erosion
+        threshold in one byte, a larger radius would not erode at all] [Units: wu]
     agent_max_climb : float
-        Maximum ledge height the agent steps up. [Limit: >= 0] [Units: wu]
+        Maximum ledge height the agent steps up.
+        [Limit: 0 <= value <= 255 * cell_height] [Units: wu]
     agent_max_slope : float
         Maximum walkable slope. [Limit: 0 <= value < 90] [Units: degrees]
     region_min_size : float
         Regions smaller than this (side of a square) are removed.
-        [Limit: >= 0] [Units: vx, area = value^2]
+        [Limit: 0 <= value <= 46340] [Units: vx, area = value^2]
     region_merge_size : float
         Regions smaller than this (side of a square) merge into neighbours.
-        [Limit: >= 0] [Units: vx, area = value^2]
+        [Limit: 0 <= value <= 46340] [Units: vx, area = value^2]
     edge_max_len : float
-        Maximum contour edge length along walls. [Limit: >= 0, 0 = no limit] [Units: wu]
+        Maximum contour edge length along walls.
+        [Limit: 0 <= value <= 32768 * cell_size, 0 = no limit] [Units: wu]
     edge_max_error : float
-        Maximum distance of a simplified contour from the raw one. [Limit: >= 0] [Units: vx]
+        Maximum distance of a simplified contour from the raw one.
+        [Limit: 0 <= value <= 1e6] [Units: vx]
     verts_per_poly : int
         Maximum vertices per polygon. [Limit: 3 <= value <= 6]
     detail_sample_dist : float
         Detail mesh sampling distance in cells; below 0.9 the detail mesh only
-        follows polygon edges. [Limit: 0 or >= 0.9] [Units: cells (x cell_size = wu)]
+        follows polygon edges. [Limit: 0 <= value <= 1e6] [Units: cells (x cell_size = wu)]
     detail_sample_max_error : float
         Maximum detail surface deviation from the heightfield, in cell heights.
-        [Limit: >= 0] [Units: cells (x cell_height = wu)]
+        [Limit: 0 <= value <= 1e6] [Units: cells (x cell_height = wu)]
     partition : {"watershed", "monotone", "layers"}
         Region partitioning. Watershed gives the nicest polygons; monotone is the
         fastest; layers suits tile caches.
@@ -128,56 +143,111 @@ class BakeConfig:
         ConfigError
             Naming the first field outside its limit.
         """
+        nums: dict[str, float] = {}
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name == "partition":
-                if v not in PARTITIONS:
+                if not isinstance(v, str) or v not in PARTITIONS:
                     raise ConfigError("partition", f"must be one of {PARTITIONS}, got {v!r}")
                 continue
-            if isinstance(v, bool) or f.name.startswith("filter_"):
-                if not isinstance(v, bool):
+            if f.name.startswith("filter_"):
+                if not isinstance(v, bool | np.bool_):
                     raise ConfigError(f.name, f"must be True or False, got {v!r}")
                 continue
-            if not isinstance(v, int | float | np.integer | np.floating):
+            if isinstance(v, bool | np.bool_) or not isinstance(
+                v, int | float | np.integer | np.floating
+            ):
                 raise ConfigError(f.name, f"must be a number, got {v!r}")
-            if not math.isfinite(float(v)):
+            try:
+                x = float(v)
+            except OverflowError:  # an int beyond float's range
+                x = math.inf
+            if not math.isfinite(x):
                 raise ConfigError(f.name, f"must be finite, got {v!r}")
+            nums[f.name] = x
 
         def need(name: str, ok: bool, limit: str) -> None:
             if not ok:
                 raise ConfigError(name, f"{limit} (got {getattr(self, name)!r})")
 
-        need("cell_size", self.cell_size > 0, "must be > 0 wu")
-        need("cell_height", self.cell_height > 0, "must be > 0 wu")
+        # Ranges are checked in float64 first, so that the float32 derivation below
+        # stays finite and every voxel quantity fits the type Recast stores it in.
+        cs, ch = nums["cell_size"], nums["cell_height"]
+        for name, x in (("cell_size", cs), ("cell_height", ch)):
+            need(
+                name, MIN_CELL <= x <= MAX_CELL, f"must be > 0: in [{MIN_CELL:g}, {MAX_CELL:g}] wu"
+            )
         need(
             "agent_height",
-            math.ceil(f32(f32(self.agent_height) / f32(self.cell_height))) >= 3,
-            f"must span >= 3 voxels: >= 3 * cell_height = {3 * self.cell_height:g} wu",
+            0 <= nums["agent_height"] <= 256 * ch,
+            f"must be in [3 * cell_height, 255 * cell_height] = "
+            f"[{3 * ch:g}, {255 * ch:g}] wu (Recast stores it in 8 bits of voxels)",
         )
-        need("agent_radius", self.agent_radius >= 0, "must be >= 0 wu")
-        need("agent_max_climb", self.agent_max_climb >= 0, "must be >= 0 wu")
-        need("agent_max_slope", 0 <= self.agent_max_slope < 90, "must be in [0, 90) degrees")
-        need("region_min_size", self.region_min_size >= 0, "must be >= 0 vx")
-        need("region_merge_size", self.region_merge_size >= 0, "must be >= 0 vx")
-        need("edge_max_len", self.edge_max_len >= 0, "must be >= 0 wu")
-        need("edge_max_error", self.edge_max_error >= 0, "must be >= 0 vx")
+        need(
+            "agent_height",
+            math.ceil(f32(f32(self.agent_height) / f32(ch))) >= 3,
+            f"must span >= 3 voxels: >= 3 * cell_height = {3 * ch:g} wu",
+        )
+        need(
+            "agent_radius",
+            0 <= nums["agent_radius"] <= MAX_RADIUS_VX * cs,
+            f"must be >= 0 and <= {MAX_RADIUS_VX} * cell_size = {MAX_RADIUS_VX * cs:g} wu "
+            "(Recast's erosion threshold is one byte: a larger radius would not erode at all)",
+        )
+        need(
+            "agent_max_climb",
+            0 <= nums["agent_max_climb"] <= 256 * ch,
+            f"must be >= 0 and <= 255 * cell_height = {255 * ch:g} wu",
+        )
+        need("agent_max_slope", 0 <= nums["agent_max_slope"] < 90, "must be in [0, 90) degrees")
+        for name in ("region_min_size", "region_merge_size"):
+            need(
+                name,
+                0 <= nums[name] <= MAX_REGION_SIDE,
+                f"must be >= 0 and <= {MAX_REGION_SIDE} vx (its square is an int32 area)",
+            )
+        need(
+            "edge_max_len",
+            0 <= nums["edge_max_len"] <= MAX_EDGE_VX * cs,
+            f"must be >= 0 and <= {MAX_EDGE_VX} * cell_size = {MAX_EDGE_VX * cs:g} wu "
+            "(0 = no limit)",
+        )
+        need(
+            "edge_max_error",
+            0 <= nums["edge_max_error"] <= MAX_ERROR,
+            f"must be >= 0 and <= {MAX_ERROR:g} vx",
+        )
         need(
             "verts_per_poly",
-            float(self.verts_per_poly).is_integer() and 3 <= self.verts_per_poly <= 6,
+            nums["verts_per_poly"].is_integer() and 3 <= nums["verts_per_poly"] <= 6,
             "must be an integer in 3..6",
         )
-        need("detail_sample_dist", self.detail_sample_dist >= 0, "must be >= 0 cells")
-        need("detail_sample_max_error", self.detail_sample_max_error >= 0, "must be >= 0 cells")
+        need(
+            "detail_sample_dist",
+            0 <= nums["detail_sample_dist"] <= MAX_ERROR,
+            f"must be >= 0 and <= {MAX_ERROR:g} cells",
+        )
+        need(
+            "detail_sample_max_error",
+            0 <= nums["detail_sample_max_error"] <= MAX_ERROR,
+            f"must be >= 0 and <= {MAX_ERROR:g} cells",
+        )
+        ts = nums["tile_size"]
         need(
             "tile_size",
-            float(self.tile_size).is_integer()
-            and (self.tile_size == 0 or 16 <= self.tile_size <= 4096),
+            ts.is_integer() and (ts == 0 or 16 <= ts <= 4096),
             "must be 0 (solo) or an integer in 16..4096 vx",
         )
-        # Derived voxel values must fit Recast's bit fields.
+        # Derived voxel values must fit Recast's bit fields (exact float32 derivation).
         vx = self.voxel()
         need("agent_height", vx.walkable_height <= 255, "gives more than 255 voxels of height")
         need("agent_max_climb", vx.walkable_climb <= 255, "gives more than 255 voxels of climb")
+        need(
+            "agent_radius",
+            vx.walkable_radius <= MAX_RADIUS_VX,
+            f"gives more than {MAX_RADIUS_VX} voxels of radius",
+        )
+        need("edge_max_len", vx.max_edge_len <= MAX_EDGE_VX, f"gives more than {MAX_EDGE_VX} vx")
 
     # -- derivation -----------------------------------------------------------------
     def voxel(self) -> RcConfig:
