@@ -43,6 +43,7 @@ def render(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.collections import LineCollection
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Circle, Polygon
 
     fig, ax = plt.subplots(figsize=(10, 10 * _aspect(cmap)))
@@ -53,7 +54,8 @@ def render(
             continue
         ring = o["ring"] + cmap.origin
         if o["kind"] == "polygon":
-            ax.add_patch(Polygon(ring, closed=True, fc="0.55", ec="black", lw=0.8))
+            ax.add_patch(Polygon(ring, closed=True, fc="0.55", ec="black", lw=0.8,
+                                 label="obstacle"))  # fmt: skip
         elif o["kind"] == "segment":
             ax.plot(ring[:, 0], ring[:, 1], color="black", lw=2)
         else:
@@ -72,21 +74,32 @@ def render(
             step = max(1, len(path.centers) // 60)
             for c, r in zip(path.centers[::step], path.radii[::step]):
                 ax.add_patch(
-                    Circle(c, r, fc=(0.3, 0.6, 1.0, 0.08), ec=(0.3, 0.6, 1.0, 0.4), lw=0.5)
-                )
-            ax.plot(path.left[:, 0], path.left[:, 1], ".", color="tab:green", ms=2)
-            ax.plot(path.right[:, 0], path.right[:, 1], ".", color="tab:red", ms=2)
-        ax.plot(path.route[:, 0], path.route[:, 1], "--", color="tab:blue", lw=1)
-        ax.plot(path.points[:, 0], path.points[:, 1], "-", color="tab:orange", lw=2.2)
-        ax.plot(*path.points[0], "go", ms=7)
-        ax.plot(*path.points[-1], "rs", ms=7)
+                    Circle(c, r, fc=(0.3, 0.6, 1.0, 0.08), ec=(0.3, 0.6, 1.0, 0.4), lw=0.5,
+                           label="corridor disk (free space around the medial axis)")
+                )  # fmt: skip
+            ax.plot(path.left[:, 0], path.left[:, 1], ".", color="tab:green", ms=2,
+                    label="closest obstacle point, left")  # fmt: skip
+            ax.plot(path.right[:, 0], path.right[:, 1], ".", color="tab:red", ms=2,
+                    label="closest obstacle point, right")  # fmt: skip
+        ax.plot(path.route[:, 0], path.route[:, 1], "--", color="tab:blue", lw=1,
+                label="route along the medial axis")  # fmt: skip
+        ax.plot(path.points[:, 0], path.points[:, 1], "-", color="tab:orange", lw=2.2,
+                label="path (keeps the clearance)")  # fmt: skip
+        ax.plot(*path.points[0], "go", ms=7, label="start")
+        ax.plot(*path.points[-1], "rs", ms=7, label="goal")
+    handles, labels = ax.get_legend_handles_labels()
+    entries = dict(zip(labels, handles))  # one entry per label (every disk has one)
+    entries["medial axis (colour = clearance)"] = Line2D([], [], lw=1.2,
+                                                         color=plt.get_cmap("viridis")(0.6))  # fmt: skip
+    ax.legend(list(entries.values()), list(entries), loc="upper center", ncol=3,
+              bbox_to_anchor=(0.5, -0.06), fontsize=8, frameon=False)  # fmt: skip
     ax.set_aspect("equal")
     pad = 0.02 * float(np.ptp(b[:, 0]))
     ax.set_xlim(b[:, 0].min() - pad, b[:, 0].max() + pad)
     ax.set_ylim(b[:, 1].min() - pad, b[:, 1].max() + pad)
     ax.set_title(title or "Explicit Corridor Map")
     fig.tight_layout()
-    fig.savefig(str(out), dpi=dpi)
+    fig.savefig(str(out), dpi=dpi, bbox_inches="tight")
     plt.close(fig)
 
 
