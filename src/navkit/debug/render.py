@@ -168,7 +168,7 @@ def draw_polygons(
     polys: Sequence[np.ndarray],
     facecolors: Any,
     *,
-    edgecolor: str = "#1d3557",
+    edgecolor: Any = "#1d3557",
     linewidth: float = 0.6,
     alpha: float = 1.0,
     zorder: int = 2,
@@ -358,7 +358,8 @@ def render_navmesh(
         )
     if color_by == "auto":
         color_by = "region" if d.region is not None else "island"
-    ids = {"region": d.region, "island": d.island, "area": d.area, "tile": d.tile}[color_by]
+    by = {"region": d.region, "island": d.island, "area": d.area, "tile": d.tile}[color_by]
+    ids = np.asarray(by if by is not None else d.island)
     base = _categorical(ids)
     n_ids = len(np.unique(ids))
     handles: list = []
