@@ -156,11 +156,17 @@ def _save(fig: Any, out: str | os.PathLike[str]) -> None:
     atomic_write_bytes(out, buf.getvalue())
 
 
-def _legend(ax: Any, handles: list, title: str | None = None) -> None:
-    if handles:
-        leg = ax.legend(handles=handles, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                        fontsize=8, title_fontsize=8, frameon=False)  # fmt: skip
-        leg._legend_box.align = "left"
+def _legend(ax: Any, handles: list, title: str | None = None, inside: bool = False) -> None:
+    """The legend right of the axes, or inside them (when a colour bar takes the right)."""
+    if not handles:
+        return
+    if inside:
+        ax.legend(handles=handles, title=title, loc="best", fontsize=8, title_fontsize=8,
+                  framealpha=0.85)  # fmt: skip
+        return
+    leg = ax.legend(handles=handles, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                    fontsize=8, title_fontsize=8, frameon=False)  # fmt: skip
+    leg._legend_box.align = "left"
 
 
 def draw_polygons(
@@ -298,7 +304,7 @@ def render_geometry(
     _legend(ax, [
         Patch(fc=cmap(0.6), ec="#555555", label=f"walkable (slope <= {max_slope:g} deg)"),
         Patch(fc=grey, ec="#555555", label="too steep to walk"),
-    ], title="input triangles")  # fmt: skip
+    ], inside=True)  # fmt: skip
     _save(fig, out)
 
 
