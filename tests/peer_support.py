@@ -1,6 +1,9 @@
 """Access to Recast's own output, produced by the peer in ``../shared/peer``.
 
 - :func:`shared_dir` -- the ``shared`` folder beside the checkout (or ``$NAVKIT_SHARED``).
+- :func:`shared_file` -- a file under it, or a skip saying which file is missing.
+- :func:`movingai_file` -- a Moving AI map or scenario file of ``data/movingai``.
+- :func:`peer_tool` -- a Python module of ``peer/tools`` (e.g. ``read_recast_export``).
 - :func:`peer_results` -- ``peer/results/<name>.json`` as a dict.
 - :func:`stage_dump` -- Recast's state after every bake stage for a mesh and
   partition, produced on first use by running the peer (node) in the git-ignored
@@ -31,6 +34,31 @@ PARTITIONS = ("watershed", "monotone", "layers")
 def shared_dir() -> Path:
     env = os.environ.get("NAVKIT_SHARED")
     return Path(env) if env else ROOT.parent / "shared"
+
+
+def shared_file(*parts: str) -> Path:
+    """``shared_dir() / parts...``; skips the test when the file is not there."""
+    p = shared_dir().joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"{p} not available (needs ../shared or $NAVKIT_SHARED)")
+    return p
+
+
+def movingai_file(name: str) -> Path:
+    """A file of the Moving AI subset in ``shared/data/movingai`` (skips without it)."""
+    return shared_file("data", "movingai", name)
+
+
+def peer_tool(module: str):
+    """Import a Python helper from ``shared/peer/tools`` (skips without it)."""
+    import importlib
+
+    tools = shared_file("peer", "tools")
+    if not (tools / f"{module}.py").exists():
+        pytest.skip(f"{tools / module}.py not available")
+    if str(tools) not in sys.path:
+        sys.path.insert(0, str(tools))
+    return importlib.import_module(module)
 
 
 def mesh_path(name: str) -> Path:
@@ -75,12 +103,7 @@ def peer_workdir() -> Path:
 
 
 def _read_stages_module():
-    tools = shared_dir() / "peer" / "tools"
-    if str(tools) not in sys.path:
-        sys.path.insert(0, str(tools))
-    import read_stages  # type: ignore[import-not-found]
-
-    return read_stages
+    return peer_tool("read_stages")
 
 
 @functools.cache

@@ -1,7 +1,12 @@
+import argparse
 import json
+import os
+import re
+import stat
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import navkit
@@ -98,3 +103,188 @@ def test_is_cached_knows_the_bake_kernels():
 
     assert is_cached(rasterize._rasterize_kernel) in (True, False)
     assert is_cached(len) is None  # not a numba kernel: unknown
+
+
+# -- the command line as a newcomer runs it (subprocesses) ----------------------------------
+START, END = "-19.18,2.75,0.21", "14.69,10.2,1.75"  # a pair of Recast's own dungeon queries
+
+
+def navkit_cli(*args, cwd=None, umask=None, env=None, timeout=900):
+    return subprocess.run(
+        [sys.executable, "-m", "navkit.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        umask=-1 if umask is None else umask,
+        env=None if env is None else {**os.environ, **env},
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="module")
+def dungeon(tmp_path_factory):
+    """The bundled dungeon baked solo by the CLI, under umask 022."""
+    d = tmp_path_factory.mktemp("dungeon")
+    r = navkit_cli("bake", navkit.data.path("dungeon.obj"), "-o", d / "d.navmesh", umask=0o022)
+    assert r.returncode == 0, r.stderr
+    return d / "d.navmesh"
+
+
+def test_attach_negative_values():
+    from navkit.cli import _attach_negative_values as f
+
+    assert f(["path", "x", "--from", "-1,2,3", "--to", "-.5,0,0"]) == [
+        "path", "x", "--from=-1,2,3", "--to=-.5,0,0"
+    ]  # fmt: skip
+    assert f(["render", "x", "--path", "-1,0,0:2,0,0", "-o", "y.png"])[2] == "--path=-1,0,0:2,0,0"
+    assert f(["path", "x", "--from", "1,2,3"]) == ["path", "x", "--from", "1,2,3"]
+    assert f(["bake", "--", "--from", "-1"]) == ["bake", "--", "--from", "-1"]
+    assert f(["path", "x", "--json", "--from"]) == ["path", "x", "--json", "--from"]
+
+
+def test_path_takes_negative_coordinates(dungeon):
+    spaced = navkit_cli("path", dungeon, "--from", START, "--to", END, "--json")
+    assert spaced.returncode == 0, spaced.stderr
+    joined = navkit_cli("path", dungeon, f"--from={START}", f"--to={END}", "--json")
+    assert joined.returncode == 0, joined.stderr
+    a, b = json.loads(spaced.stdout), json.loads(joined.stdout)
+    assert a == b and a["complete"]
+    assert a["points"][0] == pytest.approx([-19.18, 2.75, 0.21], abs=1e-3)
+
+
+def test_path_half_extents_sets_the_search_box(dungeon):
+    above = "-19.18,10.75,0.21"  # 8 wu above the floor: outside the default box (2, 4, 2)
+    r = navkit_cli("path", dungeon, "--from", above, "--to", END)
+    assert r.returncode == 2
+    assert "error" in r.stderr and "polygon" in r.stderr.lower()
+    ok = navkit_cli("path", dungeon, "--from", above, "--to", END, "--half-extents", "2,12,2")
+    assert ok.returncode == 0, ok.stderr
+    assert "complete" in ok.stdout
+    bad = navkit_cli("path", dungeon, "--from", START, "--to", END, "--half-extents", "1,1")
+    assert bad.returncode == 2 and "--half-extents" in bad.stderr
+
+
+def test_bake_help_shows_every_default():
+    from navkit.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    bake = sub.choices["bake"]
+    for action in bake._actions:
+        if action.dest in ("help", "level", "output") or action.const is True:
+            continue
+        assert action.help, action.dest
+        assert "default" in action.help, action.dest
+    r = navkit_cli("bake", "--help")
+    assert r.returncode == 0
+    for needle in ("--cell-size X", "(default: 0.3)", "(default: 0.6", "(default: watershed)"):
+        assert needle in r.stdout
+
+
+def test_bake_moving_ai_map_and_image(tmp_path):
+    out = tmp_path / "arena.navmesh"
+    r = navkit_cli("bake", navkit.data.path("arena.map"), "-o", out, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["polys"] > 0
+    assert navkit.NavMesh.load(out).stats()["polys"] == json.loads(r.stdout)["polys"]
+    # flags of the 3D bake are refused for a grid, before any work
+    r = navkit_cli("bake", navkit.data.path("arena.map"), "-o", tmp_path / "x.navmesh",
+                   "--cell-size", "0.5")  # fmt: skip
+    assert r.returncode == 2 and "--cell-size" in r.stderr and not (tmp_path / "x.navmesh").exists()
+    # an image: dark = blocked; a 20 x 30 room with a wall in the middle
+    import matplotlib.image as mpimg
+
+    img = np.full((20, 30), 255, np.uint8)
+    img[:, 14:16] = 0
+    img[8:12, 14:16] = 255  # a door
+    mpimg.imsave(tmp_path / "room.png", img, cmap="gray", vmin=0, vmax=255)
+    r = navkit_cli("bake", tmp_path / "room.png", "-o", tmp_path / "room.navmesh", "--json")
+    assert r.returncode == 0, r.stderr
+    nm = navkit.NavMesh.load(tmp_path / "room.navmesh")
+    p = navkit.NavMeshQuery(nm).path((2, 0, 2), (28, 0, 2))
+    assert p.complete and p.length > 27  # around the wall, through the door (straight: 26)
+    r = navkit_cli("bake", tmp_path / "missing.png", "-o", tmp_path / "m.navmesh")
+    assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_render_formats_views_and_color_by(dungeon, tmp_path):
+    jpg = tmp_path / "d.jpg"
+    r = navkit_cli("render", dungeon, "-o", jpg, "--path", f"{START}:{END}")
+    assert r.returncode == 0, r.stderr
+    assert jpg.read_bytes()[:3] == b"\xff\xd8\xff"  # JPEG, not PNG bytes under a .jpg name
+    svg = tmp_path / "d.svg"
+    assert navkit_cli("render", dungeon, "-o", svg, "--view", "side").returncode == 0
+    assert b"<svg" in svg.read_bytes()[:2000]
+    png = tmp_path / "d.png"
+    assert navkit_cli("render", dungeon, "-o", png, "--view", "iso").returncode == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = navkit_cli("render", dungeon, "-o", tmp_path / "d.gif")
+    assert r.returncode == 2 and ".png" in r.stderr and not (tmp_path / "d.gif").exists()
+    # region ids are not stored in files: a clear error naming the choices, not islands
+    r = navkit_cli("render", dungeon, "-o", tmp_path / "r.png", "--color-by", "region")
+    assert r.returncode == 2 and not (tmp_path / "r.png").exists()
+    assert "region" in r.stderr and "area, tile, island" in r.stderr
+    geo = tmp_path / "g.png"
+    r = navkit_cli("render", navkit.data.path("nav_test.obj"), "-o", geo, "--view", "iso")
+    assert r.returncode == 0, r.stderr
+    assert geo.stat().st_size > 10_000
+
+
+def test_outputs_get_the_mode_of_a_plain_open(dungeon, tmp_path):
+    assert stat.S_IMODE(dungeon.stat().st_mode) == 0o644  # baked under umask 022
+    png = tmp_path / "d.png"
+    assert navkit_cli("render", dungeon, "-o", png, umask=0o022).returncode == 0
+    assert stat.S_IMODE(png.stat().st_mode) == 0o644
+    out = tmp_path / "demo"
+    assert navkit_cli("demo", "-o", out, umask=0o027).returncode == 0
+    for f in ("sample_level.navmesh", "sample_level.png"):
+        assert stat.S_IMODE((out / f).stat().st_mode) == 0o640
+
+
+def test_atomic_write_keeps_an_existing_files_mode(tmp_path):
+    from navkit._io import atomic_write_bytes
+
+    p = tmp_path / "f.bin"
+    old = os.umask(0o022)
+    try:
+        atomic_write_bytes(p, b"1")
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644
+        p.chmod(0o604)
+        atomic_write_bytes(p, b"2")
+        assert stat.S_IMODE(p.stat().st_mode) == 0o604 and p.read_bytes() == b"2"
+        os.umask(0o077)
+        atomic_write_bytes(tmp_path / "g.bin", b"3")
+        assert stat.S_IMODE((tmp_path / "g.bin").stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_progress_and_summary_count_the_same_tiles(tmp_path):
+    level, out = navkit.data.path("dungeon.obj"), tmp_path / "t.navmesh"
+    args = ("bake", level, "-o", out, "--tile-size", "48", "--workers", "1")
+    r = navkit_cli(*args, env={"NAVKIT_PROGRESS": "1"})
+    assert r.returncode == 0, r.stderr
+    last = r.stderr.replace("\r", "\n").strip().splitlines()[-1]
+    done, total = re.search(r"(\d+)/(\d+) grid tiles", last).groups()
+    assert done == total
+    s = json.loads(navkit_cli(*args, "--json").stdout)
+    b = s["build"]
+    assert b["grid_tiles"] == int(total)
+    assert b["tiles_built"] == s["tiles"]
+    assert b["tiles_built"] + b["tiles_empty"] == b["grid_tiles"]
+    assert b["tiles_empty"] > 0  # the dungeon leaves some of its 48-voxel tiles empty
+    assert f"{s['tiles']} tiles" in r.stdout
+    assert f"({b['tiles_empty']} of the {total} grid tiles empty)" in r.stdout
+
+
+def test_data_command(tmp_path):
+    r = navkit_cli("data")
+    assert r.returncode == 0 and all(n in r.stdout for n in navkit.data.names())
+    r = navkit_cli("data", "path", "dungeon")
+    assert r.returncode == 0 and r.stdout.strip() == str(navkit.data.path("dungeon.obj"))
+    r = navkit_cli("data", "copy", "arena.map", "scene.json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "arena.map").read_bytes() == navkit.data.path("arena.map").read_bytes()
+    (tmp_path / "scene.json").unlink()
+    r = navkit_cli("data", "copy", "scene.json", "nope", cwd=tmp_path)
+    assert r.returncode == 2 and "arena.map" in r.stderr  # lists the samples
+    assert not (tmp_path / "scene.json").exists()  # every name is checked before a copy

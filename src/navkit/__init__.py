@@ -43,6 +43,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "load_movingai_map": (".geometry.grid", "load_movingai_map"),
     "load_movingai_scenarios": (".geometry.grid", "load_movingai_scenarios"),
     "ecm": (".ecm", None),
+    "data": (".data", None),
 }
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "load_movingai_map",
     "load_movingai_scenarios",
     "ecm",
+    "data",
     "__version__",
 ]
 
@@ -87,7 +89,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from . import geometry
+    from . import data, geometry
     from .detour.filter import QueryFilter
     from .detour.navmesh import NavMesh, NavMeshParams
     from .detour.query import NavMeshQuery, Path

@@ -1,7 +1,9 @@
-"""navkit's command line: ``navkit bake | info | render | path | demo | ecm``.
+"""navkit's command line: ``navkit bake | info | render | path | demo | ecm | data``.
 
 Every command prints one line and exits non-zero on bad input (a navkit error),
 writes its outputs atomically, and shows a progress bar on stderr for long work.
+Coordinates are comma lists and may be negative: ``--from -19.2,2.8,0.2`` works
+as well as ``--from=-19.2,2.8,0.2``.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -20,12 +24,49 @@ from . import errors
 __all__ = ["main"]
 
 
+#: Options whose value is a comma list of numbers that may start with '-'.
+_COORD_OPTIONS = frozenset({"--from", "--to", "--path", "--half-extents"})
+_NEGATIVE = re.compile(r"-[0-9.]")
+#: Inputs `navkit bake` reads as 2D grids (through navkit.bake_grid).
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff")
+
+
+def _attach_negative_values(argv: Sequence[str]) -> list[str]:
+    """``--from -1,2,3`` -> ``--from=-1,2,3``.
+
+    argparse takes an argument that starts with '-' for an option unless it is a
+    single negative number, so a comma list such as ``-19.2,2.8,0.2`` after
+    ``--from`` would be refused ("expected one argument"). Nothing after ``--`` changes.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            out.extend(argv[i:])
+            break
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if a in _COORD_OPTIONS and nxt is not None and _NEGATIVE.match(nxt):
+            out.append(f"{a}={nxt}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 class _Progress:
-    """A one-line progress bar on stderr (only when stderr is a terminal, or forced)."""
+    """A one-line progress bar on stderr (when stderr is a terminal, NAVKIT_PROGRESS=1, or forced).
+
+    It counts the tiles of the bake's grid, as the bake's summary line does
+    ("24 tiles (18 of the 42 grid tiles empty)").
+    """
 
     def __init__(self, label: str, enabled: bool | None = None) -> None:
         self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        if enabled is None:
+            enabled = sys.stderr.isatty() or os.environ.get("NAVKIT_PROGRESS") == "1"
+        self.enabled = enabled
         self.t0 = time.perf_counter()
 
     def __call__(self, done: int, total: int) -> None:
@@ -35,7 +76,7 @@ class _Progress:
         filled = int(width * done / total)
         bar = "#" * filled + "-" * (width - filled)
         el = time.perf_counter() - self.t0
-        sys.stderr.write(f"\r{self.label} [{bar}] {done}/{total} tiles {el:5.1f}s")
+        sys.stderr.write(f"\r{self.label} [{bar}] {done}/{total} grid tiles {el:5.1f}s")
         if done == total:
             sys.stderr.write("\n")
         sys.stderr.flush()
@@ -51,6 +92,12 @@ def _floats(text: str, n: int, what: str) -> tuple[float, ...]:
     if len(vals) != n:
         raise errors.InputError(f"{what}: expected {n} comma-separated numbers, got {text!r}")
     return vals
+
+
+def _half_extents(args: argparse.Namespace) -> tuple[float, ...]:
+    """The nearest-polygon search box of ``--half-extents`` (Detour's default 2,4,2)."""
+    text = getattr(args, "half_extents", None)
+    return _floats(text, 3, "--half-extents") if text else (2.0, 4.0, 2.0)
 
 
 def _load_geometry(path: str):
@@ -71,27 +118,34 @@ def _load_navmesh(path: str):
     return NavMesh.load(p)
 
 
+#: BakeConfig field -> (type, help). The help shows BakeConfig's default.
+_BAKE_FLAGS: dict[str, tuple[type, str]] = {
+    "tile_size": (int, "tile width and depth [voxels]; 0 bakes one solo tile, 32-128 suits "
+                       "large levels"),
+    "cell_size": (float, "voxel size along x and z [wu]"),
+    "cell_height": (float, "voxel height [wu]"),
+    "agent_height": (float, "lowest ceiling the agent walks under [wu]"),
+    "agent_radius": (float, "distance kept from walls [wu]"),
+    "agent_max_climb": (float, "highest ledge the agent steps up [wu]"),
+    "agent_max_slope": (float, "steepest walkable slope [degrees]"),
+    "region_min_size": (float, "regions smaller than this squared are removed [voxels]"),
+    "region_merge_size": (float, "regions smaller than this squared merge into a neighbour "
+                                 "[voxels]"),
+    "edge_max_len": (float, "longest polygon edge along walls [wu]; 0 = no limit"),
+    "edge_max_error": (float, "farthest a simplified wall strays from the voxels [voxels]"),
+    "verts_per_poly": (int, "most vertices per polygon (3..6)"),
+    "detail_sample_dist": (float, "detail mesh sample spacing [cells]; 0 = polygon edges only"),
+    "detail_sample_max_error": (float, "largest height error of the detail mesh [cell heights]"),
+}  # fmt: skip
+#: The bake settings that also apply to grid and image inputs.
+_GRID_FLAGS = ("agent_radius", "partition")
+
+
 def _config_from_args(args: argparse.Namespace):
     from .recast.config import BakeConfig
 
     changes: dict[str, Any] = {}
-    for name in (
-        "cell_size",
-        "cell_height",
-        "agent_height",
-        "agent_radius",
-        "agent_max_climb",
-        "agent_max_slope",
-        "region_min_size",
-        "region_merge_size",
-        "edge_max_len",
-        "edge_max_error",
-        "verts_per_poly",
-        "detail_sample_dist",
-        "detail_sample_max_error",
-        "partition",
-        "tile_size",
-    ):
+    for name in (*_BAKE_FLAGS, "partition"):
         v = getattr(args, name, None)
         if v is not None:
             changes[name] = v
@@ -99,27 +153,37 @@ def _config_from_args(args: argparse.Namespace):
 
 
 def _add_bake_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("bake settings (world units; defaults are RecastDemo's)")
-    g.add_argument("--tile-size", type=int, help="tile size in voxels (0 = solo, default)")
-    g.add_argument("--cell-size", type=float)
-    g.add_argument("--cell-height", type=float)
-    g.add_argument("--agent-height", type=float)
-    g.add_argument("--agent-radius", type=float)
-    g.add_argument("--agent-max-climb", type=float)
-    g.add_argument("--agent-max-slope", type=float)
-    g.add_argument("--region-min-size", type=float)
-    g.add_argument("--region-merge-size", type=float)
-    g.add_argument("--edge-max-len", type=float)
-    g.add_argument("--edge-max-error", type=float)
-    g.add_argument("--verts-per-poly", type=int)
-    g.add_argument("--detail-sample-dist", type=float)
-    g.add_argument("--detail-sample-max-error", type=float)
-    g.add_argument("--partition", choices=("watershed", "monotone", "layers"))
+    from .recast.config import PARTITIONS, BakeConfig
+
+    default = BakeConfig()
+    g = p.add_argument_group("bake settings (world units, wu; defaults are RecastDemo's)")
+    for name, (typ, text) in _BAKE_FLAGS.items():
+        g.add_argument(
+            "--" + name.replace("_", "-"),
+            type=typ,
+            metavar="N" if typ is int else "X",
+            help=f"{text} (default: {getattr(default, name)}"
+            + ("; 0 for grid and image inputs)" if name == "agent_radius" else ")"),
+        )
+    g.add_argument(
+        "--partition",
+        choices=PARTITIONS,
+        help="how the walkable area is cut into regions: watershed gives the nicest polygons, "
+        f"monotone is the fastest, layers suits tile caches (default: {default.partition})",
+    )
+    g = p.add_argument_group("grid and image inputs (.map, .png, ...)")
+    g.add_argument(
+        "--grid-cell",
+        type=float,
+        default=1.0,
+        metavar="X",
+        help="side of one map cell or image pixel [wu] (default: %(default)s)",
+    )
     p.add_argument(
         "--workers",
         type=int,
         default=None,
-        help="processes for tiled bakes (default: CPU count; 1 = in-process)",
+        help="processes for tiled bakes; 1 = in this process (default: the CPU count)",
     )
 
 
@@ -160,15 +224,90 @@ def _summary(nm) -> str:
     )
     rep = getattr(nm, "build_report", None)
     if rep is not None:
+        empty = int(getattr(rep, "tiles_empty", 0))
+        if empty:
+            line += f" ({empty} of the {rep.grid_tiles} grid tiles empty)"
         line += f" in {rep.total_ms:.0f} ms"
     return line
 
 
+def _grid_kind(path: Path) -> str | None:
+    """Return "map" for a Moving AI map, "image" for a picture, None for level geometry."""
+    suffix = path.suffix.lower()
+    if suffix == ".map":
+        return "map"
+    if suffix in _IMAGE_SUFFIXES:
+        return "image"
+    return None
+
+
+def _load_image(path: Path) -> Any:
+    """An image file as a uint8 (H, W) or (H, W, 3|4) array (matplotlib reads it)."""
+    import numpy as np
+
+    try:
+        import matplotlib.image as mpimg
+    except ImportError:
+        raise errors.InputError(
+            f"{path}: reading images needs matplotlib: pip install 'navkit[render]'"
+        ) from None
+    try:
+        a = np.asarray(mpimg.imread(path))
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise errors.FormatError(f"{path}: cannot read the image: {exc}") from None
+    if a.dtype != np.uint8:  # PNGs come as floats in [0, 1]
+        a = np.clip(np.round(a.astype(np.float64) * 255.0), 0, 255).astype(np.uint8)
+    if a.ndim == 3 and a.shape[2] == 2:  # grey + alpha
+        a = np.concatenate([a[..., :1].repeat(3, axis=2), a[..., 1:]], axis=2)
+    return a
+
+
+def _bake_grid_input(src: Path, kind: str, args: argparse.Namespace):
+    from .geometry.grid import bake_grid, load_movingai_map
+
+    unused = [
+        "--" + n.replace("_", "-")
+        for n in (*_BAKE_FLAGS, "partition")
+        if getattr(args, n, None) is not None and n not in _GRID_FLAGS
+    ]
+    if unused:
+        raise errors.InputError(
+            f"{', '.join(unused)} do not apply to grid and image inputs: the voxel settings "
+            "come from --grid-cell and --agent-radius (see navkit.bake_grid)"
+        )
+    if kind == "map":
+        grid = load_movingai_map(src)
+    else:
+        grid = _load_image(src)
+    _warn_if_cold()
+    return bake_grid(
+        grid,
+        cell_size=args.grid_cell,
+        agent_radius=args.agent_radius if args.agent_radius is not None else 0.0,
+        partition=args.partition or "watershed",
+    )
+
+
+def _check_output(out: Path) -> None:
+    """Refuse an output whose folder does not exist before any work is done."""
+    folder = out.parent if str(out.parent) else Path(".")
+    if not folder.is_dir():
+        raise errors.InputError(f"{out}: folder {folder} does not exist")
+
+
 def cmd_bake(args: argparse.Namespace) -> int:
-    mesh = _load_geometry(args.level)
-    config = _config_from_args(args)
-    nm = _bake(mesh, config, args.workers, _Progress(f"baking {Path(args.level).name}"))
+    src = Path(args.level)
     out = Path(args.output)
+    _check_output(out)
+    kind = _grid_kind(src)
+    if kind is None:
+        mesh = _load_geometry(args.level)
+        config = _config_from_args(args)
+        nm = _bake(mesh, config, args.workers, _Progress(f"baking {src.name}"))
+    else:
+        if not src.is_file():
+            raise errors.InputError(f"{src}: no such file")
+        nm = _bake_grid_input(src, kind, args)
     if out.suffix == ".bin" or args.recast:
         nm.to_recast(out)
     else:
@@ -204,20 +343,35 @@ def cmd_render(args: argparse.Namespace) -> int:
     from .debug import render
 
     src = Path(args.file)
+    out = Path(args.output)
+    render.picture_format(out)
+    _check_output(out)
     path_pts = None
     if src.suffix.lower() == ".obj":
         mesh = _load_geometry(args.file)
-        render.render_geometry(mesh, args.output, title=src.name)
-        print(f"{args.output}: {mesh.n_triangles} triangles drawn")
+        render.render_geometry(mesh, out, title=src.name, view=args.view)
+        print(f"{out}: {mesh.n_triangles} triangles drawn ({args.view} view)")
         return 0
     nm = _load_navmesh(args.file)
+    if args.color_by == "region" and getattr(nm, "build_report", None) is None:
+        raise errors.InputError(
+            f"--color-by region: {src.name} has no region ids (navmesh files do not store "
+            "them; only `navkit demo` and Python's navkit.bake keep them); choose one of "
+            "auto, area, tile, island"
+        )
     if args.path:
         from .detour.query import NavMeshQuery
 
         a, b = _parse_path_arg(args.path)
-        path_pts = NavMeshQuery(nm).path(a, b, optimal=args.optimal).points
-    render.render_navmesh(nm, args.output, color_by=args.color_by, path=path_pts, title=src.name)
-    print(f"{args.output}: {_summary(nm)}")
+        path_pts = (
+            NavMeshQuery(nm)
+            .path(a, b, optimal=args.optimal, half_extents=_half_extents(args))
+            .points
+        )
+    render.render_navmesh(
+        nm, out, color_by=args.color_by, path=path_pts, title=src.name, view=args.view
+    )
+    print(f"{out}: {_summary(nm)} ({args.view} view)")
     return 0
 
 
@@ -228,7 +382,7 @@ def cmd_path(args: argparse.Namespace) -> int:
     q = NavMeshQuery(nm)
     a = _floats(args.start, 3, "--from")
     b = _floats(args.end, 3, "--to")
-    p = q.path(a, b, optimal=args.optimal)
+    p = q.path(a, b, optimal=args.optimal, half_extents=_half_extents(args))
     if args.json:
         print(
             json.dumps(
@@ -306,15 +460,63 @@ def cmd_ecm(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_data(args: argparse.Namespace) -> int:
+    from . import data
+
+    if args.action == "list" or args.action is None:
+        if args.names:
+            raise errors.InputError("`navkit data list` takes no names")
+        for name in data.names():
+            print(f"{name:16s} {data.DESCRIPTIONS[name]}")
+        print("(navkit data copy NAME... copies files here; navkit data path NAME prints where)")
+        return 0
+    if not args.names:
+        raise errors.InputError(f"`navkit data {args.action}` needs sample names: "
+                                f"{', '.join(data.names())}")  # fmt: skip
+    paths = [data.path(n) for n in args.names]  # every name checked before any copy
+    if args.action == "path":
+        for p in paths:
+            print(p)
+        return 0
+    dest = Path(args.dir)
+    if not dest.is_dir():
+        raise errors.InputError(f"--dir {dest}: no such folder")
+    for p in paths:
+        target = dest / p.name
+        shutil.copyfile(p, target)
+        print(f"{target}")
+    return 0
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows defaults (where an option has one worth showing) and keeps line breaks."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        h = action.help or ""
+        if "%(default)" in h or "(default:" in h or action.default in (None, False):
+            return h
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    ap = argparse.ArgumentParser(prog="navkit", description="Bake and query navigation meshes.")
+    ap = argparse.ArgumentParser(
+        prog="navkit",
+        description="Bake and query navigation meshes. Try `navkit data` for sample inputs.",
+    )
     ap.add_argument("--version", action="version", version=f"navkit {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("bake", help="bake a navmesh from an OBJ level")
-    p.add_argument("level", help="level geometry (.obj)")
+    p = sub.add_parser(
+        "bake",
+        help="bake a navmesh from a level (.obj), a Moving AI map (.map) or an image",
+        formatter_class=_Help,
+        description="Bake a navmesh. Level geometry (.obj) goes through Recast's voxel "
+        "pipeline with the bake settings below; a Moving AI map (.map) or an image (.png, "
+        ".jpg, ...: dark = blocked) is baked as a 2D grid (navkit.bake_grid).",
+    )
+    p.add_argument("level", help="level geometry (.obj), Moving AI map (.map) or image")
     p.add_argument(
         "-o", "--output", required=True, help="output file (.navmesh; .bin = Recast's format)"
     )
@@ -325,21 +527,48 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("info", help="describe a navmesh file (navkit or Recast format)")
     p.add_argument("file")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print stats as JSON")
     p.set_defaults(func=cmd_info)
 
-    p = sub.add_parser("render", help="draw a navmesh or an OBJ level, top down, to PNG")
+    p = sub.add_parser(
+        "render",
+        help="draw a navmesh or an OBJ level (.png, .jpg, .svg or .pdf)",
+        formatter_class=_Help,
+    )
     p.add_argument("file", help=".navmesh, Recast .bin, or .obj")
-    p.add_argument("-o", "--output", required=True, help="output .png")
-    p.add_argument("--color-by", choices=("region", "area", "tile", "island"), default="region")
-    p.add_argument("--path", help="draw the path x,y,z:x,y,z")
+    p.add_argument("-o", "--output", required=True, help="picture: .png, .jpg, .svg or .pdf")
+    p.add_argument(
+        "--color-by",
+        choices=("auto", "region", "area", "tile", "island"),
+        default="auto",
+        help="polygon colours; region needs a navmesh baked in this process (files do not "
+        "store region ids); auto = region when known, else island",
+    )
+    p.add_argument(
+        "--view",
+        choices=("top", "side", "iso"),
+        default="top",
+        help="top down; side (looking along -z); iso (isometric: the storeys of a "
+        "multi-level building one above the other)",
+    )
+    p.add_argument("--path", metavar="X,Y,Z:X,Y,Z", help="draw the path between two points")
     p.add_argument("--optimal", action="store_true", help="draw the optimal (any-angle) path")
+    p.add_argument(
+        "--half-extents",
+        metavar="X,Y,Z",
+        help="search box for the path's nearest polygons [wu] (default: 2,4,2)",
+    )
     p.set_defaults(func=cmd_render)
 
     p = sub.add_parser("path", help="find a path on a navmesh")
     p.add_argument("file")
     p.add_argument("--from", dest="start", required=True, metavar="X,Y,Z")
     p.add_argument("--to", dest="end", required=True, metavar="X,Y,Z")
+    p.add_argument(
+        "--half-extents",
+        metavar="X,Y,Z",
+        help="search box for the nearest polygons of the two points [wu] (default: 2,4,2)",
+    )
     p.add_argument("--optimal", action="store_true", help="true Euclidean shortest path")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_path)
@@ -363,13 +592,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_ecm)
+
+    p = sub.add_parser(
+        "data",
+        help="sample inputs shipped with navkit (RecastDemo levels, a Moving AI map, a 2D scene)",
+        description="`navkit data` lists the samples; `navkit data copy dungeon.obj arena.map` "
+        "copies them into the current folder; `navkit data path dungeon.obj` prints where "
+        "one is installed.",
+    )
+    p.add_argument("action", nargs="?", choices=("list", "copy", "path"), default="list")
+    p.add_argument("names", nargs="*", metavar="NAME", help="sample names (see `navkit data`)")
+    p.add_argument("-d", "--dir", default=".", help="folder to copy into (default: .)")
+    p.set_defaults(func=cmd_data)
     return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     ap = build_parser()
-    args = ap.parse_args(argv)
+    args = ap.parse_args(_attach_negative_values(sys.argv[1:] if argv is None else list(argv)))
     try:
         return int(args.func(args) or 0)
     except errors.NavkitError as exc:

@@ -36,3 +36,28 @@ def test_render_geometry_and_errors(tmp_path):
     with pytest.raises(InputError):
         render_navmesh(navkit.bake(navkit.sample_level()), tmp_path / "x.png", color_by="nope")
     assert not (tmp_path / "x.png").exists()
+
+
+def test_region_colours_need_region_ids(tiled, tmp_path):
+    tiled.save(tmp_path / "t.navmesh")
+    loaded = navkit.NavMesh.load(tmp_path / "t.navmesh")
+    assert navmesh_draw_data(loaded).region is None
+    with pytest.raises(InputError, match="area, tile or island"):
+        render_navmesh(loaded, tmp_path / "r.png", color_by="region")
+    assert not (tmp_path / "r.png").exists()
+    render_navmesh(loaded, tmp_path / "auto.png")  # auto: islands for a loaded navmesh
+    assert (tmp_path / "auto.png").read_bytes()[:8] == PNG
+
+
+@pytest.mark.parametrize("view", ["side", "iso"])
+def test_projected_views(tiled, tmp_path, view):
+    d = navmesh_draw_data(tiled)
+    assert [p.shape[1] for p in d.polys_3d] == [3] * len(d.polys)
+    render_navmesh(tiled, tmp_path / "n.png", view=view, path=np.array([[1, 0, 1], [10, 0, 10.0]]))
+    render_geometry(navkit.sample_level(), tmp_path / "g.pdf", view=view)
+    assert (tmp_path / "n.png").read_bytes()[:8] == PNG
+    assert (tmp_path / "g.pdf").read_bytes()[:5] == b"%PDF-"
+    with pytest.raises(InputError, match="view"):
+        render_navmesh(tiled, tmp_path / "x.png", view="front")
+    with pytest.raises(InputError, match=".png"):
+        render_geometry(navkit.sample_level(), tmp_path / "x.bmp")

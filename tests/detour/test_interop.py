@@ -4,7 +4,7 @@ import json
 import subprocess
 
 import pytest
-from peer_support import mesh_path, peer_file, peer_workdir, shared_dir
+from peer_support import mesh_path, peer_file, peer_workdir, shared_file
 
 import navkit
 from navkit import BakeConfig, OffMeshConnections
@@ -37,7 +37,7 @@ def test_detour_loads_navkit_exports_and_reexports_identically(tmp_path, tile_si
 @pytest.mark.peer
 @pytest.mark.parametrize("mode", ["solo", "tiled"])
 def test_offmesh_bake_bytes_equal_recast(mode):
-    cons = json.loads((shared_dir() / "peer" / "offmesh" / "dungeon.json").read_text())
+    cons = json.loads(shared_file("peer", "offmesh", "dungeon.json").read_text())
     cons = cons["offmesh"] if isinstance(cons, dict) else cons
     cfg = BakeConfig(tile_size=48 if mode == "tiled" else 0)
     nm = navkit.bake(navkit.load_obj(mesh_path("dungeon")), cfg,

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from peer_support import movingai_file
 
 import navkit
 from navkit.detour.optimal import find_optimal_path
@@ -19,8 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from oracles.visibility_graph import shortest_path_length  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
-MAI = Path("/work/shared/data/movingai")
-DUNGEON = Path("/work/shared/data/meshes/dungeon.obj")
+DUNGEON = navkit.data.path("dungeon.obj")
+
+
+def _map(name: str) -> Path:
+    """A Moving AI map: arena ships with navkit, the others need ../shared."""
+    return navkit.data.path("arena.map") if name == "arena" else movingai_file(f"{name}.map")
 
 
 def xz_len(p: np.ndarray) -> float:
@@ -143,7 +148,7 @@ def _query(name: str) -> navkit.NavMeshQuery:
         elif name == "dungeon":
             nm = navkit.bake(navkit.load_obj(DUNGEON), navkit.BakeConfig())
         else:
-            nm = bake_grid(load_movingai_map(MAI / f"{name}.map"))
+            nm = bake_grid(load_movingai_map(_map(name)))
         _CACHE[name] = navkit.NavMeshQuery(nm, max_nodes=65535)
     return _CACHE[name]
 
@@ -216,7 +221,7 @@ def test_excluded_polygons_are_walls():
 @pytest.mark.parametrize("name", ["arena", "den520d"])
 def test_movingai_scenarios_within_octile(name):
     q = _query(name)
-    sc = load_movingai_scenarios(MAI / f"{name}.map.scen")
+    sc = load_movingai_scenarios(movingai_file(f"{name}.map.scen"))
     idx = np.linspace(0, len(sc.bucket) - 1, 30).astype(int)
     for i in idx:
         sx, sy = sc.start[i]

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from peer_support import movingai_file
 
+import navkit
 from navkit.errors import FormatError, InputError
 from navkit.geometry import bake_grid, load_movingai_map, load_movingai_scenarios
 
-MAI = Path("/work/shared/data/movingai")
+ARENA = navkit.data.path("arena.map")  # ships with navkit (the scenarios need ../shared)
 
 
 def _areas(nm) -> np.ndarray:
@@ -97,18 +97,18 @@ def test_bad_cell_size():
 
 
 def test_load_map_arena():
-    g = load_movingai_map(MAI / "arena.map")
+    g = load_movingai_map(ARENA)
     assert g.shape == (49, 49) and g.dtype == bool
-    rows = (MAI / "arena.map").read_text().splitlines()[4:]
+    rows = ARENA.read_text().splitlines()[4:]
     assert int((~g).sum()) == sum(r.count(".") for r in rows)
     assert g[0, 0] == (rows[0][0] != ".")
 
 
 def test_load_scenarios_arena():
-    sc = load_movingai_scenarios(MAI / "arena.map.scen")
+    sc = load_movingai_scenarios(movingai_file("arena.map.scen"))
     assert len(sc.bucket) == 160
     assert (sc.size == [49, 49]).all()
-    g = load_movingai_map(MAI / "arena.map")
+    g = load_movingai_map(ARENA)
     assert not g[sc.start[:, 1], sc.start[:, 0]].any()
     assert not g[sc.goal[:, 1], sc.goal[:, 0]].any()
     assert np.array_equal(sc.bucket, np.floor(sc.optimal_length / 4).astype(int))

@@ -558,12 +558,9 @@ def test_tile_matches_recast_tiled_export(mesh_name):
     polygon order; neighbours stored as ``p + 1`` and portals as
     ``0x8000 | side``).
     """
-    import sys
+    from peer_support import mesh_path, peer_tool
 
-    from peer_support import mesh_path, shared_dir
-
-    sys.path.insert(0, str(shared_dir() / "peer" / "tools"))
-    import read_recast_export as rre  # type: ignore[import-not-found]
+    rre = peer_tool("read_recast_export")
 
     from navkit.geometry.obj import load_obj
     from navkit.recast.build import build_tile, mesh_bounds, tile_grid

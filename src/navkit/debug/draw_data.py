@@ -30,6 +30,8 @@ class DrawData(NamedTuple):
     tile_rects : list of (x0, z0, x1, z1)
     offmesh : list of ((3,), (3,)) or None
     bmin, bmax : (3,) float64
+    polys_3d : list of (k, 3) float64
+        The same outlines with their heights (for the side and isometric views).
     """
 
     polys: list
@@ -45,6 +47,7 @@ class DrawData(NamedTuple):
     offmesh: list | None
     bmin: np.ndarray
     bmax: np.ndarray
+    polys_3d: list | None = None
 
 
 def navmesh_draw_data(navmesh: Any) -> DrawData:
@@ -54,6 +57,7 @@ def navmesh_draw_data(navmesh: Any) -> DrawData:
     a = navmesh.arrays()
     isl = find_islands(navmesh).poly_island
     polys: list[np.ndarray] = []
+    polys3: list[np.ndarray] = []
     ys: list[float] = []
     areas: list[int] = []
     tiles: list[int] = []
@@ -82,6 +86,7 @@ def navmesh_draw_data(navmesh: Any) -> DrawData:
             pv = a.verts[a.poly_verts[gp, :nv]].astype(np.float64)
             idx = len(polys)
             polys.append(pv[:, [0, 2]])
+            polys3.append(pv)
             ys.append(float(pv[:, 1].mean()))
             areas.append(int(a.poly_area[gp]))
             tiles.append(t)
@@ -133,4 +138,5 @@ def navmesh_draw_data(navmesh: Any) -> DrawData:
         offmesh,
         bmin,
         bmax,
+        polys3,
     )

@@ -49,6 +49,7 @@ def render(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.collections import LineCollection
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Circle, Polygon
 
     fig, ax = plt.subplots(figsize=(10, 10 * _aspect(cmap)))
@@ -59,7 +60,8 @@ def render(
             continue
         ring = cmap._world(o["ring"])
         if o["kind"] == "polygon":
-            ax.add_patch(Polygon(ring, closed=True, fc="0.55", ec="black", lw=0.8))
+            ax.add_patch(Polygon(ring, closed=True, fc="0.55", ec="black", lw=0.8,
+                                 label="obstacle"))  # fmt: skip
         elif o["kind"] == "segment":
             ax.plot(ring[:, 0], ring[:, 1], color="black", lw=2)
         else:
@@ -80,12 +82,17 @@ def render(
             step = max(1, len(path.centers) // 60)
             for c, r in zip(path.centers[::step], path.radii[::step]):
                 ax.add_patch(
-                    Circle(c, r, fc=(0.3, 0.6, 1.0, 0.08), ec=(0.3, 0.6, 1.0, 0.4), lw=0.5)
-                )
-            ax.plot(path.left[:, 0], path.left[:, 1], ".", color="tab:green", ms=2)
-            ax.plot(path.right[:, 0], path.right[:, 1], ".", color="tab:red", ms=2)
-        ax.plot(path.route[:, 0], path.route[:, 1], "--", color="tab:blue", lw=1)
-        ax.plot(path.points[:, 0], path.points[:, 1], "-", color="tab:orange", lw=2.2)
+                    Circle(c, r, fc=(0.3, 0.6, 1.0, 0.08), ec=(0.3, 0.6, 1.0, 0.4), lw=0.5,
+                           label="corridor disk (free space around the medial axis)")
+                )  # fmt: skip
+            ax.plot(path.left[:, 0], path.left[:, 1], ".", color="tab:green", ms=2,
+                    label="closest obstacle point, left")  # fmt: skip
+            ax.plot(path.right[:, 0], path.right[:, 1], ".", color="tab:red", ms=2,
+                    label="closest obstacle point, right")  # fmt: skip
+        ax.plot(path.route[:, 0], path.route[:, 1], "--", color="tab:blue", lw=1,
+                label="route along the medial axis")  # fmt: skip
+        ax.plot(path.points[:, 0], path.points[:, 1], "-", color="tab:orange", lw=2.2,
+                label="path (keeps the clearance)")  # fmt: skip
         if start is None:
             start = path.points[0]
         if goal is None:
@@ -99,8 +106,12 @@ def render(
         ax.plot(q[0], q[1], style, ms=8, mec="black", label=name)
         xlo, xhi = min(xlo, q[0]), max(xhi, q[0])  # keep a point outside the boundary in view
         ylo, yhi = min(ylo, q[1]), max(yhi, q[1])
-    if start is not None or goal is not None:
-        ax.legend(loc="best", fontsize=8)
+    handles, labels = ax.get_legend_handles_labels()
+    entries = dict(zip(labels, handles))  # one entry per label (every disk has one)
+    entries["medial axis (colour = clearance)"] = Line2D([], [], lw=1.2,
+                                                         color=plt.get_cmap("viridis")(0.6))  # fmt: skip
+    ax.legend(list(entries.values()), list(entries), loc="upper center", ncol=3,
+              bbox_to_anchor=(0.5, -0.06), fontsize=8, frameon=False)  # fmt: skip
     ax.set_aspect("equal")
     pad = 0.02 * float(max(xhi - xlo, yhi - ylo))
     ax.set_xlim(xlo - pad, xhi + pad)
@@ -108,7 +119,7 @@ def render(
     ax.set_title(title or "Explicit Corridor Map")
     fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     atomic_write_bytes(out, buf.getvalue())
 

@@ -99,7 +99,12 @@ class BuildReport:
         ``detail_verts``, ``detail_tris``, summed over tiles.
     total_ms : float
         Wall time of the whole bake.
-    tiles_built, tiles_empty : int
+    grid_tiles : int
+        Tiles of the bake's grid (1 for a solo bake): ``tiles_built + tiles_empty``.
+    tiles_built : int
+        Grid tiles that gave polygons: the navmesh's tiles (``stats()["tiles"]``).
+    tiles_empty : int
+        Grid tiles that gave no polygon (nothing walkable there): not in the navmesh.
     degenerate_triangles : int
         Zero-area input triangles (rasterize to nothing; reported, not fatal).
     intermediates : dict or None
@@ -109,6 +114,7 @@ class BuildReport:
     timings: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     total_ms: float = 0.0
+    grid_tiles: int = 0
     tiles_built: int = 0
     tiles_empty: int = 0
     degenerate_triangles: int = 0
@@ -128,6 +134,7 @@ class BuildReport:
             "timings_ms": {k: round(v, 4) for k, v in self.timings.items()},
             "counts": dict(self.counts),
             "total_ms": round(self.total_ms, 4),
+            "grid_tiles": self.grid_tiles,
             "tiles_built": self.tiles_built,
             "tiles_empty": self.tiles_empty,
             "degenerate_triangles": self.degenerate_triangles,
@@ -757,6 +764,7 @@ def bake(
         report.poly_regions = r.pmesh.regs.copy()
         report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
         report.tiles_built = 1
+        report.grid_tiles = 1
     else:
         grid = tile_grid(bmin, bmax, rc)
         if grid.tiles_x * grid.tiles_z > (1 << 22):
@@ -765,6 +773,7 @@ def bake(
             )
         coords = [(x, y) for y in range(grid.tiles_z) for x in range(grid.tiles_x)]
         total = len(coords)
+        report.grid_tiles = total
         if tri_areas is None:
             # per-triangle, so marking once equals marking each tile's selection
             t0 = time.perf_counter()
