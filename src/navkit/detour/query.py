@@ -865,7 +865,7 @@ class NavMeshQuery:
             )  # fmt: skip
         polys, pts, fl, rf, mp, mk = buf
         vh = self._vh()
-        pool = self._pool
+        pool: np.ndarray = self._pool
         while True:
             code, n, m, sref, eref, st, length = _call(
                 _batch.pair_entry, vh.desc, pool, flags, costs, s, e, h, mp, mk, polys, pts,
