@@ -305,40 +305,62 @@ def test_movingai_crops_match_visibility_graph(name, r0, c0, size):
 
 
 # -- Moving AI scenarios ---------------------------------------------------------------------
-# The .scen optimum is the 8-connected (octile) length: an upper bound of the any-angle
-# optimum, the straight line a lower bound, and Detour's path (inside the same polygons)
-# another upper bound.
+# Start and goal are the scenario cells' top-left corners (exact grid points: collinear,
+# degenerate cases). The .scen optimum is the 8-connected (octile, no corner cutting)
+# length between cell centres; shifted to the corners that path stays inside the free
+# cells, so it bounds the any-angle optimum from above, as does Detour's path inside the
+# same polygons; the straight line bounds it from below. A corner where two free cells
+# touch only diagonally belongs to both sides of that pinch, and the polygon it snaps to
+# may be on the other side from the scenario's cell: such corners are moved 0.001 into
+# the scenario's cell (adding at most 0.003 to the bound).
 _SAMPLED = {"arena": 40, "den520d": 60, "32room_000": 150, "maze512-2-5": 60,
             "AcrosstheCape": 150, "orz900d": 150}  # fmt: skip
 _WHOLE = ["arena", "den520d", "brc202d", "32room_000", "maze512-2-5", "AcrosstheCape",
           "Aurora", "orz900d"]  # fmt: skip
 
 
+def _cell_points(blocked: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    """(n, 3) world points of cells xy (n, 2): their top-left corners, off any pinch."""
+    b = np.pad(blocked, 1, constant_values=True)
+    x, y = xy[:, 0] + 1, xy[:, 1] + 1  # padded indices of the cells
+    nw, ne, sw, se = b[y - 1, x - 1], b[y - 1, x], b[y, x - 1], b[y, x]
+    pinch = (nw == se) & (ne == sw) & (nw != ne)
+    pts = np.zeros((len(xy), 3))
+    pts[:, 0] = xy[:, 0] + 1e-3 * pinch
+    pts[:, 2] = xy[:, 1] + 1e-3 * pinch
+    return pts
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", _WHOLE if WHOLE else list(_SAMPLED))
 def test_movingai_scenarios(name):
     sc = load_movingai_scenarios(_need(MAI / f"{name}.map.scen"))
-    q = navkit.NavMeshQuery(bake_grid(load_movingai_map(MAI / f"{name}.map"), cell_size=1))
+    grid = load_movingai_map(MAI / f"{name}.map")
+    q = navkit.NavMeshQuery(bake_grid(grid, cell_size=1))
     n = len(sc.bucket)
     idx = (
         np.arange(n)
         if WHOLE
         else np.random.default_rng(3).choice(n, min(n, _SAMPLED[name]), replace=False)
     )
-    z = np.zeros((len(idx), 1))
-    s = np.hstack([sc.start[idx, :1], z, sc.start[idx, 1:]]).astype(float)
-    e = np.hstack([sc.goal[idx, :1], z, sc.goal[idx, 1:]]).astype(float)
+    s = _cell_points(grid, sc.start[idx])
+    e = _cell_points(grid, sc.goal[idx])
     he = (0.1, 2.0, 0.1)
-    det = q.paths(s, e, half_extents=he, max_path=65535, max_points=65535)
-    assert det.complete.all()
+    det_len = np.zeros(len(idx))
+    for c in range(0, len(idx), 128):  # Detour's paths, in chunks (the buffers are max_path wide)
+        det = q.paths(s[c : c + 128], e[c : c + 128], half_extents=he, max_path=65535,
+                      max_points=4096)  # fmt: skip
+        assert det.complete.all() and (det.n_points < 4096).all()
+        for k in range(det.n_points.shape[0]):
+            det_len[c + k] = xz_len(det.points[k, : det.n_points[k]])
     for k, i in enumerate(idx):
         p = find_optimal_path(q, s[k], e[k], half_extents=he)
         assert p.complete and p.partial_reason is None
         assert np.allclose(p.points[[0, -1]][:, [0, 2]], [s[k, [0, 2]], e[k, [0, 2]]], atol=1e-4)
         lo = xz_len(p.points)
-        assert lo <= sc.optimal_length[i] + 1e-3
+        assert lo <= sc.optimal_length[i] + 4e-3
         assert lo >= np.hypot(*(e[k] - s[k])[[0, 2]]) - 1e-6
-        assert lo <= xz_len(det.points[k, : det.n_points[k]]) + 1e-4
+        assert lo <= det_len[k] + 1e-4
 
 
 # -- bad input -----------------------------------------------------------------------------------
