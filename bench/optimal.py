@@ -3,8 +3,8 @@
 Usage: python bench/optimal.py [mesh ...]   (default: dungeon nav_test undulating)
 
 Prints a table and a JSON line: the peer's (wasm Detour) median per query from
-``<mesh>.json``, navkit A*+funnel (``query.path``) median time per pair, optimal median per pair, their ratio, and the mean length ratio
-optimal/funnel over pairs both complete. Each pair is timed once after a warm-up
+``<mesh>.json``, navkit A*+funnel (``query.path``) median time per pair, optimal median per pair, their ratio, and the mean xz length ratio
+optimal/funnel over pairs both complete (xz: the metric the optimal search minimises). Each pair is timed once after a warm-up
 pass (numba compile, planner preparation).
 """
 

@@ -388,6 +388,8 @@ def cmd_path(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "complete": bool(p.complete),
+                    "partial_reason": p.partial_reason,
+                    "status": int(p.status),
                     "length": float(p.length),
                     "points": [[float(c) for c in pt] for pt in p.points],
                     "polys": [int(r) for r in p.polys],
@@ -396,7 +398,12 @@ def cmd_path(args: argparse.Namespace) -> int:
             )
         )
     else:
-        state = "complete" if p.complete else "partial (goal unreachable)"
+        why = {
+            "out_of_nodes": "the search ran out of nodes before reaching the goal",
+            "unreachable": "the goal is not reachable from the start",
+            "max_path": "the corridor is longer than max_path",
+        }
+        state = "complete" if p.complete else f"partial ({why[p.partial_reason or 'unreachable']})"
         print(f"{state} path, {len(p.points)} corners, length {p.length:.3f} wu")
         for pt in p.points:
             print(f"  {pt[0]:.3f},{pt[1]:.3f},{pt[2]:.3f}")

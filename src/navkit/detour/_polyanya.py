@@ -440,6 +440,16 @@ def _emit(M, nf, ni, heap, cnt, base, n, el, u0, u1, rx, ry, rv, g, rpoly, paren
 
 
 @njit
+def _ring_point_at(xy, base, n, x, y, eps):
+    """Ring point of the ring xy[base:base + n] at (x, y) (within eps), or -1."""
+    for c in range(n):
+        j = base + c
+        if abs(xy[j, 0] - x) + abs(xy[j, 1] - y) <= eps:
+            return j
+    return -1
+
+
+@njit
 def _exit_param(s, n, right, eps, xy, base, el):
     """Chain position (segment + fraction) where a cone ray leaves the polygon."""
     c = n - 1
@@ -472,9 +482,15 @@ def _exit_param(s, n, right, eps, xy, base, el):
 @njit
 def search_kernel(
     xy, start, nb, twin, vid, corner, sp, sx, sy, gp, gx, gy, eps, nf, ni, heap, cnt,
-    root_g, stamp, cur, sc_r, sc_l,
+    root_g, stamp, cur, sc_r, sc_l, cl_stamp, cl_g,
 ):  # fmt: skip
-    """Polyanya from (sx, sy) in polygon sp to (gx, gy) in gp. Returns goal node, NO_PATH or FULL."""
+    """Polyanya from (sx, sy) in polygon sp to (gx, gy) in gp. Returns goal node, NO_PATH or FULL.
+
+    ``root_g``/``stamp`` (per mesh vertex) hold the best g of each root vertex,
+    ``cl_stamp``/``cl_g`` (per ring point) the g at which a polygon was expanded
+    from a root on that ring point (its whole interior visible); entries whose stamp
+    is not ``cur`` are unset.
+    """
     M = (xy, nb, twin)
     cnt[0] = 0
     cnt[1] = 0
@@ -484,6 +500,10 @@ def search_kernel(
         return 0
     base = start[sp]
     n = start[sp + 1] - base
+    jc = _ring_point_at(xy, base, n, sx, sy, eps)
+    if jc >= 0:  # a start on a vertex of sp: sp is expanded (closed list, see below)
+        cl_stamp[jc] = cur
+        cl_g[jc] = 0.0
     for j in range(n):
         q = nb[base + j]
         if q < 0:
@@ -550,7 +570,16 @@ def search_kernel(
                     continue
                 rv = v
                 rpoly = Q
-            # the root is on Q's boundary: all of Q is visible
+            # the root is on Q's boundary: all of Q is visible, and the successors depend
+            # only on (root point, Q). Expand that pair once per search (closed list): a
+            # root at a vertex inside the mesh is surrounded by a closed fan of polygons,
+            # and without this the fan is walked round and round at the same g forever.
+            jc = _ring_point_at(xy, base, n, rx, ry, eps)
+            if jc >= 0:
+                if cl_stamp[jc] == cur and g >= cl_g[jc] - eps:
+                    continue
+                cl_stamp[jc] = cur
+                cl_g[jc] = g
             if Q == gp:
                 d = np.sqrt((gx - rx) ** 2 + (gy - ry) ** 2)
                 _push(

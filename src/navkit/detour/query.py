@@ -122,12 +122,34 @@ class RaycastHit(NamedTuple):
 
 
 class Path(NamedTuple):
-    """``path``: a straight path between two world points."""
+    """``path``: a straight path between two world points.
+
+    ``status`` is Detour's status word of the corridor search: ``PARTIAL_RESULT``
+    when the goal polygon was not reached, with ``OUT_OF_NODES`` when the node pool
+    ran out during the search, ``BUFFER_TOO_SMALL`` when the corridor was cut at
+    ``max_path``. :attr:`partial_reason` says the same in words.
+    """
 
     points: np.ndarray  # (k, 3) float32 [wu]
     polys: np.ndarray  # (n,) int64 corridor refs
     complete: bool  # the corridor reaches the end point's polygon
     length: float  # 3D polyline length [wu]
+    status: int = SUCCESS  # Detour status bits (see above)
+
+    @property
+    def partial_reason(self) -> str | None:
+        """Why the path is partial: None when complete, else ``"out_of_nodes"`` (the
+        search ran out of nodes before reaching the goal, which may be reachable),
+        ``"unreachable"`` (every polygon reachable from the start was searched: the goal
+        is not among them), or ``"max_path"`` (the goal was found but the corridor was
+        longer than ``max_path``)."""
+        if self.complete:
+            return None
+        if self.status & PARTIAL_RESULT:
+            return "out_of_nodes" if self.status & OUT_OF_NODES else "unreachable"
+        if self.status & BUFFER_TOO_SMALL:
+            return "max_path"
+        return "unreachable"
 
 
 class PathBatch(NamedTuple):
@@ -195,6 +217,7 @@ _DEFAULT_EXTENTS = np.array(_DEFAULT_EXTENTS_ARG, np.float32)
 # (kept writeable: a read-only array is another numba type and would compile the kernels twice)
 _DEFAULT_ARRAYS = DEFAULT_FILTER.arrays
 _BATCH_BLOCK = 1024  # pairs per paths() kernel call
+_AUTO_NODES = 2048  # the pool of NavMeshQuery(max_nodes=None) before path()/paths() grow it
 _NO_REFS = np.zeros(0, np.int64)  # shared empty result (read-only; never passed to a kernel)
 _NO_REFS.flags.writeable = False
 _EXTENTS_CACHE: dict[tuple, np.ndarray] = {}  # half-extent tuples seen (kernels never write them)
@@ -316,13 +339,21 @@ class NavMeshQuery:
     ----------
     navmesh : NavMesh
         The navmesh (tiles may be added/removed later; the query notices).
-    max_nodes : int
+    max_nodes : int or None
         Node pool size for A* and the Dijkstra searches (Detour's ``maxNodes``, 1..65535).
+        An explicit value gives Detour's behaviour everywhere: a search that runs out of
+        nodes returns a partial result flagged ``OUT_OF_NODES``. None (the default)
+        uses 2048 nodes, and the one-call :meth:`path` / :meth:`paths` then retry a
+        search that ran out of nodes short of the goal with a pool holding every node
+        of the navmesh, so a reachable goal always gets a complete path.
     """
 
-    def __init__(self, navmesh, max_nodes: int = 2048) -> None:
+    def __init__(self, navmesh, max_nodes: int | None = None) -> None:
         if not hasattr(navmesh, "arrays"):
             raise InputError("navmesh must be a navkit NavMesh")
+        self.auto_nodes = max_nodes is None
+        if max_nodes is None:
+            max_nodes = _AUTO_NODES
         self.navmesh = navmesh
         self.max_nodes = _check.integer(max_nodes, "max_nodes", 1, 65535)
         self._pool = PoolHandle(self.max_nodes).desc  # node pool descriptor (owns the arrays)
@@ -811,10 +842,18 @@ class NavMeshQuery:
         """Path from world point ``start`` to ``end`` in one call.
 
         By default this is Detour's flow (RecastDemo's NavMeshTester): nearest
-        polygons, A* corridor, funnel. With ``optimal=True`` it is the true
-        Euclidean shortest path through the polygons (Polyanya, see
-        :func:`navkit.detour.optimal.find_optimal_path`): never longer than
-        Detour's, area costs and off-mesh connections not used.
+        polygons, A* corridor, funnel. When the query was made without ``max_nodes``
+        and the A* runs out of nodes short of the goal, it is run again with a pool
+        that holds every node of the navmesh (Detour's result with a larger
+        ``maxNodes``), so a reachable goal gets a complete path; with an explicit
+        ``max_nodes`` the partial result is returned as Detour returns it.
+
+        With ``optimal=True`` it is the Euclidean shortest path *in the xz plane*
+        through the polygons (Polyanya, see
+        :func:`navkit.detour.optimal.find_optimal_path`): its xz length is never
+        longer than Detour's path's, but its 3D length (heights from the detail
+        surface) can be, on sloped or uneven ground; area costs and off-mesh
+        connections are not used.
 
         Parameters
         ----------
@@ -832,8 +871,10 @@ class NavMeshQuery:
         -------
         Path
             ``points`` (k, 3) float32, ``polys`` refs, ``complete`` (False when the
-            goal is unreachable: the path ends at the closest reachable point) and
-            ``length`` [wu].
+            goal was not reached: the path ends at the closest point reached),
+            ``length`` [wu], ``status`` (Detour's status bits) and
+            ``partial_reason`` (None, ``"out_of_nodes"``, ``"unreachable"`` or
+            ``"max_path"``).
 
         Raises
         ------
@@ -862,29 +903,44 @@ class NavMeshQuery:
             )  # fmt: skip
         polys, pts, fl, rf, mp, mk = buf
         vh = self._vh()
-        code, n, m, sref, eref, st, length = _call(
-            _batch.pair_entry,
-            vh.desc,
-            self._pool,
-            flags,
-            costs,
-            s,
-            e,
-            h,
-            mp,
-            mk,
-            polys,
-            pts,
-            fl,
-            rf,
-        )
+        pool: np.ndarray = self._pool
+        while True:
+            code, n, m, sref, eref, st, length = _call(
+                _batch.pair_entry, vh.desc, pool, flags, costs, s, e, h, mp, mk, polys, pts,
+                fl, rf,
+            )  # fmt: skip
+            if code or not _ran_out(st) or pool is not self._pool or not self.auto_nodes:
+                break
+            pool = self._full_pool()  # ran out of nodes short of the goal: retry, no limit
         if code:
             if code == _batch.NO_START:
                 raise QueryError(f"no polygon within {h.tolist()} of start {s.tolist()}")
             if code == _batch.NO_END:
                 raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
             raise QueryError(f"no path found (status {int(st):#x})")
-        return Path(pts[:m].copy(), polys[:n].copy(), bool(polys[n - 1] == eref), length)
+        return Path(pts[:m].copy(), polys[:n].copy(), bool(polys[n - 1] == eref), length, int(st))
+
+    def _node_bound(self) -> int:
+        """How many A* nodes the navmesh can ever need: one per polygon, plus one per
+        tile-border link (a polygon entered across a tile side is a node of its own)."""
+        v = self.view
+        alive = int(np.count_nonzero(v.poly_tile >= 0))
+        border = int(np.count_nonzero((v.link_side != 0xFF) & (v.link_ref != 0)))
+        return alive + border + 1
+
+    def _full_pool(self, n: int = 1) -> np.ndarray:
+        """Descriptor(s) of node pools that hold every node of the current navmesh
+        (kept on the query until the navmesh changes). n = 1: one descriptor; else (n, D)."""
+        cap = self._node_bound()
+        fp = getattr(self, "_fpools", None)
+        if fp is None or fp[0] != cap or len(fp[1]) < n:
+            hs = [PoolHandle(cap) for _ in range(n)]
+            d = np.stack([hh.desc for hh in hs]).view(Descriptor)
+            d.owner = hs
+            fp = self._fpools = (cap, hs, d)
+        if n == 1:
+            return fp[1][0].desc
+        return fp[2][:n]
 
     def paths(
         self, starts, ends, *, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None,
@@ -894,7 +950,10 @@ class NavMeshQuery:
 
         Pairs that fail (no nearby polygon, no path) have ``ok`` False; nothing raises
         for them. Bad coordinates raise InputError. ``threads`` caps numba's threads
-        for this call (default: all of them).
+        for this call (default: all of them). As in :meth:`path`, a query made without
+        ``max_nodes`` runs the pairs whose search ran out of nodes short of the goal
+        again with pools that hold every node of the navmesh; ``status`` carries
+        Detour's bits of the search kept (``PARTIAL_RESULT``, ``OUT_OF_NODES``).
 
         The per-pair arrays are as wide as the longest result (``polys`` (N, P) with
         P = max(n_polys), ``points`` (N, K, 3) with K = max(n_points)); entries past a
@@ -908,11 +967,23 @@ class NavMeshQuery:
             raise InputError(f"starts {s.shape} and ends {e.shape} differ in shape")
         h = _extents(half_extents)
         flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
-        npairs = s.shape[0]
         mp = max(1, _count(max_path, "max_path"))
         mk = max(2, _count(max_points, "max_points"))
         if threads is not None:
             threads = _check.integer(threads, "threads", 0, 1 << 16)
+        b = self._run_pairs(s, e, h, flags, costs, mp, mk, threads, False)
+        if self.auto_nodes:
+            redo = np.flatnonzero(b.ok & ~b.complete & _ran_out(b.status))
+            if redo.size:
+                r = self._run_pairs(s[redo], e[redo], h, flags, costs, mp, mk, threads, True)
+                b = _merge_rows(b, redo, r)
+        return b
+
+    def _run_pairs(
+        self, s, e, h, flags, costs, mp: int, mk: int, threads: int | None, full: bool
+    ) -> PathBatch:
+        """The kernel calls of :meth:`paths` (``full``: pools holding every node)."""
+        npairs = s.shape[0]
         code = np.zeros(npairs, np.int32)
         n_polys = np.zeros(npairs, np.int32)
         n_pts = np.zeros(npairs, np.int32)
@@ -928,7 +999,10 @@ class NavMeshQuery:
             nth = prev if not threads else max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
             nb_max = min(npairs, _BATCH_BLOCK)
             sp, spts, sfl, srf = self._batch_scratch(nb_max, mp, mk)
-            pools = self._batch_pools(max(1, min(nth * 4, nb_max)))
+            if full:
+                pools = self._full_pool(max(1, min(nth, nb_max)))
+            else:
+                pools = self._batch_pools(max(1, min(nth * 4, nb_max)))
             numba.set_num_threads(nth)
             try:
                 for b0 in range(0, npairs, nb_max):
@@ -979,6 +1053,38 @@ class NavMeshQuery:
                 np.zeros((n, mk), np.uint8), np.zeros((n, mk), np.int64),
             )  # fmt: skip
         return sc
+
+
+def _ran_out(status):
+    """Whether a find_path status (int or int64 array) is partial because the pool ran out."""
+    return ((status & PARTIAL_RESULT) != 0) & ((status & OUT_OF_NODES) != 0)
+
+
+def _merge_rows(b: PathBatch, rows: np.ndarray, r: PathBatch) -> PathBatch:
+    """``b`` with its pairs ``rows`` replaced by the pairs of ``r`` (arrays widened as needed)."""
+    wp = max(b.polys.shape[1], r.polys.shape[1])
+    wk = max(b.points.shape[1], r.points.shape[1])
+    n = b.ok.shape[0]
+    polys = np.zeros((n, wp), np.int64)
+    pts = np.zeros((n, wk, 3), np.float32)
+    fl = np.zeros((n, wk), np.uint8)
+    polys[:, : b.polys.shape[1]] = b.polys
+    pts[:, : b.points.shape[1]] = b.points
+    fl[:, : b.flags.shape[1]] = b.flags
+    polys[rows] = 0
+    pts[rows] = 0
+    fl[rows] = 0
+    polys[rows, : r.polys.shape[1]] = r.polys
+    pts[rows, : r.points.shape[1]] = r.points
+    fl[rows, : r.flags.shape[1]] = r.flags
+    out = [np.array(a, copy=True) for a in b]
+    for i, name in enumerate(PathBatch._fields):
+        if name not in ("polys", "points", "flags"):
+            out[i][rows] = getattr(r, name)
+    out[PathBatch._fields.index("polys")] = polys
+    out[PathBatch._fields.index("points")] = pts
+    out[PathBatch._fields.index("flags")] = fl
+    return PathBatch(*out)
 
 
 def _points(v: object, name: str) -> np.ndarray:
