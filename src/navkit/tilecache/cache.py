@@ -225,7 +225,9 @@ class TileCache:
         return self._live(handle)[1]
 
     def _live(self, handle: Any) -> tuple[int, Obstacle]:
-        i = self._state.slot_of(handle)
+        if isinstance(handle, bool) or not isinstance(handle, (int, np.integer)):
+            raise InputError(f"an obstacle handle is an int, got {type(handle).__name__}")
+        i = self._state.slot_of(int(handle))
         if i < 0:
             raise StaleHandleError(f"obstacle handle {handle!r} is stale, removed or unknown")
         shape = self._state.obs[i].shape

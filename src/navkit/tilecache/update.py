@@ -146,7 +146,7 @@ class CacheState:
 
     def slot_of(self, ref: int) -> int:
         """Slot of a live obstacle handle, -1 when stale."""
-        if not isinstance(ref, (int, np.integer)) or ref <= 0:
+        if not isinstance(ref, (int, np.integer)) or not 0 < ref <= 0xFFFFFFFF:
             return -1
         i = int(ref) & 0xFFFF
         if i >= self.max_obstacles:
