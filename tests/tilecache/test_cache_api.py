@@ -281,3 +281,27 @@ def test_bake_with_executor_equals_serial():
     assert a.navmesh.to_recast() == b.navmesh.to_recast()
     assert calls and calls[-1][0] == calls[-1][1]
     assert a.tile_cache_set == b.tile_cache_set
+
+
+def test_failed_rebuild_keeps_the_old_tile(tset, monkeypatch):
+    """A rebuild that overflows Detour's buffers is reported; the old tile stays."""
+    from navkit.errors import BuildError
+    from navkit.tilecache import update as U
+
+    tc = TileCache(tset)
+    before = tc.navmesh.to_recast()
+    contents = _tile_contents(tc.navmesh)
+    p = _floor_point(tc)
+
+    def boom(*a, **k):
+        raise BuildError("synthetic overflow")
+
+    monkeypatch.setattr(U, "build_layer_tile", boom)
+    h = tc.add_cylinder(p - [0, 0.5, 0], 1.0, 2.0)
+    ch = tc.update()
+    assert ch.failed and not ch.rebuilt and ch.invalidated == () and ch.up_to_date
+    assert tc.navmesh.to_recast() == before
+    monkeypatch.undo()
+    tc.remove(h)  # the obstacle was processed (Detour moves on); removing rebuilds again
+    assert tc.update().rebuilt
+    assert _tile_contents(tc.navmesh) == contents  # rebuilt without the obstacle
