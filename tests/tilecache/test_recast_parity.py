@@ -185,8 +185,8 @@ def _script(tc: TileCache, seed: int, n_ops: int) -> tuple[list[dict], list]:
     return ops, live
 
 
-def _replay(tc: TileCache, ops: list[dict]) -> list:
-    handles: list[int] = []
+def _replay(tc: TileCache, ops: list[dict], handles: list[int] | None = None) -> list:
+    handles = [] if handles is None else handles
     out: list = []
     for op in ops:
         if op["op"] == "cylinder":
@@ -223,3 +223,36 @@ def test_interleaved_script_equals_recast(mesh, seed, caches):
             assert a == b["calls"], k
         elif op["op"] == "export":
             assert a == b["navmesh"], k
+
+
+@pytest.mark.peer
+@pytest.mark.slow
+def test_more_touched_tiles_than_detour_queues(tmp_path):
+    """60 wide obstacles on 24-voxel tiles touch more than 64 layers: Detour queues only
+    64 rebuilds and leaves the rest (its known limitation); navkit does the same in
+    recast-compatible mode, step for step."""
+    from navkit.tilecache import build_tile_cache, tile_cache_to_bytes
+    from navkit.tilecache import update as U
+
+    tset = build_tile_cache(load_obj(mesh_path("nav_test")), BakeConfig(tile_size=24))
+    data = tile_cache_to_bytes(tset)
+    tc = TileCache(tset)
+    rng = np.random.default_rng(5)
+    centers = poly_centers(tc.navmesh)
+    ops = []
+    for _ in range(60):
+        c = centers[rng.integers(len(centers))]
+        ops.append({"op": "cylinder", "pos": [round(float(v), 4) for v in c - [0, 0.5, 0]],
+                    "radius": 2.5, "height": 2.0})  # fmt: skip
+    ops += [{"op": "update"}, {"op": "update_all"}, {"op": "export"}]
+    ops += [{"op": "remove", "k": k} for k in range(60)] + [{"op": "update_all"}, {"op": "export"}]
+    theirs = oracle(data, ops)
+    handles: list[int] = []
+    mine = _replay(tc, ops[:61], handles)
+    assert len(tc._state.update) == U.MAX_UPDATE - 1  # the queue was full
+    touched = set().union(*(tc._state.touched_by(tc.obstacle(h)) for h in handles))
+    assert len(touched) > U.MAX_UPDATE  # so some touched tiles were dropped
+    mine += _replay(tc, ops[61:], handles)
+    assert mine[60] == theirs[60]["upToDate"]
+    assert mine[61] == theirs[61]["calls"] and mine[62] == theirs[62]["navmesh"]
+    assert mine[123] == theirs[123]["calls"] and mine[124] == theirs[124]["navmesh"]
