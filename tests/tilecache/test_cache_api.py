@@ -305,3 +305,18 @@ def test_failed_rebuild_keeps_the_old_tile(tset, monkeypatch):
     tc.remove(h)  # the obstacle was processed (Detour moves on); removing rebuilds again
     assert tc.update().rebuilt
     assert _tile_contents(tc.navmesh) == contents  # rebuilt without the obstacle
+
+
+def test_to_recast_round_trip_and_bytes_source(tset, tmp_path):
+    data = peer_tilecache("dungeon").read_bytes()
+    tc = TileCache.from_recast(data)
+    assert tc.to_recast() == data
+    out = tmp_path / "tc.bin"
+    tc.to_recast(out)
+    assert out.read_bytes() == data
+    assert TileCache.from_recast(out).navmesh.to_recast() == tc.navmesh.to_recast()
+
+
+def test_too_many_obstacle_slots(tset):
+    with pytest.raises(ConfigError, match="max_obstacles"):
+        TileCache(tset._replace(params=tset.params._replace(max_obstacles=70000)))

@@ -24,11 +24,18 @@ from typing import Any
 
 import numpy as np
 
+from .._io import atomic_write_bytes
 from ..detour.navmesh import NavMesh
 from ..detour.tile import TileData
 from ..errors import ConfigError, InputError, StaleHandleError
 from .build import build_tile_cache, run_tiles
-from .format import TileCacheParams, TileCacheSet, read_tile_cache
+from .format import (
+    TileCacheParams,
+    TileCacheSet,
+    read_tile_cache,
+    tile_cache_from_bytes,
+    tile_cache_to_bytes,
+)
 from .obstacles import BOX, CYLINDER, ORIENTED_BOX, PRISM, Obstacle, obstacle_bounds, rot_aux
 from .tilemesh import build_layer_tile
 from .update import MAX_REQUESTS, MAX_TOUCHED_TILES, CacheState, Changes
@@ -113,6 +120,11 @@ class TileCache:
             raise ConfigError(
                 "recast_compatible", "only recast_compatible=True is available in this version"
             )
+        if tset.params.max_obstacles > 0xFFFF:
+            raise ConfigError(
+                "max_obstacles",
+                f"{tset.params.max_obstacles} exceeds 65535 (obstacle handles hold a 16-bit slot)",
+            )
         self.recast_compatible = True
         self.params = tset.params
         nm = NavMesh(tset.navmesh_params)
@@ -188,16 +200,37 @@ class TileCache:
 
     @classmethod
     def from_recast(
-        cls, path: str | os.PathLike[str], *, recast_compatible: bool = True
+        cls, src: str | os.PathLike[str] | bytes, *, recast_compatible: bool = True
     ) -> TileCache:
-        """Load a Recast "TSET" tile cache file (``exportTileCache``) and build its navmesh.
+        """Load a Recast "TSET" tile cache set (``exportTileCache``, RecastDemo's
+        ``all_tiles_tilecache.bin``) from a path or bytes and build its navmesh.
 
         Raises
         ------
         FormatError
             A corrupt or foreign file.
+        InputError
+            An unreadable path.
         """
-        return cls(read_tile_cache(path), recast_compatible=recast_compatible)
+        if isinstance(src, (bytes, bytearray, memoryview)):
+            tset = tile_cache_from_bytes(src)
+        else:
+            tset = read_tile_cache(src)
+        return cls(tset, recast_compatible=recast_compatible)
+
+    def to_recast(self, path: str | os.PathLike[str] | None = None) -> bytes:
+        """The compressed layers as a Recast "TSET" file (what ``exportTileCache`` writes;
+        obstacles are not part of it).
+
+        Parameters
+        ----------
+        path : str or PathLike, optional
+            Also write the bytes there (atomically).
+        """
+        data = tile_cache_to_bytes(self._state.tset)
+        if path is not None:
+            atomic_write_bytes(path, data)
+        return data
 
     # -- state -------------------------------------------------------------------------------
     @property

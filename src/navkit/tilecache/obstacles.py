@@ -53,8 +53,7 @@ class Obstacle(NamedTuple):
     rot : (2,) float32
         Oriented box: Detour's ``rotAux`` (see :func:`rot_aux`).
     points : (n, 2) float32
-        Prism: the convex polygon (x, z), counter-clockwise seen from +y... any
-        winding is accepted (normalized to one orientation by the caller).
+        Prism: the convex polygon's corners (x, z) [wu], either winding.
     area : int
         Area id written (0 = hole).
     """
