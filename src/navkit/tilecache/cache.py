@@ -10,7 +10,16 @@ obstacle rasterization, no detail mesh, the same request and tile order (one
 ``update(max_tiles=1)`` is one ``dtTileCache::update`` call), Detour's limits
 (64 queued requests, 64 pending tiles, 8 layers per obstacle), so that the navmesh
 exports byte for byte as Recast's. The default mode (agent-radius expansion,
-detail mesh, no dropped requests) is not available yet.
+detail mesh, no dropped requests) is not available yet; it is meant to slot in here:
+
+- shapes: :func:`~navkit.tilecache.obstacles.mark_obstacle` gets each shape grown by
+  ``walkable_radius`` (Detour cuts the bare footprint, so agents' centres can graze it);
+- meshing: :func:`~navkit.tilecache.tilemesh.build_layer_tile` is the one place that
+  turns a marked layer into a Detour tile; the default mode adds a detail mesh and a
+  BV tree there;
+- scheduling: :class:`~navkit.tilecache.update.CacheState` holds Detour's fixed limits
+  (``MAX_REQUESTS``, ``MAX_UPDATE``, ``MAX_TOUCHED_TILES``); unbounded queues replace
+  them, and :meth:`TileCache.update`'s budget loop stays as it is.
 """
 
 from __future__ import annotations
