@@ -320,3 +320,19 @@ def test_to_recast_round_trip_and_bytes_source(tset, tmp_path):
 def test_too_many_obstacle_slots(tset):
     with pytest.raises(ConfigError, match="max_obstacles"):
         TileCache(tset._replace(params=tset.params._replace(max_obstacles=70000)))
+
+
+@pytest.mark.parametrize("name", ["dungeon_all_tiles_tilecache.bin", "all_tiles_tilecache.bin"])
+def test_recastdemo_tile_caches_load(name):
+    """RecastDemo's own tile cache files (recast4j / DotRecast fixtures) load and mesh."""
+    from _tc_cases import port_fixture
+
+    data = port_fixture(name).read_bytes()
+    tc = TileCache.from_recast(data)
+    assert tc.to_recast() == data
+    assert tc.navmesh.stats()["polys"] > 100
+    p = _floor_point(tc)
+    h = tc.add_cylinder(p - [0, 0.5, 0], 1.0, 2.0)
+    assert tc.update().rebuilt
+    tc.remove(h)
+    assert tc.update().up_to_date
