@@ -47,8 +47,6 @@ class TileCacheContours(NamedTuple):
     verts: np.ndarray
 
 
-
-
 @njit
 def _neighbour_reg(cons, regs, w, ax, ay, d):
     ia = ax + ay * w
