@@ -44,6 +44,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "load_movingai_scenarios": (".geometry.grid", "load_movingai_scenarios"),
     "ecm": (".ecm", None),
     "data": (".data", None),
+    "TileCache": (".tilecache.cache", "TileCache"),
 }
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "load_movingai_scenarios",
     "ecm",
     "data",
+    "TileCache",
     "__version__",
 ]
 
@@ -97,3 +99,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .geometry import TriMesh, load_obj, sample_level, save_obj
     from .recast.build import BuildReport, ConvexVolume, bake
     from .recast.config import BakeConfig
+    from .tilecache.cache import TileCache

@@ -5,9 +5,16 @@
 - :mod:`.format` -- compressed layers (``dtBuildTileCacheLayer``) and "TSET" tile
   cache sets (``exportTileCache`` / ``importTileCache``).
 - :mod:`.build` -- the tile cache build of a mesh (RecastDemo's Sample_TempObstacles).
+- :mod:`.obstacles` -- obstacle shapes and their rasterization onto a layer.
+- :mod:`.regions`, :mod:`.contours`, :mod:`.polymesh` -- the tile cache's own layer
+  meshing (``dtBuildTileCacheRegions/Contours/PolyMesh``); :mod:`.tilemesh` -- a layer
+  to a Detour tile (``buildNavMeshTile``).
+- :mod:`.update` -- requests, obstacle states and rebuilds (``dtTileCache::update``).
+- :mod:`.cache` -- :class:`TileCache`, the public runtime cache (``navkit.TileCache``).
 """
 
 from .build import TileLayers, build_tile_cache, build_tile_layers
+from .cache import TileCache
 from .format import (
     CompressedTile,
     TileCacheLayer,
@@ -22,8 +29,11 @@ from .format import (
     write_tile_cache,
 )
 from .layers import HeightfieldLayer, HeightfieldLayerSet, build_heightfield_layers
+from .update import Changes
 
 __all__ = [
+    "TileCache",
+    "Changes",
     "TileLayers",
     "build_tile_cache",
     "build_tile_layers",

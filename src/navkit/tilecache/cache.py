@@ -1,0 +1,538 @@
+"""``navkit.TileCache``: a navmesh whose tiles are rebuilt around temporary obstacles.
+
+The cache keeps every tile's heightfield layers compressed (a "TSET" tile cache
+set, :mod:`navkit.tilecache.format`) and a live :class:`~navkit.detour.navmesh.NavMesh`
+built from them. Obstacles are queued; :meth:`TileCache.update` rebuilds the layers
+they touch and swaps the new tiles into the navmesh, within a time or tile budget.
+
+``recast_compatible=True`` reproduces Recast's ``dtTileCache`` exactly: the same
+obstacle rasterization, no detail mesh, the same request and tile order (one
+``update(max_tiles=1)`` is one ``dtTileCache::update`` call), Detour's limits
+(64 queued requests, 64 pending tiles, 8 layers per obstacle), so that the navmesh
+exports byte for byte as Recast's. The default mode (agent-radius expansion,
+detail mesh, no dropped requests) is not available yet; it is meant to slot in here:
+
+- shapes: :func:`~navkit.tilecache.obstacles.mark_obstacle` gets each shape grown by
+  ``walkable_radius`` (Detour cuts the bare footprint, so agents' centres can graze it);
+- meshing: :func:`~navkit.tilecache.tilemesh.build_layer_tile` is the one place that
+  turns a marked layer into a Detour tile; the default mode adds a detail mesh and a
+  BV tree there;
+- scheduling: :class:`~navkit.tilecache.update.CacheState` holds Detour's fixed limits
+  (``MAX_REQUESTS``, ``MAX_UPDATE``, ``MAX_TOUCHED_TILES``); unbounded queues replace
+  them, and :meth:`TileCache.update`'s budget loop stays as it is.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from typing import Any
+
+import numpy as np
+
+from .._io import atomic_write_bytes
+from ..detour.navmesh import NavMesh
+from ..detour.tile import TileData
+from ..errors import ConfigError, InputError, StaleHandleError
+from .build import build_tile_cache, run_tiles
+from .format import (
+    TileCacheParams,
+    TileCacheSet,
+    read_tile_cache,
+    tile_cache_from_bytes,
+    tile_cache_to_bytes,
+)
+from .obstacles import BOX, CYLINDER, ORIENTED_BOX, PRISM, Obstacle, obstacle_bounds, rot_aux
+from .tilemesh import build_layer_tile
+from .update import MAX_REQUESTS, MAX_TOUCHED_TILES, CacheState, Changes
+
+__all__ = ["TileCache", "Changes"]
+
+f32 = np.float32
+_Z3 = np.zeros(3, np.float32)
+_Z2 = np.zeros(2, np.float32)
+_NOPTS = np.zeros((0, 2), np.float32)
+
+
+def _build_position(datas: Sequence[bytes], params: TileCacheParams) -> list[TileData | None]:
+    """The navmesh tiles of one tile position (its layers, newest first)."""
+    return [build_layer_tile(d, params) for d in datas]
+
+
+def _vec3(v: Any, name: str) -> np.ndarray:
+    try:
+        a = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be 3 numbers, got {v!r}") from None
+    if a.shape != (3,):
+        raise InputError(f"{name} must be 3 numbers (x, y, z), got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise InputError(f"{name} must be finite, got {a.tolist()}")
+    if (np.abs(a) > 1e30).any():
+        raise InputError(f"{name} is out of float32 range: {a.tolist()}")
+    return a.astype(np.float32)
+
+
+def _positive(v: Any, name: str) -> np.float32:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number, got {v!r}") from None
+    if not math.isfinite(x) or x <= 0 or x > 1e30:
+        raise InputError(f"{name} must be finite and > 0, got {v!r}")
+    return f32(x)
+
+
+def _area(area: Any) -> int:
+    if area is None:
+        return 0
+    if isinstance(area, bool) or not isinstance(area, (int, np.integer)) or not 1 <= area <= 63:
+        raise InputError(f"area must be an int in 1..63 (None cuts a hole), got {area!r}")
+    return int(area)
+
+
+class TileCache:
+    """A tile cache with temporary obstacles (Recast's ``dtTileCache``).
+
+    Build one with :meth:`bake` or :meth:`from_recast`; query :attr:`navmesh`.
+
+    Parameters
+    ----------
+    tset : TileCacheSet
+        The compressed layers and params (:func:`~navkit.tilecache.build_tile_cache`).
+    recast_compatible : bool
+        Only ``True`` is available: reproduce ``dtTileCache`` exactly.
+    executor : concurrent.futures.Executor, optional
+        Builds the initial navmesh tiles in parallel (results are added in Recast's order).
+    progress : callable(done, total), optional
+
+    Raises
+    ------
+    ConfigError
+        ``recast_compatible=False`` (not available yet), ``max_obstacles`` of the set is 0.
+    """
+
+    def __init__(
+        self,
+        tset: TileCacheSet,
+        *,
+        recast_compatible: bool = True,
+        executor: Executor | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        if not isinstance(tset, TileCacheSet):
+            raise InputError(f"expected a TileCacheSet, got {type(tset).__name__}")
+        if recast_compatible is not True:
+            raise ConfigError(
+                "recast_compatible", "only recast_compatible=True is available in this version"
+            )
+        if tset.params.max_obstacles > 0xFFFF:
+            raise ConfigError(
+                "max_obstacles",
+                f"{tset.params.max_obstacles} exceeds 65535 (obstacle handles hold a 16-bit slot)",
+            )
+        self.recast_compatible = True
+        self.params = tset.params
+        nm = NavMesh(tset.navmesh_params)
+        self._state = CacheState(tset, nm, int(tset.params.max_obstacles))
+        st = self._state
+        if st.by_pos:
+            nx = max(x for x, _ in st.by_pos) + 1
+            ny = max(y for _, y in st.by_pos) + 1
+        else:
+            nx = ny = 0
+        self._grid = (nx, ny)
+        coords = [(x, y) for y in range(ny) for x in range(nx)]
+        p = tset.params
+
+        def args(x: int, y: int) -> tuple:
+            return ([st.tiles[r].data for r in st.tiles_at(x, y)], p)
+
+        built = run_tiles(_build_position, coords, args, executor, progress)
+        for xy in coords:
+            for td in built[xy]:
+                if td is not None:
+                    nm._add_tile(td, None, check=False)
+        # world extent (xz of the grid, y of the layers) for input checks
+        o = np.array(p.orig, np.float32)
+        tw = f32(p.width) * f32(p.cs)
+        ys = [t.header.bmin[1] for t in tset.tiles] + [t.header.bmax[1] for t in tset.tiles]
+        self._world_min = np.array([o[0], min(ys, default=o[1]), o[2]], np.float64)
+        self._world_max = np.array(
+            [o[0] + nx * tw, max(ys, default=o[1]), o[2] + ny * tw], np.float64
+        )
+        self._subscribers: list[Callable[[Changes], None]] = []
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def bake(
+        cls,
+        mesh: Any,
+        config: Any,
+        executor: Executor | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        recast_compatible: bool = True,
+        max_obstacles: int = 128,
+        expected_layers_per_tile: int = 4,
+    ) -> TileCache:
+        """Build the tile cache of ``mesh`` (RecastDemo's Sample_TempObstacles) and its navmesh.
+
+        Parameters
+        ----------
+        mesh : TriMesh
+        config : BakeConfig
+            Needs ``tile_size`` (1..255 voxels; Recast's sample uses 48).
+        executor : Executor, optional
+            Tiles are pure functions of (mesh, config, tile): built in parallel, added in order.
+        progress : callable(done, total), optional
+            Called after each tile of the layer build.
+        max_obstacles, expected_layers_per_tile : int
+            Obstacle slots; cache slots per tile.
+        """
+        if recast_compatible is not True:
+            raise ConfigError(
+                "recast_compatible", "only recast_compatible=True is available in this version"
+            )
+        tset = build_tile_cache(
+            mesh,
+            config,
+            expected_layers_per_tile=expected_layers_per_tile,
+            max_obstacles=max_obstacles,
+            executor=executor,
+            progress=progress,
+        )
+        return cls(tset, recast_compatible=recast_compatible, executor=executor)
+
+    @classmethod
+    def from_recast(
+        cls, src: str | os.PathLike[str] | bytes, *, recast_compatible: bool = True
+    ) -> TileCache:
+        """Load a Recast "TSET" tile cache set (``exportTileCache``, RecastDemo's
+        ``all_tiles_tilecache.bin``) from a path or bytes and build its navmesh.
+
+        Raises
+        ------
+        FormatError
+            A corrupt or foreign file.
+        InputError
+            An unreadable path.
+        """
+        if isinstance(src, (bytes, bytearray, memoryview)):
+            tset = tile_cache_from_bytes(src)
+        else:
+            tset = read_tile_cache(src)
+        return cls(tset, recast_compatible=recast_compatible)
+
+    def to_recast(self, path: str | os.PathLike[str] | None = None) -> bytes:
+        """The compressed layers as a Recast "TSET" file (what ``exportTileCache`` writes;
+        obstacles are not part of it).
+
+        Parameters
+        ----------
+        path : str or PathLike, optional
+            Also write the bytes there (atomically).
+        """
+        data = tile_cache_to_bytes(self._state.tset)
+        if path is not None:
+            atomic_write_bytes(path, data)
+        return data
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def navmesh(self) -> NavMesh:
+        """The live navmesh (its tiles are replaced by :meth:`update`)."""
+        return self._state.navmesh
+
+    @property
+    def tile_cache_set(self) -> TileCacheSet:
+        """The compressed layers (unchanged by obstacles)."""
+        return self._state.tset
+
+    @property
+    def up_to_date(self) -> bool:
+        """No queued request and no pending rebuild."""
+        return self._state.up_to_date
+
+    @property
+    def obstacle_count(self) -> int:
+        """Obstacles added and not (yet fully) removed."""
+        return sum(1 for ob in self._state.obs if ob.state != 0)
+
+    def obstacle(self, handle: int) -> Obstacle:
+        """The shape behind a live handle (StaleHandleError otherwise)."""
+        return self._live(handle)[1]
+
+    def _live(self, handle: Any) -> tuple[int, Obstacle]:
+        if isinstance(handle, bool) or not isinstance(handle, (int, np.integer)):
+            raise InputError(f"an obstacle handle is an int, got {type(handle).__name__}")
+        i = self._state.slot_of(int(handle))
+        if i < 0:
+            raise StaleHandleError(f"obstacle handle {handle!r} is stale, removed or unknown")
+        shape = self._state.obs[i].shape
+        assert shape is not None
+        return i, shape
+
+    # -- obstacles -----------------------------------------------------------------------------
+    def _check_room(self) -> None:
+        st = self._state
+        if len(st.reqs) >= MAX_REQUESTS:
+            raise InputError(
+                f"{MAX_REQUESTS} requests are queued (Recast's limit): call update() first"
+            )
+
+    def _check_shape(self, shape: Obstacle) -> None:
+        bmin, bmax = obstacle_bounds(shape)
+        if (bmax < self._world_min).any() or (bmin > self._world_max).any():
+            raise InputError(
+                f"obstacle bounds {bmin.tolist()}..{bmax.tolist()} lie outside the cache's "
+                f"world {self._world_min.tolist()}..{self._world_max.tolist()}"
+            )
+        n = len(self._state.touched_by(shape))
+        if n > MAX_TOUCHED_TILES:
+            raise InputError(
+                f"the obstacle touches {n} layers; recast_compatible mode handles at most "
+                f"{MAX_TOUCHED_TILES} (Detour's DT_MAX_TOUCHED_TILES)"
+            )
+
+    def _add(self, shape: Obstacle) -> int:
+        self._check_room()
+        if self._state.next_free < 0:
+            raise InputError(f"the obstacle table is full ({self._state.max_obstacles} obstacles)")
+        self._check_shape(shape)
+        return self._state.add(shape)
+
+    def add_cylinder(
+        self, pos: Any, radius: float, height: float, *, area: int | None = None
+    ) -> int:
+        """Add a vertical cylinder (``addObstacle``): base centre ``pos`` (3,) [wu].
+
+        Parameters
+        ----------
+        pos : (3,) float
+            Centre of the bottom disc [wu].
+        radius, height : float
+            > 0 [wu].
+        area : int, optional
+            Mark this area id (1..63) instead of cutting a hole.
+
+        Returns
+        -------
+        int
+            A generational handle (``salt << 16 | slot``); stale once removed.
+
+        Raises
+        ------
+        InputError
+            Non-finite or non-positive values, an obstacle outside the world or over
+            more than 8 layers, a full obstacle table or request queue.
+        """
+        p = _vec3(pos, "pos")
+        r = _positive(radius, "radius")
+        h = _positive(height, "height")
+        shape = Obstacle(CYLINDER, p, np.array([r, h, 0], np.float32), _Z2, _NOPTS, _area(area))
+        return self._add(shape)
+
+    def add_box(self, bmin: Any, bmax: Any, *, area: int | None = None) -> int:
+        """Add an axis-aligned box (``addBoxObstacle(bmin, bmax)``) [wu].
+
+        Raises
+        ------
+        InputError
+            Non-finite values, ``bmax <= bmin`` on an axis, outside the world, ...
+        """
+        b0 = _vec3(bmin, "bmin")
+        b1 = _vec3(bmax, "bmax")
+        if (b1 <= b0).any():
+            raise InputError(f"box must have bmax > bmin on every axis, got {b0} {b1}")
+        return self._add(Obstacle(BOX, b0, b1, _Z2, _NOPTS, _area(area)))
+
+    def add_oriented_box(
+        self, center: Any, half_extents: Any, y_radians: float, *, area: int | None = None
+    ) -> int:
+        """Add a box rotated about +y (``addBoxObstacle(center, halfExtents, yRadians)``).
+
+        Raises
+        ------
+        InputError
+            Non-finite values, a half extent <= 0, outside the world, ...
+        """
+        c = _vec3(center, "center")
+        he = _vec3(half_extents, "half_extents")
+        if (he <= 0).any():
+            raise InputError(f"half_extents must all be > 0, got {he.tolist()}")
+        try:
+            a = float(y_radians)
+        except (TypeError, ValueError):
+            raise InputError(f"y_radians must be a number, got {y_radians!r}") from None
+        if not math.isfinite(a) or abs(a) > 1e6:
+            raise InputError(f"y_radians must be finite (|a| <= 1e6), got {y_radians!r}")
+        return self._add(Obstacle(ORIENTED_BOX, c, he, rot_aux(a), _NOPTS, _area(area)))
+
+    def add_prism(self, points: Any, height: float, *, area: int | None = None) -> int:
+        """Add an extruded convex polygon (navkit).
+
+        Parameters
+        ----------
+        points : (n, 3) float
+            The base polygon's corners [wu], n >= 3, convex in xz (either winding, no
+            repeated or collinear corner); the prism spans ``min(y) .. max(y) + height``.
+        height : float
+            > 0 [wu].
+
+        Raises
+        ------
+        InputError
+            Fewer than 3 points, non-finite values, a non-convex or degenerate polygon, ...
+        """
+        try:
+            pts = np.asarray(points, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError("points must be an (n, 3) array of numbers") from None
+        if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 3:
+            raise InputError(f"points must be (n >= 3, 3), got shape {pts.shape}")
+        if not np.isfinite(pts).all() or (np.abs(pts) > 1e30).any():
+            raise InputError("points must be finite")
+        h = _positive(height, "height")
+        xz = pts[:, [0, 2]]
+        n = xz.shape[0]
+        d = np.roll(xz, -1, axis=0) - xz
+        cross = d[:, 0] * np.roll(d, -1, axis=0)[:, 1] - d[:, 1] * np.roll(d, -1, axis=0)[:, 0]
+        if (np.hypot(d[:, 0], d[:, 1]) == 0).any():
+            raise InputError("prism points repeat a corner")
+        if not ((cross > 0).all() or (cross < 0).all()):
+            raise InputError(
+                "prism polygon must be convex with no collinear corners (in xz); "
+                f"turns: {np.sign(cross).astype(int).tolist()}"
+            )
+        # a convex polygon turns once: the edge directions' angles must not wrap twice
+        ang = np.arctan2(d[:, 1], d[:, 0])
+        turn = np.diff(np.concatenate([ang, ang[:1]]))
+        turn = (turn + np.pi) % (2 * np.pi) - np.pi
+        if abs(abs(turn.sum()) - 2 * np.pi) > 1e-6 * n:
+            raise InputError("prism polygon must be convex (it winds more than once)")
+        y0 = f32(pts[:, 1].min())
+        y1 = f32(f32(pts[:, 1].max()) + h)
+        shape = Obstacle(
+            PRISM,
+            np.array([0, y0, 0], np.float32),
+            np.array([0, y1, 0], np.float32),
+            _Z2,
+            xz.astype(np.float32),
+            _area(area),
+        )
+        return self._add(shape)
+
+    def remove(self, handle: int) -> None:
+        """Queue the removal of an obstacle (``removeObstacle``).
+
+        Raises
+        ------
+        StaleHandleError
+            The handle was removed already (or never named an obstacle).
+        InputError
+            The request queue is full.
+        """
+        self._live(handle)
+        self._check_room()
+        self._state.remove(int(handle))
+
+    def move(self, handle: int, by: Any) -> None:
+        """Translate an obstacle by ``by`` (3,) [wu]; the handle stays valid.
+
+        The layers under the old and the new footprint are rebuilt at the next update.
+
+        Raises
+        ------
+        StaleHandleError, InputError
+        """
+        _, shape = self._live(handle)
+        d = _vec3(by, "by")
+        if shape.kind == PRISM:
+            moved = shape._replace(
+                a=shape.a + np.array([0, d[1], 0], np.float32),
+                b=shape.b + np.array([0, d[1], 0], np.float32),
+                points=(shape.points + d[[0, 2]]).astype(np.float32),
+            )
+        elif shape.kind == BOX:
+            moved = shape._replace(a=shape.a + d, b=shape.b + d)
+        else:
+            moved = shape._replace(a=(shape.a + d).astype(np.float32))
+        if not (np.isfinite(moved.a).all() and np.isfinite(moved.b).all()):
+            raise InputError("moved obstacle has non-finite coordinates")
+        self._check_room()
+        self._check_shape(moved)
+        self._state.move(int(handle), moved)
+
+    # -- update --------------------------------------------------------------------------------
+    def update(self, budget_ms: float | None = None, max_tiles: int | None = None) -> Changes:
+        """Rebuild touched tiles and swap them into the navmesh, within a budget.
+
+        Each step is one ``dtTileCache::update`` call (pending requests become tile
+        rebuilds; one tile is rebuilt). Steps continue until up to date, until
+        ``max_tiles`` tiles were rebuilt, or until ``budget_ms`` has elapsed (at least
+        one step runs).
+
+        Returns
+        -------
+        Changes
+            The rebuilt tiles and the poly refs that became invalid; also passed to
+            every :meth:`subscribe` callback when something changed.
+
+        Raises
+        ------
+        InputError
+            ``budget_ms`` not > 0, ``max_tiles`` not >= 1.
+        """
+        if budget_ms is not None:
+            budget_ms = float(_positive(budget_ms, "budget_ms"))
+        if max_tiles is not None:
+            if isinstance(max_tiles, bool) or not isinstance(max_tiles, (int, np.integer)):
+                raise InputError(f"max_tiles must be an int >= 1, got {max_tiles!r}")
+            if max_tiles < 1:
+                raise InputError(f"max_tiles must be >= 1, got {max_tiles}")
+        st = self._state
+        rebuilt: list = []
+        failed: list = []
+        invalidated: list = []
+        t0 = time.perf_counter()
+        steps = 0
+        while not st.up_to_date:
+            st.step(rebuilt, invalidated, failed)
+            steps += 1
+            if max_tiles is not None and steps >= max_tiles:
+                break
+            if budget_ms is not None and (time.perf_counter() - t0) * 1000.0 >= budget_ms:
+                break
+        ch = Changes(tuple(rebuilt), tuple(invalidated), tuple(failed), st.up_to_date)
+        if rebuilt or failed:
+            for cb in list(self._subscribers):
+                cb(ch)
+        return ch
+
+    def subscribe(self, callback: Callable[[Changes], None]) -> Callable[[], None]:
+        """Call ``callback(changes)`` after every update that rebuilt tiles.
+
+        Returns
+        -------
+        callable
+            Unsubscribes when called.
+        """
+        if not callable(callback):
+            raise InputError("callback must be callable")
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def __repr__(self) -> str:
+        return (
+            f"TileCache(layers={len(self._state.tiles)}, obstacles={self.obstacle_count}, "
+            f"up_to_date={self.up_to_date}, recast_compatible={self.recast_compatible})"
+        )

@@ -1,0 +1,268 @@
+"""Temporary obstacles: shapes, bounds and their rasterization onto a layer.
+
+Recast's three shapes are marked exactly as ``dtTileCache`` does (float32 all the
+way, in the layer's own frame: origin = the layer header's ``bmin``, heights in
+cells above it):
+
+- cylinder (``dtMarkCylinderArea``): cells whose centre lies within
+  ``radius / cs + 0.5`` cells of the axis;
+- axis-aligned box (``dtMarkBoxArea``): cells whose floor lies in the box's cell range;
+- oriented box (``dtMarkBoxArea`` with ``rotAux``): cells whose corner, rotated into
+  the box frame, lies within ``half_extent / cs + 0.5`` cells (in Detour's doubled
+  coordinates, a quirk kept as is);
+
+and navkit's prism (a convex polygon extruded upwards) marks the cells whose centre
+lies inside the polygon. In all cases the cell's floor height must lie within the
+shape's vertical cell range. A mark writes ``area`` (0 = cut a hole).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .._jit import F32, njit
+
+__all__ = [
+    "CYLINDER",
+    "BOX",
+    "ORIENTED_BOX",
+    "PRISM",
+    "Obstacle",
+    "obstacle_bounds",
+    "rot_aux",
+    "mark_obstacle",
+]
+
+CYLINDER, BOX, ORIENTED_BOX, PRISM = 0, 1, 2, 3
+f32 = np.float32
+
+
+class Obstacle(NamedTuple):
+    """One obstacle's shape (all values float32).
+
+    Attributes
+    ----------
+    kind : int
+        :data:`CYLINDER`, :data:`BOX`, :data:`ORIENTED_BOX` or :data:`PRISM`.
+    a, b : (3,) float32
+        cylinder: position (bottom centre) and (radius, height, 0); box: bmin, bmax;
+        oriented box: centre and half extents; prism: (0, ymin, 0) and (0, ymax, 0).
+    rot : (2,) float32
+        Oriented box: Detour's ``rotAux`` (see :func:`rot_aux`).
+    points : (n, 2) float32
+        Prism: the convex polygon's corners (x, z) [wu], either winding.
+    area : int
+        Area id written (0 = hole).
+    """
+
+    kind: int
+    a: np.ndarray
+    b: np.ndarray
+    rot: np.ndarray
+    points: np.ndarray
+    area: int
+
+
+def rot_aux(y_radians: float) -> np.ndarray:
+    """``addBoxObstacle``'s ``rotAux``: (cos(a/2) sin(-a/2), cos(a/2)^2 - 1/2) in float32.
+
+    ``cosf``/``sinf`` are taken as the float32 rounding of the double results (what
+    Emscripten's musl gives for these arguments).
+    """
+    a = f32(y_radians)
+    coshalf = f32(math.cos(float(f32(0.5) * a)))
+    sinhalf = f32(math.sin(float(f32(-0.5) * a)))
+    return np.array([coshalf * sinhalf, coshalf * coshalf - f32(0.5)], np.float32)
+
+
+def obstacle_bounds(ob: Obstacle) -> tuple[np.ndarray, np.ndarray]:
+    """``getObstacleBounds``: the (3,) float32 bmin, bmax used to find touched tiles."""
+    a, b = ob.a, ob.b
+    if ob.kind == CYLINDER:
+        r, h = b[0], b[1]
+        bmin = np.array([a[0] - r, a[1], a[2] - r], np.float32)
+        bmax = np.array([a[0] + r, a[1] + h, a[2] + r], np.float32)
+    elif ob.kind == BOX:
+        bmin, bmax = a.copy(), b.copy()
+    elif ob.kind == ORIENTED_BOX:
+        maxr = f32(1.41) * max(b[0], b[2])
+        bmin = np.array([a[0] - maxr, a[1] - b[1], a[2] - maxr], np.float32)
+        bmax = np.array([a[0] + maxr, a[1] + b[1], a[2] + maxr], np.float32)
+    else:
+        p = ob.points
+        bmin = np.array([p[:, 0].min(), a[1], p[:, 1].min()], np.float32)
+        bmax = np.array([p[:, 0].max(), b[1], p[:, 1].max()], np.float32)
+    return bmin, bmax
+
+
+@njit
+def _clamp_range(minx, maxx, minz, maxz, w, h):
+    if maxx < 0 or minx >= w or maxz < 0 or minz >= h:
+        return False, 0, 0, 0, 0
+    return True, max(minx, 0), min(maxx, w - 1), max(minz, 0), min(maxz, h - 1)
+
+
+@njit
+def _mark_cylinder(heights, areas, orig, cs, ch, pos, radius, height, area_id):  # pragma: no cover
+    h, w = heights.shape
+    bmin0 = pos[0] - radius
+    bmin1 = pos[1]
+    bmin2 = pos[2] - radius
+    bmax0 = pos[0] + radius
+    bmax1 = pos[1] + height
+    bmax2 = pos[2] + radius
+    r = radius / cs + F32(0.5)
+    r2 = r * r
+    ics = F32(1.0) / cs
+    ich = F32(1.0) / ch
+    px = (pos[0] - orig[0]) * ics
+    pz = (pos[2] - orig[2]) * ics
+    minx = np.int64(math.floor((bmin0 - orig[0]) * ics))
+    miny = np.int64(math.floor((bmin1 - orig[1]) * ich))
+    minz = np.int64(math.floor((bmin2 - orig[2]) * ics))
+    maxx = np.int64(math.floor((bmax0 - orig[0]) * ics))
+    maxy = np.int64(math.floor((bmax1 - orig[1]) * ich))
+    maxz = np.int64(math.floor((bmax2 - orig[2]) * ics))
+    ok, minx, maxx, minz, maxz = _clamp_range(minx, maxx, minz, maxz, w, h)
+    if not ok:
+        return
+    for z in range(minz, maxz + 1):
+        for x in range(minx, maxx + 1):
+            dx = F32(x) + F32(0.5) - px
+            dz = F32(z) + F32(0.5) - pz
+            if dx * dx + dz * dz > r2:
+                continue
+            y = np.int64(heights[z, x])
+            if y < miny or y > maxy:
+                continue
+            areas[z, x] = area_id
+
+
+@njit
+def _mark_box(heights, areas, orig, cs, ch, bmin, bmax, area_id):  # pragma: no cover
+    h, w = heights.shape
+    ics = F32(1.0) / cs
+    ich = F32(1.0) / ch
+    minx = np.int64(math.floor((bmin[0] - orig[0]) * ics))
+    miny = np.int64(math.floor((bmin[1] - orig[1]) * ich))
+    minz = np.int64(math.floor((bmin[2] - orig[2]) * ics))
+    maxx = np.int64(math.floor((bmax[0] - orig[0]) * ics))
+    maxy = np.int64(math.floor((bmax[1] - orig[1]) * ich))
+    maxz = np.int64(math.floor((bmax[2] - orig[2]) * ics))
+    ok, minx, maxx, minz, maxz = _clamp_range(minx, maxx, minz, maxz, w, h)
+    if not ok:
+        return
+    for z in range(minz, maxz + 1):
+        for x in range(minx, maxx + 1):
+            y = np.int64(heights[z, x])
+            if y < miny or y > maxy:
+                continue
+            areas[z, x] = area_id
+
+
+@njit
+def _mark_oriented_box(
+    heights, areas, orig, cs, ch, center, half, rot, area_id
+):  # pragma: no cover
+    h, w = heights.shape
+    ics = F32(1.0) / cs
+    ich = F32(1.0) / ch
+    cx = (center[0] - orig[0]) * ics
+    cz = (center[2] - orig[2]) * ics
+    maxr = F32(1.41) * max(half[0], half[2])
+    minx = np.int64(math.floor(cx - maxr * ics))
+    maxx = np.int64(math.floor(cx + maxr * ics))
+    minz = np.int64(math.floor(cz - maxr * ics))
+    maxz = np.int64(math.floor(cz + maxr * ics))
+    miny = np.int64(math.floor((center[1] - half[1] - orig[1]) * ich))
+    maxy = np.int64(math.floor((center[1] + half[1] - orig[1]) * ich))
+    ok, minx, maxx, minz, maxz = _clamp_range(minx, maxx, minz, maxz, w, h)
+    if not ok:
+        return
+    xhalf = half[0] * ics + F32(0.5)
+    zhalf = half[2] * ics + F32(0.5)
+    for z in range(minz, maxz + 1):
+        for x in range(minx, maxx + 1):
+            x2 = F32(2.0) * (F32(x) - cx)
+            z2 = F32(2.0) * (F32(z) - cz)
+            xrot = rot[1] * x2 + rot[0] * z2
+            if xrot > xhalf or xrot < -xhalf:
+                continue
+            zrot = rot[1] * z2 - rot[0] * x2
+            if zrot > zhalf or zrot < -zhalf:
+                continue
+            y = np.int64(heights[z, x])
+            if y < miny or y > maxy:
+                continue
+            areas[z, x] = area_id
+
+
+@njit
+def _mark_prism(heights, areas, orig, cs, ch, pts, ymin, ymax, area_id):  # pragma: no cover
+    """Cells whose centre lies inside the convex polygon ``pts`` (n, 2) [wu] (either
+    winding; boundary included) and whose floor is within [ymin, ymax]."""
+    h, w = heights.shape
+    ics = F32(1.0) / cs
+    ich = F32(1.0) / ch
+    n = pts.shape[0]
+    minx = np.int64(math.floor((pts[:, 0].min() - orig[0]) * ics))
+    maxx = np.int64(math.floor((pts[:, 0].max() - orig[0]) * ics))
+    minz = np.int64(math.floor((pts[:, 1].min() - orig[2]) * ics))
+    maxz = np.int64(math.floor((pts[:, 1].max() - orig[2]) * ics))
+    miny = np.int64(math.floor((ymin - orig[1]) * ich))
+    maxy = np.int64(math.floor((ymax - orig[1]) * ich))
+    ok, minx, maxx, minz, maxz = _clamp_range(minx, maxx, minz, maxz, w, h)
+    if not ok:
+        return
+    for z in range(minz, maxz + 1):
+        for x in range(minx, maxx + 1):
+            # cell centre in world units (double: only navkit's own shape uses this)
+            wx = np.float64(orig[0]) + (x + 0.5) * np.float64(cs)
+            wz = np.float64(orig[2]) + (z + 0.5) * np.float64(cs)
+            pos = 0
+            neg = 0
+            for i in range(n):
+                j = (i + 1) % n
+                ax = np.float64(pts[i, 0])
+                az = np.float64(pts[i, 1])
+                c = (np.float64(pts[j, 0]) - ax) * (wz - az) - (np.float64(pts[j, 1]) - az) * (
+                    wx - ax
+                )
+                if c > 0:
+                    pos += 1
+                elif c < 0:
+                    neg += 1
+            if pos > 0 and neg > 0:
+                continue
+            y = np.int64(heights[z, x])
+            if y < miny or y > maxy:
+                continue
+            areas[z, x] = area_id
+
+
+def mark_obstacle(
+    heights: np.ndarray,
+    areas: np.ndarray,
+    orig: np.ndarray,
+    cs: float,
+    ch: float,
+    ob: Obstacle,
+) -> None:
+    """Rasterize ``ob`` onto a layer, writing ``ob.area`` into ``areas`` in place.
+
+    ``heights``/``areas`` (h, w) uint8; ``orig`` the layer header's bmin (3,) float32.
+    """
+    cs32, ch32 = f32(cs), f32(ch)
+    o = np.asarray(orig, np.float32)
+    aid = np.uint8(ob.area)
+    if ob.kind == CYLINDER:
+        _mark_cylinder(heights, areas, o, cs32, ch32, ob.a, ob.b[0], ob.b[1], aid)
+    elif ob.kind == BOX:
+        _mark_box(heights, areas, o, cs32, ch32, ob.a, ob.b, aid)
+    elif ob.kind == ORIENTED_BOX:
+        _mark_oriented_box(heights, areas, o, cs32, ch32, ob.a, ob.b, ob.rot, aid)
+    else:
+        _mark_prism(heights, areas, o, cs32, ch32, ob.points, ob.a[1], ob.b[1], aid)

@@ -1,0 +1,702 @@
+"""Layer polygon mesh of the tile cache (``dtBuildTileCachePolyMesh``).
+
+Each contour with at least 3 vertices is ear-clipped (shortest diagonal first,
+Detour's tile-cache triangulator: no fallback for self-touching outlines), its
+vertices are welded through a 256-bucket hash (same x, z and heights within 2),
+and its triangles are merged greedily into convex polygons of up to 6 vertices
+(longest shared edge first). Vertices flagged by the contour builder (bit 7:
+middle of a straight portal edge) are then removed where possible and the hole
+is re-triangulated and merged. Last, adjacency: shared edges get the other
+polygon's index; open edges lying on a contour edge with a portal direction get
+``0x8000 | dir``.
+
+Polygons are (np, 12) uint16 like Recast's ``rcPolyMesh`` with ``nvp = 6``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import njit
+from .contours import TileCacheContours
+
+__all__ = ["build_tile_cache_poly_mesh", "NVP"]
+
+NVP = 6
+_NULL = 0xFFFF
+_MAX_REM_EDGES = 48
+
+# error codes
+_OK = 0
+_ERR_BUFFER = -1
+
+
+@njit
+def _area2(ax, az, bx, bz, cx, cz):
+    return (bx - ax) * (cz - az) - (cx - ax) * (bz - az)
+
+
+@njit
+def _vx(verts, indices, i):
+    return np.int64(verts[indices[i] & 0x7FFF, 0])
+
+
+@njit
+def _vz(verts, indices, i):
+    return np.int64(verts[indices[i] & 0x7FFF, 2])
+
+
+@njit
+def _between(ax, az, bx, bz, cx, cz):
+    if _area2(ax, az, bx, bz, cx, cz) != 0:
+        return False
+    if ax != bx:
+        return (ax <= cx and cx <= bx) or (ax >= cx and cx >= bx)
+    return (az <= cz and cz <= bz) or (az >= cz and cz >= bz)
+
+
+@njit
+def _intersect(ax, az, bx, bz, cx, cz, dx, dz):
+    abc = _area2(ax, az, bx, bz, cx, cz)
+    abd = _area2(ax, az, bx, bz, dx, dz)
+    cda = _area2(cx, cz, dx, dz, ax, az)
+    cdb = _area2(cx, cz, dx, dz, bx, bz)
+    if not (abc == 0 or abd == 0 or cda == 0 or cdb == 0):
+        if ((abc < 0) != (abd < 0)) and ((cda < 0) != (cdb < 0)):
+            return True
+    if (
+        _between(ax, az, bx, bz, cx, cz)
+        or _between(ax, az, bx, bz, dx, dz)
+        or _between(cx, cz, dx, dz, ax, az)
+        or _between(cx, cz, dx, dz, bx, bz)
+    ):
+        return True
+    return False
+
+
+@njit
+def _diagonalie(i, j, n, verts, indices):
+    d0x, d0z = _vx(verts, indices, i), _vz(verts, indices, i)
+    d1x, d1z = _vx(verts, indices, j), _vz(verts, indices, j)
+    for k in range(n):
+        k1 = k + 1 if k + 1 < n else 0
+        if not (k == i or k1 == i or k == j or k1 == j):
+            p0x, p0z = _vx(verts, indices, k), _vz(verts, indices, k)
+            p1x, p1z = _vx(verts, indices, k1), _vz(verts, indices, k1)
+            if (
+                (d0x == p0x and d0z == p0z)
+                or (d1x == p0x and d1z == p0z)
+                or (d0x == p1x and d0z == p1z)
+                or (d1x == p1x and d1z == p1z)
+            ):
+                continue
+            if _intersect(d0x, d0z, d1x, d1z, p0x, p0z, p1x, p1z):
+                return False
+    return True
+
+
+@njit
+def _in_cone(i, j, n, verts, indices):
+    i1 = i + 1 if i + 1 < n else 0
+    in1 = i - 1 if i - 1 >= 0 else n - 1
+    pix, piz = _vx(verts, indices, i), _vz(verts, indices, i)
+    pjx, pjz = _vx(verts, indices, j), _vz(verts, indices, j)
+    p1x, p1z = _vx(verts, indices, i1), _vz(verts, indices, i1)
+    pnx, pnz = _vx(verts, indices, in1), _vz(verts, indices, in1)
+    if _area2(pnx, pnz, pix, piz, p1x, p1z) <= 0:
+        return _area2(pix, piz, pjx, pjz, pnx, pnz) < 0 and _area2(pjx, pjz, pix, piz, p1x, p1z) < 0
+    return not (
+        _area2(pix, piz, pjx, pjz, p1x, p1z) <= 0 and _area2(pjx, pjz, pix, piz, pnx, pnz) <= 0
+    )
+
+
+@njit
+def _diagonal(i, j, n, verts, indices):
+    return _in_cone(i, j, n, verts, indices) and _diagonalie(i, j, n, verts, indices)
+
+
+@njit
+def _triangulate(n, verts, indices, tris):
+    """Detour tile cache ``triangulate``; returns the triangle count (negative on failure)."""
+    ntris = 0
+    for i in range(n):
+        i1 = i + 1 if i + 1 < n else 0
+        i2 = i1 + 1 if i1 + 1 < n else 0
+        if _diagonal(i, i2, n, verts, indices):
+            indices[i1] |= 0x8000
+    while n > 3:
+        min_len = -1
+        mini = -1
+        for i in range(n):
+            i1 = i + 1 if i + 1 < n else 0
+            if indices[i1] & 0x8000:
+                i2 = i1 + 1 if i1 + 1 < n else 0
+                dx = _vx(verts, indices, i2) - _vx(verts, indices, i)
+                dz = _vz(verts, indices, i2) - _vz(verts, indices, i)
+                ln = dx * dx + dz * dz
+                if min_len < 0 or ln < min_len:
+                    min_len = ln
+                    mini = i
+        if mini == -1:
+            return -ntris
+        i = mini
+        i1 = i + 1 if i + 1 < n else 0
+        i2 = i1 + 1 if i1 + 1 < n else 0
+        tris[ntris, 0] = indices[i] & 0x7FFF
+        tris[ntris, 1] = indices[i1] & 0x7FFF
+        tris[ntris, 2] = indices[i2] & 0x7FFF
+        ntris += 1
+        n -= 1
+        for k in range(i1, n):
+            indices[k] = indices[k + 1]
+        if i1 >= n:
+            i1 = 0
+        i = i1 - 1 if i1 - 1 >= 0 else n - 1
+        ip = i - 1 if i - 1 >= 0 else n - 1
+        if _diagonal(ip, i1, n, verts, indices):
+            indices[i] |= 0x8000
+        else:
+            indices[i] &= 0x7FFF
+        i1n = i1 + 1 if i1 + 1 < n else 0
+        if _diagonal(i, i1n, n, verts, indices):
+            indices[i1] |= 0x8000
+        else:
+            indices[i1] &= 0x7FFF
+    tris[ntris, 0] = indices[0] & 0x7FFF
+    tris[ntris, 1] = indices[1] & 0x7FFF
+    tris[ntris, 2] = indices[2] & 0x7FFF
+    ntris += 1
+    return ntris
+
+
+@njit
+def _count_poly_verts(p):
+    for i in range(NVP):
+        if p[i] == _NULL:
+            return i
+    return NVP
+
+
+@njit
+def _uleft(verts, a, b, c):
+    return (
+        _area2(
+            np.int64(verts[a, 0]),
+            np.int64(verts[a, 2]),
+            np.int64(verts[b, 0]),
+            np.int64(verts[b, 2]),
+            np.int64(verts[c, 0]),
+            np.int64(verts[c, 2]),
+        )
+        < 0
+    )
+
+
+@njit
+def _merge_value(pa, pb, verts):
+    """getPolyMergeValue: (value, ea, eb); value -1 when the polygons cannot merge."""
+    na = _count_poly_verts(pa)
+    nb = _count_poly_verts(pb)
+    if na + nb - 2 > NVP:
+        return -1, -1, -1
+    ea = -1
+    eb = -1
+    for i in range(na):
+        va0 = pa[i]
+        va1 = pa[(i + 1) % na]
+        if va0 > va1:
+            va0, va1 = va1, va0
+        for j in range(nb):
+            vb0 = pb[j]
+            vb1 = pb[(j + 1) % nb]
+            if vb0 > vb1:
+                vb0, vb1 = vb1, vb0
+            if va0 == vb0 and va1 == vb1:
+                ea = i
+                eb = j
+                break
+    if ea == -1 or eb == -1:
+        return -1, ea, eb
+    if not _uleft(verts, pa[(ea + na - 1) % na], pa[ea], pb[(eb + 2) % nb]):
+        return -1, ea, eb
+    if not _uleft(verts, pb[(eb + nb - 1) % nb], pb[eb], pa[(ea + 2) % na]):
+        return -1, ea, eb
+    va = pa[ea]
+    vb = pa[(ea + 1) % na]
+    dx = np.int64(verts[va, 0]) - np.int64(verts[vb, 0])
+    dy = np.int64(verts[va, 2]) - np.int64(verts[vb, 2])
+    return dx * dx + dy * dy, ea, eb
+
+
+@njit
+def _merge_polys(pa, pb, ea, eb):
+    na = _count_poly_verts(pa)
+    nb = _count_poly_verts(pb)
+    tmp = np.full(NVP * 2, _NULL, np.int64)
+    n = 0
+    for i in range(na - 1):
+        tmp[n] = pa[(ea + 1 + i) % na]
+        n += 1
+    for i in range(nb - 1):
+        tmp[n] = pb[(eb + 1 + i) % nb]
+        n += 1
+    for i in range(NVP):
+        pa[i] = tmp[i]
+
+
+@njit
+def _merge_loop(polys, npolys, verts, pareas, has_areas):
+    """Greedy merge of ``polys[:npolys]`` (rows of NVP); returns the new count."""
+    while True:
+        best_val = 0
+        best_pa = 0
+        best_pb = 0
+        best_ea = 0
+        best_eb = 0
+        for j in range(npolys - 1):
+            for k in range(j + 1, npolys):
+                v, ea, eb = _merge_value(polys[j], polys[k], verts)
+                if v > best_val:
+                    best_val = v
+                    best_pa = j
+                    best_pb = k
+                    best_ea = ea
+                    best_eb = eb
+        if best_val > 0:
+            _merge_polys(polys[best_pa], polys[best_pb], best_ea, best_eb)
+            polys[best_pb, :] = polys[npolys - 1, :]
+            if has_areas:
+                pareas[best_pb] = pareas[npolys - 1]
+            npolys -= 1
+        else:
+            break
+    return npolys
+
+
+@njit
+def _add_vertex(x, y, z, verts, first_vert, next_vert, nv):
+    bucket = ((0x8DA6B343 * x + 0xCB1AB31F * z) & 0xFFFFFFFF) & 255
+    i = first_vert[bucket]
+    while i != _NULL:
+        if verts[i, 0] == x and verts[i, 2] == z and abs(np.int64(verts[i, 1]) - y) <= 2:
+            return i, nv
+        i = next_vert[i]
+    i = nv
+    nv += 1
+    verts[i, 0] = x
+    verts[i, 1] = y
+    verts[i, 2] = z
+    next_vert[i] = first_vert[bucket]
+    first_vert[bucket] = i
+    return i, nv
+
+
+@njit
+def _can_remove_vertex(polys, npolys, rem):
+    num_touched = 0
+    num_remaining = 0
+    for i in range(npolys):
+        nv = _count_poly_verts(polys[i])
+        num_removed = 0
+        for j in range(nv):
+            if polys[i, j] == rem:
+                num_touched += 1
+                num_removed += 1
+        if num_removed:
+            num_remaining += nv - (num_removed + 1)
+    if num_remaining <= 2:
+        return False
+    max_edges = num_touched * 2
+    if max_edges > _MAX_REM_EDGES:
+        return False
+    edges = np.zeros((_MAX_REM_EDGES, 3), np.int64)
+    nedges = 0
+    for i in range(npolys):
+        nv = _count_poly_verts(polys[i])
+        k = nv - 1
+        for j in range(nv):
+            if polys[i, j] == rem or polys[i, k] == rem:
+                a = np.int64(polys[i, j])
+                b = np.int64(polys[i, k])
+                if b == rem:
+                    a, b = b, a
+                exists = False
+                for m in range(nedges):
+                    if edges[m, 1] == b:
+                        edges[m, 2] += 1
+                        exists = True
+                if not exists:
+                    edges[nedges, 0] = a
+                    edges[nedges, 1] = b
+                    edges[nedges, 2] = 1
+                    nedges += 1
+            k = j
+    num_open = 0
+    for i in range(nedges):
+        if edges[i, 2] < 2:
+            num_open += 1
+    return num_open <= 2
+
+
+@njit
+def _remove_vertex(verts, nverts, polys, areas, npolys, rem, max_tris):
+    """removeVertex; returns (nverts, npolys, status)."""
+    edges = np.zeros((_MAX_REM_EDGES, 3), np.int64)
+    nedges = 0
+    hole = np.zeros(_MAX_REM_EDGES + 1, np.int64)
+    nhole = 0
+    harea = np.zeros(_MAX_REM_EDGES + 1, np.int64)
+    nharea = 0
+    i = 0
+    while i < npolys:
+        nv = _count_poly_verts(polys[i])
+        has_rem = False
+        for j in range(nv):
+            if polys[i, j] == rem:
+                has_rem = True
+        if has_rem:
+            k = nv - 1
+            for j in range(nv):
+                if polys[i, j] != rem and polys[i, k] != rem:
+                    if nedges >= _MAX_REM_EDGES:
+                        return nverts, npolys, _ERR_BUFFER
+                    edges[nedges, 0] = polys[i, k]
+                    edges[nedges, 1] = polys[i, j]
+                    edges[nedges, 2] = areas[i]
+                    nedges += 1
+                k = j
+            for j in range(NVP):
+                polys[i, j] = polys[npolys - 1, j]
+            for j in range(NVP, 2 * NVP):
+                polys[i, j] = _NULL
+            areas[i] = areas[npolys - 1]
+            npolys -= 1
+            i -= 1
+        i += 1
+    for i in range(rem, nverts - 1):
+        verts[i, 0] = verts[i + 1, 0]
+        verts[i, 1] = verts[i + 1, 1]
+        verts[i, 2] = verts[i + 1, 2]
+    nverts -= 1
+    for i in range(npolys):
+        nv = _count_poly_verts(polys[i])
+        for j in range(nv):
+            if polys[i, j] > rem:
+                polys[i, j] -= 1
+    for i in range(nedges):
+        if edges[i, 0] > rem:
+            edges[i, 0] -= 1
+        if edges[i, 1] > rem:
+            edges[i, 1] -= 1
+    if nedges == 0:
+        return nverts, npolys, _OK
+    hole[0] = edges[0, 0]
+    nhole = 1
+    harea[0] = edges[0, 2]
+    nharea = 1
+    while nedges:
+        match = False
+        i = 0
+        while i < nedges:
+            ea = edges[i, 0]
+            eb = edges[i, 1]
+            a = edges[i, 2]
+            add = False
+            if hole[0] == eb:
+                if nhole >= _MAX_REM_EDGES:
+                    return nverts, npolys, _ERR_BUFFER
+                for m in range(nhole, 0, -1):
+                    hole[m] = hole[m - 1]
+                hole[0] = ea
+                nhole += 1
+                for m in range(nharea, 0, -1):
+                    harea[m] = harea[m - 1]
+                harea[0] = a
+                nharea += 1
+                add = True
+            elif hole[nhole - 1] == ea:
+                if nhole >= _MAX_REM_EDGES:
+                    return nverts, npolys, _ERR_BUFFER
+                hole[nhole] = eb
+                nhole += 1
+                harea[nharea] = a
+                nharea += 1
+                add = True
+            if add:
+                edges[i, 0] = edges[nedges - 1, 0]
+                edges[i, 1] = edges[nedges - 1, 1]
+                edges[i, 2] = edges[nedges - 1, 2]
+                nedges -= 1
+                match = True
+                i -= 1
+            i += 1
+        if not match:
+            break
+    tverts = np.zeros((nhole, 4), np.int64)
+    tpoly = np.zeros(nhole, np.int64)
+    for i in range(nhole):
+        pi = hole[i]
+        tverts[i, 0] = verts[pi, 0] & 0xFF
+        tverts[i, 1] = verts[pi, 1] & 0xFF
+        tverts[i, 2] = verts[pi, 2] & 0xFF
+        tpoly[i] = i
+    tris = np.zeros((max(nhole, 3), 3), np.int64)
+    ntris = _triangulate(nhole, tverts, tpoly, tris)
+    if ntris < 0:
+        ntris = -ntris
+    if ntris > _MAX_REM_EDGES:
+        return nverts, npolys, _ERR_BUFFER
+    tp = np.full((max(ntris, 1), NVP), _NULL, np.int64)
+    pareas = np.zeros(max(ntris, 1), np.int64)
+    ntp = 0
+    for j in range(ntris):
+        t0, t1, t2 = tris[j, 0], tris[j, 1], tris[j, 2]
+        if t0 != t1 and t0 != t2 and t1 != t2:
+            tp[ntp, 0] = hole[t0]
+            tp[ntp, 1] = hole[t1]
+            tp[ntp, 2] = hole[t2]
+            pareas[ntp] = harea[t0]
+            ntp += 1
+    if ntp == 0:
+        return nverts, npolys, _OK
+    ntp = _merge_loop(tp, ntp, verts, pareas, True)
+    for i in range(ntp):
+        if npolys >= max_tris:
+            break
+        for j in range(2 * NVP):
+            polys[npolys, j] = _NULL
+        for j in range(NVP):
+            polys[npolys, j] = tp[i, j]
+        areas[npolys] = pareas[i]
+        npolys += 1
+    return nverts, npolys, _OK
+
+
+@njit
+def _adjacency(polys, npolys, verts, cstart, cnverts, cverts):
+    max_edges = npolys * NVP
+    nverts = verts.shape[0]
+    first_edge = np.full(nverts, _NULL, np.int64)
+    next_edge = np.full(max(max_edges, 1), _NULL, np.int64)
+    ev = np.zeros((max(max_edges, 1), 2), np.int64)
+    epe = np.zeros((max(max_edges, 1), 2), np.int64)
+    ep = np.zeros((max(max_edges, 1), 2), np.int64)
+    ec = 0
+    for i in range(npolys):
+        for j in range(NVP):
+            if polys[i, j] == _NULL:
+                break
+            v0 = np.int64(polys[i, j])
+            v1 = (
+                np.int64(polys[i, 0])
+                if (j + 1 >= NVP or polys[i, j + 1] == _NULL)
+                else np.int64(polys[i, j + 1])
+            )
+            if v0 < v1:
+                ev[ec, 0] = v0
+                ev[ec, 1] = v1
+                ep[ec, 0] = i
+                epe[ec, 0] = j
+                ep[ec, 1] = i
+                epe[ec, 1] = 0xFF
+                next_edge[ec] = first_edge[v0]
+                first_edge[v0] = ec
+                ec += 1
+    for i in range(npolys):
+        for j in range(NVP):
+            if polys[i, j] == _NULL:
+                break
+            v0 = np.int64(polys[i, j])
+            v1 = (
+                np.int64(polys[i, 0])
+                if (j + 1 >= NVP or polys[i, j + 1] == _NULL)
+                else np.int64(polys[i, j + 1])
+            )
+            if v0 > v1:
+                found = False
+                e = first_edge[v1]
+                while e != _NULL:
+                    if ev[e, 1] == v0 and ep[e, 0] == ep[e, 1]:
+                        ep[e, 1] = i
+                        epe[e, 1] = j
+                        found = True
+                        break
+                    e = next_edge[e]
+                if not found:
+                    ev[ec, 0] = v1
+                    ev[ec, 1] = v0
+                    ep[ec, 0] = i
+                    epe[ec, 0] = j
+                    ep[ec, 1] = i
+                    epe[ec, 1] = 0xFF
+                    next_edge[ec] = first_edge[v1]
+                    first_edge[v1] = ec
+                    ec += 1
+    for c in range(cstart.shape[0]):
+        n = cnverts[c]
+        if n < 3:
+            continue
+        b = cstart[c]
+        k = n - 1
+        for j in range(n):
+            va = b + k
+            vb = b + j
+            k = j
+            d = np.int64(cverts[va, 3]) & 0xF
+            if d == 0xF:
+                continue
+            if d == 0 or d == 2:
+                x = np.int64(cverts[va, 0])
+                zmin = np.int64(cverts[va, 2])
+                zmax = np.int64(cverts[vb, 2])
+                if zmin > zmax:
+                    zmin, zmax = zmax, zmin
+                for m in range(ec):
+                    if ep[m, 0] != ep[m, 1]:
+                        continue
+                    a0 = ev[m, 0]
+                    a1 = ev[m, 1]
+                    if verts[a0, 0] == x and verts[a1, 0] == x:
+                        ezmin = np.int64(verts[a0, 2])
+                        ezmax = np.int64(verts[a1, 2])
+                        if ezmin > ezmax:
+                            ezmin, ezmax = ezmax, ezmin
+                        if zmin < ezmax and zmax > ezmin:
+                            epe[m, 1] = d
+            else:
+                z = np.int64(cverts[va, 2])
+                xmin = np.int64(cverts[va, 0])
+                xmax = np.int64(cverts[vb, 0])
+                if xmin > xmax:
+                    xmin, xmax = xmax, xmin
+                for m in range(ec):
+                    if ep[m, 0] != ep[m, 1]:
+                        continue
+                    a0 = ev[m, 0]
+                    a1 = ev[m, 1]
+                    if verts[a0, 2] == z and verts[a1, 2] == z:
+                        exmin = np.int64(verts[a0, 0])
+                        exmax = np.int64(verts[a1, 0])
+                        if exmin > exmax:
+                            exmin, exmax = exmax, exmin
+                        if xmin < exmax and xmax > exmin:
+                            epe[m, 1] = d
+    for i in range(ec):
+        if ep[i, 0] != ep[i, 1]:
+            polys[ep[i, 0], NVP + epe[i, 0]] = ep[i, 1]
+            polys[ep[i, 1], NVP + epe[i, 1]] = ep[i, 0]
+        elif epe[i, 1] != 0xFF:
+            polys[ep[i, 0], NVP + epe[i, 0]] = 0x8000 | epe[i, 1]
+
+
+@njit
+def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numba
+    nconts = cstart.shape[0]
+    max_verts = 0
+    max_tris = 0
+    max_per = 0
+    for i in range(nconts):
+        if cnverts[i] < 3:
+            continue
+        max_verts += cnverts[i]
+        max_tris += cnverts[i] - 2
+        max_per = max(max_per, cnverts[i])
+    vflags = np.zeros(max_verts + 1, np.int64)
+    verts = np.zeros((max_verts, 3), np.int64)
+    polys = np.full((max_tris, 2 * NVP), _NULL, np.int64)
+    areas = np.zeros(max_tris, np.int64)
+    nverts = 0
+    npolys = 0
+    first_vert = np.full(256, _NULL, np.int64)
+    next_vert = np.zeros(max(max_verts, 1), np.int64)
+    indices = np.zeros(max(max_per, 1), np.int64)
+    tris = np.zeros((max(max_per, 1), 3), np.int64)
+    tp = np.full((max(max_per, 1), NVP), _NULL, np.int64)
+    dummy = np.zeros(1, np.int64)
+    for c in range(nconts):
+        n = cnverts[c]
+        if n < 3:
+            continue
+        b = cstart[c]
+        cv = cverts[b : b + n]
+        for j in range(n):
+            indices[j] = j
+        ntris = _triangulate(n, cv, indices, tris)
+        if ntris <= 0:
+            ntris = -ntris
+        for j in range(n):
+            idx, nverts = _add_vertex(
+                np.int64(cv[j, 0]),
+                np.int64(cv[j, 1]),
+                np.int64(cv[j, 2]),
+                verts,
+                first_vert,
+                next_vert,
+                nverts,
+            )
+            indices[j] = idx
+            if cv[j, 3] & 0x80:
+                vflags[idx] = 1
+        ntp = 0
+        tp[:, :] = _NULL
+        for j in range(ntris):
+            t0, t1, t2 = tris[j, 0], tris[j, 1], tris[j, 2]
+            if t0 != t1 and t0 != t2 and t1 != t2:
+                tp[ntp, 0] = indices[t0]
+                tp[ntp, 1] = indices[t1]
+                tp[ntp, 2] = indices[t2]
+                ntp += 1
+        if ntp == 0:
+            continue
+        ntp = _merge_loop(tp, ntp, verts, dummy, False)
+        for j in range(ntp):
+            for k in range(NVP):
+                polys[npolys, k] = tp[j, k]
+            areas[npolys] = carea[c]
+            npolys += 1
+            if npolys > max_tris:
+                return verts[:0], polys[:0], areas[:0], _ERR_BUFFER
+    i = 0
+    while i < nverts:
+        if vflags[i]:
+            if not _can_remove_vertex(polys, npolys, i):
+                i += 1
+                continue
+            nverts, npolys, st = _remove_vertex(verts, nverts, polys, areas, npolys, i, max_tris)
+            if st != _OK:
+                return verts[:0], polys[:0], areas[:0], st
+            for j in range(i, nverts):
+                vflags[j] = vflags[j + 1]
+            i -= 1
+        i += 1
+    verts = verts[:nverts]
+    polys = polys[:npolys]
+    _adjacency(polys, npolys, verts, cstart, cnverts, cverts)
+    return verts, polys, areas[:npolys], _OK
+
+
+def build_tile_cache_poly_mesh(
+    cset: TileCacheContours,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Polygon mesh of a layer's contours (``dtBuildTileCachePolyMesh``).
+
+    Returns
+    -------
+    verts : (nv, 3) uint16
+        (x, height, z) in layer cells.
+    polys : (np, 12) uint16
+        6 vertex indices then 6 neighbour entries (polygon index, ``0x8000 | dir``
+        for a portal, ``0xffff`` none).
+    areas : (np,) uint8
+    None
+        when a buffer of Detour's overflows (``DT_BUFFER_TOO_SMALL``).
+    """
+    verts, polys, areas, st = _polymesh_kernel(
+        np.asarray(cset.start, np.int64),
+        np.asarray(cset.nverts, np.int64),
+        np.asarray(cset.area, np.int64),
+        np.ascontiguousarray(cset.verts),
+    )
+    if st != _OK:
+        return None
+    return verts.astype(np.uint16), polys.astype(np.uint16), areas.astype(np.uint8)
