@@ -14,7 +14,6 @@ distance to the polygon's closest point (Detour 1.6 semantics).
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from navkit._jit import F32, njit

@@ -418,7 +418,10 @@ def _link_errors(a, dx, dy):  # pragma: no cover - numba
                             for k in range(qn):
                                 if np.int64(a.poly_neis[q, k]) != opp:
                                     continue
-                                if diag or abs(a.verts[a.poly_verts[q, k], c] - a.verts[va, c]) <= 0.01:
+                                if (
+                                    diag
+                                    or abs(a.verts[a.poly_verts[q, k], c] - a.verts[va, c]) <= 0.01
+                                ):
                                     ok = True
                                     break
                         if not ok:
@@ -442,9 +445,7 @@ def check_links(a) -> None:
         return
     code, t, p, li, x = _link_errors(a, _DX, _DY)
     if code:
-        raise InputError(
-            _LINK_MESSAGES[int(code)].format(t=int(t), p=int(p), l=int(li), x=int(x))
-        )
+        raise InputError(_LINK_MESSAGES[int(code)].format(t=int(t), p=int(p), l=int(li), x=int(x)))
 
 
 @njit
@@ -486,7 +487,9 @@ def check_tile_chains(lut, tile_next, tile_used, tile_x, tile_y, tile_layer) -> 
     """Raise InputError unless the position lookup chains are acyclic, name live tiles
     in their own bucket, hold every live tile once and no position twice."""
     live = np.flatnonzero(np.asarray(tile_used) != 0)
-    pos = np.stack([np.asarray(tile_x)[live], np.asarray(tile_y)[live], np.asarray(tile_layer)[live]], 1)
+    pos = np.stack(
+        [np.asarray(tile_x)[live], np.asarray(tile_y)[live], np.asarray(tile_layer)[live]], 1
+    )
     if live.size and np.unique(pos, axis=0).shape[0] != live.size:
         raise InputError("two tiles share one position (x, y, layer)")
     code, s = _chain_errors(

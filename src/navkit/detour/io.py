@@ -176,7 +176,9 @@ def navmesh_from_bytes(data: bytes, what: str = "data") -> NavMesh:
             except InputError as exc:
                 raise FormatError(f"{what}: tile {s}: {exc}") from None
             if (td.x, td.y, td.layer) in positions:
-                raise FormatError(f"{what}: tile {s}: a second tile at ({td.x}, {td.y}, {td.layer})")
+                raise FormatError(
+                    f"{what}: tile {s}: a second tile at ({td.x}, {td.y}, {td.layer})"
+                )
             positions.add((td.x, td.y, td.layer))
             if nm.decode_ref(int(e["ref"])) != (int(salts[s]), s, 0):
                 raise FormatError(f"{what}: tile {s} ref does not match its slot and salt")
