@@ -499,3 +499,67 @@ def test_tiled_bake_with_too_many_tiles_fails_before_building(monkeypatch):
     )
     with pytest.raises(BuildError, match=r"tile_size=16 .* \(16384\)"):
         build.bake(mesh, BakeConfig(tile_size=16))
+
+
+# -- valid state still loads; add_tile checks the same things ----------------------------------
+def test_navkit_files_with_runtime_changes_still_load():
+    nm = NavMesh.from_recast(_peer("dungeon.offmesh.tiled.navmesh.bin"))
+    assert navmesh_from_bytes(navmesh_to_bytes(nm)).stats() == nm.stats()
+    a = nm.arrays()
+
+    def centre(r):
+        gp = nm.poly_index(r)
+        return a.verts[a.poly_verts[gp, : a.poly_vert_count[gp]]].mean(0)
+
+    refs = nm.poly_refs()
+    con = nm.add_off_mesh_connection(centre(refs[5]), centre(refs[100]), 1.0)
+    back = navmesh_from_bytes(navmesh_to_bytes(nm))
+    assert back.links_of(con) == nm.links_of(con)
+    nm.remove_off_mesh_connection(con)
+    nm.remove_tile(nm.tile_ref(nm.tile_slots()[3]))
+    back = navmesh_from_bytes(navmesh_to_bytes(nm))
+    assert back.stats() == nm.stats()
+
+
+def _tile_of_solo():
+    nm = NavMesh.from_recast(_peer("dungeon.solo.navmesh.bin"))
+    return nm, nm.tile_data(0)
+
+
+def test_add_tile_rejects_self_neighbour():
+    from navkit.errors import InputError
+
+    nm, td = _tile_of_solo()
+    neis = td.poly_neis.copy()
+    p, j = next(
+        (p, j)
+        for p in range(td.poly_count)
+        for j in range(td.poly_vert_count[p])
+        if neis[p, j] and not neis[p, j] & 0x8000
+    )
+    neis[p, j] = p + 1
+    empty = NavMesh(nm.params)
+    with pytest.raises(InputError, match=f"poly {p}: neighbour of edge {j} is the polygon itself"):
+        empty.add_tile(td._replace(poly_neis=neis))
+
+
+@pytest.mark.parametrize(
+    "field,value,words",
+    [
+        ("poly_area", 200, "area above 63"),
+        ("poly_verts", -1, "values outside uint16"),
+        ("verts", np.nan, "verts[0]"),
+        ("detail_tri_count", 0, "no detail triangles"),
+        ("bv_i", 10_000, "BV node 0: leaf polygon"),
+    ],
+)
+def test_add_tile_rejects_bad_fields(field, value, words):
+    from navkit.errors import InputError
+
+    nm, td = _tile_of_solo()
+    arr = np.asarray(getattr(td, field))
+    arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else arr.dtype)
+    arr.reshape(-1)[0] = value
+    empty = NavMesh(nm.params)
+    with pytest.raises(InputError, match=words.replace("[", r"\[").replace("]", r"\]")):
+        empty.add_tile(td._replace(**{field: arr}))

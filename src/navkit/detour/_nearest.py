@@ -10,6 +10,10 @@ dropped. ``findNearestPoly`` then keeps the first candidate with the smallest
 distance, where a point straight above/below a polygon scores
 ``max(0, |dy| - walkable_climb)^2`` and any other point the squared 3D
 distance to the polygon's closest point (Detour 1.6 semantics).
+
+The work is bounded by the tiles that exist: a box spanning more cells than the
+tile table has slots visits only the cells that hold a tile (same order), so a
+half extent of 1e8 costs no more than one covering the mesh.
 """
 
 from __future__ import annotations

@@ -208,9 +208,12 @@ def _tile_errors(
 
 def _finite_within(name: str, a: np.ndarray) -> None:
     a = np.asarray(a)
-    if a.size and not (np.abs(a.astype(np.float64)) <= COORD_LIMIT).all():
-        bad = np.flatnonzero(~(np.abs(a.astype(np.float64)) <= COORD_LIMIT).reshape(-1))[0]
-        row = int(bad // (a.size // a.shape[0])) if a.ndim > 1 else int(bad)
+    if a.size == 0:
+        return
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok = (np.abs(a.astype(np.float64)) <= COORD_LIMIT).reshape(a.shape[0], -1).all(axis=1)
+    if not ok.all():
+        row = int(np.argmin(ok))
         raise InputError(
             f"{name}[{row}]: {a.reshape(a.shape[0], -1)[row].tolist()} is not finite "
             f"or beyond {COORD_LIMIT:g}"
