@@ -546,7 +546,7 @@ def test_add_tile_rejects_self_neighbour():
 @pytest.mark.parametrize(
     "field,value,words",
     [
-        ("poly_area", 200, "area above 63"),
+        ("poly_area", 200, "poly 0: area 200 above 63"),
         ("poly_verts", -1, "values outside uint16"),
         ("verts", np.nan, "verts[0]"),
         ("detail_tri_count", 0, "no detail triangles"),

@@ -72,7 +72,10 @@ _TILE_MESSAGES = {
     15: "BV node {i}: escape {k} leaves the tree",
     16: "off-mesh connection {i}: polygon {k} is not an off-mesh polygon",
     17: "poly {i}: neighbour of edge {j} is poly {k}, an off-mesh polygon",
+    18: "poly {i}: area {k} above 63",
+    19: "poly {i}: unknown polygon type {k}",
 }
+_COORD_NAMES = ("verts", "detail_verts", "off_pos", "off_rad")
 
 
 @njit
@@ -91,13 +94,36 @@ def _tile_errors(
     dtris,
     bv_i,
     off_poly,
+    poly_area,
+    dverts,
+    off_pos,
+    off_rad,
     tol,
+    limit,
 ):  # pragma: no cover - numba
-    """(code, i, j, k) of the first violation (code 0: none); see ``_TILE_MESSAGES``."""
+    """(code, i, j, k) of the first violation (code 0: none); see ``_TILE_MESSAGES``.
+
+    Code -1: row ``j`` of coordinate array ``i`` (0 verts, 1 detail verts, 2 off-mesh
+    endpoints, 3 off-mesh radii) is not finite or beyond ``limit``.
+    """
+    arrays = (verts, dverts, off_pos)
+    for w in range(3):
+        a = arrays[w]
+        for r in range(a.shape[0]):
+            for c in range(a.shape[1]):
+                if not abs(a[r, c]) <= limit:
+                    return -1, w, r, 0
+    for r in range(off_rad.shape[0]):
+        if not (off_rad[r] >= 0.0 and off_rad[r] <= limit):
+            return -1, 3, r, 0
     nv = verts.shape[0]
     npoly = poly_verts.shape[0]
     wind = 0.0
     for i in range(npoly):
+        if poly_area[i] > 63:
+            return 18, i, 0, np.int64(poly_area[i])
+        if poly_type[i] > 1:
+            return 19, i, 0, np.int64(poly_type[i])
         vc = np.int64(poly_vert_count[i])
         off = poly_type[i] == 1
         if (i >= nd) != off:
@@ -206,20 +232,6 @@ def _tile_errors(
     return 0, 0, 0, 0
 
 
-def _finite_within(name: str, a: np.ndarray) -> None:
-    a = np.asarray(a)
-    if a.size == 0:
-        return
-    with np.errstate(invalid="ignore", over="ignore"):
-        ok = (np.abs(a.astype(np.float64)) <= COORD_LIMIT).reshape(a.shape[0], -1).all(axis=1)
-    if not ok.all():
-        row = int(np.argmin(ok))
-        raise InputError(
-            f"{name}[{row}]: {a.reshape(a.shape[0], -1)[row].tolist()} is not finite "
-            f"or beyond {COORD_LIMIT:g}"
-        )
-
-
 def check_tile(d: TileData) -> None:
     """Raise InputError naming the first thing in ``d`` a kernel could not rely on.
 
@@ -261,30 +273,30 @@ def check_tile(d: TileData) -> None:
         "bmax": (3,),
     }
     for name, shape in shapes.items():
-        if np.shape(getattr(d, name)) != shape:
-            raise InputError(
-                f"tile field {name} has shape {np.shape(getattr(d, name))}, expected {shape}"
-            )
+        v = getattr(d, name)
+        if (v.shape if isinstance(v, np.ndarray) else np.shape(v)) != shape:
+            raise InputError(f"tile field {name} has shape {np.shape(v)}, expected {shape}")
     # Integer fields must hold values of the blob's types (user-made tiles may not).
     for name, dt in TILE_DTYPES.items():
-        a = np.asarray(getattr(d, name))
-        if a.dtype == dt or a.size == 0:
+        v = getattr(d, name)
+        if isinstance(v, np.ndarray) and v.dtype == dt:
             continue
-        if np.dtype(dt).kind in "iu":
-            info = np.iinfo(dt)
-            if a.dtype.kind not in "iub" or a.min() < info.min or a.max() > info.max:
-                raise InputError(f"tile field {name}: values outside {np.dtype(dt).name}")
+        a = np.asarray(v)
+        if a.size == 0 or np.dtype(dt).kind not in "iu":
+            continue
+        info = np.iinfo(dt)
+        if a.dtype.kind not in "iub" or a.min() < info.min or a.max() > info.max:
+            raise InputError(f"tile field {name}: values outside {np.dtype(dt).name}")
     if nd > npoly or d.off_mesh_base != nd:
         raise InputError(
             f"off-mesh base {d.off_mesh_base} and {nd} detail meshes for {npoly} polygons: "
             "the ground polygons come first, one detail mesh each"
         )
-    if npoly and int(np.max(d.poly_area)) > 63:
-        raise InputError(f"poly {int(np.argmax(d.poly_area))}: area above 63")
-    if npoly and int(np.max(d.poly_type)) > 1:
-        raise InputError(f"poly {int(np.argmax(d.poly_type))}: unknown polygon type")
-    for name in ("bmin", "bmax", "verts", "detail_verts", "off_pos", "off_rad"):
-        _finite_within(name, getattr(d, name))
+    for name in ("bmin", "bmax"):
+        if not all(abs(float(v)) <= COORD_LIMIT for v in getattr(d, name)):
+            raise InputError(
+                f"tile bounds {name} {list(getattr(d, name))} not finite or beyond {COORD_LIMIT:g}"
+            )
     scalars = {
         "walkable_height": d.walkable_height,
         "walkable_radius": d.walkable_radius,
@@ -298,8 +310,6 @@ def check_tile(d: TileData) -> None:
         raise InputError("tile header bv_quant_factor must be > 0 with a BV tree")
     if not (np.asarray(d.bmin) <= np.asarray(d.bmax)).all():
         raise InputError(f"tile bounds bmin {list(d.bmin)} exceed bmax {list(d.bmax)}")
-    if no and (np.asarray(d.off_rad) < 0).any():
-        raise InputError("off-mesh connection with a negative radius")
     code, i, j, k = _tile_errors(
         np.ascontiguousarray(d.verts, np.float32),
         np.ascontiguousarray(d.poly_verts, np.uint16),
@@ -315,8 +325,20 @@ def check_tile(d: TileData) -> None:
         np.ascontiguousarray(d.detail_tris, np.uint8),
         np.ascontiguousarray(d.bv_i, np.int32),
         np.ascontiguousarray(d.off_poly, np.uint16),
+        np.ascontiguousarray(d.poly_area, np.uint8),
+        np.ascontiguousarray(d.detail_verts, np.float32),
+        np.ascontiguousarray(d.off_pos, np.float32),
+        np.ascontiguousarray(d.off_rad, np.float32),
         CONVEX_TOL,
+        COORD_LIMIT,
     )
+    if code == -1:
+        name = _COORD_NAMES[int(i)]
+        row = np.asarray(getattr(d, name))[int(j)]
+        raise InputError(
+            f"{name}[{int(j)}]: {np.atleast_1d(row).tolist()} is not finite, "
+            f"{'negative, ' if name == 'off_rad' else ''}or beyond {COORD_LIMIT:g}"
+        )
     if code:
         raise InputError(_TILE_MESSAGES[int(code)].format(i=int(i), j=int(j), k=int(k)))
 
