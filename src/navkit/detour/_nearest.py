@@ -10,11 +10,13 @@ dropped. ``findNearestPoly`` then keeps the first candidate with the smallest
 distance, where a point straight above/below a polygon scores
 ``max(0, |dy| - walkable_climb)^2`` and any other point the squared 3D
 distance to the polygon's closest point (Detour 1.6 semantics).
+
+The work is bounded by the tiles that exist: a box spanning more cells than the
+tile table has slots visits only the cells that hold a tile (same order), so a
+half extent of 1e8 costs no more than one covering the mesh.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -35,11 +37,61 @@ def _clampf(v, lo, hi):
     return v
 
 
+_I32_LO = -2147483648.0
+_I32_HI = 2147483647.0
+
+
 @njit
 def _tile_loc(nav, x, z):
-    tx = math.floor((x - nav.grid[0]) / nav.grid[3])
-    ty = math.floor((z - nav.grid[2]) / nav.grid[4])
-    return int(tx), int(ty)
+    """Tile cell of (x, z), clamped to the int32 range of tile coordinates."""
+    tx = np.floor((x - nav.grid[0]) / nav.grid[3])
+    ty = np.floor((z - nav.grid[2]) / nav.grid[4])
+    tx = min(max(tx, _I32_LO), _I32_HI)
+    ty = min(max(ty, _I32_LO), _I32_HI)
+    return np.int64(tx), np.int64(ty)
+
+
+@njit
+def _box_cells(nav, qmin, qmax):
+    """Tile cells (n, 2) int64 (x, y) to visit for a box, in Detour's order (rows of y,
+    then x).
+
+    A box spanning more cells than the tile table has slots (or 64) visits only the
+    cells holding a live tile, so the work is bounded by the tiles that exist, not by
+    the box: a huge half extent costs O(tiles log tiles), not O(extent^2).
+    """
+    minx, miny = _tile_loc(nav, qmin[0], qmin[2])
+    maxx, maxy = _tile_loc(nav, qmax[0], qmax[2])
+    if maxx < minx or maxy < miny:
+        return np.empty((0, 2), np.int64)
+    area = (np.float64(maxx - minx) + 1.0) * (np.float64(maxy - miny) + 1.0)
+    nt = nav.tile_used.shape[0]
+    if area <= max(64.0, np.float64(nt)):
+        cells = np.empty((np.int64(area), 2), np.int64)
+        k = 0
+        for y in range(miny, maxy + 1):
+            for x in range(minx, maxx + 1):
+                cells[k, 0] = x
+                cells[k, 1] = y
+                k += 1
+        return cells
+    keys = np.empty(nt, np.uint64)  # (y + 2^31) << 32 | (x + 2^31): sorts by y, then x
+    n = 0
+    for t in range(nt):
+        if nav.tile_used[t] == 0:
+            continue
+        x = np.int64(nav.tile_x[t])
+        y = np.int64(nav.tile_y[t])
+        if x < minx or x > maxx or y < miny or y > maxy:
+            continue
+        keys[n] = (np.uint64(y + 2147483648) << np.uint64(32)) | np.uint64(x + 2147483648)
+        n += 1
+    keys = np.unique(keys[:n])
+    cells = np.empty((keys.shape[0], 2), np.int64)
+    for i in range(keys.shape[0]):
+        cells[i, 0] = np.int64(keys[i] & np.uint64(0xFFFFFFFF)) - 2147483648
+        cells[i, 1] = np.int64(keys[i] >> np.uint64(32)) - 2147483648
+    return cells
 
 
 @njit
@@ -110,26 +162,26 @@ def query_polygons_kernel(nav, center, half, flt, out):
     for c in range(3):
         qmin[c] = center[c] - half[c]
         qmax[c] = center[c] + half[c]
-    minx, miny = _tile_loc(nav, qmin[0], qmin[2])
-    maxx, maxy = _tile_loc(nav, qmax[0], qmax[2])
+    cells = _box_cells(nav, qmin, qmax)
     n = 0
     over = False
     big = np.empty(out.shape[0] + 1, np.int64)
-    for y in range(miny, maxy + 1):
-        for x in range(minx, maxx + 1):
-            t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
-            while t != -1:
-                tt = t
-                t = nav.tile_next[t]
-                if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
-                    continue
-                m = _tile_candidates(nav, tt, qmin, qmax, flt, big, n)
-                if m > out.shape[0]:
-                    over = True
-                    m = out.shape[0]
-                for j in range(n, m):
-                    out[j] = big[j]
-                n = m
+    for ci in range(cells.shape[0]):
+        x = cells[ci, 0]
+        y = cells[ci, 1]
+        t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
+        while t != -1:
+            tt = t
+            t = nav.tile_next[t]
+            if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
+                continue
+            m = _tile_candidates(nav, tt, qmin, qmax, flt, big, n)
+            if m > out.shape[0]:
+                over = True
+                m = out.shape[0]
+            for j in range(n, m):
+                out[j] = big[j]
+            n = m
     return n, over
 
 
@@ -141,8 +193,7 @@ def find_nearest_kernel(nav, center, half, flt, nearest_pt):
     for c in range(3):
         qmin[c] = center[c] - half[c]
         qmax[c] = center[c] + half[c]
-    minx, miny = _tile_loc(nav, qmin[0], qmin[2])
-    maxx, maxy = _tile_loc(nav, qmax[0], qmax[2])
+    cells = _box_cells(nav, qmin, qmax)
     best = -1
     best_d = FLT_MAX
     best_over = False
@@ -159,35 +210,36 @@ def find_nearest_kernel(nav, center, half, flt, nearest_pt):
     dm_ntris = nav.dm_ntris
     dverts = nav.dverts
     dtris = nav.dtris
-    for y in range(miny, maxy + 1):
-        for x in range(minx, maxx + 1):
-            t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
-            while t != -1:
-                tt = t
-                t = nav.tile_next[t]
-                if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
-                    continue
-                m = _tile_candidates(nav, tt, qmin, qmax, flt, cand, 0)
-                climb = nav.tile_climb[tt]
-                for j in range(m):
-                    p = cand[j]
-                    over = closest_point_core(
-                        verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris,
-                        dverts, dtris, p, center, pt, pv, tri,
-                    )  # fmt: skip
-                    dx = center[0] - pt[0]
-                    dy = center[1] - pt[1]
-                    dz = center[2] - pt[2]
-                    if over:
-                        d = abs(dy) - climb
-                        d = d * d if d > ZERO else ZERO
-                    else:
-                        d = dx * dx + dy * dy + dz * dz
-                    if d < best_d:
-                        nearest_pt[:] = pt
-                        best_d = d
-                        best = p
-                        best_over = over
+    for ci in range(cells.shape[0]):
+        x = cells[ci, 0]
+        y = cells[ci, 1]
+        t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
+        while t != -1:
+            tt = t
+            t = nav.tile_next[t]
+            if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
+                continue
+            m = _tile_candidates(nav, tt, qmin, qmax, flt, cand, 0)
+            climb = nav.tile_climb[tt]
+            for j in range(m):
+                p = cand[j]
+                over = closest_point_core(
+                    verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris,
+                    dverts, dtris, p, center, pt, pv, tri,
+                )  # fmt: skip
+                dx = center[0] - pt[0]
+                dy = center[1] - pt[1]
+                dz = center[2] - pt[2]
+                if over:
+                    d = abs(dy) - climb
+                    d = d * d if d > ZERO else ZERO
+                else:
+                    d = dx * dx + dy * dy + dz * dz
+                if d < best_d:
+                    nearest_pt[:] = pt
+                    best_d = d
+                    best = p
+                    best_over = over
     return best, best_over
 
 

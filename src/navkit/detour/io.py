@@ -34,7 +34,8 @@ import numpy as np
 from .._io import atomic_write_bytes
 from ..errors import FormatError, InputError, NavkitError
 from . import _links as L
-from .navmesh import NavMesh, NavMeshParams, _check_tile
+from ._validate import check_links, check_tile, check_tile_chains
+from .navmesh import NavMesh, NavMeshParams
 from .recast_format import tile_from_bytes, tile_to_bytes
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "save_navmesh", "load_navmesh"]
@@ -164,12 +165,21 @@ def navmesh_from_bytes(data: bytes, what: str = "data") -> NavMesh:
         nm._lut[:] = lut
         free = [int(s) for s in h["free_slots"]]
         live = set()
+        positions: set[tuple[int, int, int]] = set()
         for e in h["tiles"]:
             s, o, n = int(e["slot"]), int(e["offset"]), int(e["size"])
             if not 0 <= s < mt or s in live or o < 0 or n < 0 or o + n > len(payload):
                 raise FormatError(f"{what}: bad tile table entry {e}")
             td = tile_from_bytes(payload[o : o + n], ref64=nm.ref64, what=f"{what}: tile {s}")
-            _check_tile(td)
+            try:
+                check_tile(td)
+            except InputError as exc:
+                raise FormatError(f"{what}: tile {s}: {exc}") from None
+            if (td.x, td.y, td.layer) in positions:
+                raise FormatError(
+                    f"{what}: tile {s}: a second tile at ({td.x}, {td.y}, {td.layer})"
+                )
+            positions.add((td.x, td.y, td.layer))
             if nm.decode_ref(int(e["ref"])) != (int(salts[s]), s, 0):
                 raise FormatError(f"{what}: tile {s} ref does not match its slot and salt")
             nm._store(s, td)
@@ -185,39 +195,44 @@ def navmesh_from_bytes(data: bytes, what: str = "data") -> NavMesh:
         nm._free_slots = free
         nm._runtime_cons = {int(r): (int(a), int(b)) for r, a, b in h.get("runtime_cons", [])}
         nm._dead_cons = {int(r) for r in h.get("dead_cons", [])}
-        _check_links(nm, what)
+        for r, (s0, s1) in nm._runtime_cons.items():
+            # remove_tile / remove_off_mesh_connection index the tile table with these.
+            if (
+                not nm.is_valid_poly_ref(r)
+                or nm.get_poly_type(r) != 1
+                or nm.decode_ref(r)[1] != s0
+                or s1 not in live
+            ):
+                raise FormatError(f"{what}: runtime off-mesh connection {r:#x} is inconsistent")
+        try:
+            check_tile_chains(
+                nm._lut, t["tile_next"], t["tile_used"], t["tile_x"], t["tile_y"], t["tile_layer"]
+            )
+        except InputError as exc:
+            raise FormatError(f"{what}: {exc}") from None
         a = nm.arrays()
         L.resolve_link_polys(a, nm._used["link"], nm.salt_bits, nm.tile_bits, nm.poly_bits)
+        try:
+            check_links(a)
+        except InputError as exc:
+            raise FormatError(f"{what}: {exc}") from None
         nm.bake_config = h.get("bake_config")  # type: ignore[attr-defined]
         nm.file_header = h  # type: ignore[attr-defined]
         return nm
     except FormatError:
         raise
-    except (NavkitError, KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
+    except (
+        NavkitError,
+        KeyError,
+        TypeError,
+        ValueError,
+        OverflowError,
+        UnicodeDecodeError,
+        RecursionError,
+        AttributeError,
+        IndexError,
+    ) as exc:
         raise FormatError(f"{what}: inconsistent navkit navmesh: {exc}") from None
-
-
-def _check_links(nm: NavMesh, what: str) -> None:
-    """Link indices stored in the tiles must stay inside each tile's link range."""
-    t, p = nm._t, nm._p
-    for s in nm.tile_slots():
-        lb, ln = int(t["tile_link_base"][s]), int(t["tile_link_count"][s])
-        pb, pn = int(t["tile_poly_base"][s]), int(t["tile_poly_count"][s])
-        fl = p["poly_first_link"][pb : pb + pn]
-        nx = p["link_next"][lb : lb + ln]
-        for arr in (fl, nx):
-            bad = (arr != -1) & ((arr < lb) | (arr >= lb + ln))
-            if bad.any():
-                raise FormatError(f"{what}: tile {s} has link indices out of range")
-        # Every list (polygon link lists and the free list) must end within ln steps.
-        heads = [int(v) for v in fl] + [int(t["tile_link_free"][s])]
-        for li in heads:
-            steps = 0
-            while li >= 0:
-                steps += 1
-                if steps > ln:
-                    raise FormatError(f"{what}: tile {s} has a cycle in its links")
-                li = int(p["link_next"][li])
 
 
 def load_navmesh(path: str | os.PathLike[str]) -> NavMesh:

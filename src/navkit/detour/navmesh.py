@@ -276,14 +276,25 @@ class NavMesh:
     """
 
     def __init__(self, params: NavMeshParams, *, ref64: bool = False) -> None:
-        o = [float(np.float32(v)) for v in params.orig]
-        if len(o) != 3:
+        from ._validate import COORD_LIMIT
+
+        raw = [float(v) for v in params.orig]
+        if len(raw) != 3:
             raise ConfigError("orig", "origin must have 3 coordinates")
+        if not all(abs(v) <= COORD_LIMIT for v in raw):
+            raise ConfigError("orig", f"{raw} must be finite and within +-{COORD_LIMIT:g}")
+        for name in ("tile_width", "tile_height"):
+            v = float(getattr(params, name))
+            if not (0.0 < v <= COORD_LIMIT and np.float32(v) > 0):
+                raise ConfigError(name, f"{v} must be finite, > 0 and <= {COORD_LIMIT:g}")
+        o = [float(np.float32(v)) for v in raw]
         orig = (o[0], o[1], o[2])
         max_tiles = int(params.max_tiles)
         max_polys = int(params.max_polys)
         if max_tiles < 1 or max_polys < 1:
             raise ConfigError("max_tiles", "max_tiles and max_polys must be >= 1")
+        if max_polys > 1 << 30:
+            raise ConfigError("max_polys", f"{max_polys} exceeds the limit {1 << 30}")
         if max_tiles > MAX_TILES:
             raise ConfigError("max_tiles", f"{max_tiles} exceeds navkit's limit {MAX_TILES}")
         self.params = NavMeshParams(

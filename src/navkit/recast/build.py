@@ -782,6 +782,14 @@ def bake(
             tri_areas = mark_walkable_triangles(verts, tris, rc.walkable_slope_angle)
             report.timings["mark_walkable_triangles"] = (time.perf_counter() - t0) * 1e3
         bin_start, bin_tris = _bin_triangles(verts, tris, grid, rc)
+        # Tiles without triangles come out empty; the others must fit the navmesh's
+        # tile table (32-bit refs: at most 2^14 tiles), checked before building any.
+        occupied = int(np.count_nonzero(np.diff(bin_start)))
+        if occupied > (1 << 14):
+            raise BuildError(
+                f"{mesh.name}: tile_size={rc.tile_size} cuts the level into {occupied} tiles "
+                f"with geometry, more than a navmesh holds ({1 << 14}); use a larger tile_size"
+            )
 
         def tile_args(x: int, y: int) -> tuple:
             k = y * grid.tiles_x + x
