@@ -57,7 +57,13 @@ def raycast_kernel(
     status = SUCCESS
     n = 0
     cur_ref = start_ref
+    # A ray crosses each convex polygon once; the cap only guards against a navmesh whose
+    # validation was bypassed (load-time checks reject meshes that could loop forever).
+    steps = nav.poly_tile.shape[0] + 1
     while cur_ref != 0:
+        steps -= 1
+        if steps < 0:
+            return FAILURE | INVALID_PARAM, t, hit_edge, n, cost
         nv = load_poly(nav, cur, pv)
         ok, tmin, tmax, smin, smax = intersect_seg_poly_2d(spos, epos, pv, nv)
         if not ok:
