@@ -54,7 +54,9 @@ def ecm_ops_case(rng: np.random.Generator, index: int) -> None:
     boundary = np.array([[0, 0], [w, 0], [w, h], [0, h]], float)
     obs = []
     for _ in range(int(rng.integers(0, 8))):
-        obs.append(_obstacle(rng, *rng.uniform([2, 2], [w - 2, h - 2]), float(rng.uniform(0.3, 1.5))))
+        obs.append(
+            _obstacle(rng, *rng.uniform([2, 2], [w - 2, h - 2]), float(rng.uniform(0.3, 1.5)))
+        )
     try:
         m = CorridorMap.from_polygons(boundary, obs)
     except NavkitError:
@@ -63,10 +65,16 @@ def ecm_ops_case(rng: np.random.Generator, index: int) -> None:
     steps = int(rng.integers(4, 14))
     for step in range(steps):
         hs = [k for k in m.obstacles if k]
-        op = pick(rng, ["ins", "ins", "rem", "mov", "mov", "bad_ins", "bad_rem", "bad_mov", "query"])
+        op = pick(
+            rng, ["ins", "ins", "rem", "mov", "mov", "bad_ins", "bad_rem", "bad_mov", "query"]
+        )
         try:
             if op == "ins":
-                m.insert_polygon(_obstacle(rng, *rng.uniform([1, 1], [w - 1, h - 1]), float(rng.uniform(0.2, 1.5))))
+                m.insert_polygon(
+                    _obstacle(
+                        rng, *rng.uniform([1, 1], [w - 1, h - 1]), float(rng.uniform(0.2, 1.5))
+                    )
+                )
             elif op == "rem" and hs:
                 m.remove(int(pick(rng, hs)))
             elif op == "mov" and hs:
@@ -82,21 +90,34 @@ def ecm_ops_case(rng: np.random.Generator, index: int) -> None:
                 if how == 0:
                     m.insert_polygon(pts)
                 elif how == 1:
-                    m.insert_point(pick(rng, [[math.nan, 1], [w + 5, 1], [1], None, "x", [1e300, 1]]))
+                    m.insert_point(
+                        pick(rng, [[math.nan, 1], [w + 5, 1], [1], None, "x", [1e300, 1]])
+                    )
                 else:
-                    m.insert_segment(pick(rng, [[1, 1], [math.inf, 1]]), pick(rng, [[w + 3, 2], [1, 1], [2, 2]]))
+                    m.insert_segment(
+                        pick(rng, [[1, 1], [math.inf, 1]]), pick(rng, [[w + 3, 2], [1, 1], [2, 2]])
+                    )
             elif op == "bad_rem":
                 m.remove(pick(rng, [0, -1, 999, None, "x", 1.5, math.nan, 2**70] + hs[:1]))
             elif op == "bad_mov":
                 k = pick(rng, hs + [0, 999, None]) if hs else 999
                 r = int(rng.integers(4))
                 if r == 0:
-                    m.move(k, offset=pick(rng, [[math.nan, 0], [1e300, 0], [w * 3, 0], [0], "x", None]))
-                elif r == 1 and hs:  # onto another obstacle: must be refused and leave the map intact
+                    m.move(
+                        k, offset=pick(rng, [[math.nan, 0], [1e300, 0], [w * 3, 0], [0], "x", None])
+                    )
+                elif (
+                    r == 1 and hs
+                ):  # onto another obstacle: must be refused and leave the map intact
                     other = m.obstacles[int(pick(rng, hs))]["ring"] + m.origin
                     m.move(k, other + rng.uniform(-0.05, 0.05, other.shape))
                 else:
-                    m.move(k, _hostile_points(rng, np.array([[1, 1], [2, 1], [1.5, 2]]) + rng.uniform(0, 5, 2)))
+                    m.move(
+                        k,
+                        _hostile_points(
+                            rng, np.array([[1, 1], [2, 1], [1.5, 2]]) + rng.uniform(0, 5, 2)
+                        ),
+                    )
             elif op == "query":
                 a = rng.uniform([0, 0], [w, h])
                 b = rng.uniform([0, 0], [w, h])
@@ -114,7 +135,10 @@ def ecm_ops_case(rng: np.random.Generator, index: int) -> None:
         m.check()
         if step % every == 0 or step == steps - 1:
             diff = map_difference(m, m.rebuilt())
-            expect(diff == [], f"corridor map differs from its rebuild after step {step} ({op}): {diff[:3]}")
+            expect(
+                diff == [],
+                f"corridor map differs from its rebuild after step {step} ({op}): {diff[:3]}",
+            )
 
 
 # -- optimal paths on Moving AI maps ----------------------------------------------------------
@@ -159,7 +183,9 @@ def optimal_case(rng: np.random.Generator, index: int) -> None:
     check_finite(p.points, "optimal path")
     xz = float(np.sum(np.hypot(*np.diff(p.points[:, [0, 2]].astype(np.float64), axis=0).T)))
     straight = float(np.hypot(p.points[-1][0] - p.points[0][0], p.points[-1][2] - p.points[0][2]))
-    expect(xz >= straight - 1e-4, f"optimal path shorter than the straight line ({xz} < {straight})")
+    expect(
+        xz >= straight - 1e-4, f"optimal path shorter than the straight line ({xz} < {straight})"
+    )
     if p.complete:
         expect(abs(p.points[-1][0] - e[0]) < 0.51 and abs(p.points[-1][2] - e[2]) < 0.51,
                "complete optimal path does not end at the goal")  # fmt: skip

@@ -117,7 +117,9 @@ def edit_tile(buf: bytearray, pos: int, ref64: bool, rng, n_edits: int) -> list[
                 _put(buf, base + pf["neis"][1] + 2 * j, "<H", v)
             else:
                 name = pick(rng, ["firstLink", "flags", "vertCount", "areaAndtype"])
-                fmt = {"firstLink": "<I", "flags": "<H", "vertCount": "<B", "areaAndtype": "<B"}[name]
+                fmt = {"firstLink": "<I", "flags": "<H", "vertCount": "<B", "areaAndtype": "<B"}[
+                    name
+                ]
                 _put(buf, base + pf[name][1], fmt, _rand_int_for(fmt, rng, 3))
         elif kind == "link" and c["maxLinkCount"]:
             i = int(rng.integers(c["maxLinkCount"]))
@@ -201,7 +203,9 @@ def _edit_header(h: dict, rng) -> str:
     k = pick(rng, keys)
     if k == "tiles" and h["tiles"]:
         e = pick(rng, h["tiles"])
-        f = pick(rng, ["slot", "offset", "size", "link_free", "ref", "x", "y", "layer", "record_pad"])
+        f = pick(
+            rng, ["slot", "offset", "size", "link_free", "ref", "x", "y", "layer", "record_pad"]
+        )
         if f == "record_pad":
             e[f] = pick(rng, ["zz", "00" * 4, "0", None, 5])
         elif rng.random() < 0.3 and len(h["tiles"]) > 1:  # swap two tiles' values
@@ -241,7 +245,13 @@ def _edit_header(h: dict, rng) -> str:
     if k in ("runtime_cons", "dead_cons"):
         refs = [t["ref"] for t in h["tiles"]] or [1]
         if k == "runtime_cons":
-            h[k] = [[pick(rng, refs + [0, -1, 2**64]), int(rng.integers(-2, 50)), int(rng.integers(-2, 50))]]
+            h[k] = [
+                [
+                    pick(rng, refs + [0, -1, 2**64]),
+                    int(rng.integers(-2, 50)),
+                    int(rng.integers(-2, 50)),
+                ]
+            ]
         else:
             h[k] = [pick(rng, refs + [0, -1, 2**70, "x"])]
         return k
@@ -320,13 +330,28 @@ def recast_file_case(rng: np.random.Generator, index: int) -> None:
     elif mode < 0.55:  # set header fields
         f = pick(rng, ["numTiles", "orig", "tw", "th", "maxTiles", "maxPolys", "recref", "recsize"])
         if f in ("numTiles", "maxTiles", "maxPolys"):
-            _put(buf, {"numTiles": 8, "maxTiles": 32, "maxPolys": 36}[f], "<i", _rand_int_for("<i", rng, 1))
+            _put(
+                buf,
+                {"numTiles": 8, "maxTiles": 32, "maxPolys": 36}[f],
+                "<i",
+                _rand_int_for("<i", rng, 1),
+            )
         elif f in ("orig", "tw", "th"):
-            _put(buf, {"orig": 12 + 4 * int(rng.integers(3)), "tw": 24, "th": 28}[f], "<f", _rand_float(rng))
+            _put(
+                buf,
+                {"orig": 12 + 4 * int(rng.integers(3)), "tw": 24, "th": 28}[f],
+                "<f",
+                _rand_float(rng),
+            )
         elif f == "recref":
             _put(buf, 40, "<I", _rand_int_for("<I", rng, struct.unpack_from("<I", buf, 40)[0]))
         else:
-            _put(buf, 44 if not ref64 else 48, "<i", _rand_int_for("<i", rng, struct.unpack_from("<i", buf, 44)[0]))
+            _put(
+                buf,
+                44 if not ref64 else 48,
+                "<i",
+                _rand_int_for("<i", rng, struct.unpack_from("<i", buf, 44)[0]),
+            )
     else:  # crafted edits inside tile blobs (sizes kept)
         pos = 40
         n = struct.unpack_from("<i", buf, 8)[0]

@@ -87,7 +87,9 @@ def obj_text_case(rng: np.random.Generator, index: int) -> None:
     verts = rng.uniform(-50, 50, (nv, 3)).round(int(pick(rng, [0, 2, 6])))
     lines: list[list[str]] = []
     for v in verts:
-        lines.append(["v", *[_num_text(c, rng) for c in v]] + (["1.0"] if rng.random() < 0.1 else []))
+        lines.append(
+            ["v", *[_num_text(c, rng) for c in v]] + (["1.0"] if rng.random() < 0.1 else [])
+        )
     for _ in range(int(rng.integers(0, 6)) if nv else 0):
         k = int(rng.integers(3, 6))
         toks = []
@@ -221,9 +223,13 @@ def arrays_case(rng: np.random.Generator, index: int) -> None:
             va = np.asarray(v)
             if r < 0.35 and va.size:
                 va = va.astype(np.float64).copy()
-                va.flat[int(rng.integers(va.size))] = pick(rng, HOSTILE_FLOATS + [1e7, -1e7, 1e7 + 1])
+                va.flat[int(rng.integers(va.size))] = pick(
+                    rng, HOSTILE_FLOATS + [1e7, -1e7, 1e7 + 1]
+                )
             elif r < 0.6:
-                va = va.astype(pick(rng, [np.float16, np.float32, np.int32, np.int8, np.uint8, complex]))
+                va = va.astype(
+                    pick(rng, [np.float16, np.float32, np.int32, np.int8, np.uint8, complex])
+                )
                 if va.dtype.kind == "c" and va.size:
                     va = va + 1j
             elif r < 0.8:
@@ -321,7 +327,9 @@ def _cfg_ref_ok(kw: dict) -> bool:
         elif k.startswith("filter_"):
             if not isinstance(v, (bool, np.bool_)):
                 return False
-        elif isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        elif isinstance(v, (bool, np.bool_)) or not isinstance(
+            v, (int, float, np.integer, np.floating)
+        ):
             return False
     return True
 
@@ -340,6 +348,7 @@ def configs_case(rng: np.random.Generator, index: int) -> None:
     import json
 
     import navkit
+
     kw = {}
     for _ in range(int(rng.integers(1, 4))):
         name = pick(rng, sorted(_FIELDS))

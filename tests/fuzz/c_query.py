@@ -70,7 +70,9 @@ def exercise(nm, rng: np.random.Generator, n: int = 6, *, roundtrip: bool = True
                        f"raycast t = {ray.t} outside [0, 1] and not inf")  # fmt: skip
                 if ray.path.size:
                     check_corridor(q, ray.path, "raycast path")
-                    expect(int(ray.path[0]) == int(sref), "raycast path does not start at start_ref")
+                    expect(
+                        int(ray.path[0]) == int(sref), "raycast path does not start at start_ref"
+                    )
             mv = attempt(q.move_along_surface, sref, sp, e)
             if mv is not None and mv.status & _SUCCESS:
                 check_finite(mv.position, "move_along_surface")
@@ -78,7 +80,9 @@ def exercise(nm, rng: np.random.Generator, n: int = 6, *, roundtrip: bool = True
                     check_corridor(q, mv.visited, "move_along_surface visited")
             w = attempt(q.find_distance_to_wall, sref, sp, 5.0)
             if w is not None and w.status & _SUCCESS:
-                expect(0 <= w.distance <= 5.0 + 1e-4, f"distance to wall {w.distance} not in [0, 5]")
+                expect(
+                    0 <= w.distance <= 5.0 + 1e-4, f"distance to wall {w.distance} not in [0, 5]"
+                )
             ar = attempt(q.find_polys_around_circle, sref, sp, 3.0, max_result=32)
             if ar is not None and ar.refs.size:
                 for r, par in zip(ar.refs, ar.parents):
@@ -95,7 +99,9 @@ def exercise(nm, rng: np.random.Generator, n: int = 6, *, roundtrip: bool = True
             if ln is not None:
                 for r in ln.refs:
                     check_ref(q, r, "find_local_neighbourhood")
-            rp = attempt(q.find_random_point_around_circle, sref, sp, 2.0, rng=int(rng.integers(1 << 30)))
+            rp = attempt(
+                q.find_random_point_around_circle, sref, sp, 2.0, rng=int(rng.integers(1 << 30))
+            )
             if rp is not None and rp.ref:
                 check_ref(q, rp.ref, "find_random_point_around_circle")
                 check_finite(rp.point, "find_random_point_around_circle")
@@ -120,7 +126,13 @@ def exercise(nm, rng: np.random.Generator, n: int = 6, *, roundtrip: bool = True
                 c = attempt(q.find_path, a.ref, b.ref, a.point, b.point)
                 if c is not None and c.polys.size:
                     check_corridor(q, c.polys, "find_path")
-                    sp = attempt(q.find_straight_path, a.point, b.point, c.polys, options=int(rng.integers(4)))
+                    sp = attempt(
+                        q.find_straight_path,
+                        a.point,
+                        b.point,
+                        c.polys,
+                        options=int(rng.integers(4)),
+                    )
                     if sp is not None:
                         check_finite(sp.points, "find_straight_path")
                 st = attempt(q.init_sliced_find_path, a.ref, b.ref, a.point, b.point)
@@ -168,7 +180,11 @@ def _ref(q, rng, valid):
     if r < 0.6:  # the same tile and poly with another salt: stale
         nm = q.navmesh
         salt, tile, poly = nm.decode_ref(valid)
-        return nm.encode_ref((salt % ((1 << nm.salt_bits) - 1)) + 1 if salt + 1 >= (1 << nm.salt_bits) else salt + 1, tile, poly)
+        return nm.encode_ref(
+            (salt % ((1 << nm.salt_bits) - 1)) + 1 if salt + 1 >= (1 << nm.salt_bits) else salt + 1,
+            tile,
+            poly,
+        )
     if r < 0.7:
         nm = q.navmesh
         salt, tile, poly = nm.decode_ref(valid)
@@ -261,7 +277,11 @@ def _check_result(q, name, res, args) -> None:
             if res.ok[k]:
                 check_corridor(q, res.polys[k, : res.n_polys[k]], name)
                 check_finite(res.points[k, : res.n_points[k]], name)
-    elif name in ("find_polys_around_circle", "find_polys_around_shape", "find_local_neighbourhood"):
+    elif name in (
+        "find_polys_around_circle",
+        "find_polys_around_shape",
+        "find_local_neighbourhood",
+    ):
         for r in res.refs:
             check_ref(q, r, name)
     elif name in ("find_random_point", "find_random_point_around_circle"):
@@ -320,7 +340,9 @@ def query_args_case(rng: np.random.Generator, index: int) -> None:
         if r < 0.3:
             corridor = rng.permutation(corridor)
         elif r < 0.5:
-            corridor = np.array([_ref(q, rng, vref) for _ in range(int(rng.integers(0, 5)))], dtype=object)
+            corridor = np.array(
+                [_ref(q, rng, vref) for _ in range(int(rng.integers(0, 5)))], dtype=object
+            )
         res = q.find_straight_path(s, e, corridor, _count(rng, 0), _count(rng, 256))
         check_finite(res.points, name)
     elif name == "sliced":
@@ -340,7 +362,9 @@ def query_args_case(rng: np.random.Generator, index: int) -> None:
     elif name == "find_distance_to_wall":
         res = q.find_distance_to_wall(sref, s, _radius(rng), flt)
     elif name == "get_poly_wall_segments":
-        res = q.get_poly_wall_segments(sref, flt, pick(rng, [True, False, None, 2]), _count(rng, 64))
+        res = q.get_poly_wall_segments(
+            sref, flt, pick(rng, [True, False, None, 2]), _count(rng, 64)
+        )
     elif name == "find_polys_around_circle":
         res = q.find_polys_around_circle(sref, s, _radius(rng), flt, _count(rng, 256))
     elif name == "find_polys_around_shape":
@@ -352,7 +376,9 @@ def query_args_case(rng: np.random.Generator, index: int) -> None:
     elif name == "find_local_neighbourhood":
         res = q.find_local_neighbourhood(sref, s, _radius(rng), flt, _count(rng, 32))
     elif name == "find_random_point":
-        res = q.find_random_point(flt, pick(rng, [None, 1, -1, "x", 2**70, np.random.default_rng(3)]))
+        res = q.find_random_point(
+            flt, pick(rng, [None, 1, -1, "x", 2**70, np.random.default_rng(3)])
+        )
     elif name == "find_random_point_around_circle":
         res = q.find_random_point_around_circle(
             sref, s, _radius(rng), flt, pick(rng, [None, 5, -1, "x"]),

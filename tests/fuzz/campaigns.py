@@ -81,7 +81,9 @@ def run_case(campaign: str, seed: int, index: int, trace: bool = False) -> tuple
     except MemoryError:
         return "memory", traceback.format_exc()
     except NavkitError as exc:
-        return "navkit_error", (traceback.format_exc() if trace else f"{type(exc).__name__}: {exc}"[:300])
+        return "navkit_error", (
+            traceback.format_exc() if trace else f"{type(exc).__name__}: {exc}"[:300]
+        )
     except RecursionError:
         return "exception", traceback.format_exc()[-4000:]
     except Exception:  # noqa: BLE001 - that is what we count

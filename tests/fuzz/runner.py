@@ -81,8 +81,7 @@ class Summary:
             )
         rows.append("-" * len(head))
         rows.append(
-            f"{'total':<{w}} {sum(tot.values()):>12} "
-            + " ".join(f"{tot[k]:>12}" for k in CLASSES)
+            f"{'total':<{w}} {sum(tot.values()):>12} " + " ".join(f"{tot[k]:>12}" for k in CLASSES)
         )
         return "\n".join(rows)
 
@@ -90,9 +89,7 @@ class Summary:
         groups: dict[str, list[Defect]] = defaultdict(list)
         for d in self.defects:
             groups[d.signature].append(d)
-        return sorted(
-            ((k, len(v), v[0]) for k, v in groups.items()), key=lambda t: (-t[1], t[0])
-        )
+        return sorted(((k, len(v), v[0]) for k, v in groups.items()), key=lambda t: (-t[1], t[0]))
 
     def to_dict(self) -> dict:
         return {
