@@ -55,18 +55,41 @@ def case_rng(campaign: str, seed: int, index: int) -> np.random.Generator:
 
 
 def setup(names: list[str]) -> None:
-    """Build the fixtures the campaigns use (and compile their kernels) once per worker."""
-    import navkit  # noqa: F401
+    """Build the fixtures the campaigns use and compile their kernels, once per worker.
 
-    names = names or NAMES
-    if any(n in names for n in ("navkit_file", "recast_file", "query_args")):
+    Only benign calls here (no fuzz case: a case that hangs must not stall start-up).
+    """
+    import navkit
+
+    names = [n for n in (names or NAMES) if n in NAMES]
+    if any(n in names for n in ("navkit_file", "recast_file", "query_args", "arrays")):
         recast_files()
-        navmeshes()
         navkit_files()
-    # one case of each campaign warms the kernels it uses (its outcome does not matter)
-    for n in names:
-        if n in NAMES:
-            run_case(n, -1, 0)
+        rng = np.random.default_rng(0)
+        for nm in navmeshes().values():
+            c_query.exercise(nm, rng, 3)
+    if any(n in names for n in ("configs", "arrays")):
+        navkit.bake(c_geometry._tiny_mesh(), navkit.BakeConfig())
+        navkit.bake(c_geometry._tiny_mesh(), navkit.BakeConfig(tile_size=16))
+    if "obj_text" in names:
+        navkit.geometry.obj.parse_obj("v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n")
+    if "ecm_ops" in names:
+        from navkit.ecm import CorridorMap, map_difference
+
+        m = CorridorMap.from_polygons(
+            [[0, 0], [10, 0], [10, 6], [0, 6]], [[[4, 2], [5, 2], [5, 3]]]
+        )
+        h = m.insert_polygon([[1, 1], [2, 1], [1.5, 2]]).handle
+        m.move(h, offset=[0.5, 0.5])
+        m.insert_point([8, 4])
+        m.remove(h)
+        m.find_path([0.5, 0.5], [9.5, 5.5], clearance=0.1)
+        map_difference(m, m.rebuilt())
+    if "optimal" in names:
+        from navkit.detour.optimal import find_optimal_path
+
+        q, _ = c_ecm._grid_query(c_ecm._MAPS[0])
+        find_optimal_path(q, q.find_random_point(rng=1).point, q.find_random_point(rng=2).point)
 
 
 def run_case(campaign: str, seed: int, index: int, trace: bool = False) -> tuple[str, str]:
