@@ -45,8 +45,15 @@ def _xz(a, b) -> float:
 
 
 # -- the battery: valid queries with oracle checks ------------------------------------------
-def exercise(nm, rng: np.random.Generator, n: int = 6, *, roundtrip: bool = True) -> None:
-    """Run every query kind on ``nm`` with plausible arguments and check the answers."""
+def exercise(
+    nm, rng: np.random.Generator, n: int = 6, *, roundtrip: bool = True, geometry: bool = True
+) -> None:
+    """Run every query kind on ``nm`` with plausible arguments and check the answers.
+
+    ``geometry=False`` (crafted files) skips the checks that assume sane geometry
+    (path endpoints at the snapped points); refs, links, finiteness and ranges are
+    always checked.
+    """
     import navkit
 
     nm.stats()
@@ -62,7 +69,8 @@ def exercise(nm, rng: np.random.Generator, n: int = 6, *, roundtrip: bool = True
         if near is not None and near.ref:
             check_ref(q, near.ref, "find_nearest_poly")
             check_finite(near.point, "find_nearest_poly")
-            check_on_poly(q, near.ref, near.point, "find_nearest_poly")
+            if geometry:
+                check_on_poly(q, near.ref, near.point, "find_nearest_poly")
             sref, sp = near.ref, near.point
             ray = attempt(q.raycast, sref, sp, e)
             if ray is not None:
@@ -112,6 +120,7 @@ def exercise(nm, rng: np.random.Generator, n: int = 6, *, roundtrip: bool = True
             check_corridor(q, p.polys, "path corridor")
             expect(math.isfinite(p.length) and p.length >= 0, f"path length {p.length}")
             a = q.find_nearest_poly(s, ext)
+        if p is not None and geometry:
             expect(int(p.polys[0]) == int(a.ref), "path does not start on the nearest polygon")
             expect(_xz(p.points[0], a.point) < 1e-3 * (1 + float(np.abs(a.point).max())),
                    f"path starts at {p.points[0].tolist()}, nearest point {a.point.tolist()}")  # fmt: skip
@@ -148,7 +157,8 @@ def exercise(nm, rng: np.random.Generator, n: int = 6, *, roundtrip: bool = True
             rp = attempt(q.find_random_point, rng=int(rng.integers(1 << 30)))
             if rp is not None and rp.ref:
                 check_ref(q, rp.ref, "find_random_point")
-                check_on_poly(q, rp.ref, rp.point, "find_random_point")
+                if geometry:
+                    check_on_poly(q, rp.ref, rp.point, "find_random_point")
             b = attempt(q.paths, pts[:4], pts[4:8], max_path=64)
             if b is not None:
                 for k in range(b.ok.shape[0]):
@@ -169,7 +179,12 @@ def exercise(nm, rng: np.random.Generator, n: int = 6, *, roundtrip: bool = True
 
             r2 = attempt(navmesh_from_recast, r1)
             expect(r2 is not None, "navkit's own Recast export does not load")
-            expect(r2.to_recast() == r1, "Recast export does not round-trip equal")  # type: ignore[union-attr]
+            # Recast files do not keep links (they are rebuilt on load), so the first
+            # export may differ from the second; from then on it must be stable
+            e2 = r2.to_recast()  # type: ignore[union-attr]
+            expect(
+                navmesh_from_recast(e2).to_recast() == e2, "Recast export does not round-trip equal"
+            )
 
 
 # -- hostile arguments ----------------------------------------------------------------------

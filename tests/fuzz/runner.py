@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -43,6 +44,9 @@ class Defect:
             loc = nk[-1] if nk else (frames[-1] if frames else "")
             loc = loc.split("/src/")[-1] if "/src/" in loc else loc
             key = f"{key.split(':')[0]} @ {loc}"
+        elif self.cls == "wrong":
+            msg = key.split("WrongAnswer: ", 1)[-1]
+            key = re.split(r"[:(\['\d]", msg, maxsplit=1)[0].strip()
         return f"{self.campaign}/{self.cls}: {key[:200]}"
 
     def to_dict(self) -> dict:
