@@ -24,7 +24,7 @@ def expect(ok: bool, msg: str) -> None:
 def shared_dir() -> Path | None:
     """The shared reference folder (``$NAVKIT_SHARED`` or ``../shared``), or None."""
     env = os.environ.get("NAVKIT_SHARED")
-    for p in ([Path(env)] if env else []) + [ROOT.parent / "shared", ROOT.parents[2] / "shared"]:
+    for p in ([Path(env)] if env else []) + [ROOT.parent / "shared"]:
         if (p / "peer" / "results").is_dir():
             return p
     return None
