@@ -112,15 +112,15 @@ _GROUPS = (
     ("navkit.ecm", "corridor-map"),
 )
 
-#: Cold compile time of each group [s of CPU] on the reference machine
-#: (bench/compile.py), shown as the announcement's estimate.
+#: Cold compile time of each group [CPU s] on a 2-core reference machine
+#: (bench/compile.py, rounded up), shown as the announcement's estimate.
 COMPILE_ESTIMATE_S = {
-    "bake": 40,
-    "navmesh": 8,
-    "query": 10,
-    "batch-path": 10,
-    "optimal-path": 10,
-    "corridor-map": 15,
+    "bake": 100,
+    "navmesh": 10,
+    "query": 25,
+    "batch-path": 40,
+    "optimal-path": 20,
+    "corridor-map": 60,
 }
 
 #: A compile announces itself once it has taken this long [s].

@@ -98,11 +98,18 @@ def _query(tmp: str) -> None:
 
 def _optimal(tmp: str) -> None:
     """The optimal (any-angle) path."""
+    import numpy as np
+
+    from navkit.detour import _polyanya
     from navkit.detour.navmesh import NavMesh
+    from navkit.detour.optimal import _planner
     from navkit.detour.query import NavMeshQuery
 
     q = NavMeshQuery(NavMesh.load(Path(tmp) / "solo.navmesh"))
     q.path(_START, _END, optimal=True)
+    # the goal-unreachable branch (start and end in different components)
+    pl = _planner(q, NavMeshQuery._filter(None)[0])
+    _polyanya.closest_reachable_entry(pl.handle.desc, pl.comp, pl.comp[0], np.zeros(3, np.float32))
 
 
 def _batch(tmp: str) -> None:
