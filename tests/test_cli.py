@@ -5,6 +5,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -74,27 +75,109 @@ def test_errors_are_one_line_and_nonzero(level, tmp_path, capsys, args, needle):
 
 
 def test_console_script_runs_demo(tmp_path):
-    r = subprocess.run(
-        [sys.executable, "-m", "navkit.cli", "demo", "-o", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert r.returncode == 0, r.stderr
+    def demo():
+        r = subprocess.run(
+            [sys.executable, "-m", "navkit.cli", "demo", "-o", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert r.returncode == 0, r.stderr
+        return r
+
+    r = demo()
     assert (tmp_path / "sample_level.png").exists()
     assert (tmp_path / "sample_level.navmesh").exists()
     assert "baked" in r.stdout
+    # the first run compiled (or loaded) everything; a warm run says nothing about compiling
+    r = demo()
+    assert "compil" not in (r.stdout + r.stderr).lower(), r.stderr
 
 
-def test_first_run_warns_before_compiling(monkeypatch, capsys):
+class _Disp:
+    """Stands in for a numba dispatcher in compile events."""
+
+    def __init__(self, module):
+        self.py_func = type("F", (), {"__module__": module})()
+
+
+def _compile_events(ann, module, seconds, depth=2):
+    from numba.core.event import Event, EventStatus
+
+    data = {"dispatcher": _Disp(module)}
+    for _ in range(depth):
+        ann.notify(Event("numba:compile", EventStatus.START, data=data))
+    time.sleep(seconds)
+    for _ in range(depth):
+        ann.notify(Event("numba:compile", EventStatus.END, data=data))
+
+
+def test_long_compiles_are_announced_once(monkeypatch, capsys):
+    from navkit import _jit
+
+    monkeypatch.setattr(_jit, "ANNOUNCE_AFTER_S", 0.2)
+    ann = _jit._Announcer()
+    _compile_events(ann, "navkit.recast.detail", 0.05)  # short: nothing yet
+    assert capsys.readouterr().err == ""
+    _compile_events(ann, "navkit.recast.contours", 0.4)  # the group's total passes 0.2 s
+    err = capsys.readouterr().err
+    assert err.startswith("navkit: compiling bake kernels (first run only") and err.count("\n") == 1
+    _compile_events(ann, "navkit.recast.area", 0.3)  # once per group
+    assert capsys.readouterr().err == ""
+    _compile_events(ann, "navkit.ecm._index", 0.3)  # another group
+    assert "corridor-map" in capsys.readouterr().err
+    _compile_events(ann, "numpy.somewhere", 0.3)  # not navkit's kernels
+    assert capsys.readouterr().err == ""
+
+
+def test_kernels_compile_once_for_literal_arguments():
+    from navkit._jit import njit
+
+    @njit(cache=False)
+    def helper(a, b, flag):
+        if flag:
+            return a + b
+        return a - b
+
+    @njit(cache=False)
+    def entry(x):
+        return helper(x, -1, True) + helper(x, 3, False) + helper(x, x, True)
+
+    assert entry(5) == (5 - 1) + (5 - 3) + (5 + 5)
+    assert len(helper.signatures) == 1  # not one per literal -1 / 3 / True / False
+
+
+def test_tiled_bake_in_workers_announces_when_cold(monkeypatch, capsys):
     from navkit import _jit, cli
 
+    monkeypatch.setattr(_jit, "announcer", _jit._Announcer())
     monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
     cli._warn_if_cold()
-    assert "compiling navkit's kernels" in capsys.readouterr().err
+    cli._warn_if_cold()
+    assert capsys.readouterr().err.count("navkit: compiling bake kernels") == 1
+    monkeypatch.setattr(_jit, "announcer", _jit._Announcer())
     monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)
     cli._warn_if_cold()
     assert capsys.readouterr().err == ""
+
+
+def test_warmup_runs(tmp_path):
+    r = subprocess.run(
+        [sys.executable, "-m", "navkit.cli", "warmup", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("warmed up ")
+    assert all(g in r.stdout for g in ("bake", "corridor-map", "query", "optimal-path"))
+    assert r.stderr.count("[5/5]") == 1
+
+
+def test_warmup_rejects_unknown_groups(capsys):
+    assert main(["warmup", "--groups", "nope"]) == 2
+    assert "nope" in capsys.readouterr().err
 
 
 def test_is_cached_knows_the_bake_kernels():

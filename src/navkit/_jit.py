@@ -9,7 +9,10 @@ float32 arithmetic must be reproduced bit for bit, which forbids reassociation.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
+from numba.core import event as _event
 
 __all__ = ["njit", "pnjit", "borrow", "F32"]
 
@@ -20,13 +23,51 @@ import numpy as _np
 F32 = _np.float32
 
 
+def _one_signature(disp):
+    """Make calls from other kernels type ``disp``'s arguments without literals.
+
+    numba types a constant argument of a call between kernels as a literal
+    (``f(x, -1)`` gives ``Literal[int](-1)``, ``g(True)`` ``Literal[bool](True)``)
+    and compiles the callee once per distinct literal: a helper called with
+    different constants compiled 2 to 5 times, each copy optimised again by LLVM.
+    Here the callee is compiled for the plain types (int64, bool) instead, and
+    every call site shares that one signature. The cost is that a constant flag no
+    longer prunes the callee's dead branch (one predictable branch at run time).
+    """
+    orig = disp.get_call_template
+
+    def get_call_template(args, kws):
+        args = tuple(_unliteral(a) for a in args)
+        kws = {k: _unliteral(v) for k, v in kws.items()}
+        return orig(args, kws)
+
+    disp.get_call_template = get_call_template
+    return disp
+
+
+def _unliteral(t):
+    from numba.core import types
+
+    return types.unliteral(t) if isinstance(t, types.Literal) else t
+
+
 def njit(*args, **kwargs):
-    """``numba.njit`` with navkit's policy (cache, nogil, no fastmath)."""
+    """``numba.njit`` with navkit's policy (cache, nogil, no fastmath, one
+    signature per kernel for calls between kernels: see :func:`_one_signature`)."""
     kwargs.setdefault("cache", True)
     kwargs.setdefault("nogil", True)
     kwargs.setdefault("fastmath", False)
     kwargs.setdefault("error_model", "numpy")
-    return numba.njit(*args, **kwargs)
+    if len(args) == 1 and callable(args[0]) and not kwargs.get("inline"):
+        return _one_signature(numba.njit(**kwargs)(args[0]))
+    dec = numba.njit(*args, **kwargs)
+    if kwargs.get("inline") or args:
+        return dec
+
+    def wrap(fn):
+        return _one_signature(dec(fn))
+
+    return wrap
 
 
 def pnjit(*args, **kwargs):
@@ -47,6 +88,139 @@ def is_cached(kernel) -> bool | None:
         return bool(os.path.exists(kernel._cache._cache_file._index_path))
     except Exception:  # noqa: BLE001 - private numba attributes; any failure means "unknown"
         return None
+
+
+# --- first-run announcement -------------------------------------------------
+
+#: Which feature a kernel belongs to, by module prefix (first match wins), for the
+#: announcement of a long first compile.
+_GROUPS = (
+    ("navkit.detour._polyanya", "optimal-path"),
+    ("navkit.detour.optimal", "optimal-path"),
+    ("navkit.detour._batch", "batch-path"),
+    ("navkit.detour.navmesh", "navmesh"),
+    ("navkit.detour.tile", "navmesh"),
+    ("navkit.detour._links", "navmesh"),
+    ("navkit.detour._bvtree", "navmesh"),
+    ("navkit.detour.io", "navmesh"),
+    ("navkit.detour.recast_format", "navmesh"),
+    ("navkit.detour.islands", "navmesh"),
+    ("navkit.detour._validate", "navmesh"),
+    ("navkit.detour", "query"),
+    ("navkit.recast", "bake"),
+    ("navkit.geometry", "bake"),
+    ("navkit.ecm", "corridor-map"),
+)
+
+#: Cold compile time of each group [CPU s] on a 2-core reference machine
+#: (bench/compile.py, rounded up), shown as the announcement's estimate.
+COMPILE_ESTIMATE_S = {
+    "bake": 100,
+    "navmesh": 10,
+    "query": 25,
+    "batch-path": 40,
+    "optimal-path": 20,
+    "corridor-map": 60,
+}
+
+#: A compile announces itself once it has taken this long [s].
+ANNOUNCE_AFTER_S = 2.0
+
+
+def _group_of(dispatcher) -> str | None:
+    mod = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+    for prefix, group in _GROUPS:
+        if mod.startswith(prefix):
+            return group
+    return "navkit" if mod.startswith("navkit.") else None
+
+
+class _Announcer(_event.Listener):
+    """A numba ``numba:compile`` listener: when navkit's kernels of one group have
+    spent :data:`ANNOUNCE_AFTER_S` compiling in this process, say so once on
+    stderr. A run whose kernels all load from the cache compiles nothing and
+    prints nothing. Worker processes (process pools) stay quiet.
+    """
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.group: str | None = None
+        self.t0 = 0.0
+        self.timer: Any = None
+        self.spent: dict[str, float] = {}
+        self.announced: set[str] = set()
+        self.enabled = True
+
+    def announce(self, group: str) -> None:
+        """Print the announcement for ``group`` (once per process)."""
+        import sys
+
+        with self.lock:
+            if group in self.announced or not self.enabled:
+                return
+            self.announced.add(group)
+        est = COMPILE_ESTIMATE_S.get(group)
+        more = f", ~{est} s" if est else ""
+        try:
+            print(
+                f"navkit: compiling {group} kernels (first run only{more})...",
+                file=sys.stderr,
+                flush=True,
+            )
+        except (OSError, ValueError):  # stderr closed
+            pass
+
+    def on_start(self, ev) -> None:
+        import threading
+        import time
+
+        self.depth += 1
+        if self.depth != 1:
+            return
+        group = _group_of(ev.data.get("dispatcher"))
+        self.group = group
+        self.t0 = time.perf_counter()
+        if group is None or group in self.announced:
+            return
+        delay = ANNOUNCE_AFTER_S - self.spent.get(group, 0.0)
+        if delay <= 0:
+            self.announce(group)
+            return
+        self.timer = threading.Timer(delay, self.announce, (group,))
+        self.timer.daemon = True
+        self.timer.start()
+
+    def on_end(self, ev) -> None:
+        import time
+
+        self.depth -= 1
+        if self.depth != 0:
+            return
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.group is not None:
+            self.spent[self.group] = self.spent.get(self.group, 0.0) + (
+                time.perf_counter() - self.t0
+            )
+        self.group = None
+
+
+def _install_announcer() -> _Announcer:
+    import multiprocessing
+
+    a = _Announcer()
+    a.enabled = multiprocessing.parent_process() is None
+    _event.register("numba:compile", a)
+    return a
+
+
+#: The process's announcer; ``announcer.announce(group)`` prints a group's
+#: announcement ahead of work that will compile elsewhere (worker processes).
+announcer = _install_announcer()
 
 
 def _borrow_intrinsic():

@@ -188,29 +188,25 @@ def _add_bake_options(p: argparse.ArgumentParser) -> None:
 
 
 def _warn_if_cold() -> None:
-    """Say so before a first run spends minutes compiling the bake's kernels."""
-    from ._jit import is_cached
+    """A tiled bake compiles in its worker processes, which stay quiet: announce
+    the compile here when the bake's kernels are not in the cache yet. (In-process
+    compiles announce themselves: navkit._jit.announcer.)"""
+    from ._jit import announcer, is_cached
     from .recast import detail, rasterize
 
     if is_cached(rasterize._rasterize_kernel) is False or is_cached(detail._detail_kernel) is False:
-        print(
-            "first run: compiling navkit's kernels (a few minutes, once; they are cached "
-            "for later runs)",
-            file=sys.stderr,
-            flush=True,
-        )
+        announcer.announce("bake")
 
 
 def _bake(mesh, config, workers: int | None, progress):
     from .recast.build import bake
-
-    _warn_if_cold()
 
     if config.tile_size and (workers is None or workers > 1):
         from concurrent.futures import ProcessPoolExecutor
 
         n = workers or os.cpu_count() or 1
         if n > 1:
+            _warn_if_cold()
             with ProcessPoolExecutor(max_workers=n) as ex:
                 return bake(mesh, config, executor=ex, progress=progress)
     return bake(mesh, config, progress=progress)
@@ -421,10 +417,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"sample level: {mesh.n_vertices} vertices, {mesh.n_triangles} triangles")
     t0 = time.perf_counter()
     nm = _bake(mesh, BakeConfig(), 1, None)
-    print(
-        f"baked solo navmesh: {_summary(nm)} (first run includes compiling the kernels: "
-        f"{time.perf_counter() - t0:.1f} s)"
-    )
+    print(f"baked solo navmesh: {_summary(nm)} ({time.perf_counter() - t0:.1f} s)")
     nm.save(out / "sample_level.navmesh")
     png = out / "sample_level.png"
     path_pts = None
@@ -503,6 +496,18 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
         if "%(default)" in h or "(default:" in h or action.default in (None, False):
             return h
         return super()._get_help_string(action)
+
+
+def cmd_warmup(args: argparse.Namespace) -> int:
+    from ._warmup import warmup
+
+    t0 = time.perf_counter()
+    print("navkit warmup: compiling every kernel (all cores)...", file=sys.stderr, flush=True)
+    done = warmup(args.workers, args.groups.split(",") if args.groups else None)
+    n = sum(c for _, c in done.values())
+    print(f"warmed up {', '.join(done)}: {n} kernel signatures compiled "
+          f"in {time.perf_counter() - t0:.1f} s")  # fmt: skip
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -611,6 +616,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("names", nargs="*", metavar="NAME", help="sample names (see `navkit data`)")
     p.add_argument("-d", "--dir", default=".", help="folder to copy into (default: .)")
     p.set_defaults(func=cmd_data)
+    p = sub.add_parser("warmup", help="compile every kernel ahead of time (all cores)")
+    p.add_argument("--workers", type=int, default=None, help="processes (default: CPU count)")
+    p.add_argument("--groups", help="comma-separated subset: bake,corridor-map,query,...")
+    p.set_defaults(func=cmd_warmup)
     return ap
 
 

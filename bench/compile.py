@@ -1,0 +1,230 @@
+"""Compile-time benchmark: the cold first use of each navkit feature.
+
+Each feature runs in a fresh Python process with an empty numba cache
+(``NUMBA_CACHE_DIR`` pointed at a new temporary folder), so it pays every compile
+its first use needs. A feature may need a setup (a navmesh loaded from a file, a
+corridor map built); the setup is timed separately, and the feature's figure is
+its first call after the setup. Each step reports wall time and the process's CPU
+time (user + system, ``resource.getrusage``): the machine may be shared, and CPU
+time is the steadier figure. It also reports how many kernels compiled, how many
+of them compiled more than once (one signature per kernel is the goal), and the
+kernels that took longest (exclusive compile CPU time, numba's ``numba:compile``
+events).
+
+The navmesh the query features load is baked once beforehand with the current
+(usually warm) cache.
+
+Usage::
+
+    python bench/compile.py [--features demo,path,...] [--json out.json] [--top 5]
+    python bench/compile.py --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENE = ROOT / "docs" / "examples" / "scene.json"
+
+# Each feature: (setup code, feature code). Both run in the same process; names
+# defined by the setup are visible to the feature. ``NAVMESH`` and ``SCENE`` are
+# file paths; ``TMP`` is a scratch folder.
+_QUERY_SETUP = (
+    "import numpy as np\n"
+    "from navkit.detour.navmesh import NavMesh\n"
+    "from navkit.detour.query import NavMeshQuery\n"
+    "nm = NavMesh.load(NAVMESH)\n"
+    "q = NavMeshQuery(nm)\n"
+)
+_ECM_LOAD = (
+    "import json\n"
+    "from navkit.ecm import CorridorMap\n"
+    "d = json.loads(Path(SCENE).read_text())\n"
+    "b, obs = d['boundary'], d['obstacles']\n"
+)
+_ECM_SETUP = _ECM_LOAD + "cm = CorridorMap.from_polygons(b, obs)\n"
+FEATURES: dict[str, tuple[str, str]] = {
+    "import": ("", "import navkit"),
+    "bake_solo": (
+        "import navkit",
+        "navkit.bake(navkit.sample_level(), navkit.BakeConfig())",
+    ),
+    "bake_tiled": (
+        "import navkit",
+        "navkit.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=32))",
+    ),
+    "demo": ("", "from navkit.cli import main\nmain(['demo', '-o', TMP])"),
+    "load": ("", _QUERY_SETUP),
+    "path": (_QUERY_SETUP, "q.path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))"),
+    "path_optimal": (_QUERY_SETUP, "q.path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0), optimal=True)"),
+    "paths": (
+        _QUERY_SETUP,
+        "a = np.array([[5.0, 0.0, 5.0]] * 8)\nb = np.array([[43.0, 8.0, 38.0]] * 8)\nq.paths(a, b)",
+    ),
+    "raycast": (
+        _QUERY_SETUP,
+        "r = q.find_nearest_poly((5.0, 0.0, 5.0))\nq.raycast(r.ref, r.point, (40.0, 0.0, 5.0))",
+    ),
+    "ecm_from_polygons": (_ECM_LOAD, "cm = CorridorMap.from_polygons(b, obs)"),
+    "ecm_from_polygons_own": (
+        _ECM_LOAD,
+        "cm = CorridorMap.from_polygons(b, obs, use_library=False)",
+    ),
+    "ecm_find_path": (_ECM_SETUP, "cm.find_path((1.0, 1.0), (19.0, 11.0), clearance=0.5)"),
+    "ecm_move": (
+        _ECM_SETUP,
+        "rep = cm.insert_polygon([[1.5, 9.5], [2.5, 9.5], [2.5, 10.5], [1.5, 10.5]])\n"
+        "cm.move(rep.handle, offset=(0.5, 0.0))",
+    ),
+    "navkit_ecm": (
+        "",
+        "from navkit.cli import main\n"
+        "main(['ecm', str(SCENE), '--from', '1,1', '--to', '19,11', '-o', TMP + '/ecm.png'])",
+    ),
+}
+
+_CHILD = r"""
+import json, os, resource, sys, time
+from pathlib import Path
+
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+import numba
+from numba.core import event
+
+events = []   # (dispatcher name, args, inclusive s, exclusive s) of thread CPU time
+stack = []
+
+class _L(event.Listener):
+    def on_start(self, ev):
+        stack.append([time.thread_time(), 0.0])
+    def on_end(self, ev):
+        t0, child = stack.pop()
+        dt = time.thread_time() - t0
+        if stack:
+            stack[-1][1] += dt
+        d = ev.data["dispatcher"]
+        name = getattr(d, "py_func", d).__module__ + "." + getattr(d, "py_func", d).__qualname__
+        events.append((name, str(ev.data["args"]), dt, dt - child))
+
+event.register("numba:compile", _L())
+
+NAVMESH = sys.argv[1]; SCENE = sys.argv[2]; TMP = sys.argv[3]
+setup, feature = json.loads(sys.argv[4])
+out = {}
+for step, code in (("setup", setup), ("feature", feature)):
+    events.clear()
+    w0, c0 = time.perf_counter(), cpu()
+    exec(compile(code, step, "exec"), globals())
+    out[step] = {"wall": time.perf_counter() - w0, "cpu": cpu() - c0, "events": list(events)}
+print("@@" + json.dumps(out))
+"""
+
+
+def _prepare_navmesh(path: Path) -> None:
+    code = (
+        "import sys, navkit\n"
+        "navkit.bake(navkit.sample_level(), navkit.BakeConfig()).save(sys.argv[1])\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+
+
+def run_feature(name: str, navmesh: Path, cache_dir: str | None = None) -> dict:
+    """Run one feature in a fresh process with an empty (or the given) numba cache."""
+    setup, feature = FEATURES[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ)
+        env["NUMBA_CACHE_DIR"] = cache_dir or os.path.join(tmp, "numba-cache")
+        t0 = time.perf_counter()
+        p = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(navmesh), str(SCENE), tmp,
+             json.dumps([setup, feature])],
+            env=env, capture_output=True, text=True, cwd=tmp,
+        )  # fmt: skip
+        total = time.perf_counter() - t0
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("@@")), None)
+    if p.returncode != 0 or line is None:
+        raise RuntimeError(f"{name} failed:\n{p.stdout}\n{p.stderr}")
+    res = json.loads(line[2:])
+    res["process_wall"] = total
+    res["stderr"] = p.stderr
+    return res
+
+
+def summarize(name: str, res: dict, top: int) -> dict:
+    f, s = res["feature"], res["setup"]
+    per: dict[str, list] = {}
+    for kname, args, _incl, excl in f["events"]:
+        per.setdefault(kname, []).append((args, excl))
+    multi = {k: [a for a, _ in v] for k, v in per.items() if len(v) > 1}
+    tot = {k: sum(e for _, e in v) for k, v in per.items()}
+    slow = sorted(tot.items(), key=lambda kv: -kv[1])[:top]
+    return {
+        "feature": name,
+        "wall_s": round(f["wall"], 2),
+        "cpu_s": round(f["cpu"], 2),
+        "setup_wall_s": round(s["wall"], 2),
+        "setup_cpu_s": round(s["cpu"], 2),
+        "process_wall_s": round(res["process_wall"], 2),
+        "kernels": len(per),
+        "compiles": sum(len(v) for v in per.values()),
+        "multi": multi,
+        "slowest": [[k, round(t, 2)] for k, t in slow],
+        "stderr": res["stderr"].strip()[-400:],
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--features", default=",".join(FEATURES))
+    ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--top", type=int, default=5, help="slowest kernels listed per feature")
+    ap.add_argument("--list", action="store_true", help="list the features and exit")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(FEATURES))
+        return 0
+    names = [n.strip() for n in args.features.split(",") if n.strip()]
+    for n in names:
+        if n not in FEATURES:
+            ap.error(f"unknown feature {n!r}; one of {', '.join(FEATURES)}")
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        navmesh = Path(d) / "sample.navmesh"
+        if any("NAVMESH" in "".join(FEATURES[n]) for n in names):
+            _prepare_navmesh(navmesh)
+        for n in names:
+            row = summarize(n, run_feature(n, navmesh), args.top)
+            rows.append(row)
+            print(
+                f"{n:22s} feature {row['wall_s']:6.1f} s wall {row['cpu_s']:6.1f} s cpu | "
+                f"setup {row['setup_wall_s']:6.1f} s wall {row['setup_cpu_s']:6.1f} s cpu | "
+                f"{row['kernels']} kernels, {row['compiles']} compiles",
+                flush=True,
+            )
+            for k, sigs in row["multi"].items():
+                print(f"    {len(sigs)}x {k}")
+            for k, t in row["slowest"]:
+                print(f"    {t:6.2f} s {k}")
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = None
+    print(json.dumps({"loadavg": load, "cpus": os.cpu_count(), "rows": rows}, indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"loadavg": load, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""``navkit warmup``: compile every kernel ahead of time, on every core.
+
+numba compiles a kernel the first time it is called and keeps the machine code in
+its on-disk cache. Warm-up calls each feature once on a tiny input, so the very
+signatures that real calls use are compiled and cached; later runs load them.
+Each feature group runs in its own process (a process pool as wide as the
+machine); the query groups need a navmesh, so they start once the bake group
+has written one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+
+__all__ = ["GROUPS", "warmup"]
+
+_START = (5.0, 0.0, 5.0)
+_END = (43.0, 8.0, 38.0)
+
+
+def _bake(tmp: str) -> None:
+    """Bake (solo, tiled, every partition, grids) and save/load a navmesh."""
+    import numpy as np
+
+    import navkit
+    from navkit.detour.navmesh import NavMesh
+
+    mesh = navkit.sample_level()
+    nm = navkit.bake(mesh, navkit.BakeConfig())
+    nm.save(Path(tmp) / "solo.navmesh")
+    nm.to_recast(Path(tmp) / "solo.bin")
+    NavMesh.load(Path(tmp) / "solo.navmesh")
+    NavMesh.from_recast(Path(tmp) / "solo.bin")
+    navkit.bake(mesh, navkit.BakeConfig(tile_size=32))
+    grid = np.zeros((24, 24), dtype=bool)
+    grid[8:12, 8:16] = True
+    for part in ("watershed", "monotone", "layers"):
+        navkit.bake_grid(grid, 1.0, partition=part)
+    (Path(tmp) / "solo.ready").write_text("ok")
+
+
+def _query(tmp: str) -> None:
+    """Every NavMeshQuery method once (errors from odd inputs are ignored)."""
+    import numpy as np
+
+    from navkit.detour.navmesh import NavMesh
+    from navkit.detour.query import NavMeshQuery
+    from navkit.errors import NavkitError
+
+    nm = NavMesh.load(Path(tmp) / "solo.navmesh")
+    q = NavMeshQuery(nm)
+    near = q.find_nearest_poly(_START)
+    end = q.find_nearest_poly(_END)
+    ref, p = near.ref, near.point
+    c = (5.0, 0.0, 5.0)
+    calls: list[Callable[[], object]] = [
+        lambda: q.is_valid_poly_ref(ref),
+        lambda: q.query_polygons(c, (2.0, 2.0, 2.0)),
+        lambda: q.closest_point_on_poly(ref, c),
+        lambda: q.closest_point_on_poly_boundary(ref, c),
+        lambda: q.get_poly_height(ref, c),
+        lambda: q.find_straight_path(p, end.point, q.find_path(ref, end.ref, p, end.point).polys),
+        lambda: q.raycast(ref, p, (40.0, 0.0, 5.0)),
+        lambda: q.move_along_surface(ref, p, (8.0, 0.0, 6.0)),
+        lambda: q.find_distance_to_wall(ref, p, 5.0),
+        lambda: q.get_poly_wall_segments(ref),
+        lambda: q.get_poly_wall_segments(ref, store_portals=True),
+        lambda: q.find_polys_around_circle(ref, p, 3.0),
+        lambda: q.find_polys_around_shape(
+            ref, np.array([[4, 0, 4], [6, 0, 4], [6, 0, 6], [4, 0, 6]], np.float32)
+        ),
+        lambda: q.find_local_neighbourhood(ref, p, 3.0),
+        lambda: q.find_random_point(rng=0),
+        lambda: q.find_random_point_around_circle(ref, p, 3.0, rng=0),
+        lambda: q.path(_START, _END),
+    ]
+    for call in calls:
+        try:
+            call()
+        except NavkitError:
+            pass
+    try:
+        q.init_sliced_find_path(ref, end.ref, p, end.point)
+        q.update_sliced_find_path(8)
+        q.finalize_sliced_find_path()
+        q.init_sliced_find_path(ref, end.ref, p, end.point)
+        q.update_sliced_find_path(2)
+        q.finalize_sliced_find_path_partial(np.array([ref], np.int64))
+    except NavkitError:
+        pass
+
+
+def _optimal(tmp: str) -> None:
+    """The optimal (any-angle) path."""
+    import numpy as np
+
+    from navkit.detour import _polyanya
+    from navkit.detour.navmesh import NavMesh
+    from navkit.detour.optimal import _planner
+    from navkit.detour.query import NavMeshQuery
+
+    q = NavMeshQuery(NavMesh.load(Path(tmp) / "solo.navmesh"))
+    q.path(_START, _END, optimal=True)
+    # the goal-unreachable branch (start and end in different components)
+    pl = _planner(q, NavMeshQuery._filter(None)[0])
+    _polyanya.closest_reachable_entry(pl.handle.desc, pl.comp, pl.comp[0], np.zeros(3, np.float32))
+
+
+def _batch(tmp: str) -> None:
+    """The parallel batch of paths."""
+    import numpy as np
+
+    from navkit.detour.navmesh import NavMesh
+    from navkit.detour.query import NavMeshQuery
+
+    q = NavMeshQuery(NavMesh.load(Path(tmp) / "solo.navmesh"))
+    q.paths(np.array([_START] * 4), np.array([_END] * 4))
+
+
+def _ecm(tmp: str) -> None:
+    """Corridor map: both static builds, a path, local updates."""
+    from navkit.ecm import CorridorMap
+
+    boundary = [[0, 0], [20, 0], [20, 12], [0, 12]]
+    obstacles = [[[4, 3], [7, 3], [7, 8], [4, 8]], [[10, 5], [13, 2], [15, 6]]]
+    maps = [CorridorMap.from_polygons(boundary, obstacles, use_library=False)]
+    try:
+        maps.append(CorridorMap.from_polygons(boundary, obstacles))
+    except ImportError:  # pragma: no cover - pyvoronoi is optional
+        pass
+    for cm in maps:
+        cm.find_path((1.0, 1.0), (19.0, 11.0), clearance=0.5)
+        cm.find_path((1.0, 1.0), (19.0, 11.0), clearance=0.3, preferred_clearance=1.0)
+        cm.clearance_at((1.0, 1.0))
+        cm.nearest_medial_point((1.0, 1.0))
+        rep = cm.insert_polygon([[1.5, 9.5], [2.5, 9.5], [2.5, 10.5], [1.5, 10.5]])
+        cm.move(rep.handle, offset=(0.5, 0.0))
+        cm.insert_segment((16.0, 1.0), (18.0, 2.0))
+        h = cm.insert_point((17.0, 10.0)).handle
+        cm.remove(h)
+
+
+#: Feature groups: name -> (function, needs the bake group's navmesh).
+GROUPS: dict[str, tuple[Callable[[str], None], bool]] = {
+    "bake": (_bake, False),
+    "corridor-map": (_ecm, False),
+    "query": (_query, True),
+    "optimal-path": (_optimal, True),
+    "batch-path": (_batch, True),
+}
+
+
+def _run_group(name: str, tmp: str) -> tuple[str, float, int]:
+    """Worker: run one group; (name, seconds, kernels compiled)."""
+    from numba.core import event
+
+    count = [0]
+
+    class _Count(event.Listener):
+        depth = 0
+
+        def on_start(self, ev) -> None:
+            self.depth += 1
+
+        def on_end(self, ev) -> None:
+            self.depth -= 1
+            count[0] += 1
+
+    event.register("numba:compile", _Count())
+    t0 = time.perf_counter()
+    GROUPS[name][0](tmp)
+    return name, time.perf_counter() - t0, count[0]
+
+
+def warmup(
+    workers: int | None = None, groups: list[str] | None = None, out=sys.stderr
+) -> dict[str, tuple[float, int]]:
+    """Compile (or load from the cache) every kernel of the given groups.
+
+    Parameters
+    ----------
+    workers : int or None -- processes (default: the CPU count).
+    groups : list of str or None -- names from :data:`GROUPS` (default: all).
+    out : text stream for progress lines, or None.
+
+    Returns
+    -------
+    dict -- group name -> (seconds, signatures compiled in that group's process).
+    """
+    import multiprocessing
+
+    from navkit.errors import InputError
+
+    names = list(GROUPS) if groups is None else list(groups)
+    for n in names:
+        if n not in GROUPS:
+            raise InputError(f"warmup group {n!r}: expected one of {', '.join(GROUPS)}")
+    if any(GROUPS[n][1] for n in names) and "bake" not in names:
+        names.insert(0, "bake")
+    n_workers = max(1, min(workers or os.cpu_count() or 1, len(names)))
+    done: dict[str, tuple[float, int]] = {}
+    t0 = time.perf_counter()
+
+    def say(msg: str) -> None:
+        if out is not None:
+            print(msg, file=out, flush=True)
+
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn")) as ex,
+    ):
+        pending: dict[Future, str] = {}
+        later = [n for n in names if GROUPS[n][1]]
+        for n in names:
+            if not GROUPS[n][1]:
+                pending[ex.submit(_run_group, n, tmp)] = n
+        while pending:
+            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                pending.pop(fut)
+                name, secs, count = fut.result()
+                done[name] = (secs, count)
+                say(
+                    f"  [{len(done)}/{len(names)}] {name}: {secs:.1f} s, "
+                    f"{count} kernel signatures compiled ({time.perf_counter() - t0:.0f} s)"
+                )
+                if name == "bake":
+                    for n in later:
+                        pending[ex.submit(_run_group, n, tmp)] = n
+    return done
