@@ -105,9 +105,11 @@ def hostile_scalar(rng: np.random.Generator):
         return pick(rng, HOSTILE_INTS)
     if r < 0.85:
         v = pick(rng, HOSTILE_FLOATS + HOSTILE_INTS[:12])
-        return pick(rng, [np.float32, np.float64, np.int64, np.float16])(
-            v if abs(v) < 6e4 or not math.isfinite(v) else 1.0
-        )
+        make = pick(rng, [np.float32, np.float64, np.int64, np.float16])
+        try:
+            return make(v if abs(v) < 6e4 or not math.isfinite(v) else 1.0)
+        except (OverflowError, ValueError):  # np.int64(inf) / np.int64(nan)
+            return v
     return pick(rng, HOSTILE_OTHER)
 
 

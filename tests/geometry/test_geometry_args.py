@@ -103,3 +103,9 @@ def test_parse_obj_gives_mesh_or_navkit_error(text):
         parse_obj(text)
     except (FormatError, InputError):
         pass
+
+
+def test_complex_vertices_are_refused():
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 0, 1]], np.complex128) + 1j
+    with pytest.raises(InputError, match="vertices"):
+        TriMesh.from_arrays(v, [[0, 1, 2]])

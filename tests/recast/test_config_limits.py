@@ -163,3 +163,16 @@ def test_clockwise_quad_hints_at_winding():
 def test_bake_grid_arguments(kw, arg):
     with pytest.raises(NavkitError, match=arg):
         bake_grid(np.zeros((4, 4), bool), **kw)
+
+
+def test_numpy_scalars_become_python_numbers():
+    """A config built from numpy values saves as JSON and equals the plain one."""
+    import json
+
+    cfg = BakeConfig(cell_size=np.float32(0.25), region_min_size=np.int32(8),
+                     filter_ledge_spans=np.bool_(False))  # fmt: skip
+    d = cfg.to_dict()
+    json.dumps(d)
+    assert type(d["cell_size"]) is float and type(d["region_min_size"]) is int
+    assert type(d["filter_ledge_spans"]) is bool
+    assert cfg == BakeConfig(cell_size=0.25, region_min_size=8, filter_ledge_spans=False)

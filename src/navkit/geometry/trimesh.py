@@ -76,6 +76,8 @@ class TriMesh:
         """
         if not isinstance(name, str):
             raise InputError(f"name must be a str, got {type(name).__name__}")
+        if np.iscomplexobj(vertices):
+            raise InputError("vertices must be real numbers, got complex values")
         try:
             v64 = np.asarray(vertices, dtype=np.float64)
         except (TypeError, ValueError) as exc:

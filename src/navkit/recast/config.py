@@ -133,6 +133,16 @@ class BakeConfig:
 
     def __post_init__(self) -> None:
         self.validate()
+        # numpy scalars become Python numbers, so that to_dict() is JSON-ready and
+        # equal configs compare and hash equal whatever type their values came in.
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, np.bool_):
+                object.__setattr__(self, f.name, bool(v))
+            elif isinstance(v, np.integer):
+                object.__setattr__(self, f.name, int(v))
+            elif isinstance(v, np.floating):
+                object.__setattr__(self, f.name, float(v))
 
     # -- validation -----------------------------------------------------------------
     def validate(self) -> None:
