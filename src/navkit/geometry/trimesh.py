@@ -76,12 +76,13 @@ class TriMesh:
         """
         if not isinstance(name, str):
             raise InputError(f"name must be a str, got {type(name).__name__}")
-        if np.iscomplexobj(vertices):
-            raise InputError("vertices must be real numbers, got complex values")
         try:
-            v64 = np.asarray(vertices, dtype=np.float64)
+            is_complex = np.iscomplexobj(vertices)
+            v64 = np.zeros((0, 3)) if is_complex else np.asarray(vertices, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise InputError(f"vertices are not numeric: {exc}") from None
+        if is_complex:
+            raise InputError("vertices must be real numbers, got complex values")
         if v64.size == 0:
             v64 = v64.reshape(0, 3)
         if v64.ndim != 2 or v64.shape[1] != 3:
