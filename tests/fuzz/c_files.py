@@ -67,6 +67,8 @@ def _rand_int_for(fmt: str, rng, ref_like=None):
         return pick(rng, [lo, hi, 0, 1, hi // 2 + 1, hi - 1])
     if r < 0.6 and ref_like is not None:
         return max(lo, min(hi, int(ref_like) + int(rng.integers(-3, 4))))
+    if hi >= 2**63:  # numpy's int64 draws stop short of 2^64
+        return (int(rng.integers(0, 2**32)) << 32) | int(rng.integers(0, 2**32))
     return int(rng.integers(lo, hi, endpoint=True))
 
 

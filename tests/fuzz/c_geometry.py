@@ -11,9 +11,9 @@ from .common import F32_MAX, HOSTILE_FLOATS, HOSTILE_INTS, expect, pick, roundtr
 
 MAX_COORD = 1.0e7
 _NUM = re.compile(
-    r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|nan|inf|infinity)", re.IGNORECASE
-)
-_INT = re.compile(r"[+-]?\d+")
+    r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|nan|inf|infinity)", re.IGNORECASE | re.ASCII
+)  # ASCII digits only, as C's strtod reads them
+_INT = re.compile(r"[+-]?\d+", re.ASCII)
 
 
 class _Reject(Exception):
