@@ -1,0 +1,192 @@
+"""Path corridors of the agents (Detour's dtPathCorridor), over :class:`AgentArrays`.
+
+Each agent's corridor is ``c_pos`` (its position on the navmesh), ``c_target``
+and the polygon path ``c_path[:c_npath]``. The functions take the agent arrays,
+the slot and a :class:`~navkit.detour.query.NavMeshQuery`, and do what the
+dtPathCorridor method of the same name does, with Detour's float32 arithmetic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from navkit._jit import njit
+from navkit.detour.query import FAILURE, STRAIGHTPATH_OFFMESH_CONNECTION, NavMeshQuery
+
+from .agents import MAX_CORNERS, AgentArrays
+
+__all__ = [
+    "reset", "set_corridor", "find_corners", "move_position", "is_valid", "fix_path_start",
+    "merge_corridor_start_moved",
+]  # fmt: skip
+
+_MIN_TARGET_DIST = np.float32(0.01)
+_MAX_VISITED = 16
+
+
+def reset(a: AgentArrays, s: int, ref: int, pos) -> None:
+    """dtPathCorridor::reset: a one-polygon corridor at pos (target = pos)."""
+    a.c_path[s, 0] = ref
+    a.c_npath[s] = 1
+    a.c_pos[s] = pos
+    a.c_target[s] = pos
+
+
+def set_corridor(a: AgentArrays, s: int, target, path: np.ndarray) -> None:
+    """dtPathCorridor::setCorridor: new target and path (path non-empty, <= capacity)."""
+    n = path.shape[0]
+    a.c_target[s] = target
+    a.c_path[s, :n] = path
+    a.c_npath[s] = n
+
+
+def fix_path_start(a: AgentArrays, s: int, safe_ref: int, safe_pos) -> None:
+    """dtPathCorridor::fixPathStart."""
+    a.c_pos[s] = safe_pos
+    npath = int(a.c_npath[s])
+    if npath < 3 and npath > 0:
+        a.c_path[s, 2] = a.c_path[s, npath - 1]
+        a.c_path[s, 0] = safe_ref
+        a.c_path[s, 1] = 0
+        a.c_npath[s] = 3
+    else:
+        a.c_path[s, 0] = safe_ref
+        a.c_path[s, 1] = 0
+
+
+def is_valid(a: AgentArrays, s: int, max_look_ahead: int, q: NavMeshQuery, flt) -> bool:
+    """dtPathCorridor::isValid: the first max_look_ahead polygons are valid refs."""
+    n = min(int(a.c_npath[s]), max_look_ahead)
+    return all(q.is_valid_poly_ref(int(a.c_path[s, i]), flt) for i in range(n))
+
+
+def find_corners(a: AgentArrays, s: int, q: NavMeshQuery) -> int:
+    """dtPathCorridor::findCorners into the agent's corner arrays; returns the count.
+
+    Straight path of at most MAX_CORNERS points from c_pos to c_target, corners
+    closer than 0.01 wu (xz) at the start dropped, cut after an off-mesh link.
+    """
+    npath = int(a.c_npath[s])
+    sp = q.find_straight_path(
+        a.c_pos[s], a.c_target[s], a.c_path[s, :npath], 0, MAX_CORNERS
+    )
+    pts, fl, rf = sp.points, sp.flags, sp.refs
+    n = pts.shape[0]
+    i0 = 0
+    pos = a.c_pos[s]
+    while i0 < n:
+        if fl[i0] & STRAIGHTPATH_OFFMESH_CONNECTION:
+            break
+        dx = pts[i0, 0] - pos[0]
+        dz = pts[i0, 2] - pos[2]
+        if dx * dx + dz * dz > _MIN_TARGET_DIST * _MIN_TARGET_DIST:
+            break
+        i0 += 1
+    k = n - i0
+    for i in range(i0, n):
+        if fl[i] & STRAIGHTPATH_OFFMESH_CONNECTION:
+            k = i - i0 + 1
+            break
+    a.corner_verts[s, :k] = pts[i0 : i0 + k]
+    a.corner_flags[s, :k] = fl[i0 : i0 + k]
+    a.corner_polys[s, :k] = rf[i0 : i0 + k]
+    a.ncorners[s] = k
+    return k
+
+
+@njit(cache=True)
+def merge_corridor_start_moved(path, npath, max_path, visited, nvisited):
+    """dtMergeCorridorStartMoved: splice the visited polygons in front; returns the new count."""
+    furthest_path = -1
+    furthest_visited = -1
+    for i in range(npath - 1, -1, -1):
+        found = False
+        for j in range(nvisited - 1, -1, -1):
+            if path[i] == visited[j]:
+                furthest_path = i
+                furthest_visited = j
+                found = True
+        if found:
+            break
+    if furthest_path == -1 or furthest_visited == -1:
+        return npath
+    req = nvisited - furthest_visited
+    orig = min(furthest_path + 1, npath)
+    size = max(0, npath - orig)
+    if req + size > max_path:
+        size = max_path - req
+    if size > 0:
+        path[req : req + size] = path[orig : orig + size].copy()
+    for i in range(req):
+        path[i] = visited[(nvisited - 1) - i]
+    return req + size
+
+
+def move_position(a: AgentArrays, s: int, npos, q: NavMeshQuery, flt) -> bool:
+    """dtPathCorridor::movePosition: slide c_pos toward npos, merge the visited polygons."""
+    r = q.move_along_surface(int(a.c_path[s, 0]), a.c_pos[s], npos, flt, _MAX_VISITED)
+    if r.status & FAILURE:
+        return False
+    vis = r.visited
+    a.c_npath[s] = merge_corridor_start_moved(
+        a.c_path[s], int(a.c_npath[s]), a.c_path.shape[1], vis, vis.shape[0]
+    )
+    res = r.position.copy()
+    h = q.get_poly_height(int(a.c_path[s, 0]), res)
+    res[1] = a.c_pos[s, 1] if h is None else np.float32(h)
+    a.c_pos[s] = res
+    return True
+
+
+@njit(cache=True)
+def merge_corridor_start_shortcut(path, npath, max_path, visited, nvisited):
+    """dtMergeCorridorStartShortcut: replace the path's start by a shortcut; returns the count."""
+    furthest_path = -1
+    furthest_visited = -1
+    for i in range(npath - 1, -1, -1):
+        found = False
+        for j in range(nvisited - 1, -1, -1):
+            if path[i] == visited[j]:
+                furthest_path = i
+                furthest_visited = j
+                found = True
+        if found:
+            break
+    if furthest_path == -1 or furthest_visited == -1:
+        return npath
+    req = furthest_visited
+    if req <= 0:
+        return npath
+    orig = furthest_path
+    size = max(0, npath - orig)
+    if req + size > max_path:
+        size = max_path - req
+    if size > 0:
+        path[req : req + size] = path[orig : orig + size].copy()
+    for i in range(req):
+        path[i] = visited[i]
+    return req + size
+
+
+def optimize_path_visibility(
+    a: AgentArrays, s: int, nxt: np.ndarray, opt_range: np.float32, q: NavMeshQuery, flt
+) -> None:
+    """dtPathCorridor::optimizePathVisibility: raycast toward nxt (stretched to opt_range)
+    and shortcut the corridor's start when the ray gets (almost) there."""
+    pos = a.c_pos[s]
+    dx = nxt[0] - pos[0]
+    dz = nxt[2] - pos[2]
+    dist = np.sqrt(dx * dx + dz * dz)
+    if dist < np.float32(0.01):
+        return
+    dist = min(dist + np.float32(0.01), opt_range)
+    k = opt_range / dist
+    goal = np.empty(3, np.float32)
+    for i in range(3):
+        goal[i] = pos[i] + (nxt[i] - pos[i]) * k
+    hit = q.raycast(int(a.c_path[s, 0]), pos.copy(), goal, flt, 0, 0, 32)
+    n = hit.path.shape[0]
+    if n > 1 and hit.t > np.float32(0.99):
+        a.c_npath[s] = merge_corridor_start_shortcut(
+            a.c_path[s], int(a.c_npath[s]), a.c_path.shape[1], hit.path, n
+        )

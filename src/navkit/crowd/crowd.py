@@ -1,0 +1,691 @@
+"""A crowd of agents on a navmesh (Detour's dtCrowd).
+
+:meth:`Crowd.update` runs :attr:`Crowd.PHASES` in dtCrowd::update's order, each
+phase a pass over all agents, and records its wall time in
+:attr:`Crowd.timings` [s]. Arithmetic is float32 in Detour's order so that, on
+Detour's own navmesh with the same agents and targets, positions, velocities
+and states follow dtCrowd step for step.
+
+Not implemented yet (agents asking for them are rejected with ConfigError):
+obstacle avoidance (``OBSTACLE_AVOIDANCE``: dtLocalBoundary +
+dtObstacleAvoidanceQuery) and off-mesh connection traversal (an agent reaching
+an off-mesh link raises NotImplementedError).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from navkit import _check
+from navkit.detour.filter import QueryFilter
+from navkit.detour.query import PARTIAL_RESULT, SUCCESS, FAILURE, NavMeshQuery
+from navkit.detour.query import STRAIGHTPATH_END, STRAIGHTPATH_OFFMESH_CONNECTION
+from navkit.errors import ConfigError, InputError
+
+from . import corridor as cor
+from .agents import (
+    ANTICIPATE_TURNS, MAX_NEIGHBOURS, OBSTACLE_AVOIDANCE, OPTIMIZE_TOPO, OPTIMIZE_VIS,
+    SEPARATION, STATE_INVALID, STATE_OFFMESH, STATE_WALKING, TARGET_FAILED, TARGET_NONE,
+    TARGET_REQUESTING, TARGET_VALID, TARGET_VELOCITY, TARGET_WAITING_FOR_PATH,
+    TARGET_WAITING_FOR_QUEUE, AgentArrays, AgentParams,
+)  # fmt: skip
+from .avoidance import MAX_PARAMS, ObstacleAvoidanceParams, PRESETS, DEFAULT_PARAMS
+from .path_queue import PATHQ_INVALID, PathQueue
+from .proximity import ProximityGrid, add_neighbour
+
+__all__ = ["Crowd"]
+
+F = np.float32
+_MAX_COMMON_NODES = 512
+_MAX_PATHQUEUE_NODES = 4096
+_MAX_PATH_RESULT = 256
+_MAX_ITERS_PER_UPDATE = 100
+_PATH_MAX_AGENTS = 8
+_CHECK_LOOKAHEAD = 10
+_TARGET_REPLAN_DELAY = F(1.0)
+_OPT_TIME_THR = F(0.5)
+_COLLISION_RESOLVE_FACTOR = F(0.7)
+_SUPPORTED_FLAGS = ANTICIPATE_TURNS | SEPARATION | OPTIMIZE_VIS | OPTIMIZE_TOPO
+
+
+def _vlen(x, y, z):
+    return np.sqrt(x * x + y * y + z * z)
+
+
+def _insert_by_time(ag: int, times: np.ndarray, queue: list, cap: int) -> None:
+    """dtCrowd's addToPathQueue / addToOptQueue: greatest time first, capped."""
+    n = len(queue)
+    t = times[ag]
+    if n == 0 or t <= times[queue[n - 1]]:
+        if n >= cap:
+            return
+        queue.append(ag)
+        return
+    i = 0
+    while i < n and not t >= times[queue[i]]:
+        i += 1
+    queue.insert(i, ag)
+    del queue[cap:]
+
+
+class Crowd:
+    """Agents moving on a navmesh toward targets (dtCrowd).
+
+    Parameters
+    ----------
+    navmesh : NavMesh
+    max_agents : int
+        Capacity, 1..65535.
+    max_agent_radius : float
+        Largest agent radius [wu] (> 0): sets the placement box
+        (2r, 1.5r, 2r) and the proximity grid's cell (3r).
+
+    Agent state is readable as slot-indexed arrays (no copies): :attr:`positions`,
+    :attr:`velocities`, :attr:`states`, :attr:`target_states`, :attr:`active`;
+    :meth:`slot` maps a handle to its row.
+    """
+
+    PHASES = (
+        "check_path_validity", "move_requests", "path_queue", "topology_optimization",
+        "proximity_grid", "neighbours", "corners", "offmesh_triggers", "steering",
+        "separation", "velocity_planning", "integration", "collisions",
+        "move_along_surface", "offmesh_animation",
+    )  # fmt: skip
+
+    def __init__(self, navmesh, max_agents: int, max_agent_radius: float) -> None:
+        if not hasattr(navmesh, "arrays"):
+            raise InputError("navmesh must be a navkit NavMesh")
+        self.max_agents = _check.integer(max_agents, "max_agents", 1, 65535)
+        r = _check.real(max_agent_radius, "max_agent_radius", 0.0, lo_open=True, unit="wu")
+        self.navmesh = navmesh
+        self.max_agent_radius = F(r)
+        mr = self.max_agent_radius
+        self.half_extents = np.array([mr * F(2.0), mr * F(1.5), mr * F(2.0)], np.float32)
+        self.query = NavMeshQuery(navmesh, max_nodes=_MAX_COMMON_NODES)
+        self.path_queue = PathQueue(navmesh, _MAX_PATH_RESULT, _MAX_PATHQUEUE_NODES)
+        self.grid = ProximityGrid(self.max_agents * 4, mr * F(3.0))
+        self.agents = AgentArrays(self.max_agents)
+        self.filters = [QueryFilter() for _ in range(16)]
+        self._avoid: list[ObstacleAvoidanceParams] = [DEFAULT_PARAMS] * MAX_PARAMS
+        self.timings: dict[str, float] = dict.fromkeys(self.PHASES, 0.0)
+        self._active: list[int] = []
+        self._pending: list[int] = []
+
+    # -- configuration ---------------------------------------------------------------------
+    def set_obstacle_avoidance_params(self, idx: int, params: ObstacleAvoidanceParams) -> None:
+        """dtCrowd::setObstacleAvoidanceParams (idx 0..7)."""
+        i = _check.integer(idx, "idx", 0, MAX_PARAMS - 1)
+        if not isinstance(params, ObstacleAvoidanceParams):
+            raise InputError("params must be an ObstacleAvoidanceParams")
+        self._avoid[i] = params
+
+    def get_obstacle_avoidance_params(self, idx: int) -> ObstacleAvoidanceParams:
+        return self._avoid[_check.integer(idx, "idx", 0, MAX_PARAMS - 1)]
+
+    def use_recastdemo_presets(self) -> None:
+        """Install RecastDemo CrowdTool's four avoidance presets as params 0..3."""
+        for i, p in enumerate(PRESETS):
+            self._avoid[i] = p
+
+    def filter(self, idx: int) -> QueryFilter:
+        """The query filter ``idx`` (0..15) used by agents with that ``query_filter``."""
+        return self.filters[_check.integer(idx, "idx", 0, 15)]
+
+    # -- agents ----------------------------------------------------------------------------
+    @property
+    def positions(self) -> np.ndarray:
+        """(max_agents, 3) float32 agent positions (rows of inactive slots are stale)."""
+        return self.agents.npos
+
+    @property
+    def velocities(self) -> np.ndarray:
+        return self.agents.vel
+
+    @property
+    def states(self) -> np.ndarray:
+        """(max_agents,) int8 STATE_INVALID / STATE_WALKING / STATE_OFFMESH."""
+        return self.agents.state
+
+    @property
+    def target_states(self) -> np.ndarray:
+        return self.agents.target_state
+
+    @property
+    def active(self) -> np.ndarray:
+        return self.agents.active
+
+    def slot(self, handle: int) -> int:
+        """Row of a live agent in the arrays (StaleHandleError otherwise)."""
+        return self.agents.slot(handle)
+
+    @staticmethod
+    def _check_params(params: object) -> AgentParams:
+        if not isinstance(params, AgentParams):
+            raise InputError("params must be an AgentParams")
+        if params.update_flags & ~_SUPPORTED_FLAGS:
+            raise ConfigError(
+                "update_flags", "OBSTACLE_AVOIDANCE is not implemented yet in navkit.Crowd"
+            )
+        return params
+
+    def add_agent(self, position, params: AgentParams) -> int:
+        """dtCrowd::addAgent: place at the nearest navmesh point; returns the agent's handle.
+
+        Raises InputError when the crowd is full or no polygon lies within the
+        placement box around ``position``.
+        """
+        p = _check.point(position, "position")
+        params = self._check_params(params)
+        s = self.agents.alloc()
+        if s < 0:
+            raise InputError(f"the crowd is full (max_agents={self.max_agents})")
+        flt = self.filters[params.query_filter]
+        near = self.query.find_nearest_poly(p, self.half_extents, flt)
+        if near.ref == 0:
+            raise InputError(
+                f"position {p.tolist()} is not on the navmesh (no polygon within "
+                f"{self.half_extents.tolist()})"
+            )
+        a = self.agents
+        a.set_params(s, params)
+        cor.reset(a, s, near.ref, near.point)
+        a.partial[s] = False
+        a.topology_opt_time[s] = 0
+        a.target_replan_time[s] = 0
+        a.nneis[s] = 0
+        a.dvel[s] = 0
+        a.nvel[s] = 0
+        a.vel[s] = 0
+        a.npos[s] = near.point
+        a.desired_speed[s] = 0
+        a.state[s] = STATE_WALKING
+        a.target_state[s] = TARGET_NONE
+        a.active[s] = True
+        a.anim_active[s] = False
+        return a.handle(s)
+
+    def remove_agent(self, handle: int) -> None:
+        """dtCrowd::removeAgent (the handle and its slot's old handles become stale)."""
+        self.agents.free(self.agents.slot(handle))
+
+    def update_agent_params(self, handle: int, params: AgentParams) -> None:
+        s = self.agents.slot(handle)
+        self.agents.set_params(s, self._check_params(params))
+
+    def agent_params(self, handle: int) -> AgentParams:
+        return self.agents.params(self.agents.slot(handle))
+
+    def request_move_target(self, handle: int, ref: int, position) -> None:
+        """dtCrowd::requestMoveTarget: plan toward ``position`` on polygon ``ref``."""
+        self._request(handle, ref, position, replan=False)
+
+    def _request(self, handle, ref, position, replan: bool) -> None:
+        s = self.agents.slot(handle)
+        p = _check.point(position, "position")
+        r = int(ref) if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool) else -1
+        if r <= 0:
+            raise InputError(f"ref must be a polygon ref (int > 0), got {ref!r}")
+        self._set_target(s, r, p, replan)
+
+    def _set_target(self, s: int, ref: int, p, replan: bool) -> None:
+        a = self.agents
+        a.target_ref[s] = ref
+        a.target_pos[s] = p
+        a.target_pathq_ref[s] = PATHQ_INVALID
+        a.target_replan[s] = replan
+        a.target_state[s] = TARGET_REQUESTING if ref else TARGET_FAILED
+
+    def request_move_velocity(self, handle: int, velocity) -> None:
+        """dtCrowd::requestMoveVelocity: steer with a fixed velocity [wu/s]."""
+        s = self.agents.slot(handle)
+        v = _check.point(velocity, "velocity")
+        a = self.agents
+        a.target_ref[s] = 0
+        a.target_pos[s] = v
+        a.target_pathq_ref[s] = PATHQ_INVALID
+        a.target_replan[s] = False
+        a.target_state[s] = TARGET_VELOCITY
+
+    def reset_move_target(self, handle: int) -> None:
+        """dtCrowd::resetMoveTarget."""
+        s = self.agents.slot(handle)
+        a = self.agents
+        a.target_ref[s] = 0
+        a.target_pos[s] = 0
+        a.dvel[s] = 0
+        a.target_pathq_ref[s] = PATHQ_INVALID
+        a.target_replan[s] = False
+        a.target_state[s] = TARGET_NONE
+
+    # -- update ----------------------------------------------------------------------------
+    def update(self, dt: float) -> None:
+        """Advance the crowd by dt seconds (dtCrowd::update); dt finite and > 0."""
+        dt32 = F(_check.real(dt, "dt", 0.0, lo_open=True, unit="s"))
+        if not dt32 > 0:  # positive but below float32's smallest
+            raise InputError(f"dt must be > 0 as float32 [s], got {dt!r}")
+        self._active = [int(i) for i in np.flatnonzero(self.agents.active)]
+        for name in self.PHASES:
+            t0 = time.perf_counter()
+            getattr(self, "_" + name)(dt32)
+            self.timings[name] = time.perf_counter() - t0
+
+    # -- phases ----------------------------------------------------------------------------
+    def _check_path_validity(self, dt) -> None:
+        a, q = self.agents, self.query
+        for s in self._active:
+            if a.state[s] != STATE_WALKING:
+                continue
+            a.target_replan_time[s] += dt
+            replan = False
+            flt = self.filters[a.query_filter[s]]
+            agent_ref = int(a.c_path[s, 0])
+            agent_pos = a.npos[s].copy()
+            if not q.is_valid_poly_ref(agent_ref, flt):
+                near = q.find_nearest_poly(a.npos[s], self.half_extents, flt)
+                agent_ref = near.ref
+                agent_pos = near.point if near.ref else agent_pos
+                if not agent_ref:
+                    cor.reset(a, s, 0, agent_pos)
+                    a.partial[s] = False
+                    a.state[s] = STATE_INVALID
+                    continue
+                cor.fix_path_start(a, s, agent_ref, agent_pos)
+                a.npos[s] = agent_pos
+                replan = True
+            ts = a.target_state[s]
+            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+                continue
+            if ts != TARGET_FAILED:
+                if not q.is_valid_poly_ref(int(a.target_ref[s]), flt):
+                    near = q.find_nearest_poly(a.target_pos[s], self.half_extents, flt)
+                    a.target_ref[s] = near.ref
+                    if near.ref:
+                        a.target_pos[s] = near.point
+                    replan = True
+                if not a.target_ref[s]:
+                    cor.reset(a, s, agent_ref, agent_pos)
+                    a.partial[s] = False
+                    a.target_state[s] = TARGET_NONE
+            if not cor.is_valid(a, s, _CHECK_LOOKAHEAD, q, flt):
+                replan = True
+            if a.target_state[s] == TARGET_VALID:
+                if (
+                    a.target_replan_time[s] > _TARGET_REPLAN_DELAY
+                    and a.c_npath[s] < _CHECK_LOOKAHEAD
+                    and a.c_path[s, a.c_npath[s] - 1] != a.target_ref[s]
+                ):
+                    replan = True
+            if replan and a.target_state[s] != TARGET_NONE:
+                self._set_target(s, int(a.target_ref[s]), a.target_pos[s].copy(), True)
+
+    def _move_requests(self, dt) -> None:
+        a, q = self.agents, self.query
+        queue: list[int] = []
+        for s in range(self.max_agents):
+            if not a.active[s] or a.state[s] == STATE_INVALID:
+                continue
+            ts = a.target_state[s]
+            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+                continue
+            if ts == TARGET_REQUESTING:
+                flt = self.filters[a.query_filter[s]]
+                npath = int(a.c_npath[s])
+                path = a.c_path[s, :npath]
+                tref = int(a.target_ref[s])
+                q.init_sliced_find_path(int(path[0]), tref, a.npos[s], a.target_pos[s], flt)
+                q.update_sliced_find_path(20)
+                if a.target_replan[s]:
+                    res = q.finalize_sliced_find_path_partial(path.copy(), 32)
+                else:
+                    res = q.finalize_sliced_find_path(32)
+                req_path = res.polys
+                req_pos = None
+                if not (res.status & FAILURE) and req_path.shape[0] > 0:
+                    if req_path[-1] != tref:
+                        try:
+                            req_pos, _ = q.closest_point_on_poly(int(req_path[-1]), a.target_pos[s])
+                        except Exception:  # stale ref: Detour's failed status
+                            req_path = req_path[:0]
+                    else:
+                        req_pos = a.target_pos[s].copy()
+                else:
+                    req_path = req_path[:0]
+                if req_path.shape[0] == 0:
+                    req_pos = a.npos[s].copy()
+                    req_path = np.array([path[0]], np.int64)
+                cor.set_corridor(a, s, req_pos, req_path)
+                a.partial[s] = False
+                if req_path[-1] == tref:
+                    a.target_state[s] = TARGET_VALID
+                    a.target_replan_time[s] = 0
+                else:
+                    a.target_state[s] = TARGET_WAITING_FOR_QUEUE
+            if a.target_state[s] == TARGET_WAITING_FOR_QUEUE:
+                _insert_by_time(s, a.target_replan_time, queue, _PATH_MAX_AGENTS)
+        pq = self.path_queue
+        for s in queue:
+            npath = int(a.c_npath[s])
+            a.target_pathq_ref[s] = pq.request(
+                int(a.c_path[s, npath - 1]), int(a.target_ref[s]), a.c_target[s],
+                a.target_pos[s], self.filters[a.query_filter[s]],
+            )  # fmt: skip
+            if a.target_pathq_ref[s] != PATHQ_INVALID:
+                a.target_state[s] = TARGET_WAITING_FOR_PATH
+
+    def _path_queue(self, dt) -> None:
+        a, q, pq = self.agents, self.query, self.path_queue
+        pq.update(_MAX_ITERS_PER_UPDATE)
+        for s in range(self.max_agents):
+            if not a.active[s]:
+                continue
+            if a.target_state[s] != TARGET_WAITING_FOR_PATH:
+                continue
+            st = pq.get_request_status(int(a.target_pathq_ref[s]))
+            if st & FAILURE:
+                a.target_pathq_ref[s] = PATHQ_INVALID
+                a.target_state[s] = TARGET_REQUESTING if a.target_ref[s] else TARGET_FAILED
+                a.target_replan_time[s] = 0
+            elif st & SUCCESS:
+                npath = int(a.c_npath[s])
+                path = a.c_path[s, :npath]
+                target_pos = a.target_pos[s].copy()
+                st, res = pq.get_path_result(int(a.target_pathq_ref[s]))
+                valid = not (st & FAILURE) and res.shape[0] > 0
+                a.partial[s] = bool(st & PARTIAL_RESULT)
+                if valid and path[npath - 1] != res[0]:
+                    valid = False
+                if valid:
+                    res = [int(r) for r in res]
+                    if npath > 1:
+                        nres = len(res)
+                        if (npath - 1) + nres > _MAX_PATH_RESULT:
+                            nres = _MAX_PATH_RESULT - (npath - 1)
+                        res = [int(r) for r in path[: npath - 1]] + res[:nres]
+                        j = 0
+                        while j < len(res):
+                            if j - 1 >= 0 and j + 1 < len(res) and res[j - 1] == res[j + 1]:
+                                del res[j - 1 : j + 1]
+                                j -= 2
+                            j += 1
+                    if res[-1] != a.target_ref[s]:
+                        try:
+                            target_pos, _ = q.closest_point_on_poly(res[-1], target_pos)
+                        except Exception:
+                            valid = False
+                if valid:
+                    cor.set_corridor(a, s, target_pos, np.array(res, np.int64))
+                    a.target_state[s] = TARGET_VALID
+                else:
+                    a.target_state[s] = TARGET_FAILED
+                a.target_replan_time[s] = 0
+
+    def _topology_optimization(self, dt) -> None:
+        a, q = self.agents, self.query
+        queue: list[int] = []
+        for s in self._active:
+            if a.state[s] != STATE_WALKING:
+                continue
+            ts = a.target_state[s]
+            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+                continue
+            if not a.update_flags[s] & OPTIMIZE_TOPO:
+                continue
+            a.topology_opt_time[s] += dt
+            if a.topology_opt_time[s] >= _OPT_TIME_THR:
+                _insert_by_time(s, a.topology_opt_time, queue, 1)
+        for s in queue:
+            npath = int(a.c_npath[s])
+            if npath >= 3:
+                flt = self.filters[a.query_filter[s]]
+                q.init_sliced_find_path(
+                    int(a.c_path[s, 0]), int(a.c_path[s, npath - 1]), a.c_pos[s], a.c_target[s], flt
+                )
+                q.update_sliced_find_path(32)
+                res = q.finalize_sliced_find_path_partial(a.c_path[s, :npath].copy(), 32)
+                if res.status & SUCCESS and res.polys.shape[0] > 0:
+                    a.c_npath[s] = cor.merge_corridor_start_shortcut(
+                        a.c_path[s], npath, a.c_path.shape[1], res.polys, res.polys.shape[0]
+                    )
+            a.topology_opt_time[s] = 0
+
+    def _proximity_grid(self, dt) -> None:
+        a, g = self.agents, self.grid
+        g.clear()
+        for i, s in enumerate(self._active):
+            p = a.npos[s]
+            r = a.radius[s]
+            g.add_item(i, p[0] - r, p[2] - r, p[0] + r, p[2] + r)
+
+    def _neighbours(self, dt) -> None:
+        a, g = self.agents, self.grid
+        act = self._active
+        for s in act:
+            if a.state[s] != STATE_WALKING:
+                continue
+            # (dtLocalBoundary update: only used by obstacle avoidance, not implemented yet)
+            p = a.npos[s]
+            rng = a.collision_query_range[s]
+            ids = g.query_items(p[0] - rng, p[2] - rng, p[0] + rng, p[2] + rng, 32)
+            idxs: list[int] = []
+            dists: list = []
+            h = a.height[s]
+            for i in ids:
+                o = act[i]
+                if o == s:
+                    continue
+                dx = p[0] - a.npos[o, 0]
+                dy = p[1] - a.npos[o, 1]
+                dz = p[2] - a.npos[o, 2]
+                if abs(dy) >= (h + a.height[o]) / F(2.0):
+                    continue
+                d2 = dx * dx + F(0.0) * F(0.0) + dz * dz
+                if d2 > rng * rng:
+                    continue
+                add_neighbour(o, d2, idxs, dists, MAX_NEIGHBOURS)
+            n = len(idxs)
+            a.nneis[s] = n
+            a.neis[s, :n] = idxs
+            a.nei_dist[s, :n] = dists
+
+    def _corners(self, dt) -> None:
+        a, q = self.agents, self.query
+        for s in self._active:
+            if a.state[s] != STATE_WALKING:
+                continue
+            ts = a.target_state[s]
+            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+                continue
+            nc = cor.find_corners(a, s, q)
+            if a.update_flags[s] & OPTIMIZE_VIS and nc > 0:
+                target = a.corner_verts[s, min(1, nc - 1)].copy()
+                cor.optimize_path_visibility(
+                    a, s, target, a.path_optimization_range[s], q, self.filters[a.query_filter[s]]
+                )
+
+    def _offmesh_triggers(self, dt) -> None:
+        a = self.agents
+        for s in self._active:
+            if a.state[s] != STATE_WALKING:
+                continue
+            ts = a.target_state[s]
+            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+                continue
+            nc = int(a.ncorners[s])
+            if nc and a.corner_flags[s, nc - 1] & STRAIGHTPATH_OFFMESH_CONNECTION:
+                r = a.radius[s] * F(2.25)
+                dx = a.corner_verts[s, nc - 1, 0] - a.npos[s, 0]
+                dz = a.corner_verts[s, nc - 1, 2] - a.npos[s, 2]
+                if dx * dx + dz * dz < r * r:
+                    raise NotImplementedError(
+                        "navkit.Crowd: off-mesh connection traversal is not implemented yet"
+                    )
+
+    def _steering(self, dt) -> None:
+        a = self.agents
+        for s in self._active:
+            if a.state[s] != STATE_WALKING:
+                continue
+            ts = a.target_state[s]
+            if ts == TARGET_NONE:
+                continue
+            if ts == TARGET_VELOCITY:
+                t = a.target_pos[s]
+                a.dvel[s] = t
+                a.desired_speed[s] = _vlen(t[0], t[1], t[2])
+                continue
+            nc = int(a.ncorners[s])
+            p = a.npos[s]
+            if nc == 0:
+                dx = dy = dz = F(0.0)
+            else:
+                c0 = a.corner_verts[s, 0]
+                if a.update_flags[s] & ANTICIPATE_TURNS:
+                    c1 = a.corner_verts[s, min(1, nc - 1)]
+                    d0x, d0z = c0[0] - p[0], c0[2] - p[2]
+                    d1x, d1z = c1[0] - p[0], c1[2] - p[2]
+                    len0 = _vlen(d0x, F(0.0), d0z)
+                    len1 = _vlen(d1x, F(0.0), d1z)
+                    if len1 > F(0.001):
+                        inv = F(1.0) / len1
+                        d1x, d1z = d1x * inv, d1z * inv
+                    dx = d0x - d1x * len0 * F(0.5)
+                    dz = d0z - d1z * len0 * F(0.5)
+                else:
+                    dx, dz = c0[0] - p[0], c0[2] - p[2]
+                dy = F(0.0)
+                inv = F(1.0) / _vlen(dx, dy, dz)
+                dx, dy, dz = dx * inv, dy * inv, dz * inv
+            slow = a.radius[s] * F(2.0)
+            dist = slow
+            if nc and a.corner_flags[s, nc - 1] & STRAIGHTPATH_END:
+                c = a.corner_verts[s, nc - 1]
+                ex, ez = c[0] - p[0], c[2] - p[2]
+                dist = min(np.sqrt(ex * ex + ez * ez), slow)
+            scale = dist / slow
+            a.desired_speed[s] = a.max_speed[s]
+            k = a.desired_speed[s] * scale
+            a.dvel[s] = (dx * k, dy * k, dz * k)
+
+    def _separation(self, dt) -> None:
+        a = self.agents
+        for s in self._active:
+            if a.state[s] != STATE_WALKING or a.target_state[s] == TARGET_NONE:
+                continue
+            if not a.update_flags[s] & SEPARATION:
+                continue
+            sep = a.collision_query_range[s]
+            inv_sep = F(1.0) / sep
+            wgt = a.separation_weight[s]
+            w = F(0.0)
+            disp = np.zeros(3, np.float32)
+            p = a.npos[s]
+            for j in range(a.nneis[s]):
+                o = a.neis[s, j]
+                dx = p[0] - a.npos[o, 0]
+                dz = p[2] - a.npos[o, 2]
+                d2 = dx * dx + F(0.0) * F(0.0) + dz * dz
+                if d2 < F(0.00001) or d2 > sep * sep:
+                    continue
+                dist = np.sqrt(d2)
+                dd = dist * inv_sep
+                weight = wgt * (F(1.0) - dd * dd)
+                k = weight / dist
+                disp[0] = disp[0] + dx * k
+                disp[1] = disp[1] + F(0.0) * k
+                disp[2] = disp[2] + dz * k
+                w += F(1.0)
+            if w > F(0.0001):
+                iw = F(1.0) / w
+                dv = a.dvel[s]
+                dv[0] = dv[0] + disp[0] * iw
+                dv[1] = dv[1] + disp[1] * iw
+                dv[2] = dv[2] + disp[2] * iw
+                sp2 = dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]
+                ds2 = a.desired_speed[s] * a.desired_speed[s]
+                if sp2 > ds2:
+                    k = ds2 / sp2
+                    dv[0], dv[1], dv[2] = dv[0] * k, dv[1] * k, dv[2] * k
+
+    def _velocity_planning(self, dt) -> None:
+        a = self.agents
+        for s in self._active:
+            if a.state[s] != STATE_WALKING:
+                continue
+            a.nvel[s] = a.dvel[s]
+
+    def _integration(self, dt) -> None:
+        a = self.agents
+        for s in self._active:
+            if a.state[s] != STATE_WALKING:
+                continue
+            max_delta = a.max_acceleration[s] * dt
+            nv, v = a.nvel[s], a.vel[s]
+            dvx, dvy, dvz = nv[0] - v[0], nv[1] - v[1], nv[2] - v[2]
+            ds = _vlen(dvx, dvy, dvz)
+            if ds > max_delta:
+                k = max_delta / ds
+                dvx, dvy, dvz = dvx * k, dvy * k, dvz * k
+            v[0], v[1], v[2] = v[0] + dvx, v[1] + dvy, v[2] + dvz
+            if _vlen(v[0], v[1], v[2]) > F(0.0001):
+                p = a.npos[s]
+                p[0], p[1], p[2] = p[0] + v[0] * dt, p[1] + v[1] * dt, p[2] + v[2] * dt
+            else:
+                v[:] = 0
+
+    def _collisions(self, dt) -> None:
+        a = self.agents
+        walking = [s for s in self._active if a.state[s] == STATE_WALKING]
+        for _ in range(4):
+            for s in walking:
+                disp = a.disp[s]
+                disp[:] = 0
+                w = F(0.0)
+                p = a.npos[s]
+                for j in range(a.nneis[s]):
+                    o = int(a.neis[s, j])
+                    dx = p[0] - a.npos[o, 0]
+                    dz = p[2] - a.npos[o, 2]
+                    dy = F(0.0)
+                    d2 = dx * dx + dy * dy + dz * dz
+                    rr = a.radius[s] + a.radius[o]
+                    if d2 > rr * rr:
+                        continue
+                    dist = np.sqrt(d2)
+                    pen = rr - dist
+                    if dist < F(0.0001):
+                        if s > o:
+                            dx, dy, dz = -a.dvel[s, 2], F(0.0), a.dvel[s, 0]
+                        else:
+                            dx, dy, dz = a.dvel[s, 2], F(0.0), -a.dvel[s, 0]
+                        pen = F(0.01)
+                    else:
+                        pen = (F(1.0) / dist) * (pen * F(0.5)) * _COLLISION_RESOLVE_FACTOR
+                    disp[0] = disp[0] + dx * pen
+                    disp[1] = disp[1] + dy * pen
+                    disp[2] = disp[2] + dz * pen
+                    w += F(1.0)
+                if w > F(0.0001):
+                    iw = F(1.0) / w
+                    disp[0], disp[1], disp[2] = disp[0] * iw, disp[1] * iw, disp[2] * iw
+            for s in walking:
+                a.npos[s] += a.disp[s]
+
+    def _move_along_surface(self, dt) -> None:
+        a, q = self.agents, self.query
+        for s in self._active:
+            if a.state[s] != STATE_WALKING:
+                continue
+            cor.move_position(a, s, a.npos[s].copy(), q, self.filters[a.query_filter[s]])
+            a.npos[s] = a.c_pos[s]
+            ts = a.target_state[s]
+            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+                cor.reset(a, s, int(a.c_path[s, 0]), a.npos[s].copy())
+                a.partial[s] = False
+
+    def _offmesh_animation(self, dt) -> None:
+        # no agent enters STATE_OFFMESH yet (see _offmesh_triggers)
+        return None
+
