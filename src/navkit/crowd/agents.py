@@ -86,6 +86,8 @@ class AgentParams:
         Weight of the separation steering (>= 0).
     update_flags : int
         OR of ANTICIPATE_TURNS, OBSTACLE_AVOIDANCE, SEPARATION, OPTIMIZE_VIS, OPTIMIZE_TOPO.
+        RecastDemo's default also has OBSTACLE_AVOIDANCE, which the crowd does not
+        implement yet (it rejects it), so the default here leaves it out.
     avoidance_type : int
         Obstacle avoidance preset index, 0..7.
     query_filter : int
@@ -99,7 +101,7 @@ class AgentParams:
     collision_query_range: float = 7.2
     path_optimization_range: float = 18.0
     separation_weight: float = 2.0
-    update_flags: int = ANTICIPATE_TURNS | OBSTACLE_AVOIDANCE | OPTIMIZE_VIS | OPTIMIZE_TOPO
+    update_flags: int = ANTICIPATE_TURNS | OPTIMIZE_VIS | OPTIMIZE_TOPO
     avoidance_type: int = 1
     query_filter: int = 0
 
@@ -111,7 +113,9 @@ class AgentParams:
         ):  # fmt: skip
             object.__setattr__(self, name, _finite(getattr(self, name), name, lo, 1e30))
         object.__setattr__(self, "update_flags", _int(self.update_flags, "update_flags", 0, 31))
-        object.__setattr__(self, "avoidance_type", _int(self.avoidance_type, "avoidance_type", 0, 7))
+        object.__setattr__(
+            self, "avoidance_type", _int(self.avoidance_type, "avoidance_type", 0, 7)
+        )
         object.__setattr__(self, "query_filter", _int(self.query_filter, "query_filter", 0, 15))
 
 

@@ -67,9 +67,7 @@ def find_corners(a: AgentArrays, s: int, q: NavMeshQuery) -> int:
     closer than 0.01 wu (xz) at the start dropped, cut after an off-mesh link.
     """
     npath = int(a.c_npath[s])
-    sp = q.find_straight_path(
-        a.c_pos[s], a.c_target[s], a.c_path[s, :npath], 0, MAX_CORNERS
-    )
+    sp = q.find_straight_path(a.c_pos[s], a.c_target[s], a.c_path[s, :npath], 0, MAX_CORNERS)
     pts, fl, rf = sp.points, sp.flags, sp.refs
     n = pts.shape[0]
     i0 = 0

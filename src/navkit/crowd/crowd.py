@@ -14,25 +14,42 @@ an off-mesh link raises NotImplementedError).
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
 
 from navkit import _check
 from navkit.detour.filter import QueryFilter
-from navkit.detour.query import PARTIAL_RESULT, SUCCESS, FAILURE, NavMeshQuery
-from navkit.detour.query import STRAIGHTPATH_END, STRAIGHTPATH_OFFMESH_CONNECTION
-from navkit.errors import ConfigError, InputError
+from navkit.detour.query import (
+    FAILURE,
+    PARTIAL_RESULT,
+    STRAIGHTPATH_END,
+    STRAIGHTPATH_OFFMESH_CONNECTION,
+    SUCCESS,
+    NavMeshQuery,
+)
+from navkit.errors import ConfigError, InputError, StaleHandleError
 
 from . import corridor as cor
 from .agents import (
-    ANTICIPATE_TURNS, MAX_NEIGHBOURS, OBSTACLE_AVOIDANCE, OPTIMIZE_TOPO, OPTIMIZE_VIS,
-    SEPARATION, STATE_INVALID, STATE_OFFMESH, STATE_WALKING, TARGET_FAILED, TARGET_NONE,
-    TARGET_REQUESTING, TARGET_VALID, TARGET_VELOCITY, TARGET_WAITING_FOR_PATH,
-    TARGET_WAITING_FOR_QUEUE, AgentArrays, AgentParams,
+    ANTICIPATE_TURNS,
+    MAX_NEIGHBOURS,
+    OPTIMIZE_TOPO,
+    OPTIMIZE_VIS,
+    SEPARATION,
+    STATE_INVALID,
+    STATE_WALKING,
+    TARGET_FAILED,
+    TARGET_NONE,
+    TARGET_REQUESTING,
+    TARGET_VALID,
+    TARGET_VELOCITY,
+    TARGET_WAITING_FOR_PATH,
+    TARGET_WAITING_FOR_QUEUE,
+    AgentArrays,
+    AgentParams,
 )  # fmt: skip
-from .avoidance import MAX_PARAMS, ObstacleAvoidanceParams, PRESETS, DEFAULT_PARAMS
+from .avoidance import DEFAULT_PARAMS, MAX_PARAMS, PRESETS, ObstacleAvoidanceParams
 from .path_queue import PATHQ_INVALID, PathQueue
 from .proximity import ProximityGrid, add_neighbour
 
@@ -347,7 +364,7 @@ class Crowd:
                     if req_path[-1] != tref:
                         try:
                             req_pos, _ = q.closest_point_on_poly(int(req_path[-1]), a.target_pos[s])
-                        except Exception:  # stale ref: Detour's failed status
+                        except StaleHandleError:  # Detour: closestPointOnPoly fails
                             req_path = req_path[:0]
                     else:
                         req_pos = a.target_pos[s].copy()
@@ -392,13 +409,14 @@ class Crowd:
                 npath = int(a.c_npath[s])
                 path = a.c_path[s, :npath]
                 target_pos = a.target_pos[s].copy()
-                st, res = pq.get_path_result(int(a.target_pathq_ref[s]))
-                valid = not (st & FAILURE) and res.shape[0] > 0
+                st, res_arr = pq.get_path_result(int(a.target_pathq_ref[s]))
+                valid = not (st & FAILURE) and res_arr.shape[0] > 0
                 a.partial[s] = bool(st & PARTIAL_RESULT)
-                if valid and path[npath - 1] != res[0]:
+                if valid and path[npath - 1] != res_arr[0]:
                     valid = False
+                res: list[int] = []
                 if valid:
-                    res = [int(r) for r in res]
+                    res = [int(r) for r in res_arr]
                     if npath > 1:
                         nres = len(res)
                         if (npath - 1) + nres > _MAX_PATH_RESULT:
@@ -413,7 +431,7 @@ class Crowd:
                     if res[-1] != a.target_ref[s]:
                         try:
                             target_pos, _ = q.closest_point_on_poly(res[-1], target_pos)
-                        except Exception:
+                        except StaleHandleError:  # Detour: closestPointOnPoly fails
                             valid = False
                 if valid:
                     cor.set_corridor(a, s, target_pos, np.array(res, np.int64))
@@ -688,4 +706,3 @@ class Crowd:
     def _offmesh_animation(self, dt) -> None:
         # no agent enters STATE_OFFMESH yet (see _offmesh_triggers)
         return None
-

@@ -1,0 +1,164 @@
+"""navkit.Crowd against Detour's dtCrowd (the Recast peer's ``--crowd-trace``), and its API.
+
+Replays: Recast bakes each sample mesh and runs dtCrowd (RecastDemo CrowdTool
+agent settings, seeded random starts and targets); navkit loads Recast's
+exported navmesh, adds the same agents with the same targets and must give the
+same positions, velocities and states after every step -- float32-identical.
+
+Configurations replayed (obstacle avoidance is not implemented yet):
+- ``solo``: updateFlags 0 and a collision query range of 0.0006 wu, so agents
+  never see each other: path requests, path queue, corridor, corners, straight
+  steering, integration, move along surface.
+- ``social``: ANTICIPATE_TURNS | SEPARATION | OPTIMIZE_VIS | OPTIMIZE_TOPO with
+  RecastDemo's collision range (12 r): adds the proximity grid, neighbours,
+  separation, collision resolution, visibility and topology optimisation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from peer_support import SCRATCH, mesh_path, run_peer
+from replay import build, load_trace, replay
+
+import navkit
+from navkit.crowd import AgentParams
+from navkit.crowd.agents import OBSTACLE_AVOIDANCE, STATE_WALKING, TARGET_REQUESTING
+from navkit.errors import ConfigError, InputError, StaleHandleError
+
+CONFIGS = {
+    "solo": ({"crowdAgent": {"updateFlags": 0, "collisionQueryRangeFactor": 0.001}}, 50),
+    "social": ({"crowdAgent": {"updateFlags": 1 | 4 | 8 | 16}}, 100),
+}
+STEPS = 300
+
+
+def _trace(mesh: str, config: str):
+    """(navmesh, trace) of one peer run, cached in .scratch/crowd."""
+    cfg, agents = CONFIGS[config]
+    out = SCRATCH / "crowd"
+    tr = out / f"{mesh}.{config}.{agents}.{STEPS}.json"
+    nm = out / f"{mesh}.{config}.navmesh.bin"
+    if not (tr.exists() and nm.exists()):
+        out.mkdir(parents=True, exist_ok=True)
+        run_peer(
+            mesh_path(mesh), cfg, "--sections", "solo,crowd", "--agents", str(agents),
+            "--steps", str(STEPS), "--runs", "1", "--crowd-trace", str(tr),
+            "--export-solo", str(nm), "--quiet",
+        )  # fmt: skip
+        if not (tr.exists() and nm.exists()):
+            pytest.skip("the peer wrote no crowd trace")
+    return navkit.NavMesh.from_recast(nm), load_trace(tr)
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+@pytest.mark.parametrize("mesh", ["dungeon", "nav_test", "undulating"])
+def test_replay_matches_dtcrowd(mesh, config):
+    navmesh, trace = _trace(mesh, config)
+    r = replay(navmesh, trace)
+    assert r.first_divergence is None, (
+        f"first divergence (step, agent, what, navkit, Detour): {r.first_divergence}"
+    )
+    assert r.matched_steps == STEPS
+    assert r.max_dev <= 1e-4
+    assert r.bit_identical_steps == STEPS, "within 1e-4 but not float32-identical"
+
+
+# -- API and bad input --------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def navmesh():
+    return navkit.bake(navkit.sample_level(), navkit.BakeConfig())
+
+
+def _on_mesh(navmesh, seed=0):
+    q = navkit.NavMeshQuery(navmesh)
+    rp = q.find_random_point(rng=seed)
+    return rp.ref, rp.point
+
+
+def test_handles_are_generational(navmesh):
+    crowd = navkit.Crowd(navmesh, 2, 0.6)
+    _, p = _on_mesh(navmesh)
+    h0 = crowd.add_agent(p, AgentParams())
+    s0 = crowd.slot(h0)
+    assert crowd.states[s0] == STATE_WALKING
+    assert crowd.active[s0]
+    crowd.remove_agent(h0)
+    with pytest.raises(StaleHandleError):
+        crowd.remove_agent(h0)
+    h1 = crowd.add_agent(p, AgentParams())
+    assert crowd.slot(h1) == s0 and h1 != h0  # slot reused, old handle stale
+    with pytest.raises(StaleHandleError):
+        crowd.update_agent_params(h0, AgentParams())
+    crowd.update_agent_params(h1, AgentParams(radius=0.5))
+    assert crowd.agent_params(h1).radius == 0.5
+
+
+def test_arrays_are_views(navmesh):
+    crowd = navkit.Crowd(navmesh, 3, 0.6)
+    ref, p = _on_mesh(navmesh, 1)
+    tref, t = _on_mesh(navmesh, 2)
+    h = crowd.add_agent(p, AgentParams(update_flags=0))
+    crowd.request_move_target(h, tref, t)
+    pos = crowd.positions
+    assert crowd.target_states[crowd.slot(h)] == TARGET_REQUESTING
+    before = pos[crowd.slot(h)].copy()
+    for _ in range(10):
+        crowd.update(1 / 60)
+    assert crowd.positions is pos
+    assert not np.array_equal(pos[crowd.slot(h)], before)
+    assert set(crowd.timings) == set(navkit.Crowd.PHASES)
+
+
+def test_bad_input(navmesh):
+    ref, p = _on_mesh(navmesh)
+    with pytest.raises(InputError):
+        navkit.Crowd(navmesh, 0, 0.6)
+    with pytest.raises(InputError):
+        navkit.Crowd(navmesh, 4, math.nan)
+    with pytest.raises(InputError):
+        navkit.Crowd("not a navmesh", 4, 0.6)
+    crowd = navkit.Crowd(navmesh, 1, 0.6)
+    with pytest.raises(InputError, match="position"):
+        crowd.add_agent([math.nan, 0, 0], AgentParams())
+    with pytest.raises(InputError, match="not on the navmesh"):
+        crowd.add_agent(p + np.float32(1000.0), AgentParams())
+    with pytest.raises(ConfigError):
+        crowd.add_agent(p, AgentParams(update_flags=OBSTACLE_AVOIDANCE))
+    h = crowd.add_agent(p, AgentParams())
+    with pytest.raises(InputError, match="full"):
+        crowd.add_agent(p, AgentParams())
+    with pytest.raises(InputError, match="position"):
+        crowd.request_move_target(h, ref, [0, math.inf, 0])
+    with pytest.raises(InputError, match="ref"):
+        crowd.request_move_target(h, 0, p)
+    for dt in (0, -1 / 60, math.nan, math.inf, 1e-50, True):
+        with pytest.raises(InputError, match="dt"):
+            crowd.update(dt)
+    with pytest.raises(InputError):
+        crowd.slot(-1)
+    with pytest.raises(StaleHandleError):
+        crowd.slot(12345)
+    with pytest.raises(ConfigError, match="radius"):
+        AgentParams(radius=math.nan)
+    with pytest.raises(ConfigError, match="update_flags"):
+        AgentParams(update_flags=64)
+
+
+def test_build_uses_trace_agents(navmesh):
+    # the replay helper itself: agents and targets land in the crowd as given
+    q = navkit.NavMeshQuery(navmesh)
+    pts = [q.find_random_point(rng=i) for i in range(4)]
+    trace = {
+        "agents": 2, "max_agent_radius": 0.6,
+        "agent_params": {"radius": 0.6, "height": 2, "maxAcceleration": 8, "maxSpeed": 3.5,
+                         "collisionQueryRange": 7.2, "pathOptimizationRange": 18,
+                         "updateFlags": 0, "obstacleAvoidanceType": 1, "separationWeight": 2},
+        "starts": [pts[0].point.tolist(), pts[1].point.tolist()],
+        "targets": [pts[2].point.tolist(), pts[3].point.tolist()],
+        "target_refs": [pts[2].ref, pts[3].ref],
+    }  # fmt: skip
+    crowd, hs = build(navmesh, trace)
+    assert [int(crowd.agents.target_ref[crowd.slot(h)]) for h in hs] == [pts[2].ref, pts[3].ref]
