@@ -5,13 +5,17 @@ agent settings, seeded random starts and targets); navkit loads Recast's
 exported navmesh, adds the same agents with the same targets and must give the
 same positions, velocities and states after every step -- float32-identical.
 
-Configurations replayed (obstacle avoidance is not implemented yet):
+Configurations replayed:
 - ``solo``: updateFlags 0 and a collision query range of 0.0006 wu, so agents
   never see each other: path requests, path queue, corridor, corners, straight
   steering, integration, move along surface.
 - ``social``: ANTICIPATE_TURNS | SEPARATION | OPTIMIZE_VIS | OPTIMIZE_TOPO with
   RecastDemo's collision range (12 r): adds the proximity grid, neighbours,
   separation, collision resolution, visibility and topology optimisation.
+- ``recastdemo``: RecastDemo CrowdTool's defaults (ANTICIPATE_TURNS |
+  OBSTACLE_AVOIDANCE | OPTIMIZE_VIS | OPTIMIZE_TOPO, avoidance preset 1 of its
+  four): adds the local boundaries (walls) and sampled adaptive avoidance.
+  dungeon also with 200 agents.
 """
 
 from __future__ import annotations
@@ -24,14 +28,19 @@ from peer_support import SCRATCH, mesh_path, run_peer
 from replay import build, load_trace, replay
 
 import navkit
-from navkit.crowd import AgentParams
-from navkit.crowd.agents import OBSTACLE_AVOIDANCE, STATE_WALKING, TARGET_REQUESTING
+from navkit.crowd import PRESETS, AgentParams, ObstacleAvoidanceParams
+from navkit.crowd.agents import STATE_WALKING, TARGET_REQUESTING
 from navkit.errors import ConfigError, InputError, StaleHandleError
 
 CONFIGS = {
     "solo": ({"crowdAgent": {"updateFlags": 0, "collisionQueryRangeFactor": 0.001}}, 50),
     "social": ({"crowdAgent": {"updateFlags": 1 | 4 | 8 | 16}}, 100),
+    "recastdemo": ({}, 100),
+    "recastdemo200": ({}, 200),
 }
+CASES = [(m, c) for m in ("dungeon", "nav_test", "undulating") for c in CONFIGS]
+CASES.remove(("nav_test", "recastdemo200"))
+CASES.remove(("undulating", "recastdemo200"))
 STEPS = 300
 
 
@@ -53,8 +62,7 @@ def _trace(mesh: str, config: str):
     return navkit.NavMesh.from_recast(nm), load_trace(tr)
 
 
-@pytest.mark.parametrize("config", list(CONFIGS))
-@pytest.mark.parametrize("mesh", ["dungeon", "nav_test", "undulating"])
+@pytest.mark.parametrize(("mesh", "config"), CASES)
 def test_replay_matches_dtcrowd(mesh, config):
     navmesh, trace = _trace(mesh, config)
     r = replay(navmesh, trace)
@@ -125,8 +133,6 @@ def test_bad_input(navmesh):
         crowd.add_agent([math.nan, 0, 0], AgentParams())
     with pytest.raises(InputError, match="not on the navmesh"):
         crowd.add_agent(p + np.float32(1000.0), AgentParams())
-    with pytest.raises(ConfigError):
-        crowd.add_agent(p, AgentParams(update_flags=OBSTACLE_AVOIDANCE))
     h = crowd.add_agent(p, AgentParams())
     with pytest.raises(InputError, match="full"):
         crowd.add_agent(p, AgentParams())
@@ -162,3 +168,24 @@ def test_build_uses_trace_agents(navmesh):
     }  # fmt: skip
     crowd, hs = build(navmesh, trace)
     assert [int(crowd.agents.target_ref[crowd.slot(h)]) for h in hs] == [pts[2].ref, pts[3].ref]
+
+
+def test_avoidance_params(navmesh):
+    crowd = navkit.Crowd(navmesh, 1, 0.6)
+    assert crowd.get_obstacle_avoidance_params(0) == ObstacleAvoidanceParams()
+    crowd.use_recastdemo_presets()
+    assert [crowd.get_obstacle_avoidance_params(i) for i in range(4)] == list(PRESETS)
+    assert [(p.adaptive_divs, p.adaptive_rings, p.adaptive_depth) for p in PRESETS] == [
+        (5, 2, 1), (5, 2, 2), (7, 2, 3), (7, 3, 3)
+    ]  # fmt: skip
+    custom = ObstacleAvoidanceParams(vel_bias=0.3, adaptive_depth=4)
+    crowd.set_obstacle_avoidance_params(7, custom)
+    assert crowd.get_obstacle_avoidance_params(7) is custom
+    with pytest.raises(InputError):
+        crowd.set_obstacle_avoidance_params(8, custom)
+    with pytest.raises(InputError):
+        crowd.set_obstacle_avoidance_params(0, {"vel_bias": 0.5})
+    with pytest.raises(ConfigError, match="adaptive_divs"):
+        ObstacleAvoidanceParams(adaptive_divs=6)
+    with pytest.raises(ConfigError, match="horiz_time"):
+        ObstacleAvoidanceParams(horiz_time=math.nan)

@@ -86,8 +86,7 @@ class AgentParams:
         Weight of the separation steering (>= 0).
     update_flags : int
         OR of ANTICIPATE_TURNS, OBSTACLE_AVOIDANCE, SEPARATION, OPTIMIZE_VIS, OPTIMIZE_TOPO.
-        RecastDemo's default also has OBSTACLE_AVOIDANCE, which the crowd does not
-        implement yet (it rejects it), so the default here leaves it out.
+        Default: RecastDemo's (all but SEPARATION).
     avoidance_type : int
         Obstacle avoidance preset index, 0..7.
     query_filter : int
@@ -101,7 +100,7 @@ class AgentParams:
     collision_query_range: float = 7.2
     path_optimization_range: float = 18.0
     separation_weight: float = 2.0
-    update_flags: int = ANTICIPATE_TURNS | OPTIMIZE_VIS | OPTIMIZE_TOPO
+    update_flags: int = ANTICIPATE_TURNS | OBSTACLE_AVOIDANCE | OPTIMIZE_VIS | OPTIMIZE_TOPO
     avoidance_type: int = 1
     query_filter: int = 0
 

@@ -6,10 +6,8 @@ phase a pass over all agents, and records its wall time in
 Detour's own navmesh with the same agents and targets, positions, velocities
 and states follow dtCrowd step for step.
 
-Not implemented yet (agents asking for them are rejected with ConfigError):
-obstacle avoidance (``OBSTACLE_AVOIDANCE``: dtLocalBoundary +
-dtObstacleAvoidanceQuery) and off-mesh connection traversal (an agent reaching
-an off-mesh link raises NotImplementedError).
+Not implemented yet: off-mesh connection traversal (an agent reaching an
+off-mesh link raises NotImplementedError).
 """
 
 from __future__ import annotations
@@ -28,12 +26,13 @@ from navkit.detour.query import (
     SUCCESS,
     NavMeshQuery,
 )
-from navkit.errors import ConfigError, InputError, StaleHandleError
+from navkit.errors import InputError, StaleHandleError
 
 from . import corridor as cor
 from .agents import (
     ANTICIPATE_TURNS,
     MAX_NEIGHBOURS,
+    OBSTACLE_AVOIDANCE,
     OPTIMIZE_TOPO,
     OPTIMIZE_VIS,
     SEPARATION,
@@ -49,7 +48,16 @@ from .agents import (
     AgentArrays,
     AgentParams,
 )  # fmt: skip
-from .avoidance import DEFAULT_PARAMS, MAX_PARAMS, PRESETS, ObstacleAvoidanceParams
+from .avoidance import (
+    DEFAULT_PARAMS,
+    MAX_CIRCLES,
+    MAX_PARAMS,
+    MAX_SEGMENTS,
+    PRESETS,
+    ObstacleAvoidanceParams,
+    sample_velocity_adaptive,
+)
+from .boundary import Boundaries
 from .path_queue import PATHQ_INVALID, PathQueue
 from .proximity import ProximityGrid, add_neighbour
 
@@ -65,7 +73,6 @@ _CHECK_LOOKAHEAD = 10
 _TARGET_REPLAN_DELAY = F(1.0)
 _OPT_TIME_THR = F(0.5)
 _COLLISION_RESOLVE_FACTOR = F(0.7)
-_SUPPORTED_FLAGS = ANTICIPATE_TURNS | SEPARATION | OPTIMIZE_VIS | OPTIMIZE_TOPO
 
 
 def _vlen(x, y, z):
@@ -125,6 +132,11 @@ class Crowd:
         self.path_queue = PathQueue(navmesh, _MAX_PATH_RESULT, _MAX_PATHQUEUE_NODES)
         self.grid = ProximityGrid(self.max_agents * 4, mr * F(3.0))
         self.agents = AgentArrays(self.max_agents)
+        self.boundary = Boundaries(self.max_agents)
+        self._cir = np.zeros((MAX_CIRCLES, 16), np.float32)
+        self._segs = np.zeros((MAX_SEGMENTS, 6), np.float32)
+        self._avoid_arrays: dict = {}
+        self.velocity_samples = 0  # candidate velocities scored in the last update
         self.filters = [QueryFilter() for _ in range(16)]
         self._avoid: list[ObstacleAvoidanceParams] = [DEFAULT_PARAMS] * MAX_PARAMS
         self.timings: dict[str, float] = dict.fromkeys(self.PHASES, 0.0)
@@ -182,10 +194,6 @@ class Crowd:
     def _check_params(params: object) -> AgentParams:
         if not isinstance(params, AgentParams):
             raise InputError("params must be an AgentParams")
-        if params.update_flags & ~_SUPPORTED_FLAGS:
-            raise ConfigError(
-                "update_flags", "OBSTACLE_AVOIDANCE is not implemented yet in navkit.Crowd"
-            )
         return params
 
     def add_agent(self, position, params: AgentParams) -> int:
@@ -209,6 +217,7 @@ class Crowd:
         a = self.agents
         a.set_params(s, params)
         cor.reset(a, s, near.ref, near.point)
+        self.boundary.reset(s)
         a.partial[s] = False
         a.topology_opt_time[s] = 0
         a.target_replan_time[s] = 0
@@ -307,9 +316,11 @@ class Crowd:
                 if not agent_ref:
                     cor.reset(a, s, 0, agent_pos)
                     a.partial[s] = False
+                    self.boundary.reset(s)
                     a.state[s] = STATE_INVALID
                     continue
                 cor.fix_path_start(a, s, agent_ref, agent_pos)
+                self.boundary.reset(s)
                 a.npos[s] = agent_pos
                 replan = True
             ts = a.target_state[s]
@@ -374,6 +385,7 @@ class Crowd:
                     req_pos = a.npos[s].copy()
                     req_path = np.array([path[0]], np.int64)
                 cor.set_corridor(a, s, req_pos, req_path)
+                self.boundary.reset(s)
                 a.partial[s] = False
                 if req_path[-1] == tref:
                     a.target_state[s] = TARGET_VALID
@@ -435,6 +447,7 @@ class Crowd:
                             valid = False
                 if valid:
                     cor.set_corridor(a, s, target_pos, np.array(res, np.int64))
+                    self.boundary.reset(s)
                     a.target_state[s] = TARGET_VALID
                 else:
                     a.target_state[s] = TARGET_FAILED
@@ -483,9 +496,17 @@ class Crowd:
         for s in act:
             if a.state[s] != STATE_WALKING:
                 continue
-            # (dtLocalBoundary update: only used by obstacle avoidance, not implemented yet)
             p = a.npos[s]
             rng = a.collision_query_range[s]
+            b = self.boundary
+            flt = self.filters[a.query_filter[s]]
+            thr = rng * F(0.25)
+            with np.errstate(over="ignore"):
+                cx = b.center[s, 0] - p[0]
+                cz = b.center[s, 2] - p[2]
+                far = cx * cx + cz * cz > thr * thr
+            if far or not b.is_valid(s, self.query, flt):
+                b.update(s, int(a.c_path[s, 0]), p.copy(), rng, self.query, flt)
             ids = g.query_items(p[0] - rng, p[2] - rng, p[0] + rng, p[2] + rng, 32)
             idxs: list[int] = []
             dists: list = []
@@ -627,12 +648,47 @@ class Crowd:
                     k = ds2 / sp2
                     dv[0], dv[1], dv[2] = dv[0] * k, dv[1] * k, dv[2] * k
 
+    def _avoidance_arrays(self, i: int):
+        p = self._avoid[i]
+        arr = self._avoid_arrays.get(p)
+        if arr is None:
+            arr = self._avoid_arrays[p] = p.arrays()
+        return arr
+
     def _velocity_planning(self, dt) -> None:
-        a = self.agents
+        a, b = self.agents, self.boundary
+        cir, segs = self._cir, self._segs
+        self.velocity_samples = 0
         for s in self._active:
             if a.state[s] != STATE_WALKING:
                 continue
-            a.nvel[s] = a.dvel[s]
+            if not a.update_flags[s] & OBSTACLE_AVOIDANCE:
+                a.nvel[s] = a.dvel[s]
+                continue
+            nc = 0
+            for j in range(min(int(a.nneis[s]), MAX_CIRCLES)):
+                o = a.neis[s, j]
+                cir[nc, 0:3] = a.npos[o]
+                cir[nc, 3] = a.radius[o]
+                cir[nc, 4:7] = a.vel[o]
+                cir[nc, 7:10] = a.dvel[o]
+                nc += 1
+            ns = 0
+            p = a.npos[s]
+            for j in range(int(b.nsegs[s])):
+                sg = b.segs[s, j]
+                # dtTriArea2D(npos, seg.p, seg.q) < 0: the wall faces away
+                area = (sg[3] - p[0]) * (sg[2] - p[2]) - (sg[0] - p[0]) * (sg[5] - p[2])
+                if area < F(0.0):
+                    continue
+                if ns < MAX_SEGMENTS:
+                    segs[ns] = sg
+                    ns += 1
+            fp, ip = self._avoidance_arrays(int(a.avoidance_type[s]))
+            self.velocity_samples += sample_velocity_adaptive(
+                p, a.radius[s], a.desired_speed[s], a.vel[s], a.dvel[s], cir, nc, segs, ns,
+                fp, ip, a.nvel[s],
+            )  # fmt: skip
 
     def _integration(self, dt) -> None:
         a = self.agents
