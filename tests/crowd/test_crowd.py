@@ -14,13 +14,18 @@ Configurations replayed:
   separation, collision resolution, visibility and topology optimisation.
 - ``recastdemo``: RecastDemo CrowdTool's defaults (ANTICIPATE_TURNS |
   OBSTACLE_AVOIDANCE | OPTIMIZE_VIS | OPTIMIZE_TOPO, avoidance preset 1 of its
-  four): adds the local boundaries (walls) and sampled adaptive avoidance.
+  four; 900 steps, with replans of partial paths): adds the local boundaries
+  (walls) and sampled adaptive avoidance.
   dungeon also with 200 agents.
+- ``links``: dungeon with eight 6-12 m off-mesh links (``data/dungeon_links.json``,
+  bidirectional, radius 0.6) and RecastDemo's defaults, 200 agents, 600 steps:
+  adds off-mesh triggers and the off-mesh animation (agents in STATE_OFFMESH).
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,7 +34,7 @@ from replay import build, load_trace, replay
 
 import navkit
 from navkit.crowd import PRESETS, AgentParams, ObstacleAvoidanceParams
-from navkit.crowd.agents import STATE_WALKING, TARGET_REQUESTING
+from navkit.crowd.agents import STATE_OFFMESH, STATE_WALKING, TARGET_REQUESTING
 from navkit.errors import ConfigError, InputError, StaleHandleError
 
 CONFIGS = {
@@ -37,25 +42,32 @@ CONFIGS = {
     "social": ({"crowdAgent": {"updateFlags": 1 | 4 | 8 | 16}}, 100),
     "recastdemo": ({}, 100),
     "recastdemo200": ({}, 200),
+    "links": ({}, 200),
 }
+LINKS = Path(__file__).parent / "data" / "dungeon_links.json"
+EXTRA = {"links": ("--offmesh", str(LINKS))}
+STEPS_OF = {"links": 600, "recastdemo": 900}
 CASES = [(m, c) for m in ("dungeon", "nav_test", "undulating") for c in CONFIGS]
 CASES.remove(("nav_test", "recastdemo200"))
 CASES.remove(("undulating", "recastdemo200"))
+CASES.remove(("nav_test", "links"))
+CASES.remove(("undulating", "links"))
 STEPS = 300
 
 
 def _trace(mesh: str, config: str):
     """(navmesh, trace) of one peer run, cached in .scratch/crowd."""
     cfg, agents = CONFIGS[config]
+    steps = STEPS_OF.get(config, STEPS)
     out = SCRATCH / "crowd"
-    tr = out / f"{mesh}.{config}.{agents}.{STEPS}.json"
+    tr = out / f"{mesh}.{config}.{agents}.{steps}.json"
     nm = out / f"{mesh}.{config}.navmesh.bin"
     if not (tr.exists() and nm.exists()):
         out.mkdir(parents=True, exist_ok=True)
         run_peer(
             mesh_path(mesh), cfg, "--sections", "solo,crowd", "--agents", str(agents),
-            "--steps", str(STEPS), "--runs", "1", "--crowd-trace", str(tr),
-            "--export-solo", str(nm), "--quiet",
+            "--steps", str(steps), "--runs", "1", "--crowd-trace", str(tr),
+            "--export-solo", str(nm), "--quiet", *EXTRA.get(config, ()),
         )  # fmt: skip
         if not (tr.exists() and nm.exists()):
             pytest.skip("the peer wrote no crowd trace")
@@ -69,9 +81,13 @@ def test_replay_matches_dtcrowd(mesh, config):
     assert r.first_divergence is None, (
         f"first divergence (step, agent, what, navkit, Detour): {r.first_divergence}"
     )
-    assert r.matched_steps == STEPS
+    steps = len(trace["steps"])
+    assert steps == STEPS_OF.get(config, STEPS)
+    assert r.matched_steps == steps
     assert r.max_dev <= 1e-4
-    assert r.bit_identical_steps == STEPS, "within 1e-4 but not float32-identical"
+    assert r.bit_identical_steps == steps, "within 1e-4 but not float32-identical"
+    if config == "links":  # the trace must exercise the off-mesh phases
+        assert any(a[6] == STATE_OFFMESH for st in trace["steps"] for a in st)
 
 
 # -- API and bad input --------------------------------------------------------------------

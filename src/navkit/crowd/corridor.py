@@ -12,12 +12,14 @@ import numpy as np
 
 from navkit._jit import njit
 from navkit.detour.query import FAILURE, STRAIGHTPATH_OFFMESH_CONNECTION, NavMeshQuery
+from navkit.errors import InputError, StaleHandleError
 
 from .agents import MAX_CORNERS, AgentArrays
 
 __all__ = [
     "reset", "set_corridor", "find_corners", "move_position", "is_valid", "fix_path_start",
-    "merge_corridor_start_moved",
+    "merge_corridor_start_moved", "merge_corridor_start_shortcut", "optimize_path_visibility",
+    "move_over_offmesh_connection",
 ]  # fmt: skip
 
 _MIN_TARGET_DIST = np.float32(0.01)
@@ -188,3 +190,32 @@ def optimize_path_visibility(
         a.c_npath[s] = merge_corridor_start_shortcut(
             a.c_path[s], int(a.c_npath[s]), a.c_path.shape[1], hit.path, n
         )
+
+
+def move_over_offmesh_connection(a: AgentArrays, s: int, offmesh_ref: int, navmesh):
+    """dtPathCorridor::moveOverOffmeshConnection: advance the path over the link.
+
+    Returns ``(prev_ref, link_ref, start_pos, end_pos)`` (c_pos moved to end_pos),
+    or None when the link is not on the path or has no end points.
+    """
+    npath = int(a.c_npath[s])
+    path = a.c_path[s]
+    prev_ref = 0
+    poly_ref = int(path[0])
+    k = 0
+    while k < npath and poly_ref != offmesh_ref:
+        prev_ref = poly_ref
+        poly_ref = int(path[k])
+        k += 1
+    if k == npath:
+        return None
+    path[: npath - k] = path[k:npath].copy()
+    a.c_npath[s] = npath - k
+    if not poly_ref:
+        return None
+    try:
+        start, end = navmesh.get_off_mesh_connection_poly_end_points(prev_ref, poly_ref)
+    except (StaleHandleError, InputError):  # Detour: the call fails
+        return None
+    a.c_pos[s] = end
+    return prev_ref, poly_ref, np.asarray(start, np.float32), np.asarray(end, np.float32)

@@ -6,8 +6,6 @@ phase a pass over all agents, and records its wall time in
 Detour's own navmesh with the same agents and targets, positions, velocities
 and states follow dtCrowd step for step.
 
-Not implemented yet: off-mesh connection traversal (an agent reaching an
-off-mesh link raises NotImplementedError).
 """
 
 from __future__ import annotations
@@ -37,6 +35,7 @@ from .agents import (
     OPTIMIZE_VIS,
     SEPARATION,
     STATE_INVALID,
+    STATE_OFFMESH,
     STATE_WALKING,
     TARGET_FAILED,
     TARGET_NONE,
@@ -77,6 +76,11 @@ _COLLISION_RESOLVE_FACTOR = F(0.7)
 
 def _vlen(x, y, z):
     return np.sqrt(x * x + y * y + z * z)
+
+
+def _tween(t, t0, t1):
+    v = (t - t0) / (t1 - t0)
+    return F(0.0) if v < F(0.0) else (F(1.0) if v > F(1.0) else v)
 
 
 def _insert_by_time(ag: int, times: np.ndarray, queue: list, cap: int) -> None:
@@ -558,9 +562,24 @@ class Crowd:
                 dx = a.corner_verts[s, nc - 1, 0] - a.npos[s, 0]
                 dz = a.corner_verts[s, nc - 1, 2] - a.npos[s, 2]
                 if dx * dx + dz * dz < r * r:
-                    raise NotImplementedError(
-                        "navkit.Crowd: off-mesh connection traversal is not implemented yet"
+                    got = cor.move_over_offmesh_connection(
+                        a, s, int(a.corner_polys[s, nc - 1]), self.navmesh
                     )
+                    if got is None:
+                        continue  # path validity will replan a bad link
+                    _, link, start, end = got
+                    a.anim_init_pos[s] = a.npos[s]
+                    a.anim_poly_ref[s] = link
+                    a.anim_active[s] = True
+                    a.anim_t[s] = 0
+                    a.anim_start_pos[s] = start
+                    a.anim_end_pos[s] = end
+                    ex, ez = end[0] - start[0], end[2] - start[2]
+                    d = np.sqrt(ex * ex + ez * ez)
+                    a.anim_tmax[s] = (d / a.max_speed[s]) * F(0.5)
+                    a.state[s] = STATE_OFFMESH
+                    a.ncorners[s] = 0
+                    a.nneis[s] = 0
 
     def _steering(self, dt) -> None:
         a = self.agents
@@ -760,5 +779,24 @@ class Crowd:
                 a.partial[s] = False
 
     def _offmesh_animation(self, dt) -> None:
-        # no agent enters STATE_OFFMESH yet (see _offmesh_triggers)
-        return None
+        a = self.agents
+        for s in self._active:
+            if not a.anim_active[s]:
+                continue
+            a.anim_t[s] += dt
+            t, tmax = a.anim_t[s], a.anim_tmax[s]
+            if t > tmax:
+                a.anim_active[s] = False
+                a.state[s] = STATE_WALKING
+                continue
+            ta = tmax * F(0.15)
+            if t < ta:
+                u = _tween(t, F(0.0), ta)
+                p0, p1 = a.anim_init_pos[s], a.anim_start_pos[s]
+            else:
+                u = _tween(t, ta, tmax)
+                p0, p1 = a.anim_start_pos[s], a.anim_end_pos[s]
+            a.npos[s] = (p0[0] + (p1[0] - p0[0]) * u, p0[1] + (p1[1] - p0[1]) * u,
+                         p0[2] + (p1[2] - p0[2]) * u)  # fmt: skip
+            a.vel[s] = 0
+            a.dvel[s] = 0
