@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from navkit._jit import F32, njit
 from navkit.detour._geom import dist_pt_seg_sqr_2d
+from navkit.detour._portal import passes
+from navkit.detour._view import open_view, poly_index
 
-__all__ = ["Boundaries", "MAX_LOCAL_SEGS", "MAX_LOCAL_POLYS"]
+__all__ = ["Boundaries", "boundaries_stale", "MAX_LOCAL_SEGS", "MAX_LOCAL_POLYS"]
 
 MAX_LOCAL_SEGS = 8
 MAX_LOCAL_POLYS = 16
@@ -82,3 +85,33 @@ class Boundaries:
         if n == 0:
             return False
         return all(q.is_valid_poly_ref(int(self.polys[s, i]), flt) for i in range(n))
+
+
+@njit(cache=True)
+def boundaries_stale(d, act, walking, npos, qrange, qfilter, filter_flags, center, polys, npolys):
+    """Which walking agents need dtLocalBoundary::update this step: moved more than a
+    quarter of the query range (xz) from the boundary's centre, or the boundary is
+    not valid (no polygons, or one no longer valid / passing the agent's filter)."""
+    nav = open_view(d)
+    out = np.zeros(npos.shape[0], np.bool_)
+    for i in range(act.shape[0]):
+        s = act[i]
+        if not walking[s]:
+            continue
+        thr = qrange[s] * F32(0.25)
+        dx = center[s, 0] - npos[s, 0]
+        dz = center[s, 2] - npos[s, 2]
+        if dx * dx + dz * dz > thr * thr:  # (inf after a reset)
+            out[s] = True
+            continue
+        n = npolys[s]
+        if n == 0:
+            out[s] = True
+            continue
+        flt = filter_flags[qfilter[s]]
+        for j in range(n):
+            p = poly_index(nav, polys[s, j])
+            if p < 0 or not passes(flt, p, nav):
+                out[s] = True
+                break
+    return out

@@ -19,7 +19,6 @@ from navkit.detour.filter import QueryFilter
 from navkit.detour.query import (
     FAILURE,
     PARTIAL_RESULT,
-    STRAIGHTPATH_END,
     STRAIGHTPATH_OFFMESH_CONNECTION,
     SUCCESS,
     NavMeshQuery,
@@ -28,12 +27,9 @@ from navkit.errors import InputError, StaleHandleError
 
 from . import corridor as cor
 from .agents import (
-    ANTICIPATE_TURNS,
-    MAX_NEIGHBOURS,
     OBSTACLE_AVOIDANCE,
     OPTIMIZE_TOPO,
     OPTIMIZE_VIS,
-    SEPARATION,
     STATE_INVALID,
     STATE_OFFMESH,
     STATE_WALKING,
@@ -56,9 +52,10 @@ from .avoidance import (
     ObstacleAvoidanceParams,
     sample_velocity_adaptive,
 )
-from .boundary import Boundaries
+from .boundary import Boundaries, boundaries_stale
 from .path_queue import PATHQ_INVALID, PathQueue
-from .proximity import ProximityGrid, add_neighbour
+from .proximity import ProximityGrid, build_grid, find_neighbours
+from .steering import integrate, resolve_collisions, separate, steer
 
 __all__ = ["Crowd"]
 
@@ -71,11 +68,6 @@ _PATH_MAX_AGENTS = 8
 _CHECK_LOOKAHEAD = 10
 _TARGET_REPLAN_DELAY = F(1.0)
 _OPT_TIME_THR = F(0.5)
-_COLLISION_RESOLVE_FACTOR = F(0.7)
-
-
-def _vlen(x, y, z):
-    return np.sqrt(x * x + y * y + z * z)
 
 
 def _tween(t, t0, t1):
@@ -145,6 +137,7 @@ class Crowd:
         self._avoid: list[ObstacleAvoidanceParams] = [DEFAULT_PARAMS] * MAX_PARAMS
         self.timings: dict[str, float] = dict.fromkeys(self.PHASES, 0.0)
         self._active: list[int] = []
+        self._act = np.zeros(0, np.int64)
         self._pending: list[int] = []
 
     # -- configuration ---------------------------------------------------------------------
@@ -162,6 +155,11 @@ class Crowd:
         """Install RecastDemo CrowdTool's four avoidance presets as params 0..3."""
         for i, p in enumerate(PRESETS):
             self._avoid[i] = p
+
+    @property
+    def _filter_flags(self) -> np.ndarray:
+        """(16, 2) int32 include/exclude flags of the crowd's filters."""
+        return np.stack([f.arrays[0] for f in self.filters])
 
     def filter(self, idx: int) -> QueryFilter:
         """The query filter ``idx`` (0..15) used by agents with that ``query_filter``."""
@@ -488,50 +486,25 @@ class Crowd:
 
     def _proximity_grid(self, dt) -> None:
         a, g = self.agents, self.grid
-        g.clear()
-        for i, s in enumerate(self._active):
-            p = a.npos[s]
-            r = a.radius[s]
-            g.add_item(i, p[0] - r, p[2] - r, p[0] + r, p[2] + r)
+        self._act = np.asarray(self._active, np.int64)
+        g.pool_head = build_grid(self._act, a.npos, a.radius, g.inv_cell_size, g.buckets, g.items)
 
     def _neighbours(self, dt) -> None:
-        a, g = self.agents, self.grid
-        act = self._active
-        for s in act:
-            if a.state[s] != STATE_WALKING:
-                continue
-            p = a.npos[s]
-            rng = a.collision_query_range[s]
-            b = self.boundary
+        a, g, b = self.agents, self.grid, self.boundary
+        walking = a.state == STATE_WALKING
+        stale = boundaries_stale(
+            self.query._vh().desc, self._act, walking, a.npos, a.collision_query_range,
+            a.query_filter, self._filter_flags, b.center, b.polys, b.npolys,
+        )  # fmt: skip
+        for s in np.flatnonzero(stale):
+            s = int(s)
             flt = self.filters[a.query_filter[s]]
-            thr = rng * F(0.25)
-            with np.errstate(over="ignore"):
-                cx = b.center[s, 0] - p[0]
-                cz = b.center[s, 2] - p[2]
-                far = cx * cx + cz * cz > thr * thr
-            if far or not b.is_valid(s, self.query, flt):
-                b.update(s, int(a.c_path[s, 0]), p.copy(), rng, self.query, flt)
-            ids = g.query_items(p[0] - rng, p[2] - rng, p[0] + rng, p[2] + rng, 32)
-            idxs: list[int] = []
-            dists: list = []
-            h = a.height[s]
-            for i in ids:
-                o = act[i]
-                if o == s:
-                    continue
-                dx = p[0] - a.npos[o, 0]
-                dy = p[1] - a.npos[o, 1]
-                dz = p[2] - a.npos[o, 2]
-                if abs(dy) >= (h + a.height[o]) / F(2.0):
-                    continue
-                d2 = dx * dx + F(0.0) * F(0.0) + dz * dz
-                if d2 > rng * rng:
-                    continue
-                add_neighbour(o, d2, idxs, dists, MAX_NEIGHBOURS)
-            n = len(idxs)
-            a.nneis[s] = n
-            a.neis[s, :n] = idxs
-            a.nei_dist[s, :n] = dists
+            b.update(s, int(a.c_path[s, 0]), a.npos[s].copy(), a.collision_query_range[s],
+                     self.query, flt)  # fmt: skip
+        find_neighbours(
+            self._act, walking, a.npos, a.height, a.collision_query_range, g.inv_cell_size,
+            g.buckets, g.items, a.neis, a.nei_dist, a.nneis,
+        )  # fmt: skip
 
     def _corners(self, dt) -> None:
         a, q = self.agents, self.query
@@ -583,89 +556,18 @@ class Crowd:
 
     def _steering(self, dt) -> None:
         a = self.agents
-        for s in self._active:
-            if a.state[s] != STATE_WALKING:
-                continue
-            ts = a.target_state[s]
-            if ts == TARGET_NONE:
-                continue
-            if ts == TARGET_VELOCITY:
-                t = a.target_pos[s]
-                a.dvel[s] = t
-                a.desired_speed[s] = _vlen(t[0], t[1], t[2])
-                continue
-            nc = int(a.ncorners[s])
-            p = a.npos[s]
-            if nc == 0:
-                dx = dy = dz = F(0.0)
-            else:
-                c0 = a.corner_verts[s, 0]
-                if a.update_flags[s] & ANTICIPATE_TURNS:
-                    c1 = a.corner_verts[s, min(1, nc - 1)]
-                    d0x, d0z = c0[0] - p[0], c0[2] - p[2]
-                    d1x, d1z = c1[0] - p[0], c1[2] - p[2]
-                    len0 = _vlen(d0x, F(0.0), d0z)
-                    len1 = _vlen(d1x, F(0.0), d1z)
-                    if len1 > F(0.001):
-                        inv = F(1.0) / len1
-                        d1x, d1z = d1x * inv, d1z * inv
-                    dx = d0x - d1x * len0 * F(0.5)
-                    dz = d0z - d1z * len0 * F(0.5)
-                else:
-                    dx, dz = c0[0] - p[0], c0[2] - p[2]
-                dy = F(0.0)
-                inv = F(1.0) / _vlen(dx, dy, dz)
-                dx, dy, dz = dx * inv, dy * inv, dz * inv
-            slow = a.radius[s] * F(2.0)
-            dist = slow
-            if nc and a.corner_flags[s, nc - 1] & STRAIGHTPATH_END:
-                c = a.corner_verts[s, nc - 1]
-                ex, ez = c[0] - p[0], c[2] - p[2]
-                dist = min(np.sqrt(ex * ex + ez * ez), slow)
-            scale = dist / slow
-            a.desired_speed[s] = a.max_speed[s]
-            k = a.desired_speed[s] * scale
-            a.dvel[s] = (dx * k, dy * k, dz * k)
+        steer(
+            self._act, a.state == STATE_WALKING, a.target_state, a.target_pos, a.update_flags,
+            a.ncorners, a.corner_verts, a.corner_flags, a.npos, a.radius, a.max_speed,
+            a.desired_speed, a.dvel,
+        )  # fmt: skip
 
     def _separation(self, dt) -> None:
         a = self.agents
-        for s in self._active:
-            if a.state[s] != STATE_WALKING or a.target_state[s] == TARGET_NONE:
-                continue
-            if not a.update_flags[s] & SEPARATION:
-                continue
-            sep = a.collision_query_range[s]
-            inv_sep = F(1.0) / sep
-            wgt = a.separation_weight[s]
-            w = F(0.0)
-            disp = np.zeros(3, np.float32)
-            p = a.npos[s]
-            for j in range(a.nneis[s]):
-                o = a.neis[s, j]
-                dx = p[0] - a.npos[o, 0]
-                dz = p[2] - a.npos[o, 2]
-                d2 = dx * dx + F(0.0) * F(0.0) + dz * dz
-                if d2 < F(0.00001) or d2 > sep * sep:
-                    continue
-                dist = np.sqrt(d2)
-                dd = dist * inv_sep
-                weight = wgt * (F(1.0) - dd * dd)
-                k = weight / dist
-                disp[0] = disp[0] + dx * k
-                disp[1] = disp[1] + F(0.0) * k
-                disp[2] = disp[2] + dz * k
-                w += F(1.0)
-            if w > F(0.0001):
-                iw = F(1.0) / w
-                dv = a.dvel[s]
-                dv[0] = dv[0] + disp[0] * iw
-                dv[1] = dv[1] + disp[1] * iw
-                dv[2] = dv[2] + disp[2] * iw
-                sp2 = dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]
-                ds2 = a.desired_speed[s] * a.desired_speed[s]
-                if sp2 > ds2:
-                    k = ds2 / sp2
-                    dv[0], dv[1], dv[2] = dv[0] * k, dv[1] * k, dv[2] * k
+        separate(
+            self._act, a.state == STATE_WALKING, a.target_state, a.update_flags, a.npos, a.neis,
+            a.nneis, a.collision_query_range, a.separation_weight, a.desired_speed, a.dvel,
+        )  # fmt: skip
 
     def _avoidance_arrays(self, i: int):
         p = self._avoid[i]
@@ -711,60 +613,15 @@ class Crowd:
 
     def _integration(self, dt) -> None:
         a = self.agents
-        for s in self._active:
-            if a.state[s] != STATE_WALKING:
-                continue
-            max_delta = a.max_acceleration[s] * dt
-            nv, v = a.nvel[s], a.vel[s]
-            dvx, dvy, dvz = nv[0] - v[0], nv[1] - v[1], nv[2] - v[2]
-            ds = _vlen(dvx, dvy, dvz)
-            if ds > max_delta:
-                k = max_delta / ds
-                dvx, dvy, dvz = dvx * k, dvy * k, dvz * k
-            v[0], v[1], v[2] = v[0] + dvx, v[1] + dvy, v[2] + dvz
-            if _vlen(v[0], v[1], v[2]) > F(0.0001):
-                p = a.npos[s]
-                p[0], p[1], p[2] = p[0] + v[0] * dt, p[1] + v[1] * dt, p[2] + v[2] * dt
-            else:
-                v[:] = 0
+        integrate(
+            self._act, a.state == STATE_WALKING, a.max_acceleration, dt, a.nvel, a.vel, a.npos
+        )
 
     def _collisions(self, dt) -> None:
         a = self.agents
-        walking = [s for s in self._active if a.state[s] == STATE_WALKING]
-        for _ in range(4):
-            for s in walking:
-                disp = a.disp[s]
-                disp[:] = 0
-                w = F(0.0)
-                p = a.npos[s]
-                for j in range(a.nneis[s]):
-                    o = int(a.neis[s, j])
-                    dx = p[0] - a.npos[o, 0]
-                    dz = p[2] - a.npos[o, 2]
-                    dy = F(0.0)
-                    d2 = dx * dx + dy * dy + dz * dz
-                    rr = a.radius[s] + a.radius[o]
-                    if d2 > rr * rr:
-                        continue
-                    dist = np.sqrt(d2)
-                    pen = rr - dist
-                    if dist < F(0.0001):
-                        if s > o:
-                            dx, dy, dz = -a.dvel[s, 2], F(0.0), a.dvel[s, 0]
-                        else:
-                            dx, dy, dz = a.dvel[s, 2], F(0.0), -a.dvel[s, 0]
-                        pen = F(0.01)
-                    else:
-                        pen = (F(1.0) / dist) * (pen * F(0.5)) * _COLLISION_RESOLVE_FACTOR
-                    disp[0] = disp[0] + dx * pen
-                    disp[1] = disp[1] + dy * pen
-                    disp[2] = disp[2] + dz * pen
-                    w += F(1.0)
-                if w > F(0.0001):
-                    iw = F(1.0) / w
-                    disp[0], disp[1], disp[2] = disp[0] * iw, disp[1] * iw, disp[2] * iw
-            for s in walking:
-                a.npos[s] += a.disp[s]
+        resolve_collisions(
+            self._act, a.state == STATE_WALKING, a.npos, a.radius, a.dvel, a.neis, a.nneis, a.disp
+        )
 
     def _move_along_surface(self, dt) -> None:
         a, q = self.agents, self.query
