@@ -496,8 +496,7 @@ class Crowd:
             self.query._vh().desc, self._act, walking, a.npos, a.collision_query_range,
             a.query_filter, self._filter_flags, b.center, b.polys, b.npolys,
         )  # fmt: skip
-        for s in np.flatnonzero(stale):
-            s = int(s)
+        for s in np.flatnonzero(stale).tolist():
             flt = self.filters[a.query_filter[s]]
             b.update(s, int(a.c_path[s, 0]), a.npos[s].copy(), a.collision_query_range[s],
                      self.query, flt)  # fmt: skip
