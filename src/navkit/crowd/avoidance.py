@@ -309,3 +309,55 @@ def sample_velocity_adaptive(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, f
     nvel[1] = F32(0.0)
     nvel[2] = rz
     return ns
+
+
+@njit(cache=True)
+def plan_velocities(act, walking, update_flags, npos, radius, vel, dvel, desired_speed,
+                    neis, nneis, segs, nsegs, avoid_type, fp_table, ip_table, nvel):  # fmt: skip
+    """dtCrowd's velocity planning over all agents; returns the number of samples.
+
+    Agents with OBSTACLE_AVOIDANCE sample around their desired velocity against
+    their neighbours (as moving circles) and the wall segments of their local
+    boundary that face them; the others take ``nvel = dvel``."""
+    cir = np.zeros((MAX_CIRCLES, 16), np.float32)
+    sg = np.zeros((MAX_SEGMENTS, 6), np.float32)
+    total = 0
+    for i in range(act.shape[0]):
+        s = act[i]
+        if not walking[s]:
+            continue
+        if not update_flags[s] & 2:  # OBSTACLE_AVOIDANCE
+            nvel[s, 0] = dvel[s, 0]
+            nvel[s, 1] = dvel[s, 1]
+            nvel[s, 2] = dvel[s, 2]
+            continue
+        nc = 0
+        for j in range(min(nneis[s], MAX_CIRCLES)):
+            o = neis[s, j]
+            cir[nc, 0] = npos[o, 0]
+            cir[nc, 1] = npos[o, 1]
+            cir[nc, 2] = npos[o, 2]
+            cir[nc, 3] = radius[o]
+            cir[nc, 4] = vel[o, 0]
+            cir[nc, 5] = vel[o, 1]
+            cir[nc, 6] = vel[o, 2]
+            cir[nc, 7] = dvel[o, 0]
+            cir[nc, 8] = dvel[o, 1]
+            cir[nc, 9] = dvel[o, 2]
+            nc += 1
+        ns = 0
+        px, pz = npos[s, 0], npos[s, 2]
+        for j in range(nsegs[s]):
+            w = segs[s, j]
+            # dtTriArea2D(npos, seg.p, seg.q) < 0: the wall faces away
+            if (w[3] - px) * (w[2] - pz) - (w[0] - px) * (w[5] - pz) < F32(0.0):
+                continue
+            if ns < MAX_SEGMENTS:
+                sg[ns, :] = w
+                ns += 1
+        t = avoid_type[s]
+        total += sample_velocity_adaptive(
+            npos[s], radius[s], desired_speed[s], vel[s], dvel[s], cir, nc, sg, ns,
+            fp_table[t], ip_table[t], nvel[s],
+        )  # fmt: skip
+    return total

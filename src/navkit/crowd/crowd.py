@@ -27,9 +27,7 @@ from navkit.errors import InputError, StaleHandleError
 
 from . import corridor as cor
 from .agents import (
-    OBSTACLE_AVOIDANCE,
     OPTIMIZE_TOPO,
-    OPTIMIZE_VIS,
     STATE_INVALID,
     STATE_OFFMESH,
     STATE_WALKING,
@@ -45,12 +43,10 @@ from .agents import (
 )  # fmt: skip
 from .avoidance import (
     DEFAULT_PARAMS,
-    MAX_CIRCLES,
     MAX_PARAMS,
-    MAX_SEGMENTS,
     PRESETS,
     ObstacleAvoidanceParams,
-    sample_velocity_adaptive,
+    plan_velocities,
 )
 from .boundary import Boundaries, boundaries_stale
 from .path_queue import PATHQ_INVALID, PathQueue
@@ -129,9 +125,8 @@ class Crowd:
         self.grid = ProximityGrid(self.max_agents * 4, mr * F(3.0))
         self.agents = AgentArrays(self.max_agents)
         self.boundary = Boundaries(self.max_agents)
-        self._cir = np.zeros((MAX_CIRCLES, 16), np.float32)
-        self._segs = np.zeros((MAX_SEGMENTS, 6), np.float32)
-        self._avoid_arrays: dict = {}
+        self._avoid_tables_key: tuple | None = None
+        self._avoid_tables = (np.zeros((0, 10), np.float32), np.zeros((0, 3), np.int32))
         self.velocity_samples = 0  # candidate velocities scored in the last update
         self.filters = [QueryFilter() for _ in range(16)]
         self._avoid: list[ObstacleAvoidanceParams] = [DEFAULT_PARAMS] * MAX_PARAMS
@@ -155,11 +150,6 @@ class Crowd:
         """Install RecastDemo CrowdTool's four avoidance presets as params 0..3."""
         for i, p in enumerate(PRESETS):
             self._avoid[i] = p
-
-    @property
-    def _filter_flags(self) -> np.ndarray:
-        """(16, 2) int32 include/exclude flags of the crowd's filters."""
-        return np.stack([f.arrays[0] for f in self.filters])
 
     def filter(self, idx: int) -> QueryFilter:
         """The query filter ``idx`` (0..15) used by agents with that ``query_filter``."""
@@ -494,7 +484,7 @@ class Crowd:
         walking = a.state == STATE_WALKING
         stale = boundaries_stale(
             self.query._vh().desc, self._act, walking, a.npos, a.collision_query_range,
-            a.query_filter, self._filter_flags, b.center, b.polys, b.npolys,
+            a.query_filter, self._filter_tables()[0], b.center, b.polys, b.npolys,
         )  # fmt: skip
         for s in np.flatnonzero(stale).tolist():
             flt = self.filters[a.query_filter[s]]
@@ -505,20 +495,22 @@ class Crowd:
             g.buckets, g.items, a.neis, a.nei_dist, a.nneis,
         )  # fmt: skip
 
+    def _filter_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """(16, 2) int32 include/exclude flags and (16, 64) float32 area costs of the filters."""
+        return (
+            np.stack([f.arrays[0] for f in self.filters]),
+            np.stack([f.arrays[1] for f in self.filters]),
+        )
+
     def _corners(self, dt) -> None:
-        a, q = self.agents, self.query
-        for s in self._active:
-            if a.state[s] != STATE_WALKING:
-                continue
-            ts = a.target_state[s]
-            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
-                continue
-            nc = cor.find_corners(a, s, q)
-            if a.update_flags[s] & OPTIMIZE_VIS and nc > 0:
-                target = a.corner_verts[s, min(1, nc - 1)].copy()
-                cor.optimize_path_visibility(
-                    a, s, target, a.path_optimization_range[s], q, self.filters[a.query_filter[s]]
-                )
+        a = self.agents
+        flags, costs = self._filter_tables()
+        cor.corners_kernel(
+            self.query._vh().desc, flags, costs, self._act, a.state == STATE_WALKING,
+            a.target_state, a.update_flags, a.query_filter, a.path_optimization_range, a.c_pos,
+            a.c_target, a.c_path, a.c_npath, a.corner_verts, a.corner_flags, a.corner_polys,
+            a.ncorners,
+        )  # fmt: skip
 
     def _offmesh_triggers(self, dt) -> None:
         a = self.agents
@@ -568,47 +560,21 @@ class Crowd:
             a.nneis, a.collision_query_range, a.separation_weight, a.desired_speed, a.dvel,
         )  # fmt: skip
 
-    def _avoidance_arrays(self, i: int):
-        p = self._avoid[i]
-        arr = self._avoid_arrays.get(p)
-        if arr is None:
-            arr = self._avoid_arrays[p] = p.arrays()
-        return arr
+    def _avoidance_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        key = tuple(self._avoid)
+        if self._avoid_tables_key != key:
+            arrs = [p.arrays() for p in self._avoid]
+            self._avoid_tables = (np.stack([f for f, _ in arrs]), np.stack([i for _, i in arrs]))
+            self._avoid_tables_key = key
+        return self._avoid_tables
 
     def _velocity_planning(self, dt) -> None:
         a, b = self.agents, self.boundary
-        cir, segs = self._cir, self._segs
-        self.velocity_samples = 0
-        for s in self._active:
-            if a.state[s] != STATE_WALKING:
-                continue
-            if not a.update_flags[s] & OBSTACLE_AVOIDANCE:
-                a.nvel[s] = a.dvel[s]
-                continue
-            nc = 0
-            for j in range(min(int(a.nneis[s]), MAX_CIRCLES)):
-                o = a.neis[s, j]
-                cir[nc, 0:3] = a.npos[o]
-                cir[nc, 3] = a.radius[o]
-                cir[nc, 4:7] = a.vel[o]
-                cir[nc, 7:10] = a.dvel[o]
-                nc += 1
-            ns = 0
-            p = a.npos[s]
-            for j in range(int(b.nsegs[s])):
-                sg = b.segs[s, j]
-                # dtTriArea2D(npos, seg.p, seg.q) < 0: the wall faces away
-                area = (sg[3] - p[0]) * (sg[2] - p[2]) - (sg[0] - p[0]) * (sg[5] - p[2])
-                if area < F(0.0):
-                    continue
-                if ns < MAX_SEGMENTS:
-                    segs[ns] = sg
-                    ns += 1
-            fp, ip = self._avoidance_arrays(int(a.avoidance_type[s]))
-            self.velocity_samples += sample_velocity_adaptive(
-                p, a.radius[s], a.desired_speed[s], a.vel[s], a.dvel[s], cir, nc, segs, ns,
-                fp, ip, a.nvel[s],
-            )  # fmt: skip
+        fp, ip = self._avoidance_tables()
+        self.velocity_samples = plan_velocities(
+            self._act, a.state == STATE_WALKING, a.update_flags, a.npos, a.radius, a.vel, a.dvel,
+            a.desired_speed, a.neis, a.nneis, b.segs, b.nsegs, a.avoidance_type, fp, ip, a.nvel,
+        )  # fmt: skip
 
     def _integration(self, dt) -> None:
         a = self.agents
@@ -623,16 +589,15 @@ class Crowd:
         )
 
     def _move_along_surface(self, dt) -> None:
-        a, q = self.agents, self.query
-        for s in self._active:
-            if a.state[s] != STATE_WALKING:
-                continue
-            cor.move_position(a, s, a.npos[s].copy(), q, self.filters[a.query_filter[s]])
-            a.npos[s] = a.c_pos[s]
-            ts = a.target_state[s]
-            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
-                cor.reset(a, s, int(a.c_path[s, 0]), a.npos[s].copy())
-                a.partial[s] = False
+        a = self.agents
+        flags, _ = self._filter_tables()
+        walking = a.state == STATE_WALKING
+        cor.move_kernel(
+            self.query._vh().desc, self.query._tiny, flags, self._act, walking, a.target_state,
+            a.query_filter, a.npos, a.c_pos, a.c_target, a.c_path, a.c_npath,
+        )  # fmt: skip
+        ts = a.target_state
+        a.partial[walking & ((ts == TARGET_NONE) | (ts == TARGET_VELOCITY))] = False
 
     def _offmesh_animation(self, dt) -> None:
         a = self.agents
