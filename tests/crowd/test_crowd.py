@@ -205,3 +205,25 @@ def test_avoidance_params(navmesh):
         ObstacleAvoidanceParams(adaptive_divs=6)
     with pytest.raises(ConfigError, match="horiz_time"):
         ObstacleAvoidanceParams(horiz_time=math.nan)
+
+
+def test_agent_on_filtered_out_polygon_becomes_invalid(navmesh):
+    # dtCrowd::checkPathValidity: the agent's polygon no longer passes its filter and
+    # no polygon near it does -> STATE_INVALID, corridor reset to ref 0 (no Detour trace
+    # covers this: the replays run on static navmeshes)
+    crowd = navkit.Crowd(navmesh, 2, 0.6)
+    ref, p = _on_mesh(navmesh, 3)
+    tref, t = _on_mesh(navmesh, 4)
+    h = crowd.add_agent(p, AgentParams())
+    crowd.request_move_target(h, tref, t)
+    for _ in range(5):
+        crowd.update(1 / 60)
+    s = crowd.slot(h)
+    assert crowd.states[s] == STATE_WALKING
+    crowd.filter(0).include_flags = 0
+    crowd.update(1 / 60)
+    assert crowd.states[s] == 0  # STATE_INVALID
+    assert crowd.agents.c_path[s, 0] == 0
+    before = crowd.positions[s].copy()
+    crowd.update(1 / 60)  # invalid agents are left alone
+    assert np.array_equal(crowd.positions[s], before)

@@ -49,7 +49,7 @@ from .avoidance import (
     plan_velocities,
 )
 from .boundary import Boundaries, boundaries_stale
-from .path_queue import PATHQ_INVALID, PathQueue
+from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
 from .proximity import ProximityGrid, build_grid, find_neighbours
 from .steering import integrate, resolve_collisions, separate, steer
 
@@ -292,54 +292,64 @@ class Crowd:
 
     # -- phases ----------------------------------------------------------------------------
     def _check_path_validity(self, dt) -> None:
-        a, q = self.agents, self.query
-        for s in self._active:
-            if a.state[s] != STATE_WALKING:
-                continue
-            a.target_replan_time[s] += dt
-            replan = False
-            flt = self.filters[a.query_filter[s]]
-            agent_ref = int(a.c_path[s, 0])
-            agent_pos = a.npos[s].copy()
-            if not q.is_valid_poly_ref(agent_ref, flt):
-                near = q.find_nearest_poly(a.npos[s], self.half_extents, flt)
-                agent_ref = near.ref
-                agent_pos = near.point if near.ref else agent_pos
-                if not agent_ref:
-                    cor.reset(a, s, 0, agent_pos)
-                    a.partial[s] = False
-                    self.boundary.reset(s)
-                    a.state[s] = STATE_INVALID
-                    continue
-                cor.fix_path_start(a, s, agent_ref, agent_pos)
-                self.boundary.reset(s)
-                a.npos[s] = agent_pos
-                replan = True
-            ts = a.target_state[s]
-            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
-                continue
-            if ts != TARGET_FAILED:
-                if not q.is_valid_poly_ref(int(a.target_ref[s]), flt):
-                    near = q.find_nearest_poly(a.target_pos[s], self.half_extents, flt)
-                    a.target_ref[s] = near.ref
-                    if near.ref:
-                        a.target_pos[s] = near.point
-                    replan = True
-                if not a.target_ref[s]:
-                    cor.reset(a, s, agent_ref, agent_pos)
-                    a.partial[s] = False
-                    a.target_state[s] = TARGET_NONE
-            if not cor.is_valid(a, s, _CHECK_LOOKAHEAD, q, flt):
-                replan = True
-            if a.target_state[s] == TARGET_VALID:
-                if (
-                    a.target_replan_time[s] > _TARGET_REPLAN_DELAY
-                    and a.c_npath[s] < _CHECK_LOOKAHEAD
-                    and a.c_path[s, a.c_npath[s] - 1] != a.target_ref[s]
-                ):
-                    replan = True
-            if replan and a.target_state[s] != TARGET_NONE:
+        a = self.agents
+        code = path_validity_kernel(
+            self.query._vh().desc, self._filter_tables()[0], self._act, a.state == STATE_WALKING,
+            a.query_filter, a.target_state, a.target_ref, a.target_replan_time, a.c_path,
+            a.c_npath, dt,
+        )  # fmt: skip
+        for s in np.flatnonzero(code).tolist():  # in dtCrowd's order (act is sorted)
+            if code[s] == 2:
                 self._set_target(s, int(a.target_ref[s]), a.target_pos[s].copy(), True)
+            else:
+                self._check_path_validity_slow(s)
+
+    def _check_path_validity_slow(self, s: int) -> None:
+        """checkPathValidity for an agent whose polygon or target polygon is no longer valid."""
+        a, q = self.agents, self.query
+        replan = False
+        flt = self.filters[a.query_filter[s]]
+        agent_ref = int(a.c_path[s, 0])
+        agent_pos = a.npos[s].copy()
+        if not q.is_valid_poly_ref(agent_ref, flt):
+            near = q.find_nearest_poly(a.npos[s], self.half_extents, flt)
+            agent_ref = near.ref
+            agent_pos = near.point if near.ref else agent_pos
+            if not agent_ref:
+                cor.reset(a, s, 0, agent_pos)
+                a.partial[s] = False
+                self.boundary.reset(s)
+                a.state[s] = STATE_INVALID
+                return
+            cor.fix_path_start(a, s, agent_ref, agent_pos)
+            self.boundary.reset(s)
+            a.npos[s] = agent_pos
+            replan = True
+        ts = a.target_state[s]
+        if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+            return
+        if ts != TARGET_FAILED:
+            if not q.is_valid_poly_ref(int(a.target_ref[s]), flt):
+                near = q.find_nearest_poly(a.target_pos[s], self.half_extents, flt)
+                a.target_ref[s] = near.ref
+                if near.ref:
+                    a.target_pos[s] = near.point
+                replan = True
+            if not a.target_ref[s]:
+                cor.reset(a, s, agent_ref, agent_pos)
+                a.partial[s] = False
+                a.target_state[s] = TARGET_NONE
+        if not cor.is_valid(a, s, _CHECK_LOOKAHEAD, q, flt):
+            replan = True
+        if a.target_state[s] == TARGET_VALID:
+            if (
+                a.target_replan_time[s] > _TARGET_REPLAN_DELAY
+                and a.c_npath[s] < _CHECK_LOOKAHEAD
+                and a.c_path[s, a.c_npath[s] - 1] != a.target_ref[s]
+            ):
+                replan = True
+        if replan and a.target_state[s] != TARGET_NONE:
+            self._set_target(s, int(a.target_ref[s]), a.target_pos[s].copy(), True)
 
     def _move_requests(self, dt) -> None:
         a, q = self.agents, self.query

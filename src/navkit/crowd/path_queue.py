@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from navkit._jit import F32, njit
+from navkit.detour._portal import passes
+from navkit.detour._view import open_view, poly_index
 from navkit.detour.query import FAILURE, IN_PROGRESS, SUCCESS, NavMeshQuery
 
-__all__ = ["PathQueue", "PATHQ_INVALID"]
+__all__ = ["PathQueue", "PATHQ_INVALID", "path_validity_kernel"]
 
 PATHQ_INVALID = 0
 MAX_QUEUE = 8
@@ -107,3 +110,57 @@ class PathQueue:
         self.ref[i] = PATHQ_INVALID
         self.status[i] = 0
         return details | SUCCESS, self.path[i][: self.max_path]
+
+
+_CHECK_LOOKAHEAD = 10
+_TARGET_REPLAN_DELAY = F32(1.0)
+
+
+@njit(inline="always")
+def _valid(nav, flt, ref):
+    p = poly_index(nav, ref)
+    return p >= 0 and passes(flt, p, nav)
+
+
+@njit(cache=True)
+def path_validity_kernel(d, flags_table, act, walking, qfilter, target_state, target_ref,
+                         replan_time, c_path, c_npath, dt):  # fmt: skip
+    """dtCrowd::checkPathValidity's common case for every walking agent.
+
+    Adds dt to the replan timers and returns a per-slot code: 0 nothing to do,
+    2 replan (corridor invalid within 10 polygons, or a path that ended short of
+    the target for over 1 s with fewer than 10 polygons), 1 the agent's polygon
+    or its target polygon is no longer valid (the caller repositions them)."""
+    nav = open_view(d)
+    code = np.zeros(c_npath.shape[0], np.int8)
+    for i in range(act.shape[0]):
+        s = act[i]
+        if not walking[s]:
+            continue
+        replan_time[s] += dt
+        flt = flags_table[qfilter[s]]
+        if not _valid(nav, flt, c_path[s, 0]):
+            code[s] = 1
+            continue
+        ts = target_state[s]
+        if ts == 0 or ts == 6:  # NONE, VELOCITY
+            continue
+        if ts != 1 and not _valid(nav, flt, target_ref[s]):  # not FAILED
+            code[s] = 1
+            continue
+        replan = False
+        npath = c_npath[s]
+        for j in range(min(npath, _CHECK_LOOKAHEAD)):
+            if not _valid(nav, flt, c_path[s, j]):
+                replan = True
+                break
+        if ts == 2:  # VALID
+            if (
+                replan_time[s] > _TARGET_REPLAN_DELAY
+                and npath < _CHECK_LOOKAHEAD
+                and c_path[s, npath - 1] != target_ref[s]
+            ):
+                replan = True
+        if replan:
+            code[s] = 2
+    return code
