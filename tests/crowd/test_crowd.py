@@ -227,3 +227,20 @@ def test_agent_on_filtered_out_polygon_becomes_invalid(navmesh):
     before = crowd.positions[s].copy()
     crowd.update(1 / 60)  # invalid agents are left alone
     assert np.array_equal(crowd.positions[s], before)
+
+
+def test_move_velocity_and_reset(navmesh):
+    crowd = navkit.Crowd(navmesh, 1, 0.6)
+    _, p = _on_mesh(navmesh, 5)
+    h = crowd.add_agent(p, AgentParams(update_flags=0))
+    s = crowd.slot(h)
+    crowd.request_move_velocity(h, [1.0, 0.0, 0.0])
+    assert crowd.target_states[s] == 6  # TARGET_VELOCITY
+    crowd.update(1 / 60)
+    # one step of acceleration toward (1, 0, 0): |dv| = max_acceleration * dt = 8/60
+    np.testing.assert_allclose(crowd.velocities[s], [8 / 60, 0, 0], rtol=1e-6)
+    assert crowd.agents.c_npath[s] == 1  # corridor cut to the agent's polygon
+    crowd.reset_move_target(h)
+    assert crowd.target_states[s] == 0
+    with pytest.raises(InputError, match="velocity"):
+        crowd.request_move_velocity(h, [math.nan, 0, 0])
