@@ -244,3 +244,14 @@ def test_move_velocity_and_reset(navmesh):
     assert crowd.target_states[s] == 0
     with pytest.raises(InputError, match="velocity"):
         crowd.request_move_velocity(h, [math.nan, 0, 0])
+
+
+def test_agent_added_between_updates_takes_part_in_every_phase(navmesh):
+    crowd = navkit.Crowd(navmesh, 2, 0.6)
+    _, p = _on_mesh(navmesh, 6)
+    crowd.add_agent(p, AgentParams())
+    crowd.update(1 / 60)
+    h = crowd.add_agent(p, AgentParams())
+    crowd.update(1 / 60)
+    # checkPathValidity (the first phase) adds dt to every walking agent's replan timer
+    assert crowd.agents.target_replan_time[crowd.slot(h)] == np.float32(1 / 60)

@@ -4,8 +4,22 @@
 phase a pass over all agents, and records its wall time in
 :attr:`Crowd.timings` [s]. Arithmetic is float32 in Detour's order so that, on
 Detour's own navmesh with the same agents and targets, positions, velocities
-and states follow dtCrowd step for step.
+and states follow dtCrowd step for step (float32-identical on the Recast
+peer's traces, see tests/crowd).
 
+Phases (dtCrowd::update): check_path_validity (checkPathValidity),
+move_requests + path_queue (updateMoveRequest: 20-iteration quick search, then
+dtPathQueue with 100 iterations per update), topology_optimization
+(updateTopologyOptimization), proximity_grid, neighbours (local boundaries +
+getNeighbours), corners (findCorners + optimizePathVisibility),
+offmesh_triggers, steering, separation, velocity_planning (sampled adaptive
+obstacle avoidance), integration, collisions, move_along_surface
+(movePosition), offmesh_animation. Agent state lives in
+:class:`~navkit.crowd.agents.AgentArrays`; the per-agent arithmetic and the
+per-agent Detour queries run in numba kernels over all agents, in dtCrowd's
+agent order; path requests, the path queue, topology optimisation, boundary
+rebuilds and off-mesh link entry are Python loops over the (few) agents
+concerned.
 """
 
 from __future__ import annotations
@@ -284,7 +298,8 @@ class Crowd:
         dt32 = F(_check.real(dt, "dt", 0.0, lo_open=True, unit="s"))
         if not dt32 > 0:  # positive but below float32's smallest
             raise InputError(f"dt must be > 0 as float32 [s], got {dt!r}")
-        self._active = [int(i) for i in np.flatnonzero(self.agents.active)]
+        self._act = np.flatnonzero(self.agents.active).astype(np.int64)
+        self._active = self._act.tolist()
         for name in self.PHASES:
             t0 = time.perf_counter()
             getattr(self, "_" + name)(dt32)
@@ -486,7 +501,6 @@ class Crowd:
 
     def _proximity_grid(self, dt) -> None:
         a, g = self.agents, self.grid
-        self._act = np.asarray(self._active, np.int64)
         g.pool_head = build_grid(self._act, a.npos, a.radius, g.inv_cell_size, g.buckets, g.items)
 
     def _neighbours(self, dt) -> None:
