@@ -45,6 +45,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ecm": (".ecm", None),
     "data": (".data", None),
     "TileCache": (".tilecache.cache", "TileCache"),
+    "Crowd": (".crowd", "Crowd"),
+    "AgentParams": (".crowd", "AgentParams"),
 }
 
 __all__ = [
@@ -71,6 +73,8 @@ __all__ = [
     "ecm",
     "data",
     "TileCache",
+    "Crowd",
+    "AgentParams",
     "__version__",
 ]
 

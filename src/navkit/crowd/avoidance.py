@@ -1,0 +1,363 @@
+"""Sampled velocity planning (Detour's dtObstacleAvoidanceQuery, adaptive sampling).
+
+:func:`sample_velocity_adaptive` scores candidate velocities on a polar pattern
+aligned with the desired velocity, refines around the best one ``adaptive_depth``
+times, and returns the best; the penalty mixes distance to the desired and the
+current velocity, side bias and time to impact with neighbour circles (RVO,
+swept) and wall segments, with Detour's early out. float32 throughout.
+:class:`ObstacleAvoidanceParams`, dtCrowd's defaults and RecastDemo's presets.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from navkit._jit import F32, njit
+from navkit.errors import ConfigError
+
+from .agents import _finite, _int
+
+__all__ = [
+    "ObstacleAvoidanceParams", "DEFAULT_PARAMS", "PRESETS", "MAX_PARAMS", "MAX_CIRCLES",
+    "MAX_SEGMENTS", "sample_velocity_adaptive",
+]  # fmt: skip
+
+MAX_CIRCLES = 6  # dtCrowd: m_obstacleQuery->init(6, 8)
+MAX_SEGMENTS = 8
+_MAX_PATTERN_DIVS = 32
+_MAX_PATTERN_RINGS = 4
+_DT_PI = F32(3.14159265)
+_FLT_MAX = F32(np.finfo(np.float32).max)
+_FLT_EPS = F32(np.finfo(np.float32).eps)
+
+MAX_PARAMS = 8  # DT_CROWD_MAX_OBSTAVOIDANCE_PARAMS
+
+
+@dataclass(frozen=True)
+class ObstacleAvoidanceParams:
+    """dtObstacleAvoidanceParams (dtCrowd::init's defaults)."""
+
+    vel_bias: float = 0.4
+    weight_des_vel: float = 2.0
+    weight_cur_vel: float = 0.75
+    weight_side: float = 0.75
+    weight_toi: float = 2.5
+    horiz_time: float = 2.5
+    grid_size: int = 33
+    adaptive_divs: int = 7
+    adaptive_rings: int = 2
+    adaptive_depth: int = 5
+
+    def __post_init__(self) -> None:
+        for f in ("vel_bias", "weight_des_vel", "weight_cur_vel", "weight_side", "weight_toi",
+                  "horiz_time"):  # fmt: skip
+            object.__setattr__(self, f, _finite(getattr(self, f), f, 0.0, 1e30))
+        object.__setattr__(self, "grid_size", _int(self.grid_size, "grid_size", 1, 255))
+        object.__setattr__(self, "adaptive_divs", _int(self.adaptive_divs, "adaptive_divs", 1, 32))
+        if self.adaptive_divs % 2 == 0:
+            # Detour's pattern for an even count reads an unset sample (no defined result)
+            raise ConfigError("adaptive_divs", f"must be odd, got {self.adaptive_divs}")
+        object.__setattr__(
+            self, "adaptive_rings", _int(self.adaptive_rings, "adaptive_rings", 1, 4)
+        )
+        object.__setattr__(
+            self, "adaptive_depth", _int(self.adaptive_depth, "adaptive_depth", 0, 255)
+        )
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(float32 [vel_bias, weight_des_vel, weight_cur_vel, weight_side, weight_toi,
+        horiz_time, cos(da), sin(da), cos(da/2), sin(da/2)], int32 [divs, rings, depth])."""
+        nd = min(max(self.adaptive_divs, 1), _MAX_PATTERN_DIVS)
+        da = (F32(1.0) / F32(nd)) * _DT_PI * F32(2.0)
+        half = da * F32(0.5)
+        f = np.array(
+            [self.vel_bias, self.weight_des_vel, self.weight_cur_vel, self.weight_side,
+             self.weight_toi, self.horiz_time, math.cos(da), math.sin(da), math.cos(half),
+             math.sin(half)], np.float32,
+        )  # fmt: skip
+        i = np.array([self.adaptive_divs, self.adaptive_rings, self.adaptive_depth], np.int32)
+        return f, i
+
+
+DEFAULT_PARAMS = ObstacleAvoidanceParams()
+#: RecastDemo CrowdTool's four presets (low, medium, good, high quality).
+PRESETS = (
+    replace(DEFAULT_PARAMS, vel_bias=0.5, adaptive_divs=5, adaptive_rings=2, adaptive_depth=1),
+    replace(DEFAULT_PARAMS, vel_bias=0.5, adaptive_divs=5, adaptive_rings=2, adaptive_depth=2),
+    replace(DEFAULT_PARAMS, vel_bias=0.5, adaptive_divs=7, adaptive_rings=2, adaptive_depth=3),
+    replace(DEFAULT_PARAMS, vel_bias=0.5, adaptive_divs=7, adaptive_rings=3, adaptive_depth=3),
+)
+
+
+@njit(inline="always")
+def _vdist2d(ax, az, bx, bz):
+    dx = bx - ax
+    dz = bz - az
+    return np.sqrt(dx * dx + dz * dz)
+
+
+@njit(inline="always")
+def _dist_pt_seg_sqr_2d(px, pz, ax, az, bx, bz):
+    sx = bx - ax
+    sz = bz - az
+    dx = px - ax
+    dz = pz - az
+    d = sx * sx + sz * sz
+    t = sx * dx + sz * dz
+    if d > F32(0.0):
+        t = t / d
+    if t < F32(0.0):
+        t = F32(0.0)
+    elif t > F32(1.0):
+        t = F32(1.0)
+    ex = ax + t * sx - px
+    ez = az + t * sz - pz
+    return ex * ex + ez * ez
+
+
+@njit(cache=True)
+def _process_sample(vx, vz, pos, rad, vel, dvel, min_penalty, fp, inv_vmax, inv_horiz,
+                    cir, ncir, segs, touch, nseg):  # fmt: skip
+    """dtObstacleAvoidanceQuery::processSample (vcand = (vx, 0, vz))."""
+    w_des, w_cur, w_side, w_toi, horiz = fp[1], fp[2], fp[3], fp[4], fp[5]
+    vpen = w_des * (_vdist2d(vx, vz, dvel[0], dvel[2]) * inv_vmax)
+    vcpen = w_cur * (_vdist2d(vx, vz, vel[0], vel[2]) * inv_vmax)
+    min_pen = min_penalty - vpen - vcpen
+    t_thr = (w_toi / min_pen - F32(0.1)) * horiz
+    if t_thr - horiz > -_FLT_EPS:
+        return min_penalty
+    tmin = horiz
+    side = F32(0.0)
+    nside = 0
+    for i in range(ncir):
+        # cir row: p(3) rad vel(3) dvel(3) dp(3) np(3)
+        c = cir[i]
+        abx = vx * F32(2.0) - vel[0] - c[4]
+        abz = vz * F32(2.0) - vel[2] - c[6]
+        d1 = (c[10] * abx + c[12] * abz) * F32(0.5) + F32(0.5)
+        d2 = (c[13] * abx + c[15] * abz) * F32(2.0)
+        v = min(d1, d2)
+        if v < F32(0.0):
+            v = F32(0.0)
+        elif v > F32(1.0):
+            v = F32(1.0)
+        side += v
+        nside += 1
+        # sweepCircleCircle(pos, rad, vab, c.p, c.rad)
+        sx = c[0] - pos[0]
+        sz = c[2] - pos[2]
+        r = rad + c[3]
+        cc = (sx * sx + sz * sz) - r * r
+        a = abx * abx + abz * abz
+        if a < F32(0.0001):
+            continue
+        b = abx * sx + abz * sz
+        d = b * b - a * cc
+        if d < F32(0.0):
+            continue
+        a = F32(1.0) / a
+        rd = np.sqrt(d)
+        htmin = (b - rd) * a
+        htmax = (b + rd) * a
+        if htmin < F32(0.0) and htmax > F32(0.0):
+            htmin = -htmin * F32(0.5)
+        if htmin >= F32(0.0):
+            if htmin < tmin:
+                tmin = htmin
+                if tmin < t_thr:
+                    return min_penalty
+    for i in range(nseg):
+        sg = segs[i]
+        htmin = F32(0.0)
+        if touch[i]:
+            sdx = sg[3] - sg[0]
+            sdz = sg[5] - sg[2]
+            # snorm = (-sdz, ?, sdx); dot2d(snorm, vcand)
+            if -sdz * vx + sdx * vz < F32(0.0):
+                continue
+            htmin = F32(0.0)
+        else:
+            # isectRaySeg(pos, vcand, p, q)
+            ux, uz = vx, vz
+            wx = pos[0] - sg[0]
+            wz = pos[2] - sg[2]
+            qx = sg[3] - sg[0]
+            qz = sg[5] - sg[2]
+            d = uz * qx - ux * qz
+            if abs(d) < F32(1e-6):
+                continue
+            d = F32(1.0) / d
+            t = (qz * wx - qx * wz) * d
+            if t < F32(0.0) or t > F32(1.0):
+                continue
+            s = (uz * wx - ux * wz) * d
+            if s < F32(0.0) or s > F32(1.0):
+                continue
+            htmin = t
+        htmin = htmin * F32(2.0)
+        if htmin < tmin:
+            tmin = htmin
+            if tmin < t_thr:
+                return min_penalty
+    if nside:
+        side = side / F32(nside)
+    spen = w_side * side
+    tpen = w_toi * (F32(1.0) / (F32(0.1) + tmin * inv_horiz))
+    return vpen + vcpen + spen + tpen
+
+
+@njit(cache=True)
+def sample_velocity_adaptive(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel):
+    """dtObstacleAvoidanceQuery::sampleVelocityAdaptive; writes nvel, returns the sample count.
+
+    cir : (>= ncir, 16) float32 rows ``p(3) rad vel(3) dvel(3)`` (the rest is scratch);
+    segs : (>= nseg, 6) float32; fp, ip : :meth:`ObstacleAvoidanceParams.arrays`.
+    """
+    # prepare(pos, dvel)
+    for i in range(ncir):
+        c = cir[i]
+        dx = c[0] - pos[0]
+        dy = c[1] - pos[1]
+        dz = c[2] - pos[2]
+        inv = F32(1.0) / np.sqrt(dx * dx + dy * dy + dz * dz)
+        dx, dy, dz = dx * inv, dy * inv, dz * inv
+        c[10], c[11], c[12] = dx, dy, dz
+        dvx = c[7] - dvel[0]
+        dvz = c[9] - dvel[2]
+        # dtTriArea2D(orig, dp, dv) = dv.x * dp.z - dp.x * dv.z
+        a = dvx * dz - dx * dvz
+        if a < F32(0.01):
+            c[13] = -dz
+            c[15] = dx
+        else:
+            c[13] = dz
+            c[15] = -dx
+    touch = np.zeros(max(nseg, 1), np.bool_)
+    for i in range(nseg):
+        sg = segs[i]
+        d2 = _dist_pt_seg_sqr_2d(pos[0], pos[2], sg[0], sg[2], sg[3], sg[5])
+        touch[i] = d2 < F32(0.01) * F32(0.01)
+    vel_bias = fp[0]
+    inv_horiz = F32(1.0) / fp[5]
+    inv_vmax = F32(1.0) / vmax if vmax > F32(0.0) else _FLT_MAX
+    nvel[0] = F32(0.0)
+    nvel[1] = F32(0.0)
+    nvel[2] = F32(0.0)
+    nd = min(max(ip[0], 1), _MAX_PATTERN_DIVS)
+    nr = min(max(ip[1], 1), _MAX_PATTERN_RINGS)
+    depth = ip[2]
+    ca, sa, ch, sh = fp[6], fp[7], fp[8], fp[9]
+    # desired direction and its rotation by da/2
+    d0x, d0z = dvel[0], dvel[2]
+    dd = np.sqrt(d0x * d0x + d0z * d0z)
+    if dd != F32(0.0):
+        dd = F32(1.0) / dd
+        d0x = d0x * dd
+        d0z = d0z * dd
+    d1x = d0x * ch - d0z * sh
+    d1z = d0x * sh + d0z * ch
+    pat = np.zeros((_MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1, 2), np.float32)
+    npat = 1
+    for j in range(nr):
+        r = F32(nr - j) / F32(nr)
+        if j % 2 == 0:
+            pat[npat, 0] = d0x * r
+            pat[npat, 1] = d0z * r
+        else:
+            pat[npat, 0] = d1x * r
+            pat[npat, 1] = d1z * r
+        l1 = npat
+        l2 = npat
+        npat += 1
+        for _ in range(1, nd - 1, 2):
+            pat[npat, 0] = pat[l1, 0] * ca + pat[l1, 1] * sa
+            pat[npat, 1] = -pat[l1, 0] * sa + pat[l1, 1] * ca
+            pat[npat + 1, 0] = pat[l2, 0] * ca - pat[l2, 1] * sa
+            pat[npat + 1, 1] = pat[l2, 0] * sa + pat[l2, 1] * ca
+            l1 = npat
+            l2 = npat + 1
+            npat += 2
+    cr = vmax * (F32(1.0) - vel_bias)
+    rx = dvel[0] * vel_bias
+    rz = dvel[2] * vel_bias
+    ns = 0
+    lim = vmax + F32(0.001)
+    lim = lim * lim
+    for _ in range(depth):
+        min_penalty = _FLT_MAX
+        bx = F32(0.0)
+        bz = F32(0.0)
+        for i in range(npat):
+            vx = rx + pat[i, 0] * cr
+            vz = rz + pat[i, 1] * cr
+            if vx * vx + vz * vz > lim:
+                continue
+            pen = _process_sample(vx, vz, pos, rad, vel, dvel, min_penalty, fp, inv_vmax,
+                                  inv_horiz, cir, ncir, segs, touch, nseg)  # fmt: skip
+            ns += 1
+            if pen < min_penalty:
+                min_penalty = pen
+                bx = vx
+                bz = vz
+        rx = bx
+        rz = bz
+        cr = cr * F32(0.5)
+    nvel[0] = rx
+    nvel[1] = F32(0.0)
+    nvel[2] = rz
+    return ns
+
+
+@njit(cache=True)
+def plan_velocities(act, walking, update_flags, npos, radius, vel, dvel, desired_speed,
+                    neis, nneis, segs, nsegs, avoid_type, fp_table, ip_table, nvel):  # fmt: skip
+    """dtCrowd's velocity planning over all agents; returns the number of samples.
+
+    Agents with OBSTACLE_AVOIDANCE sample around their desired velocity against
+    their neighbours (as moving circles) and the wall segments of their local
+    boundary that face them; the others take ``nvel = dvel``."""
+    cir = np.zeros((MAX_CIRCLES, 16), np.float32)
+    sg = np.zeros((MAX_SEGMENTS, 6), np.float32)
+    total = 0
+    for i in range(act.shape[0]):
+        s = act[i]
+        if not walking[s]:
+            continue
+        if not update_flags[s] & 2:  # OBSTACLE_AVOIDANCE
+            nvel[s, 0] = dvel[s, 0]
+            nvel[s, 1] = dvel[s, 1]
+            nvel[s, 2] = dvel[s, 2]
+            continue
+        nc = 0
+        for j in range(min(nneis[s], MAX_CIRCLES)):
+            o = neis[s, j]
+            cir[nc, 0] = npos[o, 0]
+            cir[nc, 1] = npos[o, 1]
+            cir[nc, 2] = npos[o, 2]
+            cir[nc, 3] = radius[o]
+            cir[nc, 4] = vel[o, 0]
+            cir[nc, 5] = vel[o, 1]
+            cir[nc, 6] = vel[o, 2]
+            cir[nc, 7] = dvel[o, 0]
+            cir[nc, 8] = dvel[o, 1]
+            cir[nc, 9] = dvel[o, 2]
+            nc += 1
+        ns = 0
+        px, pz = npos[s, 0], npos[s, 2]
+        for j in range(nsegs[s]):
+            w = segs[s, j]
+            # dtTriArea2D(npos, seg.p, seg.q) < 0: the wall faces away
+            if (w[3] - px) * (w[2] - pz) - (w[0] - px) * (w[5] - pz) < F32(0.0):
+                continue
+            if ns < MAX_SEGMENTS:
+                sg[ns, :] = w
+                ns += 1
+        t = avoid_type[s]
+        total += sample_velocity_adaptive(
+            npos[s], radius[s], desired_speed[s], vel[s], dvel[s], cir, nc, sg, ns,
+            fp_table[t], ip_table[t], nvel[s],
+        )  # fmt: skip
+    return total

@@ -1,0 +1,647 @@
+"""A crowd of agents on a navmesh (Detour's dtCrowd).
+
+:meth:`Crowd.update` runs :attr:`Crowd.PHASES` in dtCrowd::update's order, each
+phase a pass over all agents, and records its wall time in
+:attr:`Crowd.timings` [s]. Arithmetic is float32 in Detour's order so that, on
+Detour's own navmesh with the same agents and targets, positions, velocities
+and states follow dtCrowd step for step (float32-identical on the Recast
+peer's traces, see tests/crowd).
+
+Phases (dtCrowd::update): check_path_validity (checkPathValidity),
+move_requests + path_queue (updateMoveRequest: 20-iteration quick search, then
+dtPathQueue with 100 iterations per update), topology_optimization
+(updateTopologyOptimization), proximity_grid, neighbours (local boundaries +
+getNeighbours), corners (findCorners + optimizePathVisibility),
+offmesh_triggers, steering, separation, velocity_planning (sampled adaptive
+obstacle avoidance), integration, collisions, move_along_surface
+(movePosition), offmesh_animation. Agent state lives in
+:class:`~navkit.crowd.agents.AgentArrays`; the per-agent arithmetic and the
+per-agent Detour queries run in numba kernels over all agents, in dtCrowd's
+agent order; path requests, the path queue, topology optimisation, boundary
+rebuilds and off-mesh link entry are Python loops over the (few) agents
+concerned.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from navkit import _check
+from navkit.detour.filter import QueryFilter
+from navkit.detour.query import (
+    FAILURE,
+    PARTIAL_RESULT,
+    STRAIGHTPATH_OFFMESH_CONNECTION,
+    SUCCESS,
+    NavMeshQuery,
+)
+from navkit.errors import InputError, StaleHandleError
+
+from . import corridor as cor
+from .agents import (
+    OPTIMIZE_TOPO,
+    STATE_INVALID,
+    STATE_OFFMESH,
+    STATE_WALKING,
+    TARGET_FAILED,
+    TARGET_NONE,
+    TARGET_REQUESTING,
+    TARGET_VALID,
+    TARGET_VELOCITY,
+    TARGET_WAITING_FOR_PATH,
+    TARGET_WAITING_FOR_QUEUE,
+    AgentArrays,
+    AgentParams,
+)  # fmt: skip
+from .avoidance import (
+    DEFAULT_PARAMS,
+    MAX_PARAMS,
+    PRESETS,
+    ObstacleAvoidanceParams,
+    plan_velocities,
+)
+from .boundary import Boundaries, boundaries_stale
+from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
+from .proximity import ProximityGrid, build_grid, find_neighbours
+from .steering import integrate, resolve_collisions, separate, steer
+
+__all__ = ["Crowd"]
+
+F = np.float32
+_MAX_COMMON_NODES = 512
+_MAX_PATHQUEUE_NODES = 4096
+_MAX_PATH_RESULT = 256
+_MAX_ITERS_PER_UPDATE = 100
+_PATH_MAX_AGENTS = 8
+_CHECK_LOOKAHEAD = 10
+_TARGET_REPLAN_DELAY = F(1.0)
+_OPT_TIME_THR = F(0.5)
+
+
+def _tween(t, t0, t1):
+    v = (t - t0) / (t1 - t0)
+    return F(0.0) if v < F(0.0) else (F(1.0) if v > F(1.0) else v)
+
+
+def _insert_by_time(ag: int, times: np.ndarray, queue: list, cap: int) -> None:
+    """dtCrowd's addToPathQueue / addToOptQueue: greatest time first, capped."""
+    n = len(queue)
+    t = times[ag]
+    if n == 0 or t <= times[queue[n - 1]]:
+        if n >= cap:
+            return
+        queue.append(ag)
+        return
+    i = 0
+    while i < n and not t >= times[queue[i]]:
+        i += 1
+    queue.insert(i, ag)
+    del queue[cap:]
+
+
+class Crowd:
+    """Agents moving on a navmesh toward targets (dtCrowd).
+
+    Parameters
+    ----------
+    navmesh : NavMesh
+    max_agents : int
+        Capacity, 1..65535.
+    max_agent_radius : float
+        Largest agent radius [wu] (> 0): sets the placement box
+        (2r, 1.5r, 2r) and the proximity grid's cell (3r).
+
+    Agent state is readable as slot-indexed arrays (no copies): :attr:`positions`,
+    :attr:`velocities`, :attr:`states`, :attr:`target_states`, :attr:`active`;
+    :meth:`slot` maps a handle to its row.
+    """
+
+    PHASES = (
+        "check_path_validity", "move_requests", "path_queue", "topology_optimization",
+        "proximity_grid", "neighbours", "corners", "offmesh_triggers", "steering",
+        "separation", "velocity_planning", "integration", "collisions",
+        "move_along_surface", "offmesh_animation",
+    )  # fmt: skip
+
+    def __init__(self, navmesh, max_agents: int, max_agent_radius: float) -> None:
+        if not hasattr(navmesh, "arrays"):
+            raise InputError("navmesh must be a navkit NavMesh")
+        self.max_agents = _check.integer(max_agents, "max_agents", 1, 65535)
+        r = _check.real(max_agent_radius, "max_agent_radius", 0.0, lo_open=True, unit="wu")
+        self.navmesh = navmesh
+        self.max_agent_radius = F(r)
+        mr = self.max_agent_radius
+        self.half_extents = np.array([mr * F(2.0), mr * F(1.5), mr * F(2.0)], np.float32)
+        self.query = NavMeshQuery(navmesh, max_nodes=_MAX_COMMON_NODES)
+        self.path_queue = PathQueue(navmesh, _MAX_PATH_RESULT, _MAX_PATHQUEUE_NODES)
+        self.grid = ProximityGrid(self.max_agents * 4, mr * F(3.0))
+        self.agents = AgentArrays(self.max_agents)
+        self.boundary = Boundaries(self.max_agents)
+        self._avoid_tables_key: tuple | None = None
+        self._avoid_tables = (np.zeros((0, 10), np.float32), np.zeros((0, 3), np.int32))
+        self.velocity_samples = 0  # candidate velocities scored in the last update
+        self.filters = [QueryFilter() for _ in range(16)]
+        self._avoid: list[ObstacleAvoidanceParams] = [DEFAULT_PARAMS] * MAX_PARAMS
+        self.timings: dict[str, float] = dict.fromkeys(self.PHASES, 0.0)
+        self._active: list[int] = []
+        self._act = np.zeros(0, np.int64)
+        self._pending: list[int] = []
+
+    # -- configuration ---------------------------------------------------------------------
+    def set_obstacle_avoidance_params(self, idx: int, params: ObstacleAvoidanceParams) -> None:
+        """dtCrowd::setObstacleAvoidanceParams (idx 0..7)."""
+        i = _check.integer(idx, "idx", 0, MAX_PARAMS - 1)
+        if not isinstance(params, ObstacleAvoidanceParams):
+            raise InputError("params must be an ObstacleAvoidanceParams")
+        self._avoid[i] = params
+
+    def get_obstacle_avoidance_params(self, idx: int) -> ObstacleAvoidanceParams:
+        return self._avoid[_check.integer(idx, "idx", 0, MAX_PARAMS - 1)]
+
+    def use_recastdemo_presets(self) -> None:
+        """Install RecastDemo CrowdTool's four avoidance presets as params 0..3."""
+        for i, p in enumerate(PRESETS):
+            self._avoid[i] = p
+
+    def filter(self, idx: int) -> QueryFilter:
+        """The query filter ``idx`` (0..15) used by agents with that ``query_filter``."""
+        return self.filters[_check.integer(idx, "idx", 0, 15)]
+
+    # -- agents ----------------------------------------------------------------------------
+    @property
+    def positions(self) -> np.ndarray:
+        """(max_agents, 3) float32 agent positions (rows of inactive slots are stale)."""
+        return self.agents.npos
+
+    @property
+    def velocities(self) -> np.ndarray:
+        return self.agents.vel
+
+    @property
+    def states(self) -> np.ndarray:
+        """(max_agents,) int8 STATE_INVALID / STATE_WALKING / STATE_OFFMESH."""
+        return self.agents.state
+
+    @property
+    def target_states(self) -> np.ndarray:
+        return self.agents.target_state
+
+    @property
+    def active(self) -> np.ndarray:
+        return self.agents.active
+
+    def slot(self, handle: int) -> int:
+        """Row of a live agent in the arrays (StaleHandleError otherwise)."""
+        return self.agents.slot(handle)
+
+    @staticmethod
+    def _check_params(params: object) -> AgentParams:
+        if not isinstance(params, AgentParams):
+            raise InputError("params must be an AgentParams")
+        return params
+
+    def add_agent(self, position, params: AgentParams) -> int:
+        """dtCrowd::addAgent: place at the nearest navmesh point; returns the agent's handle.
+
+        Raises InputError when the crowd is full or no polygon lies within the
+        placement box around ``position``.
+        """
+        p = _check.point(position, "position")
+        params = self._check_params(params)
+        s = self.agents.alloc()
+        if s < 0:
+            raise InputError(f"the crowd is full (max_agents={self.max_agents})")
+        flt = self.filters[params.query_filter]
+        near = self.query.find_nearest_poly(p, self.half_extents, flt)
+        if near.ref == 0:
+            raise InputError(
+                f"position {p.tolist()} is not on the navmesh (no polygon within "
+                f"{self.half_extents.tolist()})"
+            )
+        a = self.agents
+        a.set_params(s, params)
+        cor.reset(a, s, near.ref, near.point)
+        self.boundary.reset(s)
+        a.partial[s] = False
+        a.topology_opt_time[s] = 0
+        a.target_replan_time[s] = 0
+        a.nneis[s] = 0
+        a.dvel[s] = 0
+        a.nvel[s] = 0
+        a.vel[s] = 0
+        a.npos[s] = near.point
+        a.desired_speed[s] = 0
+        a.state[s] = STATE_WALKING
+        a.target_state[s] = TARGET_NONE
+        a.active[s] = True
+        a.anim_active[s] = False
+        return a.handle(s)
+
+    def remove_agent(self, handle: int) -> None:
+        """dtCrowd::removeAgent (the handle and its slot's old handles become stale)."""
+        self.agents.free(self.agents.slot(handle))
+
+    def update_agent_params(self, handle: int, params: AgentParams) -> None:
+        s = self.agents.slot(handle)
+        self.agents.set_params(s, self._check_params(params))
+
+    def agent_params(self, handle: int) -> AgentParams:
+        return self.agents.params(self.agents.slot(handle))
+
+    def request_move_target(self, handle: int, ref: int, position) -> None:
+        """dtCrowd::requestMoveTarget: plan toward ``position`` on polygon ``ref``."""
+        self._request(handle, ref, position, replan=False)
+
+    def _request(self, handle, ref, position, replan: bool) -> None:
+        s = self.agents.slot(handle)
+        p = _check.point(position, "position")
+        r = int(ref) if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool) else -1
+        if r <= 0:
+            raise InputError(f"ref must be a polygon ref (int > 0), got {ref!r}")
+        self._set_target(s, r, p, replan)
+
+    def _set_target(self, s: int, ref: int, p, replan: bool) -> None:
+        a = self.agents
+        a.target_ref[s] = ref
+        a.target_pos[s] = p
+        a.target_pathq_ref[s] = PATHQ_INVALID
+        a.target_replan[s] = replan
+        a.target_state[s] = TARGET_REQUESTING if ref else TARGET_FAILED
+
+    def request_move_velocity(self, handle: int, velocity) -> None:
+        """dtCrowd::requestMoveVelocity: steer with a fixed velocity [wu/s]."""
+        s = self.agents.slot(handle)
+        v = _check.point(velocity, "velocity")
+        a = self.agents
+        a.target_ref[s] = 0
+        a.target_pos[s] = v
+        a.target_pathq_ref[s] = PATHQ_INVALID
+        a.target_replan[s] = False
+        a.target_state[s] = TARGET_VELOCITY
+
+    def reset_move_target(self, handle: int) -> None:
+        """dtCrowd::resetMoveTarget."""
+        s = self.agents.slot(handle)
+        a = self.agents
+        a.target_ref[s] = 0
+        a.target_pos[s] = 0
+        a.dvel[s] = 0
+        a.target_pathq_ref[s] = PATHQ_INVALID
+        a.target_replan[s] = False
+        a.target_state[s] = TARGET_NONE
+
+    # -- update ----------------------------------------------------------------------------
+    def update(self, dt: float) -> None:
+        """Advance the crowd by dt seconds (dtCrowd::update); dt finite and > 0."""
+        dt32 = F(_check.real(dt, "dt", 0.0, lo_open=True, unit="s"))
+        if not dt32 > 0:  # positive but below float32's smallest
+            raise InputError(f"dt must be > 0 as float32 [s], got {dt!r}")
+        self._act = np.flatnonzero(self.agents.active).astype(np.int64)
+        self._active = self._act.tolist()
+        for name in self.PHASES:
+            t0 = time.perf_counter()
+            getattr(self, "_" + name)(dt32)
+            self.timings[name] = time.perf_counter() - t0
+
+    # -- phases ----------------------------------------------------------------------------
+    def _check_path_validity(self, dt) -> None:
+        a = self.agents
+        code = path_validity_kernel(
+            self.query._vh().desc, self._filter_tables()[0], self._act, a.state == STATE_WALKING,
+            a.query_filter, a.target_state, a.target_ref, a.target_replan_time, a.c_path,
+            a.c_npath, dt,
+        )  # fmt: skip
+        for s in np.flatnonzero(code).tolist():  # in dtCrowd's order (act is sorted)
+            if code[s] == 2:
+                self._set_target(s, int(a.target_ref[s]), a.target_pos[s].copy(), True)
+            else:
+                self._check_path_validity_slow(s)
+
+    def _check_path_validity_slow(self, s: int) -> None:
+        """checkPathValidity for an agent whose polygon or target polygon is no longer valid."""
+        a, q = self.agents, self.query
+        replan = False
+        flt = self.filters[a.query_filter[s]]
+        agent_ref = int(a.c_path[s, 0])
+        agent_pos = a.npos[s].copy()
+        if not q.is_valid_poly_ref(agent_ref, flt):
+            near = q.find_nearest_poly(a.npos[s], self.half_extents, flt)
+            agent_ref = near.ref
+            agent_pos = near.point if near.ref else agent_pos
+            if not agent_ref:
+                cor.reset(a, s, 0, agent_pos)
+                a.partial[s] = False
+                self.boundary.reset(s)
+                a.state[s] = STATE_INVALID
+                return
+            cor.fix_path_start(a, s, agent_ref, agent_pos)
+            self.boundary.reset(s)
+            a.npos[s] = agent_pos
+            replan = True
+        ts = a.target_state[s]
+        if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+            return
+        if ts != TARGET_FAILED:
+            if not q.is_valid_poly_ref(int(a.target_ref[s]), flt):
+                near = q.find_nearest_poly(a.target_pos[s], self.half_extents, flt)
+                a.target_ref[s] = near.ref
+                if near.ref:
+                    a.target_pos[s] = near.point
+                replan = True
+            if not a.target_ref[s]:
+                cor.reset(a, s, agent_ref, agent_pos)
+                a.partial[s] = False
+                a.target_state[s] = TARGET_NONE
+        if not cor.is_valid(a, s, _CHECK_LOOKAHEAD, q, flt):
+            replan = True
+        if a.target_state[s] == TARGET_VALID:
+            if (
+                a.target_replan_time[s] > _TARGET_REPLAN_DELAY
+                and a.c_npath[s] < _CHECK_LOOKAHEAD
+                and a.c_path[s, a.c_npath[s] - 1] != a.target_ref[s]
+            ):
+                replan = True
+        if replan and a.target_state[s] != TARGET_NONE:
+            self._set_target(s, int(a.target_ref[s]), a.target_pos[s].copy(), True)
+
+    def _move_requests(self, dt) -> None:
+        a, q = self.agents, self.query
+        queue: list[int] = []
+        for s in range(self.max_agents):
+            if not a.active[s] or a.state[s] == STATE_INVALID:
+                continue
+            ts = a.target_state[s]
+            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+                continue
+            if ts == TARGET_REQUESTING:
+                flt = self.filters[a.query_filter[s]]
+                npath = int(a.c_npath[s])
+                path = a.c_path[s, :npath]
+                tref = int(a.target_ref[s])
+                q.init_sliced_find_path(int(path[0]), tref, a.npos[s], a.target_pos[s], flt)
+                q.update_sliced_find_path(20)
+                if a.target_replan[s]:
+                    res = q.finalize_sliced_find_path_partial(path.copy(), 32)
+                else:
+                    res = q.finalize_sliced_find_path(32)
+                req_path = res.polys
+                req_pos = None
+                if not (res.status & FAILURE) and req_path.shape[0] > 0:
+                    if req_path[-1] != tref:
+                        try:
+                            req_pos, _ = q.closest_point_on_poly(int(req_path[-1]), a.target_pos[s])
+                        except StaleHandleError:  # Detour: closestPointOnPoly fails
+                            req_path = req_path[:0]
+                    else:
+                        req_pos = a.target_pos[s].copy()
+                else:
+                    req_path = req_path[:0]
+                if req_path.shape[0] == 0:
+                    req_pos = a.npos[s].copy()
+                    req_path = np.array([path[0]], np.int64)
+                cor.set_corridor(a, s, req_pos, req_path)
+                self.boundary.reset(s)
+                a.partial[s] = False
+                if req_path[-1] == tref:
+                    a.target_state[s] = TARGET_VALID
+                    a.target_replan_time[s] = 0
+                else:
+                    a.target_state[s] = TARGET_WAITING_FOR_QUEUE
+            if a.target_state[s] == TARGET_WAITING_FOR_QUEUE:
+                _insert_by_time(s, a.target_replan_time, queue, _PATH_MAX_AGENTS)
+        pq = self.path_queue
+        for s in queue:
+            npath = int(a.c_npath[s])
+            a.target_pathq_ref[s] = pq.request(
+                int(a.c_path[s, npath - 1]), int(a.target_ref[s]), a.c_target[s],
+                a.target_pos[s], self.filters[a.query_filter[s]],
+            )  # fmt: skip
+            if a.target_pathq_ref[s] != PATHQ_INVALID:
+                a.target_state[s] = TARGET_WAITING_FOR_PATH
+
+    def _path_queue(self, dt) -> None:
+        a, q, pq = self.agents, self.query, self.path_queue
+        pq.update(_MAX_ITERS_PER_UPDATE)
+        for s in range(self.max_agents):
+            if not a.active[s]:
+                continue
+            if a.target_state[s] != TARGET_WAITING_FOR_PATH:
+                continue
+            st = pq.get_request_status(int(a.target_pathq_ref[s]))
+            if st & FAILURE:
+                a.target_pathq_ref[s] = PATHQ_INVALID
+                a.target_state[s] = TARGET_REQUESTING if a.target_ref[s] else TARGET_FAILED
+                a.target_replan_time[s] = 0
+            elif st & SUCCESS:
+                npath = int(a.c_npath[s])
+                path = a.c_path[s, :npath]
+                target_pos = a.target_pos[s].copy()
+                st, res_arr = pq.get_path_result(int(a.target_pathq_ref[s]))
+                valid = not (st & FAILURE) and res_arr.shape[0] > 0
+                a.partial[s] = bool(st & PARTIAL_RESULT)
+                if valid and path[npath - 1] != res_arr[0]:
+                    valid = False
+                res: list[int] = []
+                if valid:
+                    res = [int(r) for r in res_arr]
+                    if npath > 1:
+                        nres = len(res)
+                        if (npath - 1) + nres > _MAX_PATH_RESULT:
+                            nres = _MAX_PATH_RESULT - (npath - 1)
+                        res = [int(r) for r in path[: npath - 1]] + res[:nres]
+                        j = 0
+                        while j < len(res):
+                            if j - 1 >= 0 and j + 1 < len(res) and res[j - 1] == res[j + 1]:
+                                del res[j - 1 : j + 1]
+                                j -= 2
+                            j += 1
+                    if res[-1] != a.target_ref[s]:
+                        try:
+                            target_pos, _ = q.closest_point_on_poly(res[-1], target_pos)
+                        except StaleHandleError:  # Detour: closestPointOnPoly fails
+                            valid = False
+                if valid:
+                    cor.set_corridor(a, s, target_pos, np.array(res, np.int64))
+                    self.boundary.reset(s)
+                    a.target_state[s] = TARGET_VALID
+                else:
+                    a.target_state[s] = TARGET_FAILED
+                a.target_replan_time[s] = 0
+
+    def _topology_optimization(self, dt) -> None:
+        a, q = self.agents, self.query
+        queue: list[int] = []
+        for s in self._active:
+            if a.state[s] != STATE_WALKING:
+                continue
+            ts = a.target_state[s]
+            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+                continue
+            if not a.update_flags[s] & OPTIMIZE_TOPO:
+                continue
+            a.topology_opt_time[s] += dt
+            if a.topology_opt_time[s] >= _OPT_TIME_THR:
+                _insert_by_time(s, a.topology_opt_time, queue, 1)
+        for s in queue:
+            npath = int(a.c_npath[s])
+            if npath >= 3:
+                flt = self.filters[a.query_filter[s]]
+                q.init_sliced_find_path(
+                    int(a.c_path[s, 0]), int(a.c_path[s, npath - 1]), a.c_pos[s], a.c_target[s], flt
+                )
+                q.update_sliced_find_path(32)
+                res = q.finalize_sliced_find_path_partial(a.c_path[s, :npath].copy(), 32)
+                if res.status & SUCCESS and res.polys.shape[0] > 0:
+                    a.c_npath[s] = cor.merge_corridor_start_shortcut(
+                        a.c_path[s], npath, a.c_path.shape[1], res.polys, res.polys.shape[0]
+                    )
+            a.topology_opt_time[s] = 0
+
+    def _proximity_grid(self, dt) -> None:
+        a, g = self.agents, self.grid
+        g.pool_head = build_grid(self._act, a.npos, a.radius, g.inv_cell_size, g.buckets, g.items)
+
+    def _neighbours(self, dt) -> None:
+        a, g, b = self.agents, self.grid, self.boundary
+        walking = a.state == STATE_WALKING
+        stale = boundaries_stale(
+            self.query._vh().desc, self._act, walking, a.npos, a.collision_query_range,
+            a.query_filter, self._filter_tables()[0], b.center, b.polys, b.npolys,
+        )  # fmt: skip
+        for s in np.flatnonzero(stale).tolist():
+            flt = self.filters[a.query_filter[s]]
+            b.update(s, int(a.c_path[s, 0]), a.npos[s].copy(), a.collision_query_range[s],
+                     self.query, flt)  # fmt: skip
+        find_neighbours(
+            self._act, walking, a.npos, a.height, a.collision_query_range, g.inv_cell_size,
+            g.buckets, g.items, a.neis, a.nei_dist, a.nneis,
+        )  # fmt: skip
+
+    def _filter_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """(16, 2) int32 include/exclude flags and (16, 64) float32 area costs of the filters."""
+        return (
+            np.stack([f.arrays[0] for f in self.filters]),
+            np.stack([f.arrays[1] for f in self.filters]),
+        )
+
+    def _corners(self, dt) -> None:
+        a = self.agents
+        flags, costs = self._filter_tables()
+        cor.corners_kernel(
+            self.query._vh().desc, flags, costs, self._act, a.state == STATE_WALKING,
+            a.target_state, a.update_flags, a.query_filter, a.path_optimization_range, a.c_pos,
+            a.c_target, a.c_path, a.c_npath, a.corner_verts, a.corner_flags, a.corner_polys,
+            a.ncorners,
+        )  # fmt: skip
+
+    def _offmesh_triggers(self, dt) -> None:
+        a = self.agents
+        for s in self._active:
+            if a.state[s] != STATE_WALKING:
+                continue
+            ts = a.target_state[s]
+            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
+                continue
+            nc = int(a.ncorners[s])
+            if nc and a.corner_flags[s, nc - 1] & STRAIGHTPATH_OFFMESH_CONNECTION:
+                r = a.radius[s] * F(2.25)
+                dx = a.corner_verts[s, nc - 1, 0] - a.npos[s, 0]
+                dz = a.corner_verts[s, nc - 1, 2] - a.npos[s, 2]
+                if dx * dx + dz * dz < r * r:
+                    got = cor.move_over_offmesh_connection(
+                        a, s, int(a.corner_polys[s, nc - 1]), self.navmesh
+                    )
+                    if got is None:
+                        continue  # path validity will replan a bad link
+                    _, link, start, end = got
+                    a.anim_init_pos[s] = a.npos[s]
+                    a.anim_poly_ref[s] = link
+                    a.anim_active[s] = True
+                    a.anim_t[s] = 0
+                    a.anim_start_pos[s] = start
+                    a.anim_end_pos[s] = end
+                    ex, ez = end[0] - start[0], end[2] - start[2]
+                    d = np.sqrt(ex * ex + ez * ez)
+                    a.anim_tmax[s] = (d / a.max_speed[s]) * F(0.5)
+                    a.state[s] = STATE_OFFMESH
+                    a.ncorners[s] = 0
+                    a.nneis[s] = 0
+
+    def _steering(self, dt) -> None:
+        a = self.agents
+        steer(
+            self._act, a.state == STATE_WALKING, a.target_state, a.target_pos, a.update_flags,
+            a.ncorners, a.corner_verts, a.corner_flags, a.npos, a.radius, a.max_speed,
+            a.desired_speed, a.dvel,
+        )  # fmt: skip
+
+    def _separation(self, dt) -> None:
+        a = self.agents
+        separate(
+            self._act, a.state == STATE_WALKING, a.target_state, a.update_flags, a.npos, a.neis,
+            a.nneis, a.collision_query_range, a.separation_weight, a.desired_speed, a.dvel,
+        )  # fmt: skip
+
+    def _avoidance_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        key = tuple(self._avoid)
+        if self._avoid_tables_key != key:
+            arrs = [p.arrays() for p in self._avoid]
+            self._avoid_tables = (np.stack([f for f, _ in arrs]), np.stack([i for _, i in arrs]))
+            self._avoid_tables_key = key
+        return self._avoid_tables
+
+    def _velocity_planning(self, dt) -> None:
+        a, b = self.agents, self.boundary
+        fp, ip = self._avoidance_tables()
+        self.velocity_samples = plan_velocities(
+            self._act, a.state == STATE_WALKING, a.update_flags, a.npos, a.radius, a.vel, a.dvel,
+            a.desired_speed, a.neis, a.nneis, b.segs, b.nsegs, a.avoidance_type, fp, ip, a.nvel,
+        )  # fmt: skip
+
+    def _integration(self, dt) -> None:
+        a = self.agents
+        integrate(
+            self._act, a.state == STATE_WALKING, a.max_acceleration, dt, a.nvel, a.vel, a.npos
+        )
+
+    def _collisions(self, dt) -> None:
+        a = self.agents
+        resolve_collisions(
+            self._act, a.state == STATE_WALKING, a.npos, a.radius, a.dvel, a.neis, a.nneis, a.disp
+        )
+
+    def _move_along_surface(self, dt) -> None:
+        a = self.agents
+        flags, _ = self._filter_tables()
+        walking = a.state == STATE_WALKING
+        cor.move_kernel(
+            self.query._vh().desc, self.query._tiny, flags, self._act, walking, a.target_state,
+            a.query_filter, a.npos, a.c_pos, a.c_target, a.c_path, a.c_npath,
+        )  # fmt: skip
+        ts = a.target_state
+        a.partial[walking & ((ts == TARGET_NONE) | (ts == TARGET_VELOCITY))] = False
+
+    def _offmesh_animation(self, dt) -> None:
+        a = self.agents
+        for s in self._active:
+            if not a.anim_active[s]:
+                continue
+            a.anim_t[s] += dt
+            t, tmax = a.anim_t[s], a.anim_tmax[s]
+            if t > tmax:
+                a.anim_active[s] = False
+                a.state[s] = STATE_WALKING
+                continue
+            ta = tmax * F(0.15)
+            if t < ta:
+                u = _tween(t, F(0.0), ta)
+                p0, p1 = a.anim_init_pos[s], a.anim_start_pos[s]
+            else:
+                u = _tween(t, ta, tmax)
+                p0, p1 = a.anim_start_pos[s], a.anim_end_pos[s]
+            a.npos[s] = (p0[0] + (p1[0] - p0[0]) * u, p0[1] + (p1[1] - p0[1]) * u,
+                         p0[2] + (p1[2] - p0[2]) * u)  # fmt: skip
+            a.vel[s] = 0
+            a.dvel[s] = 0
