@@ -577,8 +577,19 @@ class NavMesh:
     def _slots_at(self, x: int, y: int) -> list[int]:
         x = _check.integer(x, "x", -(1 << 31), (1 << 31) - 1)
         y = _check.integer(y, "y", -(1 << 31), (1 << 31) - 1)
+        return self._slots_raw(x, y)
+
+    def _slots_raw(self, x: int, y: int) -> list[int]:
+        """:meth:`_slots_at` for checked Python ints (internal callers)."""
         t = self._t
-        return [s for s in self._chain(x, y) if t["tile_x"][s] == x and t["tile_y"][s] == y]
+        tx, ty, nxt = t["tile_x"], t["tile_y"], t["tile_next"]
+        out = []
+        s = int(self._lut[_tile_hash(x, y, self._lut_mask)])
+        while s >= 0:
+            if tx[s] == x and ty[s] == y:
+                out.append(s)
+            s = int(nxt[s])
+        return out
 
     def _slot_at(self, x: int, y: int, layer: int) -> int:
         for s in self._slots_at(x, y):
@@ -603,7 +614,7 @@ class NavMesh:
     def _neighbour_slots(self, x: int, y: int, side: int) -> list[int]:
         dx = (1, 1, 0, -1, -1, -1, 0, 1)[side]
         dy = (0, 1, 1, 1, 0, -1, -1, -1)[side]
-        return self._slots_at(x + dx, y + dy)
+        return self._slots_raw(int(x) + dx, int(y) + dy)
 
     def calc_tile_loc(self, pos) -> tuple[int, int]:
         """Tile (x, y) holding a world position (``calcTileLoc``)."""
@@ -684,7 +695,7 @@ class NavMesh:
         self._t["tile_next"][slot] = self._lut[h]
         self._lut[h] = slot
         self._store(slot, data)
-        same = [s for s in self._slots_at(data.x, data.y) if s != slot]
+        same = [s for s in self._slots_raw(int(data.x), int(data.y)) if s != slot]
         nei, sides = [], []
         for side in range(8):
             for s in self._neighbour_slots(data.x, data.y, side):
@@ -720,6 +731,13 @@ class NavMesh:
         StaleHandleError
             The ref names no tile (removed, replaced or never added).
         """
+        data = self._remove_tile(tile_ref, keep_data=True)
+        assert data is not None
+        return data
+
+    def _remove_tile(self, tile_ref: int, keep_data: bool) -> TileData | None:
+        """:meth:`remove_tile`; ``keep_data=False`` skips copying the tile out (the
+        tile cache drops the old tile)."""
         slot = self._slot_of_tile_ref(tile_ref)
         t = self._t
         x, y = int(t["tile_x"][slot]), int(t["tile_y"][slot])
@@ -733,8 +751,8 @@ class NavMesh:
                     t["tile_next"][prev] = t["tile_next"][cur]
                 break
             prev, cur = cur, int(t["tile_next"][cur])
-        data = self.tile_data(slot)
-        others = [s for s in self._slots_at(x, y) if s != slot]
+        data = self.tile_data(slot) if keep_data else None
+        others = [s for s in self._slots_raw(x, y) if s != slot]
         for side in range(8):
             others.extend(self._neighbour_slots(x, y, side))
         # Runtime off-mesh connections reach beyond the neighbours.

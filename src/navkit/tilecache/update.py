@@ -266,7 +266,7 @@ class CacheState:
             slot = nm.decode_ref(old)[1]
             n = int(nm._t["tile_poly_count"][slot])
             invalidated.extend(old | k for k in range(n))
-            nm.remove_tile(old)
+            nm._remove_tile(old, keep_data=False)
         if td is not None:
             nm._add_tile(td, None, check=False)
         return h.tx, h.ty, h.tlayer, True
