@@ -241,6 +241,42 @@ class TileCache:
             atomic_write_bytes(path, data)
         return data
 
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the cache with its obstacles and pending work to ``path`` (atomically) in
+        navkit's own format (:mod:`navkit.tilecache.io`: zlib-compressed layers, JSON
+        header, SHA-256). :meth:`load` gives a cache whose handles stay valid.
+        """
+        from .io import save_cache
+
+        save_cache(self, path)
+
+    def to_bytes(self) -> bytes:
+        """The bytes :meth:`save` writes."""
+        from .io import cache_to_bytes
+
+        return cache_to_bytes(self)
+
+    @classmethod
+    def load(cls, src: str | os.PathLike[str] | bytes) -> TileCache:
+        """Read a cache written by :meth:`save` (a path or its bytes).
+
+        The navmesh is rebuilt from the layers with the obstacles applied: same
+        polygons as the saved cache's, new poly refs.
+
+        Raises
+        ------
+        FormatError
+            Not a navkit tile-cache file, another format version, a corrupt or
+            truncated file (checksum), inconsistent contents.
+        InputError
+            An unreadable path.
+        """
+        from .io import cache_from_bytes, load_cache
+
+        if isinstance(src, (bytes, bytearray, memoryview)):
+            return cache_from_bytes(bytes(src))
+        return load_cache(src)
+
     # -- state -------------------------------------------------------------------------------
     @property
     def navmesh(self) -> NavMesh:
