@@ -712,6 +712,63 @@ class NavMesh:
         )
         return self._tile_ref(slot)
 
+    def _replace_tile(self, old_ref: int, data: TileData) -> int:
+        """``remove_tile(old_ref)`` then ``add_tile(data)`` (no array checks of ``data``)
+        with one link kernel call; the same refs, links and free lists as the two calls.
+        The tile cache's swap: ``data`` is navkit's own ``create_navmesh_data`` output."""
+        if self._runtime_cons or self._dead_cons:
+            self._remove_tile(old_ref, keep_data=False)
+            return self._add_tile(data, None, check=False)
+        if not self.ref64 and self.poly_bits < _ilog2(_next_pow2(data.poly_count)):
+            raise InputError(f"tile has {data.poly_count} polys, more than max_polys allows")
+        old = self._slot_of_tile_ref(old_ref)
+        t = self._t
+        x, y, layer = int(t["tile_x"][old]), int(t["tile_y"][old]), int(t["tile_layer"][old])
+        if (int(data.x), int(data.y), int(data.layer)) != (x, y, layer):
+            raise InputError("_replace_tile: the new tile must take the old tile's location")
+        h = _tile_hash(x, y, self._lut_mask)
+        prev, cur = -1, int(self._lut[h])
+        while cur >= 0:
+            if cur == old:
+                if prev < 0:
+                    self._lut[h] = t["tile_next"][cur]
+                else:
+                    t["tile_next"][prev] = t["tile_next"][cur]
+                break
+            prev, cur = cur, int(t["tile_next"][cur])
+        others = self._slots_raw(x, y)
+        for side in range(8):
+            others.extend(self._neighbour_slots(x, y, side))
+        self._release(old)
+        salt = (int(t["tile_salt"][old]) + 1) & ((1 << self.salt_bits) - 1)
+        t["tile_salt"][old] = salt or 1
+        t["tile_next"][old] = -1
+        self._free_slots.insert(0, old)
+        self._record_pad.pop(old, None)
+        # addTile
+        slot = self._free_slots.pop(0)
+        self._t["tile_next"][slot] = self._lut[h]
+        self._lut[h] = slot
+        self._store(slot, data)
+        same = [s for s in self._slots_raw(x, y) if s != slot]
+        nei, sides = [], []
+        for side in range(8):
+            for s in self._neighbour_slots(x, y, side):
+                nei.append(s)
+                sides.append(side)
+        L.replace_tile(
+            self.arrays(),
+            old,
+            np.array(others, np.int64),
+            slot,
+            np.array(same, np.int64),
+            np.array(nei, np.int64),
+            np.array(sides, np.int64),
+            self.tile_bits,
+            self.poly_bits,
+        )
+        return self._tile_ref(slot)
+
     def _slot_of_tile_ref(self, tile_ref: int) -> int:
         salt, slot, _ = self.decode_ref(tile_ref)
         if (
