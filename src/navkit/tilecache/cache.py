@@ -298,6 +298,31 @@ class TileCache:
         """Obstacles added and not (yet fully) removed."""
         return sum(1 for ob in self._state.obs if ob.state != 0)
 
+    def obstacle_handles(self) -> list[int]:
+        """Handles of the obstacles added and not removed, in slot order."""
+        st = self._state
+        return [
+            st.obstacle_ref(i)
+            for i in range(st.max_obstacles)
+            if st.slot_of(st.obstacle_ref(i)) >= 0
+        ]
+
+    def touched_tiles(self, handle: int | None = None) -> list[tuple[int, int, int]]:
+        """(tx, ty, layer) of the layers under one obstacle (or under every obstacle
+        when ``handle`` is None): the tiles its add or removal rebuilds."""
+        st = self._state
+        handles = self.obstacle_handles() if handle is None else [handle]
+        out: list[tuple[int, int, int]] = []
+        for hd in handles:
+            i, shape = self._live(hd)
+            ob = st.obs[i]
+            refs = ob.touched if ob.touched else st.touched_by(shape)[:MAX_TOUCHED_TILES]
+            for r in refs:
+                h = st.tiles[r].header
+                if (h.tx, h.ty, h.tlayer) not in out:
+                    out.append((h.tx, h.ty, h.tlayer))
+        return out
+
     def obstacle(self, handle: int) -> Obstacle:
         """The shape behind a live handle (StaleHandleError otherwise)."""
         return self._live(handle)[1]
