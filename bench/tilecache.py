@@ -125,10 +125,15 @@ def layer_rebuild_ms(tc: TileCache, shape: dict) -> tuple[float, float]:
     return median(rebuild), median(swap)
 
 
-def bench_mesh(name: str, runs: int) -> dict:
+def bench_mesh(name: str, runs: int, peer_runs: int) -> dict:
     mesh = navkit.load_obj(mesh_path(name))
     cfg = navkit.BakeConfig(tile_size=48)
-    peer = run_peer(name, {"runs": runs, "tileSize": 48}, "--sections", "tilecache")["tilecache"]
+    # the peer times each batch once per run: median over peer_runs runs
+    peers = [
+        run_peer(name, {"runs": runs, "tileSize": 48}, "--sections", "tilecache")["tilecache"]
+        for _ in range(peer_runs)
+    ]
+    peer = peers[0]
     ob = peer["obstacles"]
     tc = TileCache.bake(mesh, cfg)  # warm-up (compiles on the very first use)
     builds = []
@@ -139,12 +144,13 @@ def bench_mesh(name: str, runs: int) -> dict:
     time_ops(tc, ob["shapes"])  # warm-up
     rounds = [time_ops(tc, ob["shapes"]) for _ in range(runs)]
     ours = {k: median([r[k] for r in rounds]) for k in rounds[0]}
+    pobs = [p["obstacles"] for p in peers]
     theirs = {
-        "build": peer["build_ms"]["median"],
-        "add1": ob["incremental_add_update_ms"]["median"],
-        "remove1": ob["incremental_remove_update_ms"]["median"],
-        "add50": ob["batch_add_and_update_ms"],
-        "remove50": ob["batch_remove_and_update_ms"],
+        "build": median([p["build_ms"]["median"] for p in peers]),
+        "add1": median([o["incremental_add_update_ms"]["median"] for o in pobs]),
+        "remove1": median([o["incremental_remove_update_ms"]["median"] for o in pobs]),
+        "add50": median([o["batch_add_and_update_ms"] for o in pobs]),
+        "remove50": median([o["batch_remove_and_update_ms"] for o in pobs]),
     }
     ours["build"] = median(builds)
     rebuild, swap = layer_rebuild_ms(tc, ob["shapes"][0])
@@ -189,9 +195,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--meshes", default=",".join(MESHES))
+    ap.add_argument("--peer-runs", type=int, default=3, help="peer invocations (batch medians)")
     ap.add_argument("--json", help="also write the JSON here")
     args = ap.parse_args()
-    res = [bench_mesh(m, args.runs) for m in args.meshes.split(",")]
+    res = [bench_mesh(m, args.runs, args.peer_runs) for m in args.meshes.split(",")]
     rows = [{"mesh": r["mesh"], "op": LABELS[k], **v} for r in res for k, v in r["ops"].items()]
     print_table(
         rows,
@@ -228,7 +235,7 @@ def main() -> None:
             ("navkit_file", "navkit file B", "d"),
         ],
     )
-    out = {"bench": "tilecache", "runs": args.runs, "meshes": res}
+    out = {"bench": "tilecache", "runs": args.runs, "peer_runs": args.peer_runs, "meshes": res}
     text = json.dumps(out, indent=2)
     print(text)
     if args.json:

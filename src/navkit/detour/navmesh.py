@@ -440,19 +440,22 @@ class NavMesh:
         p["dmesh_tri_base"][db : db + nd] = td.detail_tri_base.astype(np.int64) + base["dtri"]
         p["dmesh_vert_count"][db : db + nd] = td.detail_vert_count
         p["dmesh_tri_count"][db : db + nd] = td.detail_tri_count
-        p["dverts"][base["dvert"] : base["dvert"] + counts["dvert"]] = td.detail_verts
+        if counts["dvert"]:
+            p["dverts"][base["dvert"] : base["dvert"] + counts["dvert"]] = td.detail_verts
         p["dtris"][base["dtri"] : base["dtri"] + counts["dtri"]] = td.detail_tris
         bb, nb = base["bv"], counts["bv"]
-        p["bv_bmin"][bb : bb + nb] = td.bv_bmin
-        p["bv_bmax"][bb : bb + nb] = td.bv_bmax
-        p["bv_i"][bb : bb + nb] = td.bv_i
+        if nb:  # (empty ranges skipped: tile-cache tiles have no BV tree, no off-mesh link)
+            p["bv_bmin"][bb : bb + nb] = td.bv_bmin
+            p["bv_bmax"][bb : bb + nb] = td.bv_bmax
+            p["bv_i"][bb : bb + nb] = td.bv_i
         ob, no = base["off"], counts["off"]
-        p["off_pos"][ob : ob + no] = td.off_pos
-        p["off_rad"][ob : ob + no] = td.off_rad
-        p["off_poly"][ob : ob + no] = td.off_poly.astype(np.int64) + pb
-        p["off_flags"][ob : ob + no] = td.off_flags
-        p["off_side"][ob : ob + no] = td.off_side
-        p["off_user_id"][ob : ob + no] = td.off_user_id
+        if no:
+            p["off_pos"][ob : ob + no] = td.off_pos
+            p["off_rad"][ob : ob + no] = td.off_rad
+            p["off_poly"][ob : ob + no] = td.off_poly.astype(np.int64) + pb
+            p["off_flags"][ob : ob + no] = td.off_flags
+            p["off_side"][ob : ob + no] = td.off_side
+            p["off_user_id"][ob : ob + no] = td.off_user_id
         t["tile_used"][slot] = 1
         t["tile_x"][slot] = td.x
         t["tile_y"][slot] = td.y
