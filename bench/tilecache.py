@@ -115,9 +115,9 @@ def layer_rebuild_ms(tc: TileCache, shape: dict) -> tuple[float, float]:
             np.zeros((0, 2), np.float32),
             0,
         )
-        build_layer_tile(t.data, p, [ob])
+        build_layer_tile(t.data, p, [ob], h)
         t0 = time.perf_counter()
-        build_layer_tile(t.data, p, [ob])
+        build_layer_tile(t.data, p, [ob], h)
         rebuild.append(ms(t0))
         t0 = time.perf_counter()
         st.build_tile(ref, [])

@@ -260,7 +260,7 @@ class CacheState:
         t = self.tiles[ref]
         h = t.header
         try:
-            td = build_layer_tile(t.data, self.params, self.live_shapes_on(ref))
+            td = build_layer_tile(t.data, self.params, self.live_shapes_on(ref), t.header)
         except BuildError:
             return h.tx, h.ty, h.tlayer, False
         nm = self.navmesh
