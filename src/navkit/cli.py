@@ -106,6 +106,23 @@ def _load_geometry(path: str):
     return load_obj(path)
 
 
+def _load_tile_cache(path: str):
+    """A tile cache file (navkit's NAVKITTC or Recast's TSET) as a TileCache, else None."""
+    from .tilecache import TileCache
+    from .tilecache.io import MAGIC
+
+    p = Path(path)
+    if not p.exists():
+        raise errors.InputError(f"{p}: no such file")
+    with p.open("rb") as f:
+        head = f.read(8)
+    if head == MAGIC:
+        return TileCache.load(p)
+    if head[:4] == b"TEST":  # Recast's TSET magic, little-endian
+        return TileCache.from_recast(p)
+    return None
+
+
 def _load_navmesh(path: str):
     from .detour.navmesh import NavMesh
 
@@ -115,6 +132,9 @@ def _load_navmesh(path: str):
     data = p.read_bytes()[:4]
     if data in (b"TESM", b"VAND"):  # Recast's MSET / DNAV magics, little-endian
         return NavMesh.from_recast(p)
+    cache = _load_tile_cache(path)
+    if cache is not None:
+        return cache.navmesh
     return NavMesh.load(p)
 
 
@@ -296,6 +316,8 @@ def cmd_bake(args: argparse.Namespace) -> int:
     out = Path(args.output)
     _check_output(out)
     kind = _grid_kind(src)
+    if args.tile_cache:
+        return _bake_tile_cache(args, src, out, kind)
     if kind is None:
         mesh = _load_geometry(args.level)
         config = _config_from_args(args)
@@ -312,6 +334,47 @@ def cmd_bake(args: argparse.Namespace) -> int:
         print(json.dumps({"output": str(out), **nm.stats()}, indent=2, default=float))
     else:
         print(f"{out}: {_summary(nm)}")
+    return 0
+
+
+def _bake_tile_cache(args: argparse.Namespace, src: Path, out: Path, kind: str | None) -> int:
+    """``navkit bake --tile-cache``: RecastDemo's Sample_TempObstacles build."""
+    import dataclasses
+
+    from .tilecache import TileCache
+
+    if kind is not None:
+        raise errors.InputError(f"--tile-cache needs level geometry (.obj), not a {kind} file")
+    mesh = _load_geometry(args.level)
+    config = _config_from_args(args)
+    if not config.tile_size:  # the cache is tiled: RecastDemo's Sample_TempObstacles uses 48
+        config = dataclasses.replace(config, tile_size=48)
+    _warn_if_cold()
+    tc = TileCache.bake(mesh, config, progress=_Progress(f"baking {src.name} (tile cache)"))
+    if out.suffix == ".bin" or args.recast:
+        tc.to_recast(out)
+        fmt = "Recast TSET"
+    else:
+        tc.save(out)
+        fmt = "navkit tile cache"
+    ts = tc.tile_cache_set
+    info = {
+        "output": str(out),
+        "format": fmt,
+        "layers": len(ts.tiles),
+        "raw_bytes": ts.raw_bytes,
+        "fastlz_bytes": ts.compressed_bytes,
+        "file_bytes": out.stat().st_size,
+        "tile_size": config.tile_size,
+        **tc.navmesh.stats(),
+    }
+    if args.json:
+        print(json.dumps(info, indent=2, default=float))
+    else:
+        print(
+            f"{out}: {fmt}, {info['layers']} layers ({info['raw_bytes']} bytes raw, "
+            f"{info['file_bytes']} in the file); navmesh {_summary(tc.navmesh)}"
+        )
     return 0
 
 
@@ -343,6 +406,20 @@ def cmd_render(args: argparse.Namespace) -> int:
     render.picture_format(out)
     _check_output(out)
     path_pts = None
+    cache = None if src.suffix.lower() == ".obj" else _load_tile_cache(args.file)
+    if cache is not None:
+        if args.path or args.color_by == "region":
+            raise errors.InputError(
+                "a tile cache is drawn with its obstacles and rebuilt tiles; --path and "
+                "--color-by region apply to navmesh files"
+            )
+        render.render_tile_cache(cache, out, title=src.name, color_by=args.color_by,
+                                 view=args.view)  # fmt: skip
+        print(
+            f"{out}: {_summary(cache.navmesh)}, {cache.obstacle_count} obstacles, "
+            f"{len(cache.touched_tiles())} layers under them ({args.view} view)"
+        )
+        return 0
     if src.suffix.lower() == ".obj":
         mesh = _load_geometry(args.file)
         render.render_geometry(mesh, out, title=src.name, view=args.view)
@@ -434,7 +511,57 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"(no path drawn: {exc})")
     render.render_navmesh(nm, png, color_by="region", path=path_pts, title="navkit sample level")
     print(f"wrote {out / 'sample_level.navmesh'} and {png}")
+    _demo_tile_cache(mesh, out)
     return 0
+
+
+#: The demo's obstacles on the sample level: (kind, arguments), world units.
+_DEMO_OBSTACLES = (
+    ("cylinder", ((12.0, 0.0, 12.0), 1.5, 2.0)),
+    ("box", ((20.0, -0.5, 3.0), (23.0, 2.0, 9.0))),
+    ("oriented_box", ((30.0, 0.5, 20.0), (3.0, 1.0, 0.6), 0.6)),
+    ("cylinder", ((8.0, 0.0, 30.0), 1.0, 2.0)),
+)
+
+
+def _demo_tile_cache(mesh, out: Path) -> None:
+    """The demo's dynamic part: a tile cache of the sample level, a few obstacles."""
+    from .debug import render
+    from .recast.config import BakeConfig
+    from .tilecache import TileCache
+
+    t0 = time.perf_counter()
+    tc = TileCache.bake(mesh, BakeConfig(tile_size=32))
+    print(
+        f"tile cache: {len(tc.tile_cache_set.tiles)} layers, navmesh {_summary(tc.navmesh)} "
+        f"({time.perf_counter() - t0:.1f} s)"
+    )
+    before = out / "tilecache_before.png"
+    render.render_tile_cache(tc, before, title="tile cache, no obstacle")
+    for kind, a in _DEMO_OBSTACLES:
+        try:
+            if kind == "cylinder":
+                tc.add_cylinder(*a)
+            elif kind == "box":
+                tc.add_box(*a)
+            else:
+                tc.add_oriented_box(*a)
+        except errors.InputError as exc:  # outside this level: skip it
+            print(f"(obstacle {kind} {a} skipped: {exc})")
+    t0 = time.perf_counter()
+    rebuilt: list = []
+    while not tc.up_to_date:
+        rebuilt += tc.update().rebuilt
+    ms = (time.perf_counter() - t0) * 1e3
+    print(
+        f"{tc.obstacle_count} obstacles added: {len(rebuilt)} tiles rebuilt in {ms:.1f} ms; "
+        f"navmesh {_summary(tc.navmesh)}"
+    )
+    after = out / "tilecache_after.png"
+    render.render_tile_cache(tc, after, highlight=rebuilt,
+                             title=f"tile cache, {tc.obstacle_count} obstacles")  # fmt: skip
+    tc.save(out / "sample_level.tilecache")
+    print(f"wrote {before}, {after} and {out / 'sample_level.tilecache'}")
 
 
 def cmd_ecm(args: argparse.Namespace) -> int:
@@ -533,6 +660,13 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", required=True, help="output file (.navmesh; .bin = Recast's format)"
     )
     p.add_argument("--recast", action="store_true", help="write Recast's binary navmesh set format")
+    p.add_argument(
+        "--tile-cache",
+        action="store_true",
+        help="bake a tile cache for temporary obstacles (RecastDemo's Sample_TempObstacles; "
+        "--tile-size defaults to 48): -o X.tilecache writes navkit's format, X.bin (or "
+        "--recast) Recast's TSET",
+    )
     p.add_argument("--json", action="store_true", help="print stats as JSON")
     _add_bake_options(p)
     p.set_defaults(func=cmd_bake)
@@ -544,10 +678,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "render",
-        help="draw a navmesh or an OBJ level (.png, .jpg, .svg or .pdf)",
+        help="draw a navmesh, a tile cache (obstacles outlined) or an OBJ level (.png, .jpg, .svg or .pdf)",
         formatter_class=_Help,
     )
-    p.add_argument("file", help=".navmesh, Recast .bin, or .obj")
+    p.add_argument(
+        "file", help=".navmesh, .tilecache, Recast .bin (navmesh or tile cache set), or .obj"
+    )
     p.add_argument("-o", "--output", required=True, help="picture: .png, .jpg, .svg or .pdf")
     p.add_argument(
         "--color-by",

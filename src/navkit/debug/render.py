@@ -33,6 +33,7 @@ from ..errors import InputError
 __all__ = [
     "render_geometry",
     "render_navmesh",
+    "render_tile_cache",
     "draw_polygons",
     "draw_path",
     "figure",
@@ -253,6 +254,10 @@ def render_geometry(
         Walkable slope limit [degrees] used for the colouring.
     view : {"top", "side", "iso"}
         Top down, from the side (looking along -z) or isometric.
+    obstacles : sequence of (k, 2) float
+        Obstacle footprints (x, z polygons [wu]) outlined on top (top view only).
+    highlight_tiles : sequence of (x0, z0, x1, z1)
+        Tile rectangles [wu] to highlight, e.g. the tiles a tile cache rebuilt (top view only).
 
     Raises
     ------
@@ -318,6 +323,8 @@ def render_navmesh(
     detail: bool = True,
     tile_borders: bool = True,
     view: str = "top",
+    obstacles: Sequence[np.ndarray] = (),
+    highlight_tiles: Sequence[tuple[float, float, float, float]] = (),
 ) -> None:
     """Draw a navmesh.
 
@@ -337,6 +344,10 @@ def render_navmesh(
         Dash the tile grid (top view).
     view : {"top", "side", "iso"}
         Top down, from the side (looking along -z) or isometric.
+    obstacles : sequence of (k, 2) float
+        Obstacle footprints (x, z polygons [wu]) outlined on top (top view only).
+    highlight_tiles : sequence of (x0, z0, x1, z1)
+        Tile rectangles [wu] to highlight, e.g. the tiles a tile cache rebuilt (top view only).
 
     Raises
     ------
@@ -427,8 +438,61 @@ def render_navmesh(
             ax.annotate("", xy=pb, xytext=pa, zorder=5,
                         arrowprops=dict(arrowstyle="->", color="#7b2cbf", lw=1.5))  # fmt: skip
         handles.append(Line2D([], [], color="#7b2cbf", marker=">", lw=1.5, label="off-mesh link"))
+    if view == "top" and len(highlight_tiles):
+        from matplotlib.patches import Rectangle
+
+        for x0, z0, x1, z1 in highlight_tiles:
+            ax.add_patch(Rectangle((x0, z0), x1 - x0, z1 - z0, fc="#ffd166", ec="#e85d04",
+                                   alpha=0.35, lw=1.6, zorder=4))  # fmt: skip
+        handles.append(Patch(fc="#ffd166", ec="#e85d04", alpha=0.6,
+                             label=f"rebuilt tile ({len(highlight_tiles)})"))  # fmt: skip
+    if view == "top" and len(obstacles):
+        for o in obstacles:
+            o = np.asarray(o, dtype=np.float64).reshape(-1, 2)
+            ring = np.vstack([o, o[:1]])
+            ax.plot(ring[:, 0], ring[:, 1], "-", color="#d00000", lw=1.8, zorder=6)
+        handles.append(Line2D([], [], color="#d00000", lw=1.8,
+                              label=f"obstacle ({len(obstacles)})"))  # fmt: skip
     if path is not None:
         draw_path(ax, np.asarray(path), view=view)
         handles += _path_handles()
     _legend(ax, handles)
     _save(fig, out)
+
+
+def render_tile_cache(
+    cache: Any,
+    out: str | os.PathLike[str],
+    *,
+    highlight: Sequence[tuple[int, int, int]] | None = None,
+    title: str = "",
+    color_by: str = "auto",
+    view: str = "top",
+) -> None:
+    """Draw a tile cache's navmesh with its obstacles outlined and rebuilt tiles highlighted.
+
+    Parameters
+    ----------
+    cache : navkit.TileCache
+    out : path of the picture to write (.png, .jpg, .svg or .pdf)
+    highlight : sequence of (tx, ty, layer), optional
+        Tiles to highlight (e.g. ``Changes.rebuilt``); by default the tiles under the
+        obstacles (:meth:`~navkit.TileCache.touched_tiles`). ``[]`` highlights none.
+    title, color_by, view
+        As :func:`render_navmesh` (obstacles and highlights are drawn in the top view).
+    """
+    from ..tilecache.obstacles import obstacle_outline
+
+    nm = cache.navmesh
+    p = nm.params
+    tiles = cache.touched_tiles() if highlight is None else list(highlight)
+    rects: list[tuple[float, float, float, float, int, int]] = []
+    for tx, ty, _layer in dict.fromkeys((int(a), int(b), int(c)) for a, b, c in tiles):
+        if (tx, ty) in [(r[4], r[5]) for r in rects]:
+            continue
+        x0 = p.orig[0] + tx * p.tile_width
+        z0 = p.orig[2] + ty * p.tile_height
+        rects.append((x0, z0, x0 + p.tile_width, z0 + p.tile_height, tx, ty))
+    outlines = [obstacle_outline(cache.obstacle(h)) for h in cache.obstacle_handles()]
+    render_navmesh(nm, out, color_by=color_by, title=title, view=view, obstacles=outlines,
+                   highlight_tiles=[r[:4] for r in rects])  # fmt: skip

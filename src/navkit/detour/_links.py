@@ -635,6 +635,15 @@ def connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
 
 
 @njit
+def replace_tile(a, old, others, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
+    """:func:`disconnect_tile` of slot ``old`` then :func:`connect_tile` of slot ``t``
+    (``removeTile`` then ``addTile``) in one call (the tile cache's swap)."""
+    for s in others:
+        unconnect_links(a, s, old, tile_bits, poly_bits)
+    connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits)
+
+
+@njit
 def disconnect_tile(a, t, others, tile_bits, poly_bits):
     """``removeTile``'s unlinking: drop the links of each tile in ``others`` into ``t``."""
     for s in others:

@@ -451,19 +451,22 @@ class NavMesh:
         p["dmesh_tri_base"][db : db + nd] = td.detail_tri_base.astype(np.int64) + base["dtri"]
         p["dmesh_vert_count"][db : db + nd] = td.detail_vert_count
         p["dmesh_tri_count"][db : db + nd] = td.detail_tri_count
-        p["dverts"][base["dvert"] : base["dvert"] + counts["dvert"]] = td.detail_verts
+        if counts["dvert"]:
+            p["dverts"][base["dvert"] : base["dvert"] + counts["dvert"]] = td.detail_verts
         p["dtris"][base["dtri"] : base["dtri"] + counts["dtri"]] = td.detail_tris
         bb, nb = base["bv"], counts["bv"]
-        p["bv_bmin"][bb : bb + nb] = td.bv_bmin
-        p["bv_bmax"][bb : bb + nb] = td.bv_bmax
-        p["bv_i"][bb : bb + nb] = td.bv_i
+        if nb:  # (empty ranges skipped: tile-cache tiles have no BV tree, no off-mesh link)
+            p["bv_bmin"][bb : bb + nb] = td.bv_bmin
+            p["bv_bmax"][bb : bb + nb] = td.bv_bmax
+            p["bv_i"][bb : bb + nb] = td.bv_i
         ob, no = base["off"], counts["off"]
-        p["off_pos"][ob : ob + no] = td.off_pos
-        p["off_rad"][ob : ob + no] = td.off_rad
-        p["off_poly"][ob : ob + no] = td.off_poly.astype(np.int64) + pb
-        p["off_flags"][ob : ob + no] = td.off_flags
-        p["off_side"][ob : ob + no] = td.off_side
-        p["off_user_id"][ob : ob + no] = td.off_user_id
+        if no:
+            p["off_pos"][ob : ob + no] = td.off_pos
+            p["off_rad"][ob : ob + no] = td.off_rad
+            p["off_poly"][ob : ob + no] = td.off_poly.astype(np.int64) + pb
+            p["off_flags"][ob : ob + no] = td.off_flags
+            p["off_side"][ob : ob + no] = td.off_side
+            p["off_user_id"][ob : ob + no] = td.off_user_id
         t["tile_used"][slot] = 1
         t["tile_x"][slot] = td.x
         t["tile_y"][slot] = td.y
@@ -588,8 +591,19 @@ class NavMesh:
     def _slots_at(self, x: int, y: int) -> list[int]:
         x = _check.integer(x, "x", -(1 << 31), (1 << 31) - 1)
         y = _check.integer(y, "y", -(1 << 31), (1 << 31) - 1)
+        return self._slots_raw(x, y)
+
+    def _slots_raw(self, x: int, y: int) -> list[int]:
+        """:meth:`_slots_at` for checked Python ints (internal callers)."""
         t = self._t
-        return [s for s in self._chain(x, y) if t["tile_x"][s] == x and t["tile_y"][s] == y]
+        tx, ty, nxt = t["tile_x"], t["tile_y"], t["tile_next"]
+        out = []
+        s = int(self._lut[_tile_hash(x, y, self._lut_mask)])
+        while s >= 0:
+            if tx[s] == x and ty[s] == y:
+                out.append(s)
+            s = int(nxt[s])
+        return out
 
     def _slot_at(self, x: int, y: int, layer: int) -> int:
         for s in self._slots_at(x, y):
@@ -614,7 +628,7 @@ class NavMesh:
     def _neighbour_slots(self, x: int, y: int, side: int) -> list[int]:
         dx = (1, 1, 0, -1, -1, -1, 0, 1)[side]
         dy = (0, 1, 1, 1, 0, -1, -1, -1)[side]
-        return self._slots_at(x + dx, y + dy)
+        return self._slots_raw(int(x) + dx, int(y) + dy)
 
     def calc_tile_loc(self, pos) -> tuple[int, int]:
         """Tile (x, y) holding a world position (``calcTileLoc``)."""
@@ -695,7 +709,7 @@ class NavMesh:
         self._t["tile_next"][slot] = self._lut[h]
         self._lut[h] = slot
         self._store(slot, data)
-        same = [s for s in self._slots_at(data.x, data.y) if s != slot]
+        same = [s for s in self._slots_raw(int(data.x), int(data.y)) if s != slot]
         nei, sides = [], []
         for side in range(8):
             for s in self._neighbour_slots(data.x, data.y, side):
@@ -703,6 +717,63 @@ class NavMesh:
                 sides.append(side)
         L.connect_tile(
             self.arrays(),
+            slot,
+            np.array(same, np.int64),
+            np.array(nei, np.int64),
+            np.array(sides, np.int64),
+            self.tile_bits,
+            self.poly_bits,
+        )
+        return self._tile_ref(slot)
+
+    def _replace_tile(self, old_ref: int, data: TileData) -> int:
+        """``remove_tile(old_ref)`` then ``add_tile(data)`` (no array checks of ``data``)
+        with one link kernel call; the same refs, links and free lists as the two calls.
+        The tile cache's swap: ``data`` is navkit's own ``create_navmesh_data`` output."""
+        if self._runtime_cons or self._dead_cons:
+            self._remove_tile(old_ref, keep_data=False)
+            return self._add_tile(data, None, check=False)
+        if not self.ref64 and self.poly_bits < _ilog2(_next_pow2(data.poly_count)):
+            raise InputError(f"tile has {data.poly_count} polys, more than max_polys allows")
+        old = self._slot_of_tile_ref(old_ref)
+        t = self._t
+        x, y, layer = int(t["tile_x"][old]), int(t["tile_y"][old]), int(t["tile_layer"][old])
+        if (int(data.x), int(data.y), int(data.layer)) != (x, y, layer):
+            raise InputError("_replace_tile: the new tile must take the old tile's location")
+        h = _tile_hash(x, y, self._lut_mask)
+        prev, cur = -1, int(self._lut[h])
+        while cur >= 0:
+            if cur == old:
+                if prev < 0:
+                    self._lut[h] = t["tile_next"][cur]
+                else:
+                    t["tile_next"][prev] = t["tile_next"][cur]
+                break
+            prev, cur = cur, int(t["tile_next"][cur])
+        others = self._slots_raw(x, y)
+        for side in range(8):
+            others.extend(self._neighbour_slots(x, y, side))
+        self._release(old)
+        salt = (int(t["tile_salt"][old]) + 1) & ((1 << self.salt_bits) - 1)
+        t["tile_salt"][old] = salt or 1
+        t["tile_next"][old] = -1
+        self._free_slots.insert(0, old)
+        self._record_pad.pop(old, None)
+        # addTile
+        slot = self._free_slots.pop(0)
+        self._t["tile_next"][slot] = self._lut[h]
+        self._lut[h] = slot
+        self._store(slot, data)
+        same = [s for s in self._slots_raw(x, y) if s != slot]
+        nei, sides = [], []
+        for side in range(8):
+            for s in self._neighbour_slots(x, y, side):
+                nei.append(s)
+                sides.append(side)
+        L.replace_tile(
+            self.arrays(),
+            old,
+            np.array(others, np.int64),
             slot,
             np.array(same, np.int64),
             np.array(nei, np.int64),
@@ -731,6 +802,13 @@ class NavMesh:
         StaleHandleError
             The ref names no tile (removed, replaced or never added).
         """
+        data = self._remove_tile(tile_ref, keep_data=True)
+        assert data is not None
+        return data
+
+    def _remove_tile(self, tile_ref: int, keep_data: bool) -> TileData | None:
+        """:meth:`remove_tile`; ``keep_data=False`` skips copying the tile out (the
+        tile cache drops the old tile)."""
         slot = self._slot_of_tile_ref(tile_ref)
         t = self._t
         x, y = int(t["tile_x"][slot]), int(t["tile_y"][slot])
@@ -744,8 +822,8 @@ class NavMesh:
                     t["tile_next"][prev] = t["tile_next"][cur]
                 break
             prev, cur = cur, int(t["tile_next"][cur])
-        data = self.tile_data(slot)
-        others = [s for s in self._slots_at(x, y) if s != slot]
+        data = self.tile_data(slot) if keep_data else None
+        others = [s for s in self._slots_raw(x, y) if s != slot]
         for side in range(8):
             others.extend(self._neighbour_slots(x, y, side))
         # Runtime off-mesh connections reach beyond the neighbours.

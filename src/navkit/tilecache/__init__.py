@@ -11,6 +11,7 @@
   to a Detour tile (``buildNavMeshTile``).
 - :mod:`.update` -- requests, obstacle states and rebuilds (``dtTileCache::update``).
 - :mod:`.cache` -- :class:`TileCache`, the public runtime cache (``navkit.TileCache``).
+- :mod:`.io` -- navkit's own cache file (``TileCache.save`` / ``TileCache.load``).
 """
 
 from .build import TileLayers, build_tile_cache, build_tile_layers

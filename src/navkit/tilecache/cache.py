@@ -241,6 +241,42 @@ class TileCache:
             atomic_write_bytes(path, data)
         return data
 
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the cache with its obstacles and pending work to ``path`` (atomically) in
+        navkit's own format (:mod:`navkit.tilecache.io`: zlib-compressed layers, JSON
+        header, SHA-256). :meth:`load` gives a cache whose handles stay valid.
+        """
+        from .io import save_cache
+
+        save_cache(self, path)
+
+    def to_bytes(self) -> bytes:
+        """The bytes :meth:`save` writes."""
+        from .io import cache_to_bytes
+
+        return cache_to_bytes(self)
+
+    @classmethod
+    def load(cls, src: str | os.PathLike[str] | bytes) -> TileCache:
+        """Read a cache written by :meth:`save` (a path or its bytes).
+
+        The navmesh is rebuilt from the layers with the obstacles applied: same
+        polygons as the saved cache's, new poly refs.
+
+        Raises
+        ------
+        FormatError
+            Not a navkit tile-cache file, another format version, a corrupt or
+            truncated file (checksum), inconsistent contents.
+        InputError
+            An unreadable path.
+        """
+        from .io import cache_from_bytes, load_cache
+
+        if isinstance(src, (bytes, bytearray, memoryview)):
+            return cache_from_bytes(bytes(src))
+        return load_cache(src)
+
     # -- state -------------------------------------------------------------------------------
     @property
     def navmesh(self) -> NavMesh:
@@ -261,6 +297,31 @@ class TileCache:
     def obstacle_count(self) -> int:
         """Obstacles added and not (yet fully) removed."""
         return sum(1 for ob in self._state.obs if ob.state != 0)
+
+    def obstacle_handles(self) -> list[int]:
+        """Handles of the obstacles added and not removed, in slot order."""
+        st = self._state
+        return [
+            st.obstacle_ref(i)
+            for i in range(st.max_obstacles)
+            if st.slot_of(st.obstacle_ref(i)) >= 0
+        ]
+
+    def touched_tiles(self, handle: int | None = None) -> list[tuple[int, int, int]]:
+        """(tx, ty, layer) of the layers under one obstacle (or under every obstacle
+        when ``handle`` is None): the tiles its add or removal rebuilds."""
+        st = self._state
+        handles = self.obstacle_handles() if handle is None else [handle]
+        out: list[tuple[int, int, int]] = []
+        for hd in handles:
+            i, shape = self._live(hd)
+            ob = st.obs[i]
+            refs = ob.touched if ob.touched else st.touched_by(shape)[:MAX_TOUCHED_TILES]
+            for r in refs:
+                h = st.tiles[r].header
+                if (h.tx, h.ty, h.tlayer) not in out:
+                    out.append((h.tx, h.ty, h.tlayer))
+        return out
 
     def obstacle(self, handle: int) -> Obstacle:
         """The shape behind a live handle (StaleHandleError otherwise)."""

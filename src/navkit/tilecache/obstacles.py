@@ -32,6 +32,7 @@ __all__ = [
     "PRISM",
     "Obstacle",
     "obstacle_bounds",
+    "obstacle_outline",
     "rot_aux",
     "mark_obstacle",
 ]
@@ -96,6 +97,28 @@ def obstacle_bounds(ob: Obstacle) -> tuple[np.ndarray, np.ndarray]:
         bmin = np.array([p[:, 0].min(), a[1], p[:, 1].min()], np.float32)
         bmax = np.array([p[:, 0].max(), b[1], p[:, 1].max()], np.float32)
     return bmin, bmax
+
+
+def obstacle_outline(ob: Obstacle, segments: int = 32) -> np.ndarray:
+    """The footprint of ``ob`` as a closed (k, 2) float64 xz polygon [wu] (for drawing).
+
+    Cylinders give ``segments`` points on the circle; oriented boxes are rotated as
+    ``dtMarkBoxArea`` rotates them (by ``rot``, Detour's ``rotAux``).
+    """
+    a, b = ob.a.astype(np.float64), ob.b.astype(np.float64)
+    if ob.kind == CYLINDER:
+        t = np.linspace(0.0, 2.0 * math.pi, segments, endpoint=False)
+        return np.stack([a[0] + b[0] * np.cos(t), a[2] + b[0] * np.sin(t)], axis=1)
+    if ob.kind == BOX:
+        return np.array([[a[0], a[2]], [b[0], a[2]], [b[0], b[2]], [a[0], b[2]]])
+    if ob.kind == ORIENTED_BOX:
+        # dtMarkBoxArea tests u = c dx - s dz, v = s dx + c dz (c = 2 rot[1], s = -2 rot[0])
+        c, s = 2.0 * float(ob.rot[1]), -2.0 * float(ob.rot[0])
+        uv = np.array([[-b[0], -b[2]], [b[0], -b[2]], [b[0], b[2]], [-b[0], b[2]]])
+        dx = c * uv[:, 0] + s * uv[:, 1]
+        dz = -s * uv[:, 0] + c * uv[:, 1]
+        return np.stack([a[0] + dx, a[2] + dz], axis=1)
+    return ob.points.astype(np.float64)
 
 
 @njit

@@ -19,8 +19,14 @@ import numpy as np
 from ..detour.tile import TileData, create_navmesh_data
 from ..errors import BuildError
 from ..recast.types import PolyMesh
+from . import fastlz
 from .contours import build_tile_cache_contours
-from .format import TileCacheParams, decompress_tile_cache_layer
+from .format import (
+    LAYER_HEADER_SIZE,
+    TileCacheLayerHeader,
+    TileCacheParams,
+    decompress_tile_cache_layer,
+)
 from .obstacles import Obstacle, mark_obstacle
 from .polymesh import NVP, build_tile_cache_poly_mesh
 from .regions import build_tile_cache_regions
@@ -36,7 +42,10 @@ def walkable_climb_vx(params: TileCacheParams) -> int:
 
 
 def build_layer_tile(
-    data: bytes, params: TileCacheParams, obstacles: Sequence[Obstacle] = ()
+    data: bytes,
+    params: TileCacheParams,
+    obstacles: Sequence[Obstacle] = (),
+    header: TileCacheLayerHeader | None = None,
 ) -> TileData | None:
     """The Detour tile of one compressed layer with ``obstacles`` rasterized on it.
 
@@ -47,6 +56,9 @@ def build_layer_tile(
     params : TileCacheParams
     obstacles : sequence of Obstacle
         In Detour's order (obstacle slot order).
+    header : TileCacheLayerHeader, optional
+        ``data``'s header, already parsed and checked (the cache's own tiles): skips
+        parsing it again.
 
     Returns
     -------
@@ -59,19 +71,25 @@ def build_layer_tile(
         One of Detour's fixed buffers overflows (more than 255 regions, a contour
         longer than twice the layer's perimeter, too many edges around a removed vertex).
     """
-    layer = decompress_tile_cache_layer(data)
-    hd = layer.header
+    if header is None:
+        layer = decompress_tile_cache_layer(data)
+        hd, heights, areas, cons = layer.header, layer.heights, layer.areas, layer.cons
+    else:
+        hd = header
+        n = hd.width * hd.height
+        raw = np.frombuffer(fastlz.decompress(data[LAYER_HEADER_SIZE:], 3 * n), np.uint8)
+        grids = raw.reshape(3, hd.height, hd.width).copy()
+        heights, areas, cons = grids[0], grids[1], grids[2]
     orig = np.array(hd.bmin, np.float32)
-    areas = layer.areas
     for ob in obstacles:
-        mark_obstacle(layer.heights, areas, orig, params.cs, params.ch, ob)
+        mark_obstacle(heights, areas, orig, params.cs, params.ch, ob)
     climb = walkable_climb_vx(params)
-    regs, nregs = build_tile_cache_regions(layer.heights, areas, climb)
+    regs, nregs = build_tile_cache_regions(heights, areas, climb)
     where = f"layer ({hd.tx}, {hd.ty}, {hd.tlayer})"
     if nregs < 0:
         raise BuildError(f"{where}: more than 255 regions")
     cset = build_tile_cache_contours(
-        layer.heights, areas, layer.cons, regs, nregs, climb, params.max_simplification_error
+        heights, areas, cons, regs, nregs, climb, params.max_simplification_error
     )
     if cset is None:
         raise BuildError(f"{where}: a contour overflows the trace buffer")

@@ -109,6 +109,7 @@ class CacheState:
             self.obs[i].next = self.next_free
             self.next_free = i
         self.reqs: list[tuple[int, int]] = []
+        self.removal_queued: set[int] = set()  # refs with a queued REMOVE request
         self.update: list[int] = []
 
     # -- lookups ---------------------------------------------------------------------------
@@ -154,7 +155,7 @@ class CacheState:
         ob = self.obs[i]
         if ob.salt != (int(ref) >> 16) & 0xFFFF or ob.state in (EMPTY, REMOVING):
             return -1
-        if any(a == REMOVE and r == int(ref) for a, r in self.reqs):
+        if int(ref) in self.removal_queued:
             return -1
         return i
 
@@ -173,6 +174,7 @@ class CacheState:
 
     def remove(self, ref: int) -> None:
         self.reqs.append((REMOVE, int(ref)))
+        self.removal_queued.add(int(ref))
 
     def move(self, ref: int, shape: Obstacle) -> None:
         self.obs[int(ref) & 0xFFFF].shape = shape
@@ -211,6 +213,7 @@ class CacheState:
                 ob.pending = []
                 self._queue(ob, old + [t for t in ob.touched if t not in old])
         self.reqs = []
+        self.removal_queued.clear()
 
     @property
     def up_to_date(self) -> bool:
@@ -257,7 +260,7 @@ class CacheState:
         t = self.tiles[ref]
         h = t.header
         try:
-            td = build_layer_tile(t.data, self.params, self.live_shapes_on(ref))
+            td = build_layer_tile(t.data, self.params, self.live_shapes_on(ref), t.header)
         except BuildError:
             return h.tx, h.ty, h.tlayer, False
         nm = self.navmesh
@@ -266,7 +269,10 @@ class CacheState:
             slot = nm.decode_ref(old)[1]
             n = int(nm._t["tile_poly_count"][slot])
             invalidated.extend(old | k for k in range(n))
-            nm.remove_tile(old)
+            if td is not None:
+                nm._replace_tile(old, td)  # remove + add, one link kernel call
+                return h.tx, h.ty, h.tlayer, True
+            nm._remove_tile(old, keep_data=False)
         if td is not None:
             nm._add_tile(td, None, check=False)
         return h.tx, h.ty, h.tlayer, True
