@@ -110,6 +110,8 @@ _GROUPS = (
     ("navkit.recast", "bake"),
     ("navkit.geometry", "bake"),
     ("navkit.ecm", "corridor-map"),
+    ("navkit.tilecache", "tile-cache"),
+    ("navkit.crowd", "crowd"),
 )
 
 #: Cold compile time of each group [CPU s] on a 2-core reference machine
