@@ -94,9 +94,13 @@ def _shape(d: dict) -> Obstacle:
     if d["kind"] == CYLINDER:
         return Obstacle(CYLINDER, np.float32([1, 0, 2]), np.float32([s, 1, 0]), z2, z0, 0)
     if d["kind"] == BOX:
-        return Obstacle(BOX, np.float32([1 - s, 0, 2 - q]), np.float32([1 + s, 1, 2 + q]), z2, z0, 0)
+        return Obstacle(
+            BOX, np.float32([1 - s, 0, 2 - q]), np.float32([1 + s, 1, 2 + q]), z2, z0, 0
+        )
     if d["kind"] == ORIENTED_BOX:
-        return Obstacle(ORIENTED_BOX, np.float32([1, 0.5, 2]), np.float32([s, 0.5, q]), rot_aux(a), z0, 0)
+        return Obstacle(
+            ORIENTED_BOX, np.float32([1, 0.5, 2]), np.float32([s, 0.5, q]), rot_aux(a), z0, 0
+        )
     t = a + 2 * math.pi * np.arange(d["n"]) / d["n"]
     pts = np.stack([1 + s * np.cos(t), 2 + q * np.sin(t)], axis=1).astype(np.float32)
     return Obstacle(PRISM, np.float32([0, 0, 0]), np.float32([0, 1, 0]), z2, pts, 0)
@@ -249,8 +253,19 @@ def test_the_grown_property_fails_in_compatible_mode():
         tc, floor, pts = _dungeon(compatible)
         rng = np.random.default_rng(7)
         added = [
-            _add(tc, {"kind": "cylinder", "at": int(k), "size": 1.0, "aspect": 1.0,
-                      "angle": 0.0, "n": 3}, floor, pts)  # fmt: skip
+            _add(
+                tc,
+                {
+                    "kind": "cylinder",
+                    "at": int(k),
+                    "size": 1.0,
+                    "aspect": 1.0,
+                    "angle": 0.0,
+                    "n": 3,
+                },
+                floor,
+                pts,
+            )  # fmt: skip
             for k in rng.integers(0, 10_000, 6)
         ]
         update_calls(tc)

@@ -256,9 +256,15 @@ def _restore(cache: TileCache, h: dict, what: str) -> None:
     st.next_free = nf
     reqs = [(int(a), int(r)) for a, r in h["requests"]]
     upd = [int(r) for r in h["update"]]
-    if (st.compatible and len(reqs) > MAX_REQUESTS) or any(a not in (ADD, REMOVE, MOVE) for a, _ in reqs):
+    if (st.compatible and len(reqs) > MAX_REQUESTS) or any(
+        a not in (ADD, REMOVE, MOVE) for a, _ in reqs
+    ):
         raise FormatError(f"{what}: bad request queue")
-    if (st.compatible and len(upd) > MAX_UPDATE) or not set(upd) <= refs or len(set(upd)) != len(upd):
+    if (
+        (st.compatible and len(upd) > MAX_UPDATE)
+        or not set(upd) <= refs
+        or len(set(upd)) != len(upd)
+    ):
         raise FormatError(f"{what}: bad rebuild queue")
     st.reqs, st.update = reqs, upd
     st.removal_queued = {r for a, r in reqs if a == REMOVE}

@@ -33,8 +33,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..detour.navmesh import NavMesh
-from ..errors import BuildError
 from ..detour.tile import OffMeshConnections
+from ..errors import BuildError
 from .format import TileCacheSet
 from .obstacles import Obstacle, expand_obstacle, obstacle_bounds
 from .tilemesh import build_layer_tile
