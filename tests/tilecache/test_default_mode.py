@@ -133,9 +133,7 @@ def test_expansion_holds_the_minkowski_sum_and_little_more(d, u, v):
             break
     if g.kind == PRISM:
         for q in g.points.astype(np.float64):
-            assert _poly_dist(foot, q) <= r / math.cos(math.pi / 8) + 1e-3 + (
-                0.0 if ob.kind != CYLINDER else 0.0
-            )
+            assert _poly_dist(foot, q) <= r / math.cos(math.pi / 8) + 1e-3
 
 
 def test_expansion_leaves_area_obstacles_and_compatible_mode_alone():
@@ -421,3 +419,27 @@ def test_200_obstacles_at_once():
         compat.add_cylinder(pick[64] - [0, 0.5, 0], 0.3, 2.0)
     compat.update()
     assert compat.up_to_date
+
+
+def test_touched_layers_come_from_the_grown_bounds():
+    """A small cylinder 0.5 wu from a tile border reaches across it once grown by R."""
+    tc, floor, pts = _dungeon(False)
+    tcc, _, _ = _dungeon(True)
+    p = tc.params
+    tw = p.width * p.cs
+    for c in pts:
+        fx = (c[0] - p.orig[0]) / tw
+        x_border = p.orig[0] + math.ceil(fx) * tw
+        at = np.array([x_border - 0.5, floor - 1.0, c[2]])
+        h = tc.add_cylinder(at, 0.3, 3.0)
+        hc = tcc.add_cylinder(at, 0.3, 3.0)
+        grown = {(x, y) for x, y, _ in tc.touched_tiles(h)}
+        bare = {(x, y) for x, y, _ in tcc.touched_tiles(hc)}
+        tc.remove(h)
+        tcc.remove(hc)
+        update_calls(tc)
+        update_calls(tcc)
+        if any(x == math.ceil(fx) for x, _ in grown):
+            assert bare and all(x < math.ceil(fx) for x, _ in bare)
+            return
+    pytest.fail("no floor point whose neighbour tile has a layer")
