@@ -449,8 +449,9 @@ class TileCache:
         Raises
         ------
         InputError
-            Non-finite or non-positive values, an obstacle outside the world or over
-            more than 8 layers, a full obstacle table or request queue.
+            Non-finite or non-positive values, an obstacle outside the world, a full
+            obstacle table; in ``recast_compatible`` mode also an obstacle over more than
+            8 layers or a full request queue (64).
         """
         p = _vec3(pos, "pos")
         r = _positive(radius, "radius")
