@@ -260,7 +260,9 @@ def test_update_argument_errors(tc):
 
 def test_constructor_errors(tset, tmp_path):
     with pytest.raises(ConfigError, match="recast_compatible"):
-        TileCache(tset, recast_compatible=False)
+        TileCache(tset, recast_compatible="no")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="offmesh"):
+        TileCache(tset, offmesh=[{"start": [0, 0, 0], "end": [1, 0, 0], "radius": 0.5}])
     with pytest.raises(InputError):
         TileCache(b"TSET")  # type: ignore[arg-type]
     bad = tmp_path / "bad.bin"

@@ -56,7 +56,9 @@ def test_bake_tile_cache_bin_is_recasts_tset(level, baked, tmp_path):
     data = out.read_bytes()
     assert data[:4] == b"TEST"  # 'TSET' little-endian
     assert TileCache.load(baked[0]).to_recast() == data
-    assert TileCache.from_recast(out).navmesh.stats() == TileCache.load(baked[0]).navmesh.stats()
+    # the CLI bakes in the default mode (detail meshes): compare in that mode
+    same = TileCache.from_recast(out, recast_compatible=False)
+    assert same.navmesh.stats() == TileCache.load(baked[0]).navmesh.stats()
 
 
 def test_render_and_info_of_a_cache_with_obstacles(baked, tmp_path):

@@ -141,7 +141,7 @@ def test_bake_other_tile_size_equals_peer(mesh, tmp_path):
         "--sections", "tilecache", "--runs", "1", "--warmup", "0", "--obstacles", "25",
         "--export-obstacles-navmesh", str(out), "--export-tilecache", str(tset), "--quiet",
     )  # fmt: skip
-    tc = TileCache.bake(load_obj(mesh_path(mesh)), BakeConfig(tile_size=32))
+    tc = TileCache.bake(load_obj(mesh_path(mesh)), BakeConfig(tile_size=32), recast_compatible=True)
     assert tc.tile_cache_set == read_tile_cache(tset)
     add_shapes(tc, r["tilecache"]["obstacles"]["shapes"])
     assert update_calls(tc) == r["tilecache"]["obstacles"]["batch_update_calls"]

@@ -9,17 +9,25 @@ they touch and swaps the new tiles into the navmesh, within a time or tile budge
 obstacle rasterization, no detail mesh, the same request and tile order (one
 ``update(max_tiles=1)`` is one ``dtTileCache::update`` call), Detour's limits
 (64 queued requests, 64 pending tiles, 8 layers per obstacle), so that the navmesh
-exports byte for byte as Recast's. The default mode (agent-radius expansion,
-detail mesh, no dropped requests) is not available yet; it is meant to slot in here:
+exports byte for byte as Recast's.
 
-- shapes: :func:`~navkit.tilecache.obstacles.mark_obstacle` gets each shape grown by
-  ``walkable_radius`` (Detour cuts the bare footprint, so agents' centres can graze it);
-- meshing: :func:`~navkit.tilecache.tilemesh.build_layer_tile` is the one place that
-  turns a marked layer into a Detour tile; the default mode adds a detail mesh and a
-  BV tree there;
-- scheduling: :class:`~navkit.tilecache.update.CacheState` holds Detour's fixed limits
-  (``MAX_REQUESTS``, ``MAX_UPDATE``, ``MAX_TOUCHED_TILES``); unbounded queues replace
-  them, and :meth:`TileCache.update`'s budget loop stays as it is.
+``recast_compatible=False``, :meth:`TileCache.bake`'s default, goes beyond it:
+
+- shapes: hole-cutting obstacles are marked grown by the agent radius
+  (``walkable_radius``, :func:`~navkit.tilecache.obstacles.expand_obstacle`: cylinder
+  radius + r, other shapes a conservative polygon offset), so agents' centres keep a
+  radius away from them (Detour cuts the bare footprint); the touched layers are
+  found from the grown bounds. Area-marking obstacles (``area=``) are not grown: they
+  label the ground, as Recast's convex volumes do;
+- meshing: every tile (the initial ones and the rebuilt ones) gets a detail mesh
+  sampled from the layer's heights, a BV tree and the off-mesh connections that start
+  on it (:func:`~navkit.tilecache.tilemesh.build_layer_tile`);
+- scheduling: no request is dropped: the request queue, the pending rebuilds and the
+  layers per obstacle are unbounded (:class:`~navkit.tilecache.update.CacheState`);
+  :meth:`TileCache.update`'s budget loop is the same.
+
+:class:`TileCache` itself and :meth:`TileCache.from_recast` default to
+``recast_compatible=True`` (they take Recast's files).
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ import numpy as np
 
 from .._io import atomic_write_bytes
 from ..detour.navmesh import NavMesh
-from ..detour.tile import TileData
+from ..detour.tile import OffMeshConnections, TileData
 from ..errors import ConfigError, InputError, StaleHandleError
 from .build import build_tile_cache, run_tiles
 from .format import (
@@ -57,9 +65,32 @@ _Z2 = np.zeros(2, np.float32)
 _NOPTS = np.zeros((0, 2), np.float32)
 
 
-def _build_position(datas: Sequence[bytes], params: TileCacheParams) -> list[TileData | None]:
+def _build_position(
+    datas: Sequence[bytes],
+    params: TileCacheParams,
+    detail: bool = False,
+    offmesh: OffMeshConnections | None = None,
+) -> list[TileData | None]:
     """The navmesh tiles of one tile position (its layers, newest first)."""
-    return [build_layer_tile(d, params) for d in datas]
+    return [build_layer_tile(d, params, detail=detail, offmesh=offmesh) for d in datas]
+
+
+def _offmesh(offmesh: Any) -> OffMeshConnections | None:
+    if offmesh is None:
+        return None
+    if isinstance(offmesh, OffMeshConnections):
+        cons = offmesh
+    else:
+        if isinstance(offmesh, (str, bytes)) or not hasattr(offmesh, "__iter__"):
+            raise InputError(f"offmesh must be a sequence of off-mesh connections, got {offmesh!r}")
+        items = [c._asdict() if hasattr(c, "_asdict") else c for c in offmesh]
+        if not all(isinstance(c, dict) for c in items):
+            raise InputError("offmesh items must be dicts (start, end, radius, ...)")
+        cons = OffMeshConnections.from_dicts(items)
+    v = np.asarray(cons.verts, np.float32)
+    if v.ndim != 2 or v.shape[1] != 6 or not np.isfinite(v).all():
+        raise InputError("offmesh endpoints must be finite (n, 6) start/end coordinates")
+    return cons if len(cons.rad) else None
 
 
 def _vec3(v: Any, name: str) -> np.ndarray:
@@ -104,7 +135,12 @@ class TileCache:
     tset : TileCacheSet
         The compressed layers and params (:func:`~navkit.tilecache.build_tile_cache`).
     recast_compatible : bool
-        Only ``True`` is available: reproduce ``dtTileCache`` exactly.
+        ``True``: reproduce ``dtTileCache`` exactly; ``False``: navkit's default mode
+        (grown obstacles, detail meshes, no dropped request; see the module doc).
+    offmesh : sequence of off-mesh connections, optional
+        Dicts as :func:`navkit.bake` takes (``start``, ``end``, ``radius``, ...) or
+        :class:`~navkit.detour.tile.OffMeshConnections`; every tile (re)built stores those
+        that start on it. Only with ``recast_compatible=False``.
     executor : concurrent.futures.Executor, optional
         Builds the initial navmesh tiles in parallel (results are added in Recast's order).
     progress : callable(done, total), optional
@@ -112,7 +148,7 @@ class TileCache:
     Raises
     ------
     ConfigError
-        ``recast_compatible=False`` (not available yet), ``max_obstacles`` of the set is 0.
+        ``max_obstacles`` of the set exceeds 65535; ``offmesh`` in compatible mode.
     """
 
     def __init__(
@@ -120,24 +156,38 @@ class TileCache:
         tset: TileCacheSet,
         *,
         recast_compatible: bool = True,
+        offmesh: Any = None,
         executor: Executor | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> None:
         if not isinstance(tset, TileCacheSet):
             raise InputError(f"expected a TileCacheSet, got {type(tset).__name__}")
-        if recast_compatible is not True:
+        if not isinstance(recast_compatible, (bool, np.bool_)):
             raise ConfigError(
-                "recast_compatible", "only recast_compatible=True is available in this version"
+                "recast_compatible", f"must be True or False, got {recast_compatible!r}"
+            )
+        cons = _offmesh(offmesh)
+        if recast_compatible and cons is not None:
+            raise ConfigError(
+                "offmesh",
+                "Recast's tile cache drops off-mesh connections on rebuilt tiles; "
+                "use recast_compatible=False to keep them",
             )
         if tset.params.max_obstacles > 0xFFFF:
             raise ConfigError(
                 "max_obstacles",
                 f"{tset.params.max_obstacles} exceeds 65535 (obstacle handles hold a 16-bit slot)",
             )
-        self.recast_compatible = True
+        self.recast_compatible = bool(recast_compatible)
         self.params = tset.params
         nm = NavMesh(tset.navmesh_params)
-        self._state = CacheState(tset, nm, int(tset.params.max_obstacles))
+        self._state = CacheState(
+            tset,
+            nm,
+            int(tset.params.max_obstacles),
+            compatible=self.recast_compatible,
+            offmesh=cons,
+        )
         st = self._state
         if st.by_pos:
             nx = max(x for x, _ in st.by_pos) + 1
@@ -149,7 +199,7 @@ class TileCache:
         p = tset.params
 
         def args(x: int, y: int) -> tuple:
-            return ([st.tiles[r].data for r in st.tiles_at(x, y)], p)
+            return ([st.tiles[r].data for r in st.tiles_at(x, y)], p, not st.compatible, cons)
 
         built = run_tiles(_build_position, coords, args, executor, progress)
         for xy in coords:
@@ -175,7 +225,8 @@ class TileCache:
         executor: Executor | None = None,
         progress: Callable[[int, int], None] | None = None,
         *,
-        recast_compatible: bool = True,
+        recast_compatible: bool = False,
+        offmesh: Any = None,
         max_obstacles: int = 128,
         expected_layers_per_tile: int = 4,
     ) -> TileCache:
@@ -190,13 +241,21 @@ class TileCache:
             Tiles are pure functions of (mesh, config, tile): built in parallel, added in order.
         progress : callable(done, total), optional
             Called after each tile of the layer build.
+        recast_compatible : bool
+            False (default): navkit's mode (obstacles grown by the agent radius, detail
+            meshes, off-mesh connections, no dropped request); True: ``dtTileCache``'s.
+        offmesh : sequence of off-mesh connections, optional
+            As :func:`navkit.bake` takes them (default mode only).
         max_obstacles, expected_layers_per_tile : int
             Obstacle slots; cache slots per tile.
         """
-        if recast_compatible is not True:
+        if not isinstance(recast_compatible, (bool, np.bool_)):
             raise ConfigError(
-                "recast_compatible", "only recast_compatible=True is available in this version"
+                "recast_compatible", f"must be True or False, got {recast_compatible!r}"
             )
+        cons = _offmesh(offmesh)
+        if recast_compatible and cons is not None:
+            raise ConfigError("offmesh", "needs recast_compatible=False")
         tset = build_tile_cache(
             mesh,
             config,
@@ -205,7 +264,7 @@ class TileCache:
             executor=executor,
             progress=progress,
         )
-        return cls(tset, recast_compatible=recast_compatible, executor=executor)
+        return cls(tset, recast_compatible=recast_compatible, offmesh=cons, executor=executor)
 
     @classmethod
     def from_recast(
@@ -316,7 +375,7 @@ class TileCache:
         for hd in handles:
             i, shape = self._live(hd)
             ob = st.obs[i]
-            refs = ob.touched if ob.touched else st.touched_by(shape)[:MAX_TOUCHED_TILES]
+            refs = ob.touched if ob.touched else st.touched_by(shape)[: st.max_touched]
             for r in refs:
                 h = st.tiles[r].header
                 if (h.tx, h.ty, h.tlayer) not in out:
@@ -340,7 +399,7 @@ class TileCache:
     # -- obstacles -----------------------------------------------------------------------------
     def _check_room(self) -> None:
         st = self._state
-        if len(st.reqs) >= MAX_REQUESTS:
+        if st.compatible and len(st.reqs) >= MAX_REQUESTS:
             raise InputError(
                 f"{MAX_REQUESTS} requests are queued (Recast's limit): call update() first"
             )
@@ -352,6 +411,8 @@ class TileCache:
                 f"obstacle bounds {bmin.tolist()}..{bmax.tolist()} lie outside the cache's "
                 f"world {self._world_min.tolist()}..{self._world_max.tolist()}"
             )
+        if not self._state.compatible:
+            return
         n = len(self._state.touched_by(shape))
         if n > MAX_TOUCHED_TILES:
             raise InputError(
@@ -388,8 +449,9 @@ class TileCache:
         Raises
         ------
         InputError
-            Non-finite or non-positive values, an obstacle outside the world or over
-            more than 8 layers, a full obstacle table or request queue.
+            Non-finite or non-positive values, an obstacle outside the world, a full
+            obstacle table; in ``recast_compatible`` mode also an obstacle over more than
+            8 layers or a full request queue (64).
         """
         p = _vec3(pos, "pos")
         r = _positive(radius, "radius")

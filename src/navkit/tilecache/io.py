@@ -16,7 +16,8 @@ The JSON header holds the navmesh and cache params, the layer table (ref and
 payload offset/size of each layer, in the set's order) and the obstacle table
 exactly as :class:`~navkit.tilecache.update.CacheState` keeps it: every slot's
 salt, state, free-list link, shape, touched and pending layers, the free-list
-head, the queued requests and the pending rebuilds. Handles stay valid across a
+head, the queued requests and the pending rebuilds, the mode (``recast_compatible``;
+true when absent) and the off-mesh connections of the default mode. Handles stay valid across a
 save and a load, and the next :meth:`~navkit.TileCache.update` does what it would
 have done. Layers are stored raw under zlib, not as FastLZ streams: zlib-6 takes
 about half of FastLZ's bytes (``bench/tilecache.py``); loading recompresses them
@@ -40,6 +41,7 @@ import numpy as np
 
 from .._io import atomic_write_bytes
 from ..detour.navmesh import NavMeshParams
+from ..detour.tile import OffMeshConnections
 from ..errors import FormatError, InputError, NavkitError
 from . import fastlz
 from .format import (
@@ -108,6 +110,23 @@ def _shape_from(d: dict) -> Obstacle:
     return Obstacle(kind, a, b, rot, pts, area)
 
 
+def _offmesh_dict(cons: OffMeshConnections | None) -> list[dict] | None:
+    if cons is None:
+        return None
+    return [
+        {
+            "start": [float(v) for v in cons.verts[i, :3]],
+            "end": [float(v) for v in cons.verts[i, 3:]],
+            "radius": float(cons.rad[i]),
+            "bidirectional": bool(cons.bidirectional[i]),
+            "area": int(cons.area[i]),
+            "flags": int(cons.flags[i]),
+            "userId": int(cons.user_id[i]),
+        }
+        for i in range(len(cons.rad))
+    ]
+
+
 def cache_to_bytes(cache: TileCache) -> bytes:
     """The navkit file image of ``cache`` (see the module docstring)."""
     from .. import __version__
@@ -159,6 +178,8 @@ def cache_to_bytes(cache: TileCache) -> bytes:
         "next_free": st.next_free,
         "requests": [list(r) for r in st.reqs],
         "update": list(st.update),
+        "recast_compatible": bool(st.compatible),
+        "offmesh": _offmesh_dict(st.offmesh),
     }
     hb = json.dumps(header, separators=(",", ":")).encode()
     body = MAGIC + struct.pack("<II", FORMAT_VERSION, len(hb)) + hb + payload
@@ -235,9 +256,15 @@ def _restore(cache: TileCache, h: dict, what: str) -> None:
     st.next_free = nf
     reqs = [(int(a), int(r)) for a, r in h["requests"]]
     upd = [int(r) for r in h["update"]]
-    if len(reqs) > MAX_REQUESTS or any(a not in (ADD, REMOVE, MOVE) for a, _ in reqs):
+    if (st.compatible and len(reqs) > MAX_REQUESTS) or any(
+        a not in (ADD, REMOVE, MOVE) for a, _ in reqs
+    ):
         raise FormatError(f"{what}: bad request queue")
-    if len(upd) > MAX_UPDATE or not set(upd) <= refs or len(set(upd)) != len(upd):
+    if (
+        (st.compatible and len(upd) > MAX_UPDATE)
+        or not set(upd) <= refs
+        or len(set(upd)) != len(upd)
+    ):
         raise FormatError(f"{what}: bad rebuild queue")
     st.reqs, st.update = reqs, upd
     st.removal_queued = {r for a, r in reqs if a == REMOVE}
@@ -286,7 +313,10 @@ def cache_from_bytes(data: bytes, what: str = "data") -> TileCache:
         if h.get("codec") != f"zlib-{ZLIB_LEVEL}":
             raise FormatError(f"{what}: unknown codec {h.get('codec')!r}")
         tset = _tset_from(h, payload, what)
-        cache = TileCache(tset)
+        compat = h.get("recast_compatible", True)
+        if not isinstance(compat, bool):
+            raise FormatError(f"{what}: recast_compatible must be true or false")
+        cache = TileCache(tset, recast_compatible=compat, offmesh=h.get("offmesh"))
         _restore(cache, h, what)
         return cache
     except FormatError:

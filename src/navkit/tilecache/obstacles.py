@@ -35,6 +35,7 @@ __all__ = [
     "obstacle_outline",
     "rot_aux",
     "mark_obstacle",
+    "expand_obstacle",
 ]
 
 CYLINDER, BOX, ORIENTED_BOX, PRISM = 0, 1, 2, 3
@@ -119,6 +120,63 @@ def obstacle_outline(ob: Obstacle, segments: int = 32) -> np.ndarray:
         dz = -s * uv[:, 0] + c * uv[:, 1]
         return np.stack([a[0] + dx, a[2] + dz], axis=1)
     return ob.points.astype(np.float64)
+
+
+def _offset_convex(poly: np.ndarray, r: float) -> np.ndarray:
+    """A convex polygon (k, 2) grown by ``r`` [wu]: a polygon that contains its Minkowski
+    sum with a disk of radius ``r`` (each round corner is replaced by tangent lines at
+    most 45 degrees apart, so it overshoots the arc by at most ``r (1/cos(22.5) - 1)``,
+    8 % of ``r``). Counter-clockwise (x right, z up) output."""
+    p = np.asarray(poly, np.float64)
+    d = np.roll(p, -1, axis=0) - p
+    area2 = float((p[:, 0] * np.roll(p[:, 1], -1) - np.roll(p[:, 0], -1) * p[:, 1]).sum())
+    if area2 < 0:  # make it counter-clockwise
+        p = p[::-1]
+        d = np.roll(p, -1, axis=0) - p
+    k = p.shape[0]
+    # outward normal of edge i (p[i] -> p[i+1]) of a counter-clockwise polygon
+    nrm = np.stack([d[:, 1], -d[:, 0]], axis=1) / np.hypot(d[:, 0], d[:, 1])[:, None]
+    out: list[np.ndarray] = []
+    for i in range(k):
+        a0 = math.atan2(nrm[i - 1, 1], nrm[i - 1, 0])  # normal of the edge ending at p[i]
+        a1 = math.atan2(nrm[i, 1], nrm[i, 0])
+        turn = (a1 - a0) % (2.0 * math.pi)
+        if turn > math.pi:  # a reflex corner cannot occur in a convex polygon
+            turn = 0.0
+        m = max(1, math.ceil(turn / (math.pi / 4) - 1e-9))
+        step = turn / m
+        # tangent lines at angles a0, a0 + step, ..., a1; corners between consecutive ones
+        for j in range(m):
+            mid = a0 + (j + 0.5) * step
+            dist = r / math.cos(step / 2.0)
+            out.append(p[i] + dist * np.array([math.cos(mid), math.sin(mid)]))
+    return np.array(out, np.float64)
+
+
+def expand_obstacle(ob: Obstacle, r: float) -> Obstacle:
+    """``ob``'s footprint grown by ``r`` [wu] in xz (navkit's default mode, ``r`` = the
+    agent radius): a cylinder gets radius + r; boxes, oriented boxes and prisms become a
+    prism over a conservative offset of their outline (:func:`obstacle_outline`; the
+    box's vertical range is kept). ``r <= 0`` returns ``ob``."""
+    if r <= 0:
+        return ob
+    if ob.kind == CYLINDER:
+        b = np.array([f32(ob.b[0] + f32(r)), ob.b[1], ob.b[2]], np.float32)
+        return ob._replace(b=b)
+    bmin, bmax = obstacle_bounds(ob)
+    if ob.kind == ORIENTED_BOX:  # obstacle_bounds pads y as Detour does; use the box's own
+        y0, y1 = f32(ob.a[1] - ob.b[1]), f32(ob.a[1] + ob.b[1])
+    else:
+        y0, y1 = bmin[1], bmax[1]
+    pts = _offset_convex(obstacle_outline(ob), float(r)).astype(np.float32)
+    return Obstacle(
+        PRISM,
+        np.array([0, y0, 0], np.float32),
+        np.array([0, y1, 0], np.float32),
+        np.zeros(2, np.float32),
+        pts,
+        ob.area,
+    )
 
 
 @njit

@@ -14,6 +14,12 @@ This is ``dtTileCache`` (DetourTileCache.cpp) in recast-compatible form:
   the rest), then rebuilds the first pending tile and advances the obstacle states
   (processing -> processed, removing -> empty).
 
+With ``compatible=False`` (navkit's default mode) no request or tile is dropped:
+the request and rebuild queues and the layers per obstacle are unbounded; obstacles
+are rasterized and queried grown by the agent radius
+(:func:`~navkit.tilecache.obstacles.expand_obstacle`); rebuilt tiles get a detail
+mesh, a BV tree and the off-mesh connections that start on them.
+
 A rebuild decompresses the layer, rasterizes every live obstacle that touches it
 (slot order) and replaces the navmesh tile at that location
 (:func:`~navkit.tilecache.tilemesh.build_layer_tile`).
@@ -27,9 +33,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ..detour.navmesh import NavMesh
+from ..detour.tile import OffMeshConnections
 from ..errors import BuildError
 from .format import TileCacheSet
-from .obstacles import Obstacle, obstacle_bounds
+from .obstacles import Obstacle, expand_obstacle, obstacle_bounds
 from .tilemesh import build_layer_tile
 
 __all__ = ["Changes", "CacheState", "MAX_REQUESTS", "MAX_UPDATE", "MAX_TOUCHED_TILES"]
@@ -82,7 +89,21 @@ class _Ob:
 class CacheState:
     """``dtTileCache``'s state over a tile cache set and a live navmesh."""
 
-    def __init__(self, tset: TileCacheSet, navmesh: NavMesh, max_obstacles: int) -> None:
+    def __init__(
+        self,
+        tset: TileCacheSet,
+        navmesh: NavMesh,
+        max_obstacles: int,
+        *,
+        compatible: bool = True,
+        offmesh: OffMeshConnections | None = None,
+    ) -> None:
+        self.compatible = compatible
+        self.offmesh = offmesh
+        #: obstacles grow by this much [wu] when marked and queried (0 when compatible)
+        self.grow = 0.0 if compatible else float(tset.params.walkable_radius)
+        self.max_update = MAX_UPDATE if compatible else 1 << 62
+        self.max_touched = MAX_TOUCHED_TILES if compatible else 1 << 62
         self.tset = tset
         self.params = tset.params
         self.navmesh = navmesh
@@ -137,8 +158,13 @@ class CacheState:
                             out.append(ref)
         return out
 
+    def effective(self, shape: Obstacle) -> Obstacle:
+        """The shape as marked: a hole grown by the agent radius in the default mode
+        (area-marking obstacles are not grown)."""
+        return expand_obstacle(shape, self.grow) if self.grow > 0 and shape.area == 0 else shape
+
     def touched_by(self, shape: Obstacle) -> list[int]:
-        bmin, bmax = obstacle_bounds(shape)
+        bmin, bmax = obstacle_bounds(self.effective(shape))
         return self.query_tiles(bmin, bmax, 1 << 30)
 
     # -- obstacle table ----------------------------------------------------------------------
@@ -183,7 +209,7 @@ class CacheState:
     # -- update --------------------------------------------------------------------------------
     def _queue(self, ob: _Ob, tiles: list[int]) -> None:
         for t in tiles:
-            if len(self.update) < MAX_UPDATE:
+            if len(self.update) < self.max_update:
                 if t not in self.update:
                     self.update.append(t)
                 ob.pending.append(t)
@@ -198,7 +224,7 @@ class CacheState:
                 continue
             if action == ADD:
                 assert ob.shape is not None
-                ob.touched = self.touched_by(ob.shape)[:MAX_TOUCHED_TILES]
+                ob.touched = self.touched_by(ob.shape)[: self.max_touched]
                 ob.pending = []
                 self._queue(ob, ob.touched)
             elif action == REMOVE:
@@ -208,7 +234,7 @@ class CacheState:
             else:  # MOVE (navkit): the old and the new footprint are rebuilt
                 assert ob.shape is not None
                 old = ob.touched
-                ob.touched = self.touched_by(ob.shape)[:MAX_TOUCHED_TILES]
+                ob.touched = self.touched_by(ob.shape)[: self.max_touched]
                 ob.state = PROCESSING
                 ob.pending = []
                 self._queue(ob, old + [t for t in ob.touched if t not in old])
@@ -252,7 +278,7 @@ class CacheState:
             if ob.state in (EMPTY, REMOVING) or ob.shape is None:
                 continue
             if ref in ob.touched:
-                out.append(ob.shape)
+                out.append(self.effective(ob.shape))
         return out
 
     def build_tile(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
@@ -260,7 +286,14 @@ class CacheState:
         t = self.tiles[ref]
         h = t.header
         try:
-            td = build_layer_tile(t.data, self.params, self.live_shapes_on(ref), t.header)
+            td = build_layer_tile(
+                t.data,
+                self.params,
+                self.live_shapes_on(ref),
+                t.header,
+                detail=not self.compatible,
+                offmesh=self.offmesh,
+            )
         except BuildError:
             return h.tx, h.ty, h.tlayer, False
         nm = self.navmesh
