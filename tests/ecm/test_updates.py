@@ -663,3 +663,27 @@ def test_new_vertex_near_a_segment_end_normal(case):
         m.move(max(m.obstacles), offset=arg)
     m.check()
     assert map_difference(m, m.rebuilt()) == []
+
+
+def test_point_between_nearly_parallel_edges():
+    """A corner between two nearly antiparallel edges of two obstacles (the
+    normals' determinant ~3e-4): the closed-form tangent circle of (corner,
+    edge, edge) was off by ~1.6e-7 wu (more than tol), so its distances differed
+    by more than tol and the vertex was missing after the insertion (fuzz
+    ecm_ops seed 2 index 138, minimal); the solver now refines such circles."""
+    bnd = [[0.0, 0.0], [37.10023401399179, 0.0], [37.10023401399179, 23.596216299993493], [0.0, 23.596216299993493]]  # fmt: skip
+    obs = [
+        [[11.25487278123422, 7.662286141378383], [11.325265389876797, 6.386922934514979],
+         [10.55772636552377, 5.76371131227682], [10.131569844680264, 6.718159058553676]],
+        [[9.68015216012521, 13.01906142519186], [10.052670461135342, 12.614449599248866],
+         [9.562859994368985, 12.145426133138637], [9.125008088546231, 12.202483990652064],
+         [8.96534298081918, 12.57163892076681], [9.224425536590054, 12.832711556417445]],
+    ]  # fmt: skip
+    ins = [[6.579946313127674, 11.748570244105967], [6.183771817356083, 11.993186735266981],
+           [5.586184632190626, 11.902469883717943], [5.526266468932071, 11.275420711397098],
+           [5.933987092061169, 11.205951793712394]]  # fmt: skip
+    m = CorridorMap.from_polygons(bnd, obs)
+    assert map_difference(m, m.rebuilt()) == []
+    m.insert_polygon(ins)
+    m.check()
+    assert map_difference(m, m.rebuilt()) == []
