@@ -615,3 +615,75 @@ def test_bad_arguments_are_input_errors():
             call()
     assert _same_snapshot(snap, _snapshot(m))
     assert map_difference(m, m.rebuilt()) == []
+
+
+# ---------------------------------------------------------------- endpoint near a normal line
+_END_NEAR_NORMAL = {
+    # fuzz ecm_ops seed 2 index 266 (minimal): a pentagon inserted near the
+    # bisector vertex where a quadrilateral's edge hands over to its corner
+    "insert": (
+        [[0.0, 0.0], [30.406660086917789, 0.0], [30.406660086917789, 15.681533799453888],
+         [0.0, 15.681533799453888]],
+        [[[19.70649374227515, 9.155785785003815], [19.963384873676212, 9.810115442558441],
+          [20.584445721912296, 9.51049684075943], [20.201844937610538, 8.7173926690065]],
+         [[16.760866291332157, 8.093421445175323], [17.040388948726566, 7.315728173538361],
+          [16.854053623485477, 6.042677507682953], [15.709002263355167, 5.967699513717804],
+          [15.426154739665897, 6.811493740364227], [15.810480363178165, 7.639288411422882]]],
+        ("insert", [[18.95737320416909, 13.63519114863811], [18.47091484420509, 13.77894403136044],
+                    [18.51545988364246, 13.487134487059555], [18.71892321843195, 13.284380070566318],
+                    [19.00982724258514, 13.481413111110967]]),
+    ),
+    # fuzz ecm_ops seed 3 index 136 (minimal): a point moved next to the bisector
+    # vertex where a segment hands over to its endpoint
+    "move": (
+        [[0.0, 0.0], [28.44974537133243, 0.0], [28.44974537133243, 17.634777297254235],
+         [0.0, 17.634777297254235]],
+        [[[9.48835666417148, 10.434346665616662], [7.0685519719031085, 11.625926603551537]],
+         [[3.3775182509329547, 2.2970735924202508], [5.808368875971102, 2.5259917871910638]],
+         [[4.14231379269626, 3.141234864469201]]],
+        ("move", [0.4168309298260082, 0.2143445964182351]),
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(_END_NEAR_NORMAL))
+def test_new_vertex_near_a_segment_end_normal(case):
+    """A new vertex tangent to a segment (of the segment's side of the normal
+    line at its end, a few 1e-5 wu from it) in a ~20 wu map: the segment's end
+    point is within the tolerance of its circle there too (it is farther by
+    only ~along^2 / 2 rho), and it was counted as one of the vertex's sites, so
+    a tiny extra edge of the end point's bisector joined the vertex to the
+    bisector vertex on the normal line (fuzz ecm_ops seeds 2/266 and 3/136)."""
+    bnd, obs, (op, arg) = _END_NEAR_NORMAL[case]
+    m = CorridorMap.from_polygons(bnd, obs)
+    assert map_difference(m, m.rebuilt()) == []
+    if op == "insert":
+        m.insert_polygon(arg)
+    else:
+        m.move(max(m.obstacles), offset=arg)
+    m.check()
+    assert map_difference(m, m.rebuilt()) == []
+
+
+def test_point_between_nearly_parallel_edges():
+    """A corner between two nearly antiparallel edges of two obstacles (the
+    normals' determinant ~3e-4): the closed-form tangent circle of (corner,
+    edge, edge) was off by ~1.6e-7 wu (more than tol), so its distances differed
+    by more than tol and the vertex was missing after the insertion (fuzz
+    ecm_ops seed 2 index 138, minimal); the solver now refines such circles."""
+    bnd = [[0.0, 0.0], [37.10023401399179, 0.0], [37.10023401399179, 23.596216299993493], [0.0, 23.596216299993493]]  # fmt: skip
+    obs = [
+        [[11.25487278123422, 7.662286141378383], [11.325265389876797, 6.386922934514979],
+         [10.55772636552377, 5.76371131227682], [10.131569844680264, 6.718159058553676]],
+        [[9.68015216012521, 13.01906142519186], [10.052670461135342, 12.614449599248866],
+         [9.562859994368985, 12.145426133138637], [9.125008088546231, 12.202483990652064],
+         [8.96534298081918, 12.57163892076681], [9.224425536590054, 12.832711556417445]],
+    ]  # fmt: skip
+    ins = [[6.579946313127674, 11.748570244105967], [6.183771817356083, 11.993186735266981],
+           [5.586184632190626, 11.902469883717943], [5.526266468932071, 11.275420711397098],
+           [5.933987092061169, 11.205951793712394]]  # fmt: skip
+    m = CorridorMap.from_polygons(bnd, obs)
+    assert map_difference(m, m.rebuilt()) == []
+    m.insert_polygon(ins)
+    m.check()
+    assert map_difference(m, m.rebuilt()) == []

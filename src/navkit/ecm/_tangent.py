@@ -274,6 +274,49 @@ def _side_ok(s, x, y, rho, kind, ax, ay, bx, by, side, tol):
     return _sok(kind[s], ax[s], ay[s], bx[s], by[s], side[s], x, y, rho, tol)
 
 
+@njit(inline="always")
+def _dgrad(k, ax, ay, bx, by, x, y):
+    """Distance from (x, y) to a site (values as :func:`_dok`) and its gradient."""
+    fx = ax
+    fy = ay
+    if k == 1:
+        dx = bx - ax
+        dy = by - ay
+        t = min(1.0, max(0.0, ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy)))
+        fx = ax + t * dx
+        fy = ay + t * dy
+    d = _len(x - fx, y - fy)
+    if d == 0.0:
+        return d, 0.0, 0.0
+    return d, (x - fx) / d, (y - fy) / d
+
+
+@njit
+def _refine(i, j, k, kind, ax, ay, bx, by, x, y):
+    """A few Newton steps on d_s(x, y) = rho (s = i, j, k) from (x, y): the closed
+    forms lose digits where the circle is ill-conditioned (a point between two
+    nearly parallel segments), by more than tol.  Returns the new (x, y)."""
+    for _ in range(3):
+        d1, g1x, g1y = _dgrad(kind[i], ax[i], ay[i], bx[i], by[i], x, y)
+        d2, g2x, g2y = _dgrad(kind[j], ax[j], ay[j], bx[j], by[j], x, y)
+        d3, g3x, g3y = _dgrad(kind[k], ax[k], ay[k], bx[k], by[k], x, y)
+        rho = (d1 + d2 + d3) / 3.0
+        # rows [g_s, -1] . (dx, dy, drho) = rho - d_s
+        det = _det3(g1x, g1y, -1.0, g2x, g2y, -1.0, g3x, g3y, -1.0)
+        if det == 0.0 or not math.isfinite(det):
+            break
+        r1 = rho - d1
+        r2 = rho - d2
+        r3 = rho - d3
+        ddx = _det3(r1, g1y, -1.0, r2, g2y, -1.0, r3, g3y, -1.0) / det
+        ddy = _det3(g1x, r1, -1.0, g2x, r2, -1.0, g3x, r3, -1.0) / det
+        if not (math.isfinite(ddx) and math.isfinite(ddy)):
+            break
+        x += ddx
+        y += ddy
+    return x, y
+
+
 @njit
 def solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol):
     """Tangent circles of each triple that touch all three sites on their free
@@ -297,13 +340,22 @@ def solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol):
             if not o1:
                 continue
             d2, o2 = _dok(kj, ax[j], ay[j], bx[j], by[j], x, y, 1e-9)
-            if not o2 or abs(d1 - d2) > tol:
+            if not o2 or abs(d1 - d2) > 1e3 * tol:
                 continue
             d3, o3 = _dok(kk, ax[k], ay[k], bx[k], by[k], x, y, 1e-9)
             if not o3:
                 continue
-            if max(d1, d2, d3) - min(d1, d2, d3) > tol:
+            spread = max(d1, d2, d3) - min(d1, d2, d3)
+            if spread > 1e3 * tol:
                 continue
+            if spread > tol:
+                # lost digits (ill-conditioned circle): refine, test again
+                x, y = _refine(i, j, k, kind, ax, ay, bx, by, x, y)
+                d1, o1 = _dok(ki, ax[i], ay[i], bx[i], by[i], x, y, 1e-9)
+                d2, o2 = _dok(kj, ax[j], ay[j], bx[j], by[j], x, y, 1e-9)
+                d3, o3 = _dok(kk, ax[k], ay[k], bx[k], by[k], x, y, 1e-9)
+                if not (o1 and o2 and o3) or max(d1, d2, d3) - min(d1, d2, d3) > tol:
+                    continue
             rho = (d1 + d2 + d3) / 3.0
             if rho <= tol:
                 continue

@@ -424,13 +424,20 @@ def cut_edge_candidates(
 @njit
 def _circle_sites(
     x, y, rho, tol, ex0, ex1, ex2, cells, counts, gx0, gy0, h, nx, ny,
-    kind, ax, ay, bx, by, side, alive, ids, k,
+    kind, ax, ay, bx, by, e0, e1, side, alive, ids, k,
 ):  # fmt: skip
     """Validate the circle (x, y, rho) of the triple ex0..ex2 with one grid scan:
     blocked if another alive site is nearer than rho - tol; otherwise its site
     set (the sites within rho + tol whose foot lies on them) is appended to
     ``ids`` from ``k`` on (ascending).  The cells around the centre are scanned
     first (a blocked circle is nearly always blocked near its centre).
+
+    A free end point p of a segment g of the set is no site of the circle when
+    the centre lies on g's side of the normal line at p by more than tol: p is
+    then farther than g by only ~along^2 / (2 rho), within tol for a long way
+    along g, but the circle touches g, not p (p's cell ends at that normal line).
+    Such a p is dropped from the set, and a circle of a triple holding p is
+    blocked (g hides p).
 
     Returns (-1 blocked | 0 some site sees the circle on its inner side | 1 ok,
     ids (maybe grown), new k).
@@ -477,6 +484,34 @@ def _circle_sites(
                         ids = np.concatenate((ids, np.empty(k, np.int64)))
                     ids[k] = s
                     k += 1
+    # free end points hidden by their own segment (see above)
+    drop = False
+    for u in range(start, k):
+        g = ids[u]
+        if kind[g] != 1:
+            continue
+        dx = bx[g] - ax[g]
+        dy = by[g] - ay[g]
+        ln = _len(dx, dy)
+        ta = ((x - ax[g]) * dx + (y - ay[g]) * dy) / ln
+        for end in range(2):
+            p = e0[g] if end == 0 else e1[g]
+            along = ta if end == 0 else ln - ta
+            if along <= tol or p < 0 or side[p] != 1:
+                continue
+            if p == ex0 or p == ex1 or p == ex2:
+                return -1, ids, start
+            for w in range(start, k):
+                if ids[w] == p:
+                    ids[w] = -1
+                    drop = True
+    if drop:
+        n = start
+        for u in range(start, k):
+            if ids[u] >= 0:
+                ids[n] = ids[u]
+                n += 1
+        k = n
     ids[start:k] = np.sort(ids[start:k])
     return (1 if good else 0), ids, k
 
@@ -573,7 +608,8 @@ def candidate_vertices(
                 continue
         st, ids, k = _circle_sites(
             res[q, 0], res[q, 1], res[q, 2], tol, tri[t, 0], tri[t, 1], tri[t, 2],
-            cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, alive, ids, k,
+            cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, e0, e1, side, alive,
+            ids, k,
         )  # fmt: skip
         if st < 0:
             continue
