@@ -31,7 +31,7 @@ from navkit import _check
 from navkit._jit import njit
 from navkit.errors import InputError
 
-__all__ = ["CrowdMetrics", "crowd_metrics"]
+__all__ = ["CrowdMetrics", "CrowdRun", "crowd_metrics", "random_crowd_run"]
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,9 @@ def crowd_metrics(
         raise InputError("trajectory and targets must be finite")
     r = np.broadcast_to(np.asarray(radius, dtype=np.float64), (n,)).copy()
     h = np.broadcast_to(np.asarray(height, dtype=np.float64), (n,)).copy()
-    if n and not (np.all(r > 0) and np.all(h > 0) and np.isfinite(r).all() and np.isfinite(h).all()):
+    if n and not (
+        np.all(r > 0) and np.all(h > 0) and np.isfinite(r).all() and np.isfinite(h).all()
+    ):
         raise InputError("radius and height must be finite and > 0")
     dt = _check.real(dt, "dt", 0.0, lo_open=True, unit="s")
     reach = _check.real(reach, "reach", 0.0, unit="wu")
@@ -190,3 +192,87 @@ def crowd_metrics(
         path_ratio_median=float(np.median(ratios)) if idx.size else None,
         path_ratio_agents=int(idx.size),
     )
+
+
+@dataclass
+class CrowdRun:
+    """A random crowd run (:func:`random_crowd_run`) and its metrics."""
+
+    trajectory: np.ndarray  # (T + 1, N, 3) float32 [wu]
+    targets: np.ndarray  # (N, 3) float32 [wu]
+    reachable: np.ndarray  # (N,) bool
+    radius: float
+    height: float
+    dt: float
+    update_ms: np.ndarray  # (T,) float64 wall time of each update [ms]
+    metrics: CrowdMetrics
+
+
+def random_crowd_run(
+    navmesh,
+    agents: int,
+    seconds: float,
+    *,
+    seed: int = 0,
+    hz: float = 60.0,
+    params=None,
+    target_tries: int = 20,
+) -> CrowdRun:
+    """Place ``agents`` agents at random navmesh points with random reachable targets and run.
+
+    Starts and targets come from :meth:`NavMeshQuery.find_random_point` with
+    ``numpy.random.default_rng(seed)``; a target is drawn again (up to
+    ``target_tries`` times) until an A* search from the agent's polygon reaches it.
+    ``params`` defaults to RecastDemo CrowdTool's agent (radius 0.6, height 2,
+    max speed 3.5, acceleration 8, obstacle avoidance preset 1).
+    """
+    import time
+
+    from navkit.detour.query import NavMeshQuery
+
+    from .agents import AgentParams
+    from .crowd import Crowd
+
+    n = _check.integer(agents, "agents", 1, 65535)
+    seconds = _check.real(seconds, "seconds", 0.0, 3600.0, lo_open=True, unit="s")
+    hz = _check.real(hz, "hz", 0.0, 1000.0, lo_open=True, unit="Hz")
+    seed = _check.integer(seed, "seed", 0, 2**63 - 1)
+    if params is None:
+        params = AgentParams()  # RecastDemo CrowdTool's agent
+    elif not isinstance(params, AgentParams):
+        raise InputError("params must be an AgentParams")
+    rng = np.random.default_rng(seed)
+    q = NavMeshQuery(navmesh, max_nodes=65535)
+    crowd = Crowd(navmesh, n, params.radius)
+    crowd.use_recastdemo_presets()
+    slots = np.empty(n, np.int64)
+    targets = np.empty((n, 3), np.float32)
+    ok = np.zeros(n, bool)
+    for i in range(n):
+        a = q.find_random_point(rng=rng)
+        if a.ref == 0:
+            raise InputError("the navmesh has no polygon to place agents on")
+        h = crowd.add_agent(a.point, params)
+        s = crowd.slot(h)
+        start = int(crowd.agents.c_path[s, 0])
+        for _ in range(max(1, target_tries)):
+            b = q.find_random_point(rng=rng)
+            res = q.find_path(start, b.ref, crowd.positions[s], b.point, max_path=65535)
+            if res.polys.shape[0] and int(res.polys[-1]) == b.ref:
+                ok[i] = True
+                break
+        crowd.request_move_target(h, b.ref, b.point)
+        slots[i] = s
+        targets[i] = b.point
+    steps = max(1, int(round(seconds * hz)))
+    dt = 1.0 / hz
+    traj = np.empty((steps + 1, n, 3), np.float32)
+    traj[0] = crowd.positions[slots]
+    ms = np.empty(steps)
+    for k in range(steps):
+        t0 = time.perf_counter()
+        crowd.update(dt)
+        ms[k] = (time.perf_counter() - t0) * 1e3
+        traj[k + 1] = crowd.positions[slots]
+    m = crowd_metrics(traj, targets, params.radius, params.height, dt, reachable=ok)
+    return CrowdRun(traj, targets, ok, float(params.radius), float(params.height), dt, ms, m)
