@@ -21,7 +21,8 @@ trajectories: arrival fraction (within 1 m after the run), mean and worst
 overlap between agents (fraction of a radius), stuck agents (moved < 0.5 m in
 some 5 s window without having arrived, target reachable), path length over
 straight-line distance (arrived agents). ``detour_reached`` is the peer's own
-arrival figure (it must equal ``detour_arrival``). ``--native`` adds the native
+arrival figure (it must equal ``detour_arrival_fraction``); ``navkit_phase_ms`` is the median
+time of each phase of navkit's update. ``--native`` adds the native
 peer (../shared/peer-native, same seeds so the same agents): its update time and
 its own arrival fraction (it writes no trajectories).
 
@@ -74,8 +75,9 @@ def reachable(nm, crowd, slots, tr) -> np.ndarray:
     return out
 
 
-def run_navkit(nm, tr: dict) -> tuple[list[float], np.ndarray, np.ndarray, int]:
-    """(ms per update, (T + 1, K, 3) trajectory, reachable, agents placed as the peer)."""
+def run_navkit(nm, tr: dict) -> tuple[list[float], np.ndarray, np.ndarray, int, dict]:
+    """(ms per update, (T + 1, K, 3) trajectory, reachable, agents placed as the peer,
+    median ms of each update phase)."""
     crowd = navkit.Crowd(nm, tr["agents"], tr["max_agent_radius"])
     crowd.use_recastdemo_presets()
     ap = agent_params(tr["agent_params"])
@@ -93,12 +95,16 @@ def run_navkit(nm, tr: dict) -> tuple[list[float], np.ndarray, np.ndarray, int]:
     traj = np.empty((steps + 1, len(sl), 3), np.float32)
     traj[0] = crowd.positions[sl]
     ms = []
+    phases: dict[str, list[float]] = {p: [] for p in crowd.PHASES}
     for k in range(steps):
         t0 = time.perf_counter()
         crowd.update(tr["dt"])
         ms.append((time.perf_counter() - t0) * 1e3)
         traj[k + 1] = crowd.positions[sl]
-    return ms, traj, ok, placed_same
+        for p, t in crowd.timings.items():
+            phases[p].append(t * 1e3)
+    phase_ms = {p: median(v) for p, v in phases.items()} if steps else {}
+    return ms, traj, ok, placed_same, phase_ms
 
 
 def warm_up(nm, tr: dict) -> None:
@@ -133,7 +139,7 @@ def bench(name: str, k: int, steps: int, native: bool, warm: list) -> dict:
     if not warm:
         warm_up(nm, tr)
         warm.append(True)
-    ms, traj, ok, placed_same = run_navkit(nm, tr)
+    ms, traj, ok, placed_same, phase_ms = run_navkit(nm, tr)
     ap = tr["agent_params"]
     targets = np.asarray(tr["targets"], np.float64)
     dt = float(tr["dt"])
@@ -153,6 +159,7 @@ def bench(name: str, k: int, steps: int, native: bool, warm: list) -> dict:
         for key, val in m.as_dict().items():
             if key not in ("agents", "steps", "dt"):
                 row[f"{side}_{key}"] = val
+    row["navkit_phase_ms"] = phase_ms
     if native:
         nat = run_native(name, k, steps)
         if nat is not None:
