@@ -1,4 +1,4 @@
-"""navkit's command line: ``navkit bake | info | render | path | demo | ecm | data``.
+"""navkit's command line: ``navkit bake | info | render | path | demo | ecm | crowd | data``.
 
 Every command prints one line and exits non-zero on bad input (a navkit error),
 writes its outputs atomically, and shows a progress bar on stderr for long work.
@@ -625,6 +625,63 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def cmd_crowd(args: argparse.Namespace) -> int:
+    from . import _check
+    from .crowd.metrics import random_crowd_run
+
+    _check.integer(args.agents, "--agents", 1, 65535)
+    _check.real(args.seconds, "--seconds", 0.0, 3600.0, lo_open=True, unit="s")
+    _check.integer(args.seed, "--seed", 0, 2**63 - 1)
+    _check.integer(args.frames, "--frames", 1, 10000)
+    src = Path(args.level)
+    if src.suffix.lower() == ".obj":
+        from .recast.config import BakeConfig
+
+        nm = _bake(_load_geometry(str(src)), BakeConfig(), 1, None)
+    else:
+        nm = _load_navmesh(str(src))
+    for opt in ("gif", "html"):
+        out = getattr(args, opt)
+        if out and not Path(out).resolve().parent.is_dir():
+            raise errors.InputError(f"--{opt} {out}: no such folder")
+    run = random_crowd_run(nm, args.agents, args.seconds, seed=args.seed)
+    m = run.metrics
+    ms = float(sorted(run.update_ms)[len(run.update_ms) // 2])
+    anims = {}
+    if args.gif:
+        from .debug.crowd_anim import write_gif
+
+        anims["gif"] = write_gif(
+            nm, run.trajectory, run.targets, run.radius, args.gif, dt=run.dt,
+            max_frames=args.frames, title=f"{src.name}: {args.agents} agents",
+        )  # fmt: skip
+    if args.html:
+        from .debug.crowd_anim import write_html
+
+        anims["html"] = write_html(
+            nm, run.trajectory, run.radius, args.html, dt=run.dt,
+            max_frames=args.frames * 5, title=f"{src.name}: {args.agents} agents",
+        )  # fmt: skip
+    if args.json:
+        out = {"level": src.name, "seed": args.seed, "seconds": args.seconds, "hz": 60}
+        out.update(m.as_dict())
+        out["update_ms_median"] = ms
+        out["frames"] = anims
+        print(json.dumps(out, indent=2))
+    else:
+        pr = "n/a" if m.path_ratio_mean is None else f"{m.path_ratio_mean:.3f}"
+        print(
+            f"{m.agents} agents, {m.steps} steps of 1/60 s on {src.name}: "
+            f"arrived {m.arrival_fraction:.1%}, overlap mean {m.mean_overlap:.3f} "
+            f"worst {m.worst_overlap:.3f} (of a radius), stuck {m.stuck} "
+            f"(of {m.reachable} with a reachable target), path/straight {pr}, "
+            f"{ms:.2f} ms per update (median)"
+        )
+        for k, v in anims.items():
+            print(f"{getattr(args, k)}: {v} frames")
+    return 0
+
+
 def cmd_warmup(args: argparse.Namespace) -> int:
     from ._warmup import warmup
 
@@ -752,6 +809,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("names", nargs="*", metavar="NAME", help="sample names (see `navkit data`)")
     p.add_argument("-d", "--dir", default=".", help="folder to copy into (default: .)")
     p.set_defaults(func=cmd_data)
+    p = sub.add_parser(
+        "crowd",
+        help="run a crowd of agents with random targets and measure it (animation optional)",
+        description="Place N agents at random navmesh points with random reachable targets "
+        "(RecastDemo CrowdTool's agent), run S seconds at 60 Hz and print: arrival fraction "
+        "(within 1 m), mean and worst overlap between agents (fraction of a radius), stuck "
+        "agents (moved < 0.5 m in some 5 s window, not arrived), walked / straight-line "
+        "distance, ms per update.",
+    )
+    p.add_argument(
+        "level", help="level geometry (.obj, baked with the default settings) or navmesh"
+    )
+    p.add_argument("--agents", type=int, default=50, help="number of agents (default: 50)")
+    p.add_argument("--seconds", type=float, default=10.0, help="simulated time [s] (default: 10)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    p.add_argument("--gif", metavar="OUT", help="write an animated GIF (matplotlib + Pillow)")
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML animation")
+    p.add_argument(
+        "--frames", type=int, default=60, help="GIF frames (the HTML gets 5x; default: 60)"
+    )
+    p.set_defaults(func=cmd_crowd)
+
     p = sub.add_parser("warmup", help="compile every kernel ahead of time (all cores)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: CPU count)")
     p.add_argument("--groups", help="comma-separated subset: bake,corridor-map,query,...")
