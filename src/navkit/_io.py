@@ -75,3 +75,58 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+# -- navkit's container: magic, version, JSON header, payload, SHA-256 ---------------------
+def pack_container(magic: bytes, version: int, header: dict, payload: bytes) -> bytes:
+    """``magic`` (8 bytes), u32 version, u32 header length, the JSON header, the payload,
+    and the SHA-256 of everything before it. The header must carry ``payload_size``."""
+    import hashlib
+    import json
+    import struct
+
+    hb = json.dumps(header, separators=(",", ":")).encode()
+    body = magic + struct.pack("<II", version, len(hb)) + hb + payload
+    return body + hashlib.sha256(body).digest()
+
+
+def unpack_container(
+    data: bytes, magic: bytes, version: int, kind: str, what: str
+) -> tuple[dict, bytes]:
+    """The JSON header and the payload of a :func:`pack_container` file.
+
+    Raises
+    ------
+    FormatError
+        Wrong magic or version, a checksum mismatch (corrupt or truncated), or a
+        header that does not describe the payload (``kind`` names the file type in
+        the messages, e.g. ``"navmesh"``).
+    """
+    import hashlib
+    import json
+    import struct
+
+    from .errors import FormatError
+
+    data = bytes(data)
+    if len(data) < 16 + 32:
+        raise FormatError(f"{what}: {len(data)} bytes is too short for a navkit {kind}")
+    if data[:8] != magic:
+        raise FormatError(f"{what}: not a navkit {kind} file (magic {data[:8]!r})")
+    ver, hlen = struct.unpack_from("<II", data, 8)
+    if ver != version:
+        raise FormatError(f"{what}: navkit {kind} format version {ver}, expected {version}")
+    body, digest = data[:-32], data[-32:]
+    if hashlib.sha256(body).digest() != digest:
+        raise FormatError(f"{what}: checksum mismatch (file corrupt or truncated)")
+    if 16 + hlen > len(body):
+        raise FormatError(f"{what}: header length {hlen} exceeds the file")
+    try:
+        h = json.loads(body[16 : 16 + hlen].decode())
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise FormatError(f"{what}: unreadable navkit {kind} header: {exc}") from None
+    payload = body[16 + hlen :]
+    if not isinstance(h, dict) or h.get("payload_size") != len(payload):
+        size = h.get("payload_size") if isinstance(h, dict) else None
+        raise FormatError(f"{what}: payload is {len(payload)} bytes, header says {size!r}")
+    return h, payload

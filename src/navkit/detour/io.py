@@ -22,16 +22,13 @@ bytes). Files are written atomically (``navkit._io.atomic_write_bytes``).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import struct
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._io import atomic_write_bytes
+from .._io import atomic_write_bytes, pack_container, unpack_container
 from ..errors import FormatError, InputError, NavkitError
 from . import _links as L
 from ._validate import check_links, check_tile, check_tile_chains
@@ -104,9 +101,7 @@ def navmesh_to_bytes(nm: NavMesh, *, bake_config: Any = None) -> bytes:
         "runtime_cons": [[r, s0, s1] for r, (s0, s1) in nm._runtime_cons.items()],
         "dead_cons": sorted(nm._dead_cons),
     }
-    hb = json.dumps(header, separators=(",", ":")).encode()
-    body = MAGIC + struct.pack("<II", FORMAT_VERSION, len(hb)) + hb + b"".join(blobs)
-    return body + hashlib.sha256(body).digest()
+    return pack_container(MAGIC, FORMAT_VERSION, header, b"".join(blobs))
 
 
 def save_navmesh(nm: NavMesh, path: str | os.PathLike[str], *, bake_config: Any = None) -> None:
@@ -123,27 +118,8 @@ def navmesh_from_bytes(data: bytes, what: str = "data") -> NavMesh:
         Not a navkit navmesh, unsupported version, truncated, checksum mismatch
         or inconsistent contents.
     """
-    if len(data) < 16 + 32:
-        raise FormatError(f"{what}: {len(data)} bytes is too short for a navkit navmesh")
-    if data[:8] != MAGIC:
-        raise FormatError(f"{what}: not a navkit navmesh file (magic {data[:8]!r})")
-    version, hlen = struct.unpack_from("<II", data, 8)
-    if version != FORMAT_VERSION:
-        raise FormatError(
-            f"{what}: navkit navmesh format version {version}, expected {FORMAT_VERSION}"
-        )
-    body, digest = data[:-32], data[-32:]
-    if hashlib.sha256(body).digest() != digest:
-        raise FormatError(f"{what}: checksum mismatch (file corrupt or truncated)")
-    if 16 + hlen > len(body):
-        raise FormatError(f"{what}: header length {hlen} exceeds the file")
+    h, payload = unpack_container(data, MAGIC, FORMAT_VERSION, "navmesh", what)
     try:
-        h = json.loads(body[16 : 16 + hlen].decode())
-        payload = body[16 + hlen :]
-        if h["payload_size"] != len(payload):
-            raise FormatError(
-                f"{what}: payload is {len(payload)} bytes, header says {h['payload_size']}"
-            )
         pp = h["params"]
         params = NavMeshParams(
             tuple(pp["orig"]), pp["tile_width"], pp["tile_height"], pp["max_tiles"], pp["max_polys"]

@@ -29,17 +29,14 @@ to it, so poly refs differ from the saved cache's (the polygons are the same).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import struct
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._io import atomic_write_bytes
+from .._io import atomic_write_bytes, pack_container, unpack_container
 from ..detour.navmesh import NavMeshParams
 from ..detour.tile import OffMeshConnections
 from ..errors import FormatError, InputError, NavkitError
@@ -181,9 +178,7 @@ def cache_to_bytes(cache: TileCache) -> bytes:
         "recast_compatible": bool(st.compatible),
         "offmesh": _offmesh_dict(st.offmesh),
     }
-    hb = json.dumps(header, separators=(",", ":")).encode()
-    body = MAGIC + struct.pack("<II", FORMAT_VERSION, len(hb)) + hb + payload
-    return body + hashlib.sha256(body).digest()
+    return pack_container(MAGIC, FORMAT_VERSION, header, payload)
 
 
 def save_cache(cache: TileCache, path: str | os.PathLike[str]) -> None:
@@ -289,27 +284,8 @@ def cache_from_bytes(data: bytes, what: str = "data") -> TileCache:
     from .cache import TileCache
 
     data = bytes(data)
-    if len(data) < 16 + 32:
-        raise FormatError(f"{what}: {len(data)} bytes is too short for a navkit tile cache")
-    if data[:8] != MAGIC:
-        raise FormatError(f"{what}: not a navkit tile-cache file (magic {data[:8]!r})")
-    version, hlen = struct.unpack_from("<II", data, 8)
-    if version != FORMAT_VERSION:
-        raise FormatError(
-            f"{what}: navkit tile-cache format version {version}, expected {FORMAT_VERSION}"
-        )
-    body, digest = data[:-32], data[-32:]
-    if hashlib.sha256(body).digest() != digest:
-        raise FormatError(f"{what}: checksum mismatch (file corrupt or truncated)")
-    if 16 + hlen > len(body):
-        raise FormatError(f"{what}: header length {hlen} exceeds the file")
+    h, payload = unpack_container(data, MAGIC, FORMAT_VERSION, "tile-cache", what)
     try:
-        h = json.loads(body[16 : 16 + hlen].decode())
-        payload = body[16 + hlen :]
-        if h["payload_size"] != len(payload):
-            raise FormatError(
-                f"{what}: payload is {len(payload)} bytes, header says {h['payload_size']}"
-            )
         if h.get("codec") != f"zlib-{ZLIB_LEVEL}":
             raise FormatError(f"{what}: unknown codec {h.get('codec')!r}")
         tset = _tset_from(h, payload, what)
