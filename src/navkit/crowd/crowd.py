@@ -65,8 +65,8 @@ from .avoidance import (
 )
 from .boundary import Boundaries, boundaries_stale
 from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
-from .requests import RequestTracker
 from .proximity import ProximityGrid, build_grid, find_neighbours
+from .requests import RequestTracker
 from .steering import integrate, resolve_collisions, separate, steer
 
 __all__ = ["Crowd"]

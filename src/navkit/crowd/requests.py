@@ -211,7 +211,7 @@ class RequestTracker:
             return False
         try:
             pc = q.find_path(start, r.ref, a.npos[s], r.pos, flt)
-        except (StaleHandleError, InputError, QueryError):  # the original target polygon no longer exists
+        except (StaleHandleError, InputError, QueryError):  # target polygon is gone
             return False
         if pc.polys.shape[0] == 0:
             return False
