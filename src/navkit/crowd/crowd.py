@@ -25,6 +25,7 @@ concerned.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -65,6 +66,7 @@ from .avoidance import (
 from .boundary import Boundaries, boundaries_stale
 from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
 from .proximity import ProximityGrid, build_grid, find_neighbours
+from .requests import RequestTracker
 from .steering import integrate, resolve_collisions, separate, steer
 
 __all__ = ["Crowd"]
@@ -148,6 +150,7 @@ class Crowd:
         self._active: list[int] = []
         self._act = np.zeros(0, np.int64)
         self._pending: list[int] = []
+        self._requests = RequestTracker(self)
 
     # -- configuration ---------------------------------------------------------------------
     def set_obstacle_avoidance_params(self, idx: int, params: ObstacleAvoidanceParams) -> None:
@@ -241,7 +244,9 @@ class Crowd:
 
     def remove_agent(self, handle: int) -> None:
         """dtCrowd::removeAgent (the handle and its slot's old handles become stale)."""
-        self.agents.free(self.agents.slot(handle))
+        s = self.agents.slot(handle)
+        self._requests.on_reset(s)
+        self.agents.free(s)
 
     def update_agent_params(self, handle: int, params: AgentParams) -> None:
         s = self.agents.slot(handle)
@@ -250,9 +255,52 @@ class Crowd:
     def agent_params(self, handle: int) -> AgentParams:
         return self.agents.params(self.agents.slot(handle))
 
-    def request_move_target(self, handle: int, ref: int, position) -> None:
-        """dtCrowd::requestMoveTarget: plan toward ``position`` on polygon ``ref``."""
+    def request_move_target(
+        self, handle: int, target, position=None, *,
+        on_result: Callable[[int, np.ndarray], bool | None] | None = None,
+        on_blocked: Callable[[int], bool | None] | None = None,
+        on_done: Callable[[int], bool | None] | None = None,
+    ) -> None:  # fmt: skip
+        """dtCrowd::requestMoveTarget, optionally with callbacks.
+
+        Two forms: ``request_move_target(handle, ref, position)`` (Detour's: the
+        target point on polygon ``ref``) and ``request_move_target(handle,
+        target_xyz)``, which takes the nearest polygon within the crowd's
+        placement box around the point with the agent's filter (InputError when
+        there is none). The keyword-only callbacks ``on_result(handle, path)``,
+        ``on_blocked(handle)`` and ``on_done(handle)`` run after
+        :meth:`update`'s phases, in agent-slot order, once per event; see
+        :mod:`navkit.crowd.requests` for their meaning and return values, and
+        :meth:`request_status` / :meth:`events` to poll instead.
+        """
+        cbs = RequestTracker.check_callbacks(on_result, on_blocked, on_done)
+        s = self.agents.slot(handle)
+        if position is None:
+            p = _check.point(target, "target")
+            flt = self.filters[int(self.agents.query_filter[s])]
+            near = self.query.find_nearest_poly(p, self.half_extents, flt)
+            if near.ref == 0:
+                raise InputError(
+                    f"target {p.tolist()} is not on the navmesh (no polygon within "
+                    f"{self.half_extents.tolist()} passing the agent's filter)"
+                )
+            ref, position = near.ref, near.point
+        else:
+            ref = target
         self._request(handle, ref, position, replan=False)
+        a = self.agents
+        self._requests.on_target(s, int(a.target_ref[s]), a.target_pos[s], cbs)
+
+    def request_status(self, handle: int) -> str:
+        """Status of the agent's movement request: one of
+        :data:`navkit.crowd.requests.STATUSES` ("none", "pending", "moving",
+        "partial", "blocked", "done", "failed"), as of the last update."""
+        return self._requests.status[self.agents.slot(handle)]
+
+    def events(self) -> list[tuple[int, str]]:
+        """(handle, event) pairs of the last update in firing order; event is
+        "result", "blocked" or "done"."""
+        return list(self._requests.events)
 
     def _request(self, handle, ref, position, replan: bool) -> None:
         s = self.agents.slot(handle)
@@ -280,10 +328,15 @@ class Crowd:
         a.target_pathq_ref[s] = PATHQ_INVALID
         a.target_replan[s] = False
         a.target_state[s] = TARGET_VELOCITY
+        self._requests.on_velocity(s)
 
     def reset_move_target(self, handle: int) -> None:
-        """dtCrowd::resetMoveTarget."""
+        """dtCrowd::resetMoveTarget (also ends the agent's request, status "none")."""
         s = self.agents.slot(handle)
+        self._reset(s)
+        self._requests.on_reset(s)
+
+    def _reset(self, s: int) -> None:
         a = self.agents
         a.target_ref[s] = 0
         a.target_pos[s] = 0
@@ -304,6 +357,7 @@ class Crowd:
             t0 = time.perf_counter()
             getattr(self, "_" + name)(dt32)
             self.timings[name] = time.perf_counter() - t0
+        self._requests.after_update()  # callbacks: after all phases, never inside a kernel
 
     # -- phases ----------------------------------------------------------------------------
     def _check_path_validity(self, dt) -> None:

@@ -1,0 +1,226 @@
+"""Movement requests with callbacks and pollable states for a :class:`~navkit.crowd.Crowd`.
+
+A :class:`RequestTracker` keeps, per agent slot, the request the user made
+(target, callbacks) and its status. After each :meth:`Crowd.update` (after
+all phases, never inside a kernel) it compares the agents' state arrays with
+what it saw last and reports events, in agent-slot order:
+
+``"result"``
+    The path query answered: the target state went from requesting/waiting to
+    valid. ``on_result(handle, path)`` gets the corridor's polygon refs
+    (int64 array); returning ``False`` on a *partial* path refuses it (the
+    target is reset, status ``"failed"``). Replans after disturbances do not
+    fire it again.
+``"blocked"``
+    The target state became FAILED, or the crowd dropped the target itself
+    (its polygon became invalid and no polygon lies near the target): the
+    disturbance cannot be fixed locally. ``on_blocked(handle)`` returning
+    ``True`` re-targets the agent at the furthest reachable point (the closest
+    point to the original target on the last polygon of a partial A* path
+    from the agent); otherwise the target is reset (status ``"blocked"``).
+``"done"``
+    Arrival: the agent's target is valid, its last steering corner carries
+    Detour's DT_STRAIGHTPATH_END flag (the corridor ends there) and the agent
+    is within its *arrival distance* ``max(radius / 4, 0.5)`` wu of it,
+    measured in xz (Detour's dtVdist2D). ``on_done(handle)`` returning
+    ``True`` keeps the request alive (e.g. a moving target the caller keeps
+    re-requesting); the event re-arms once the agent is farther than the
+    arrival distance again. Otherwise the target is reset and the request ends.
+
+Without callbacks nothing is changed in the crowd (so dtCrowd-identical runs
+stay identical); statuses and :meth:`Crowd.events` are still tracked.
+Statuses: ``"none"``, ``"pending"``, ``"moving"``, ``"partial"``,
+``"blocked"``, ``"done"``, ``"failed"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from navkit.detour.query import STRAIGHTPATH_END
+from navkit.errors import InputError, QueryError, StaleHandleError
+
+from .agents import (
+    TARGET_FAILED,
+    TARGET_NONE,
+    TARGET_REQUESTING,
+    TARGET_VALID,
+    TARGET_WAITING_FOR_PATH,
+    TARGET_WAITING_FOR_QUEUE,
+)  # fmt: skip
+
+if TYPE_CHECKING:
+    from .crowd import Crowd
+
+__all__ = ["RequestTracker", "STATUSES", "EVENTS", "ARRIVAL_MIN", "ARRIVAL_RADIUS_FRACTION"]
+
+STATUSES = ("none", "pending", "moving", "partial", "blocked", "done", "failed")
+EVENTS = ("result", "blocked", "done")
+ARRIVAL_MIN = 0.5  # [wu]
+ARRIVAL_RADIUS_FRACTION = 0.25
+
+_PENDING = (TARGET_REQUESTING, TARGET_WAITING_FOR_QUEUE, TARGET_WAITING_FOR_PATH)
+
+
+class _Request:
+    __slots__ = (
+        "handle", "on_result", "on_blocked", "on_done", "status", "result_fired",
+        "done_armed", "prev", "ref", "pos", "fallback",
+    )  # fmt: skip
+
+    def __init__(self, handle: int, ref: int, pos: np.ndarray, cbs: tuple) -> None:
+        self.handle = handle
+        self.on_result, self.on_blocked, self.on_done = cbs
+        self.status = "pending"
+        self.result_fired = False
+        self.done_armed = True
+        self.prev = TARGET_REQUESTING
+        self.ref = ref
+        self.pos = pos.copy()
+        self.fallback = False  # heading to the furthest valid point after on_blocked
+
+
+def _check_callback(cb: Any, name: str) -> Callable | None:
+    if cb is not None and not callable(cb):
+        raise InputError(f"{name} must be callable or None, got {type(cb).__name__}")
+    return cb
+
+
+class RequestTracker:
+    """Per-slot request bookkeeping of one crowd (see the module docstring)."""
+
+    def __init__(self, crowd: Crowd) -> None:
+        self.crowd = crowd
+        self.req: list[_Request | None] = [None] * crowd.max_agents
+        self.status: list[str] = ["none"] * crowd.max_agents
+        self.events: list[tuple[int, str]] = []
+
+    @staticmethod
+    def check_callbacks(on_result, on_blocked, on_done) -> tuple:
+        return (
+            _check_callback(on_result, "on_result"),
+            _check_callback(on_blocked, "on_blocked"),
+            _check_callback(on_done, "on_done"),
+        )
+
+    # -- hooks called by Crowd -------------------------------------------------------------
+    def on_target(self, s: int, ref: int, pos: np.ndarray, cbs: tuple) -> None:
+        self.req[s] = _Request(self.crowd.agents.handle(s), ref, pos, cbs)
+        self.status[s] = "pending"
+
+    def on_velocity(self, s: int) -> None:
+        self.req[s] = None
+        self.status[s] = "moving"
+
+    def on_reset(self, s: int) -> None:
+        self.req[s] = None
+        self.status[s] = "none"
+
+    def arrival_distance(self, s: int) -> float:
+        return max(float(self.crowd.agents.radius[s]) * ARRIVAL_RADIUS_FRACTION, ARRIVAL_MIN)
+
+    def _arrived(self, s: int) -> bool:
+        a = self.crowd.agents
+        n = int(a.ncorners[s])
+        if n <= 0 or not (int(a.corner_flags[s, n - 1]) & STRAIGHTPATH_END):
+            return False
+        d = a.corner_verts[s, n - 1] - a.npos[s]
+        return float(np.hypot(d[0], d[2])) <= self.arrival_distance(s)
+
+    # -- after update ----------------------------------------------------------------------
+    def after_update(self) -> None:
+        """Detect and fire this update's events in slot order (called after all phases)."""
+        crowd, a = self.crowd, self.crowd.agents
+        self.events = []
+        for s in range(crowd.max_agents):
+            r = self.req[s]
+            if r is None:
+                continue
+            if not a.active[s] or a.handle(s) != r.handle:
+                self.req[s] = None
+                self.status[s] = "none"
+                continue
+            ts = int(a.target_state[s])
+            prev, r.prev = r.prev, ts
+            if ts in _PENDING:
+                continue
+            if ts == TARGET_VALID and not r.result_fired:
+                r.result_fired = True
+                partial = bool(a.partial[s])
+                self.status[s] = "partial" if partial else "moving"
+                self.events.append((r.handle, "result"))
+                if r.on_result is not None and not r.fallback:
+                    path = a.c_path[s, : int(a.c_npath[s])].copy()
+                    ok = r.on_result(r.handle, path)
+                    if self.req[s] is not r:  # the callback made a new request
+                        continue
+                    if partial and ok is False:
+                        crowd._reset(s)
+                        self.req[s] = None
+                        self.status[s] = "failed"
+                        continue
+            if ts == TARGET_VALID:
+                if self._arrived(s):
+                    if r.done_armed:
+                        r.done_armed = False
+                        self.status[s] = "done"
+                        self.events.append((r.handle, "done"))
+                        if r.on_done is not None:
+                            keep = r.on_done(r.handle)
+                            if self.req[s] is not r:
+                                continue
+                            if keep is not True:
+                                crowd._reset(s)
+                                self.req[s] = None
+                else:
+                    r.done_armed = True
+                    if self.status[s] == "done":
+                        self.status[s] = "partial" if a.partial[s] else "moving"
+                continue
+            blocked = (ts == TARGET_FAILED and prev != TARGET_FAILED) or (
+                ts == TARGET_NONE and prev != TARGET_NONE
+            )
+            if not blocked:
+                continue
+            self.events.append((r.handle, "blocked"))
+            self.status[s] = "blocked"
+            if r.fallback:  # the furthest valid point failed too: give up
+                self.status[s] = "failed"
+                crowd._reset(s)
+                self.req[s] = None
+                continue
+            keep = r.on_blocked(r.handle) if r.on_blocked is not None else None
+            if self.req[s] is not r:
+                continue
+            if keep is True and self._retarget_furthest(s, r):
+                continue
+            if r.on_blocked is not None:
+                crowd._reset(s)
+                self.req[s] = None
+
+    def _retarget_furthest(self, s: int, r: _Request) -> bool:
+        """Send the agent to the point nearest its target that it can still reach."""
+        crowd, a = self.crowd, self.crowd.agents
+        q = crowd.query
+        flt = crowd.filters[int(a.query_filter[s])]
+        start = int(a.c_path[s, 0])
+        if not q.is_valid_poly_ref(start, flt):
+            return False
+        try:
+            pc = q.find_path(start, r.ref, a.npos[s], r.pos, flt)
+        except (StaleHandleError, InputError, QueryError):  # target polygon is gone
+            return False
+        if pc.polys.shape[0] == 0:
+            return False
+        last = int(pc.polys[-1])
+        point, _ = q.closest_point_on_poly(last, r.pos)
+        crowd._set_target(s, last, point, False)
+        r.fallback = True
+        r.result_fired = False
+        r.done_armed = True
+        r.prev = TARGET_REQUESTING
+        self.status[s] = "pending"
+        return True
