@@ -36,6 +36,7 @@ Statuses: ``"none"``, ``"pending"``, ``"moving"``, ``"partial"``,
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -135,7 +136,9 @@ class RequestTracker:
         """Detect and fire this update's events in slot order (called after all phases)."""
         crowd, a = self.crowd, self.crowd.agents
         self.events = []
-        for s in range(crowd.max_agents):
+        # only the slots holding a request (read lazily, as a plain loop over all slots
+        # would: a request made by a callback for a later slot is seen in this update)
+        for s in compress(range(crowd.max_agents), self.req):
             r = self.req[s]
             if r is None:
                 continue
