@@ -254,6 +254,22 @@ def test_navkit_link_onto_a_wall(tmp_path):
     _expect_format(tmp_path, "wall.navkit", _navkit_join(h, payload), "wall edge")
 
 
+def test_navkit_internal_edge_without_link(tmp_path):
+    # A polygon's link list cut short (fuzz navkit_file 7/606): move_along_surface crosses
+    # internal edges by their neighbour codes, path() by links; they would disagree.
+    data = _navkit_of("dungeon.solo.navmesh.bin")
+    h, payload, s = _navkit_blob(data)
+    polys = s["polys"]
+    p = next(
+        i
+        for i in range(len(polys))
+        if polys["firstLink"][i] != 0xFFFFFFFF
+        and any(0 < polys["neis"][i, j] < 0x8000 for j in range(int(polys["vertCount"][i])))
+    )
+    polys["firstLink"][p] = 0xFFFFFFFF
+    _expect_format(tmp_path, "unlinked.navkit", _navkit_join(h, payload), "has no link")
+
+
 def test_navkit_tile_chain_cycle(tmp_path):
     data = _navkit_of("dungeon.tiled.navmesh.bin")
     h, payload = _navkit_split(data)

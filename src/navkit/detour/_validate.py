@@ -360,6 +360,7 @@ _LINK_MESSAGES = {
     12: "tile {t}: poly {p}: link {l} on edge 255 does not lead to an off-mesh polygon",
     13: "tile {t}: poly {p}: off-mesh link {l} has edge {x} (0 or 1 expected)",
     14: "tile {t}: poly {p}: off-mesh link {l} does not lead to a ground polygon",
+    15: "tile {t}: poly {p}: internal neighbour edge {x} has no link (Detour links every one)",
 }
 
 _DX = np.array([1, 1, 0, -1, -1, -1, 0, 1], np.int64)
@@ -390,6 +391,7 @@ def _link_errors(a, dx, dy):  # pragma: no cover - numba
                 return 1, t, gp - pb, li - lb, 0
             nv = np.int64(a.poly_vert_count[gp])
             off = a.poly_type[gp] == 1
+            linked = 0  # bit e: edge e has its internal link
             while li != -1:
                 if seen[li]:
                     return 3, t, gp - pb, li - lb, 0
@@ -421,6 +423,7 @@ def _link_errors(a, dx, dy):  # pragma: no cover - numba
                     if (nei & 0x8000) == 0:
                         if side != 0xFF or q != pb + nei - 1:
                             return 9, t, gp - pb, li - lb, e
+                        linked |= 1 << e
                     else:
                         d = nei & 7
                         qt = np.int64(a.poly_tile[q])
@@ -452,6 +455,13 @@ def _link_errors(a, dx, dy):  # pragma: no cover - numba
                         if not ok:
                             return 11, t, gp - pb, li - lb, e
                 li = a.link_next[li]
+            if not off:
+                # queries that cross internal edges by their neighbour codes (as Detour's
+                # moveAlongSurface does) and those that follow links must see one graph
+                for e in range(nv):
+                    nei = np.int64(a.poly_neis[gp, e])
+                    if nei != 0 and (nei & 0x8000) == 0 and not (linked >> e) & 1:
+                        return 15, t, gp - pb, -1, e
         li = a.tile_link_free[t]
         if li != -1 and (li < lb or li >= le):
             return 4, t, -1, li - lb, 0
