@@ -180,6 +180,7 @@ class Crowd:
 
     @property
     def velocities(self) -> np.ndarray:
+        """(max_agents, 3) float32 agent velocities [wu/s] (the arrays themselves, no copy)."""
         return self.agents.vel
 
     @property
@@ -189,10 +190,13 @@ class Crowd:
 
     @property
     def target_states(self) -> np.ndarray:
+        """(max_agents,) int8 move-target states (dtMoveRequestState: none, failed, valid,
+        requesting, waiting for queue, waiting for path, velocity)."""
         return self.agents.target_state
 
     @property
     def active(self) -> np.ndarray:
+        """(max_agents,) bool: which slots hold an agent."""
         return self.agents.active
 
     def slot(self, handle: int) -> int:
