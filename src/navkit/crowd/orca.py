@@ -55,18 +55,29 @@ class ORCAParams:
         Horizon of the agent and temporary-obstacle half-planes [s] (> 0).
     time_horizon_obst : float
         Horizon of the wall half-planes [s] (> 0).
+    pref_turn : float
+        Rotation of the preferred velocity [rad], in [-0.5, 0.5]: the same small turn
+        for every agent breaks the deadlock of perfectly symmetric encounters (a
+        head-on pair, the circle swap), where the optimum of every agent's linear
+        program is to stand still (RVO2's examples perturb the preferred velocity
+        at random for the same reason).
     """
 
     time_horizon: float = 2.5
     time_horizon_obst: float = 1.0
+    pref_turn: float = 0.05
 
     def __post_init__(self) -> None:
         for f in ("time_horizon", "time_horizon_obst"):
             object.__setattr__(self, f, _finite(getattr(self, f), f, 1e-3, 1e30))
+        object.__setattr__(self, "pref_turn", _finite(self.pref_turn, "pref_turn", -0.5, 0.5))
 
     def array(self) -> np.ndarray:
-        """float64 [time_horizon, time_horizon_obst]."""
-        return np.array([self.time_horizon, self.time_horizon_obst], np.float64)
+        """float64 [time_horizon, time_horizon_obst, cos(pref_turn), sin(pref_turn)]."""
+        return np.array(
+            [self.time_horizon, self.time_horizon_obst, np.cos(self.pref_turn),
+             np.sin(self.pref_turn)], np.float64,
+        )  # fmt: skip
 
 
 @njit(inline="always")
@@ -396,9 +407,12 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, qrange, inv
             for c in range(6):
                 sg[ns, c] = w[c]
             ns += 1
+        dx, dz = np.float64(dvel[s, 0]), np.float64(dvel[s, 2])
+        prefx = dx * prm[2] - dz * prm[3]
+        prefz = dx * prm[3] + dz * prm[2]
         total += solve_orca(px, pz, np.float64(vel[s, 0]), np.float64(vel[s, 2]),
                             np.float64(radius[s]), np.float64(max_speed[s]),
-                            np.float64(dvel[s, 0]), np.float64(dvel[s, 2]), near, nn, sg, ns,
+                            prefx, prefz, near, nn, sg, ns,
                             prm[0], prm[1], np.float64(dt), lines, proj, res)  # fmt: skip
         nvel[s, 0] = res[0]
         nvel[s, 1] = F32(0.0)

@@ -71,6 +71,13 @@ class TTCParams:
         Interactions with a predicted collision later than this are ignored [s].
     wall_weight : float
         Scale of the wall forces relative to agent forces (>= 0).
+    force_turn : float
+        Rotation of each neighbour's avoidance force [rad], in [-1, 1]: every agent
+        steps aside to the same hand (people keep to one side), which resolves the
+        head-on and crossing encounters that a symmetric force leaves in a standoff.
+    pref_turn : float
+        Rotation of the preferred velocity [rad], in [-0.5, 0.5]: the same small turn
+        for every agent makes a jam of several groups flow as a roundabout.
     """
 
     k: float = 1.5
@@ -79,18 +86,24 @@ class TTCParams:
     max_force: float = 20.0
     horizon: float = 9.0
     wall_weight: float = 1.0
+    force_turn: float = 0.3
+    pref_turn: float = 0.05
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
             object.__setattr__(self, f, _finite(getattr(self, f), f, 1e-6, 1e30))
         object.__setattr__(self, "wall_weight", _finite(self.wall_weight, "wall_weight", 0.0, 1e30))
+        object.__setattr__(self, "force_turn", _finite(self.force_turn, "force_turn", -1.0, 1.0))
+        object.__setattr__(self, "pref_turn", _finite(self.pref_turn, "pref_turn", -0.5, 0.5))
 
     def array(self) -> np.ndarray:
-        """float32 [k, tau0, xi, max_force, horizon, wall_weight]."""
+        """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
+        cos, sin(pref_turn)]."""
         return np.array(
-            [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight],
-            np.float32,
-        )
+            [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
+             np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
+             np.sin(self.pref_turn)], np.float32,
+        )  # fmt: skip
 
 
 @njit(cache=True)
@@ -134,6 +147,7 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, qrange, inv,
     ``dt`` [s]. Returns the number of interactions evaluated.
     """
     k, tau0, xi, fmax, horizon, wwall = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
+    fc, fs, pc, ps = prm[6], prm[7], prm[8], prm[9]
     ids = np.empty(MAX_QUERY_IDS, np.int64)
     near = np.zeros((MAX_NEAR, 6), np.float32)
     count = 0
@@ -143,15 +157,17 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, qrange, inv,
             continue
         px, pz = npos[s, 0], npos[s, 2]
         vx, vz = vel[s, 0], vel[s, 2]
-        fx = (dvel[s, 0] - vx) / xi
-        fz = (dvel[s, 2] - vz) / xi
+        prefx = dvel[s, 0] * pc - dvel[s, 2] * ps
+        prefz = dvel[s, 0] * ps + dvel[s, 2] * pc
+        fx = (prefx - vx) / xi
+        fz = (prefz - vz) / xi
         n = gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, items, obs,
                            ids, near)  # fmt: skip
         for j in range(n):
             gx, gz = ttc_force(px - near[j, 0], pz - near[j, 1], vx - near[j, 2],
                                vz - near[j, 3], radius[s] + near[j, 4], k, tau0, horizon)  # fmt: skip
-            fx += gx
-            fz += gz
+            fx += gx * fc - gz * fs
+            fz += gx * fs + gz * fc
         count += n
         for j in range(nsegs[s]):
             w = segs[s, j]
