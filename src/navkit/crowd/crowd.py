@@ -763,7 +763,7 @@ class Crowd:
             if mask[act].any():
                 self.interactions += plan(
                     act, mask, a.npos, a.vel, a.dvel, a.radius, a.height, a.max_speed,
-                    a.collision_query_range, g.inv_cell_size, g.buckets, g.items, obs, b.segs,
+                    a.max_acceleration, a.collision_query_range, g.inv_cell_size, g.buckets, g.items, obs, b.segs,
                     b.nsegs, prm.array(), dt, a.nvel,
                 )  # fmt: skip
 

@@ -374,8 +374,8 @@ def solve_orca(px, py, vx, vy, r, vmax, prefx, prefy, near, nnear, segs, nseg, t
 
 
 @njit(cache=True)
-def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, qrange, inv, buckets, items,
-              obs, segs, nsegs, prm, dt, nvel):  # fmt: skip
+def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qrange, inv,
+              buckets, items, obs, segs, nsegs, prm, dt, nvel):  # fmt: skip
     """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``; returns
     the number of half-planes built. Arguments as :func:`navkit.crowd.ttc.plan_ttc`,
     ``prm`` :meth:`ORCAParams.array`."""

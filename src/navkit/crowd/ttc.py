@@ -50,7 +50,14 @@ from .agents import _finite
 from .obstacles import MAX_NEAR, gather_circles
 from .proximity import MAX_QUERY_IDS
 
-__all__ = ["TTCParams", "plan_ttc", "ttc_force"]
+__all__ = ["TTCParams", "plan_ttc", "ttc_force", "ttc_energy"]
+
+_SEARCH_DIRS = 8
+_SEARCH_DEPTH = 6
+_DIRS = np.array(
+    [[np.cos(2 * np.pi * i / _SEARCH_DIRS), np.sin(2 * np.pi * i / _SEARCH_DIRS)]
+     for i in range(_SEARCH_DIRS)], np.float32,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,10 @@ class TTCParams:
     wall_weight: float = 1.0
     force_turn: float = 0.3
     pref_turn: float = 0.05
+    soft: float = 0.15
+    implicit: bool = True
+    contact: float = 1000.0
+    contact_margin: float = 0.1
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
@@ -95,6 +106,7 @@ class TTCParams:
         object.__setattr__(self, "wall_weight", _finite(self.wall_weight, "wall_weight", 0.0, 1e30))
         object.__setattr__(self, "force_turn", _finite(self.force_turn, "force_turn", -1.0, 1.0))
         object.__setattr__(self, "pref_turn", _finite(self.pref_turn, "pref_turn", -0.5, 0.5))
+        object.__setattr__(self, "soft", _finite(self.soft, "soft", 0.0, 10.0))
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
@@ -102,15 +114,18 @@ class TTCParams:
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
-             np.sin(self.pref_turn)], np.float32,
+             np.sin(self.pref_turn), self.soft, float(self.implicit), self.contact,
+             1.0 + self.contact_margin],
+            np.float32,
         )  # fmt: skip
 
 
 @njit(cache=True)
-def ttc_force(xx, xz, vx, vz, r, k, tau0, horizon):
+def ttc_force(xx, xz, vx, vz, r, k, tau0, horizon, soft):
     """Power-law force (fx, fz) on a disc at relative position (xx, xz) = x_i - x_j with
     relative velocity (vx, vz) = v_i - v_j and summed radius r; (0, 0) when no
-    collision is predicted within ``horizon``."""
+    collision is predicted within ``horizon``. ``soft`` > 0 widens the radius to
+    ``r (1 + soft)`` and tapers the force to 0 across the widening (see the module)."""
     d2 = xx * xx + xz * xz
     rr = r
     if d2 < r * r:  # overlapping: the overlap depth as the radius
@@ -119,6 +134,8 @@ def ttc_force(xx, xz, vx, vz, r, k, tau0, horizon):
         if rr <= F32(1e-4):
             # at the same point: no direction to push along from the velocities
             return F32(0.0), F32(0.0)
+    else:
+        rr = r * (F32(1.0) + soft)
     a = vx * vx + vz * vz
     if a < F32(1e-8):
         return F32(0.0), F32(0.0)
@@ -133,12 +150,92 @@ def ttc_force(xx, xz, vx, vz, r, k, tau0, horizon):
         return F32(0.0), F32(0.0)
     tau = max(tau, F32(1e-3))
     mag = k * np.exp(-tau / tau0) * (F32(2.0) / tau + F32(1.0) / tau0) / (tau * sd)
+    if rr > r:
+        # disc = a (rr^2 - miss^2): full force for a miss distance below r, 0 at rr
+        w = disc / (a * (rr * rr - r * r))
+        if w < F32(1.0):
+            mag = mag * w
     return (xx + tau * vx) * mag, (xz + tau * vz) * mag
 
 
 @njit(cache=True)
-def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, qrange, inv, buckets, items,
-             obs, segs, nsegs, prm, dt, nvel):  # fmt: skip
+def ttc_energy(xx, xz, vx, vz, r, k, tau0, horizon, soft):
+    """Power-law energy ``k / tau^2 exp(-tau / tau0)`` of a pair (arguments as
+    :func:`ttc_force`), tapered like the force when ``soft`` > 0; 0 when no collision
+    is predicted within ``horizon``."""
+    d2 = xx * xx + xz * xz
+    rr = r
+    if d2 < r * r:
+        d = np.sqrt(d2)
+        rr = min(r - d, F32(0.5) * d)
+        if rr <= F32(1e-4):
+            return k * F32(1e6)
+    else:
+        rr = r * (F32(1.0) + soft)
+    a = vx * vx + vz * vz
+    if a < F32(1e-8):
+        return F32(0.0)
+    b = xx * vx + xz * vz
+    c = d2 - rr * rr
+    disc = b * b - a * c
+    if disc <= F32(0.0):
+        return F32(0.0)
+    tau = (-b - np.sqrt(disc)) / a
+    if tau <= F32(0.0) or tau > horizon:
+        return F32(0.0)
+    tau = max(tau, F32(1e-3))
+    e = k / (tau * tau) * np.exp(-tau / tau0)
+    if rr > r:
+        w = disc / (a * (rr * rr - r * r))
+        if w < F32(1.0):
+            e = e * w
+    return e
+
+
+@njit(cache=True)
+def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, prm, dt):
+    """Implicit-step objective of candidate velocity (ux, uz) for agent s."""
+    k, tau0, xi, horizon, wwall, soft = prm[0], prm[1], prm[2], prm[4], prm[5], prm[10]
+    fc, fs = prm[6], prm[7]
+    dx, dz = ux - vx, uz - vz
+    gx, gz = ux - prefx, uz - prefz
+    j = (dx * dx + dz * dz) / (F32(2.0) * dt) + (gx * gx + gz * gz) / (F32(2.0) * xi)
+    for i in range(n):
+        # relative velocity turned by -force_turn: a collision on the agent's preferred
+        # side looks cheaper, so everyone passes on the same hand
+        rvx = ux - near[i, 2]
+        rvz = uz - near[i, 3]
+        tx = rvx * fc + rvz * fs
+        tz = -rvx * fs + rvz * fc
+        xx = px - near[i, 0]
+        xz = pz - near[i, 1]
+        rr = rad + near[i, 4]
+        j += ttc_energy(xx, xz, tx, tz, rr, k, tau0, horizon, soft)
+        # penetration after this step (the energy alone fades once discs touch)
+        nx = xx + rvx * dt
+        nz = xz + rvz * dt
+        pen = rr * prm[13] - np.sqrt(nx * nx + nz * nz)
+        if pen > F32(0.0):
+            j += prm[12] * k * (pen * pen) / (rr * rr)
+    for i in range(nsegs):
+        w = segs[s, i]
+        if (w[3] - px) * (w[2] - pz) - (w[0] - px) * (w[5] - pz) < F32(0.0):
+            continue
+        sx = w[3] - w[0]
+        sz = w[5] - w[2]
+        l2 = sx * sx + sz * sz
+        t = F32(0.0)
+        if l2 > F32(0.0):
+            t = ((px - w[0]) * sx + (pz - w[2]) * sz) / l2
+            t = min(max(t, F32(0.0)), F32(1.0))
+        j += wwall * ttc_energy(px - (w[0] + t * sx), pz - (w[2] + t * sz), ux, uz, rad, k,
+                                tau0, horizon, soft)  # fmt: skip
+    return j
+
+
+@njit(cache=True)
+def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qrange, inv,
+             buckets, items, obs, segs, nsegs, prm, dt, nvel):  # fmt: skip
     """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``.
 
     Neighbours from the proximity grid (``inv``, ``buckets``, ``items``) and the
@@ -147,7 +244,7 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, qrange, inv,
     ``dt`` [s]. Returns the number of interactions evaluated.
     """
     k, tau0, xi, fmax, horizon, wwall = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
-    fc, fs, pc, ps = prm[6], prm[7], prm[8], prm[9]
+    fc, fs, pc, ps, soft, implicit = prm[6], prm[7], prm[8], prm[9], prm[10], prm[11]
     ids = np.empty(MAX_QUERY_IDS, np.int64)
     near = np.zeros((MAX_NEAR, 6), np.float32)
     count = 0
@@ -157,18 +254,57 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, qrange, inv,
             continue
         px, pz = npos[s, 0], npos[s, 2]
         vx, vz = vel[s, 0], vel[s, 2]
+        vmax = max_speed[s]
         prefx = dvel[s, 0] * pc - dvel[s, 2] * ps
         prefz = dvel[s, 0] * ps + dvel[s, 2] * pc
-        fx = (prefx - vx) / xi
-        fz = (prefz - vz) / xi
         n = gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, items, obs,
                            ids, near)  # fmt: skip
+        count += n + nsegs[s]
+        if implicit > F32(0.5):
+            # pattern search over the velocities reachable this step
+            reach = max(max_acc[s] * dt, F32(1e-3))
+            bx, bz = vx, vz
+            best = _cost(bx, bz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs[s],
+                         radius[s], prm, dt)  # fmt: skip
+            # the step toward the preferred velocity as a second start
+            gx, gz = prefx - vx, prefz - vz
+            gl = np.sqrt(gx * gx + gz * gz)
+            if gl > F32(1e-6):
+                f = min(gl, reach) / gl
+                cx, cz = vx + gx * f, vz + gz * f
+                cj = _cost(cx, cz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs[s],
+                           radius[s], prm, dt)  # fmt: skip
+                if cj < best:
+                    best, bx, bz = cj, cx, cz
+            step = reach * F32(0.5)
+            for _ in range(_SEARCH_DEPTH):
+                cx0, cz0 = bx, bz
+                for d in range(_SEARCH_DIRS):
+                    cx = cx0 + step * _DIRS[d, 0]
+                    cz = cz0 + step * _DIRS[d, 1]
+                    ex, ez = cx - vx, cz - vz
+                    if ex * ex + ez * ez > reach * reach * F32(1.0001):
+                        continue
+                    if cx * cx + cz * cz > vmax * vmax:
+                        continue
+                    cj = _cost(cx, cz, s, px, pz, vx, vz, prefx, prefz, near, n, segs,
+                               nsegs[s], radius[s], prm, dt)  # fmt: skip
+                    if cj < best:
+                        best, bx, bz = cj, cx, cz
+                step = step * F32(0.5)
+            nvel[s, 0] = bx
+            nvel[s, 1] = F32(0.0)
+            nvel[s, 2] = bz
+            continue
+        # explicit: the force integrated over the step
+        fx = (prefx - vx) / xi
+        fz = (prefz - vz) / xi
         for j in range(n):
             gx, gz = ttc_force(px - near[j, 0], pz - near[j, 1], vx - near[j, 2],
-                               vz - near[j, 3], radius[s] + near[j, 4], k, tau0, horizon)  # fmt: skip
+                               vz - near[j, 3], radius[s] + near[j, 4], k, tau0, horizon,
+                               soft)  # fmt: skip
             fx += gx * fc - gz * fs
             fz += gx * fs + gz * fc
-        count += n
         for j in range(nsegs[s]):
             w = segs[s, j]
             # the wall's side facing the agent only (dtCrowd's test)
@@ -183,10 +319,9 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, qrange, inv,
                 t = min(max(t, F32(0.0)), F32(1.0))
             qx = w[0] + t * sx
             qz = w[2] + t * sz
-            gx, gz = ttc_force(px - qx, pz - qz, vx, vz, radius[s], k, tau0, horizon)
+            gx, gz = ttc_force(px - qx, pz - qz, vx, vz, radius[s], k, tau0, horizon, soft)
             fx += gx * wwall
             fz += gz * wwall
-            count += 1
         fl = np.sqrt(fx * fx + fz * fz)
         if fl > fmax:
             fx = fx * (fmax / fl)
@@ -194,7 +329,6 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, qrange, inv,
         nx = vx + fx * dt
         nz = vz + fz * dt
         sp = np.sqrt(nx * nx + nz * nz)
-        vmax = max_speed[s]
         if sp > vmax:
             nx = nx * (vmax / sp)
             nz = nz * (vmax / sp)
