@@ -131,7 +131,8 @@ class AgentParams:
         object.__setattr__(self, "query_filter", _int(self.query_filter, "query_filter", 0, 15))
         if self.avoidance_model not in AVOIDANCE_MODELS:
             raise ConfigError(
-                "avoidance_model", f"must be one of {AVOIDANCE_MODELS}, got {self.avoidance_model!r}"
+                "avoidance_model",
+                f"must be one of {AVOIDANCE_MODELS}, got {self.avoidance_model!r}",
             )
 
 

@@ -42,6 +42,7 @@ from navkit.errors import InputError, StaleHandleError
 
 from . import corridor as cor
 from .agents import (
+    LOCAL_GRID,
     OPTIMIZE_TOPO,
     STATE_INVALID,
     STATE_OFFMESH,
@@ -65,19 +66,16 @@ from .avoidance import (
 )
 from .boundary import Boundaries, boundaries_stale
 
-# -- navkit extensions (temporary obstacles, TTC / ORCA, local grid): crowd/obstacles.py, ttc.py,
-# orca.py, local_grid.py; the dtCrowd path runs unchanged while no agent uses them
-from .agents import LOCAL_GRID
+# navkit extensions (temporary obstacles, TTC / ORCA, local grid): the dtCrowd path runs
+# unchanged while no agent uses them
 from .local_grid import LocalGridParams, LocalGridPlanner, track_progress
 from .obstacles import TemporaryObstacles, plan_sampled_with_obstacles, push_out_of_obstacles
 from .orca import ORCAParams, plan_orca
-from .ttc import TTCParams, plan_ttc
-
-# -- end navkit extensions
 from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
 from .proximity import ProximityGrid, build_grid, find_neighbours
 from .requests import RequestTracker
 from .steering import integrate, resolve_collisions, separate, steer
+from .ttc import TTCParams, plan_ttc  # navkit extension
 
 __all__ = ["Crowd"]
 
@@ -128,6 +126,15 @@ class Crowd:
     Agent state is readable as slot-indexed arrays (no copies): :attr:`positions`,
     :attr:`velocities`, :attr:`states`, :attr:`target_states`, :attr:`active`;
     :meth:`slot` maps a handle to its row.
+
+    navkit extensions (dtCrowd's behaviour is unchanged while no agent uses them):
+    each agent's ``AgentParams.avoidance_model`` picks its velocity planning,
+    "sampled" (dtCrowd's), "ttc" (:mod:`~navkit.crowd.ttc`, parameters
+    :attr:`ttc_params`, a :class:`~navkit.crowd.ttc.TTCParams`) or "orca"
+    (:mod:`~navkit.crowd.orca`, :attr:`orca_params`); temporary obstacles
+    (:meth:`add_temporary_obstacle`) are avoided by all three; agents with the
+    LOCAL_GRID update flag detour around what blocks their corridor
+    (:mod:`~navkit.crowd.local_grid`, state and ``params`` in :attr:`local_grid`).
     """
 
     PHASES = (

@@ -147,7 +147,12 @@ def gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, item
             if abs(py - npos[o, 1]) >= (height[s] + height[o]) / F32(2.0):
                 continue
             ox, oz, ovx, ovz, orad, kind = (
-                npos[o, 0], npos[o, 2], vel[o, 0], vel[o, 2], radius[o], F32(0.0)
+                npos[o, 0],
+                npos[o, 2],
+                vel[o, 0],
+                vel[o, 2],
+                radius[o],
+                F32(0.0),
             )
             lim = rng
         else:

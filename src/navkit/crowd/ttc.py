@@ -8,34 +8,54 @@ collision ``tau`` only::
     E(tau) = k / tau**2 * exp(-tau / tau0)
 
 ``tau`` is the first time at which the two discs (radii summed) touch if both
-keep their current velocities (none when they never do). The avoidance force on
-agent i is ``-grad_v E``, the gradient taken with respect to i's velocity.
-With ``x = x_i - x_j``, ``v = v_i - v_j``, ``r = r_i + r_j``, ``a = v.v``,
-``b = x.v``, ``c = x.x - r**2``, ``D = b**2 - a c``, ``tau = (-b - sqrt(D)) / a``
-and ``grad_v tau = tau (x + tau v) / sqrt(D)``, so::
+keep their velocities (no energy when they never do, or later than
+``horizon``). With ``x = x_i - x_j``, ``v = v_i - v_j``, ``r = r_i + r_j``,
+``a = v.v``, ``b = x.v``, ``c = x.x - r**2``, ``D = b**2 - a c``:
+``tau = (-b - sqrt(D)) / a``. The paper's agents feel the force
+``-grad_v E = k exp(-tau/tau0) (2/tau + 1/tau0) (x + tau v) / (tau sqrt(D))``
+(:func:`ttc_force`) plus the goal force ``(v_pref - v) / xi``.
 
-    F_ij = k exp(-tau/tau0) (2/tau + 1/tau0) (x + tau v) / (tau sqrt(D))
+Integration. Integrated explicitly at a game's time step (0.05 s) the force
+chatters: near a grazing encounter (``D -> 0``) it is very large, turns the
+velocity out of the collision cone in one step, vanishes, and the goal force
+turns it back (measured: acceleration spikes at the limit every few steps).
+The default is therefore the implicit (backward Euler) step of the same model:
+the new velocity ``u`` minimises::
 
-which points from j's position at the predicted contact to i's: the force turns
-and slows i exactly as much as the predicted contact is imminent. Discs
-already overlapping use the overlap depth as their radius (the paper's
-implementation), so the force keeps pushing them apart. A temporary obstacle is a
-neighbour that does not reciprocate; a wall segment of the agent's local boundary
-(its side facing the agent) is a static neighbour at its closest point, radius 0.
+    J(u) = |u - v|^2 / (2 dt) + |u - v_pref|^2 / (2 xi) + sum_j E_j(u) + w_wall sum_w E_w(u)
+           + contact * k * sum_j max(0, (1 + margin) r_j - |x_j + (u - v_j) dt|)^2 / r_j^2
 
-The agent's own goal is the goal force ``(v_pref - v) / xi`` toward the desired
-velocity ``v_pref`` of dtCrowd's steering (corners, anticipated turns, slow-down
-at the target). The forces are summed, clamped to ``max_force``, integrated over
-the time step, and the result clamped to the agent's max speed becomes the
-planned velocity ``nvel``; dtCrowd's integration then limits the acceleration
-to ``max_acceleration`` as for every agent.
+whose stationary point is ``u = v + dt (goal force(u) + avoidance force(u))``.
+It is minimised by a pattern search (8 directions, 6 halvings) over the
+velocities reachable in this step (``|u - v| <= max_acceleration dt``,
+``|u| <= max_speed``), started from the current velocity and from the step toward
+``v_pref``. The last term keeps discs from touching in the next step: the
+energy itself stops growing once they touch (the pair's ``tau`` is 0).
+``TTCParams(implicit=False)`` gives the explicit force integration instead.
 
-Defaults are the paper's fitted values, ``k = 1.5`` [m^2/s^2 ... as an energy
-scale], ``tau0 = 3 s``, and its simulation's relaxation time ``xi = 0.54 s``;
-``max_force`` 20 wu/s^2 bounds the force of a nearly grazing pair (D -> 0)
-and ``horizon`` (3 tau0) drops interactions whose energy is below e^-9 of their
-scale. Neighbours: the nearest :data:`~navkit.crowd.obstacles.MAX_NEAR` agents
-and temporary obstacles within the collision query range.
+Further details, each a parameter of :class:`TTCParams`:
+
+- ``soft``: the radius widens to ``r (1 + soft)`` and the energy (and force) fade
+  to 0 across the widening by the factor ``D / (a ((r(1+soft))^2 - r^2))``, so
+  that they are continuous in the miss distance instead of jumping at grazing.
+- ``force_turn``, ``pref_turn``: everyone passes on the same hand. The relative
+  velocity of the energy term is turned by ``force_turn`` (explicit: the force
+  is turned), and the preferred velocity by ``pref_turn``; without them a
+  symmetric head-on pair, the circle swap and the four-way crossing end in a
+  standoff (measured: the crossing jammed with all 24 agents stuck).
+- Overlapping discs (dtCrowd's collision phase still separates them) take the
+  overlap depth as their radius in the energy, as in the paper's implementation.
+
+Neighbours: the nearest :data:`~navkit.crowd.obstacles.MAX_NEAR` agents and
+temporary obstacles within the collision query range (a temporary obstacle is a
+neighbour that does not reciprocate), and the wall segments of the agent's local
+boundary facing it, each a static point (radius 0) at its closest point.
+dtCrowd's integration then limits the acceleration as for every agent.
+
+Defaults: the paper's ``k = 1.5``, ``tau0 = 3 s`` and relaxation ``xi = 0.54 s``;
+``horizon`` 9 s (3 tau0), ``soft`` 0.15, ``force_turn`` 0.3 rad, ``pref_turn``
+0.05 rad, ``contact`` 1000, ``margin`` 0.1 (tuned on the circle swap and the
+four-way crossing of tests/crowd/test_models.py).
 """
 
 from __future__ import annotations
@@ -62,29 +82,36 @@ _DIRS = np.array(
 
 @dataclass(frozen=True)
 class TTCParams:
-    """Parameters of the time-to-collision model (all > 0).
+    """Parameters of the time-to-collision model (see the module docstring).
 
     Attributes
     ----------
     k : float
-        Energy scale of the power law [wu^2/s^2].
+        Energy scale of the power law [wu^2/s^2] (> 0).
     tau0 : float
-        Interaction time scale [s]: the exponential cut-off of E(tau).
+        Interaction time scale [s]: the exponential cut-off of E(tau) (> 0).
     xi : float
-        Relaxation time of the goal force [s].
+        Relaxation time of the goal force [s] (> 0).
     max_force : float
-        Bound on the summed force [wu/s^2].
+        Bound on the summed force of the explicit step [wu/s^2] (> 0).
     horizon : float
-        Interactions with a predicted collision later than this are ignored [s].
+        Interactions with a predicted collision later than this are ignored [s] (> 0).
     wall_weight : float
-        Scale of the wall forces relative to agent forces (>= 0).
+        Scale of the wall energies relative to agent energies (>= 0).
     force_turn : float
-        Rotation of each neighbour's avoidance force [rad], in [-1, 1]: every agent
-        steps aside to the same hand (people keep to one side), which resolves the
-        head-on and crossing encounters that a symmetric force leaves in a standoff.
+        Turn of each neighbour's relative velocity (explicit: of its force) [rad],
+        in [-1, 1]: everyone steps aside to the same hand.
     pref_turn : float
-        Rotation of the preferred velocity [rad], in [-0.5, 0.5]: the same small turn
-        for every agent makes a jam of several groups flow as a roundabout.
+        Turn of the preferred velocity [rad], in [-0.5, 0.5].
+    soft : float
+        Widening of the radius across which the energy fades to 0 [fraction of r],
+        in [0, 10].
+    implicit : bool
+        Implicit step (minimise J) rather than the explicit force integration.
+    contact : float
+        Weight of the next-step penetration term (>= 0).
+    contact_margin : float
+        Gap the penetration term keeps [fraction of r], in [0, 1].
     """
 
     k: float = 1.5
@@ -107,10 +134,15 @@ class TTCParams:
         object.__setattr__(self, "force_turn", _finite(self.force_turn, "force_turn", -1.0, 1.0))
         object.__setattr__(self, "pref_turn", _finite(self.pref_turn, "pref_turn", -0.5, 0.5))
         object.__setattr__(self, "soft", _finite(self.soft, "soft", 0.0, 10.0))
+        object.__setattr__(self, "implicit", bool(self.implicit))
+        object.__setattr__(self, "contact", _finite(self.contact, "contact", 0.0, 1e30))
+        object.__setattr__(
+            self, "contact_margin", _finite(self.contact_margin, "contact_margin", 0.0, 1.0)
+        )
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
-        cos, sin(pref_turn)]."""
+        cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin]."""
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
