@@ -76,7 +76,7 @@ def test_ttc_beats_the_presets(results, scenario):
 def test_ttc_force_is_minus_the_energy_gradient():
     rng = np.random.default_rng(3)
     checked = 0
-    for _ in range(200):
+    for _ in range(1000):
         x = rng.uniform(-4, 4, 2)
         v = rng.uniform(-2, 2, 2)
         r = F(0.8)
@@ -148,7 +148,8 @@ def test_params_are_checked():
         TTCParams(k=0.0)
     with pytest.raises(ConfigError):
         ORCAParams(time_horizon=float("nan"))
-    p = AgentParams(avoidance_model="orca", update_flags=1 | 2 | LOCAL_GRID)
+    p = AgentParams(radius=0.5, collision_query_range=6.0, avoidance_model="orca",
+                    update_flags=1 | 2 | LOCAL_GRID)  # fmt: skip
     c = navkit.Crowd(ms.plaza(), 2, 0.6)
     h = c.add_agent([5, 0, 5], p)
     assert c.agent_params(h) == p
