@@ -263,3 +263,47 @@ def test_grid_kernels_find_the_way_around_a_wall():
     assert 2 <= k < m and tuple(kept[k - 1]) == (2, 13)
     grid[:, 8] = 1  # closed
     assert astar(grid, 2, 2, 2, 13, cells) == 0
+
+
+def test_orca_linear_program_on_random_neighbourhoods():
+    """Random neighbourhoods: the velocity stays in the max-speed disc; when the
+    half-planes leave room it satisfies all of them and is the closest such point to
+    the preferred velocity among a dense sample; when they do not (the 3D fallback),
+    its largest violation is no worse than the preferred velocity's."""
+    rng = np.random.default_rng(11)
+    lines = np.zeros((40, 4))
+    proj = np.zeros((40, 4))
+    res = np.zeros(2)
+    segs = np.zeros((8, 6))
+    g = np.stack(np.meshgrid(np.linspace(-2, 2, 161), np.linspace(-2, 2, 161)), -1).reshape(-1, 2)
+    g = g[np.hypot(g[:, 0], g[:, 1]) <= 2.0]
+    fallback = 0
+    for _ in range(150):
+        nn = int(rng.integers(1, 9))
+        near = np.zeros((16, 6))
+        for j in range(nn):
+            while True:
+                p = rng.uniform(-3, 3, 2)
+                if np.hypot(*p) > 0.85:
+                    break
+            near[j] = [p[0], p[1], *rng.uniform(-1.5, 1.5, 2), 0.4, float(rng.random() < 0.3)]
+        v = rng.uniform(-1, 1, 2)
+        pref = rng.uniform(-1.5, 1.5, 2)
+        n = solve_orca(0.0, 0.0, v[0], v[1], 0.4, 2.0, pref[0], pref[1], near, nn, segs, 0, 2.0,
+                       1.0, 0.05, lines, proj, res)  # fmt: skip
+        assert np.hypot(*res) <= 2.0 + 1e-6
+        p, d = lines[:n, :2], lines[:n, 2:]
+
+        def viol(u):
+            u = np.atleast_2d(u)
+            return (d[:, 0] * (p[:, 1] - u[:, None, 1]) - d[:, 1] * (p[:, 0] - u[:, None, 0])).max(1)
+
+        ok = viol(g) <= 0
+        if ok.any():
+            assert viol(res)[0] <= 1e-6
+            best = np.hypot(*(g[ok] - pref).T).min()
+            assert np.hypot(*(res - pref)) <= best + 1e-6
+        else:
+            fallback += 1
+            assert viol(res)[0] <= max(viol(pref)[0], 0.0) + 1e-6
+    assert fallback > 0  # the 3D program was exercised
