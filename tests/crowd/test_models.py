@@ -265,6 +265,13 @@ def test_grid_kernels_find_the_way_around_a_wall():
     assert astar(grid, 2, 2, 2, 13, cells) == 0
 
 
+def _violation(lines, u):
+    """Largest violation of the half-planes (rows point, direction) at each velocity u."""
+    u = np.atleast_2d(u)
+    p, d = lines[:, :2], lines[:, 2:]
+    return (d[:, 0] * (p[:, 1] - u[:, None, 1]) - d[:, 1] * (p[:, 0] - u[:, None, 0])).max(1)
+
+
 def test_orca_linear_program_on_random_neighbourhoods():
     """Random neighbourhoods: the velocity stays in the max-speed disc; when the
     half-planes leave room it satisfies all of them and is the closest such point to
@@ -292,18 +299,13 @@ def test_orca_linear_program_on_random_neighbourhoods():
         n = solve_orca(0.0, 0.0, v[0], v[1], 0.4, 2.0, pref[0], pref[1], near, nn, segs, 0, 2.0,
                        1.0, 0.05, lines, proj, res)  # fmt: skip
         assert np.hypot(*res) <= 2.0 + 1e-6
-        p, d = lines[:n, :2], lines[:n, 2:]
-
-        def viol(u):
-            u = np.atleast_2d(u)
-            return (d[:, 0] * (p[:, 1] - u[:, None, 1]) - d[:, 1] * (p[:, 0] - u[:, None, 0])).max(1)
-
-        ok = viol(g) <= 0
+        ln = lines[:n].copy()
+        ok = _violation(ln, g) <= 0
         if ok.any():
-            assert viol(res)[0] <= 1e-6
+            assert _violation(ln, res)[0] <= 1e-6
             best = np.hypot(*(g[ok] - pref).T).min()
             assert np.hypot(*(res - pref)) <= best + 1e-6
         else:
             fallback += 1
-            assert viol(res)[0] <= max(viol(pref)[0], 0.0) + 1e-6
+            assert _violation(ln, res)[0] <= max(_violation(ln, pref)[0], 0.0) + 1e-6
     assert fallback > 0  # the 3D program was exercised
