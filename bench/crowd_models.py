@@ -7,16 +7,18 @@ dt 0.05 s, 900 steps) and prints a table and JSON: agents arrived (within 0.5 m)
 time of the last arrival and mean arrival [s], worst and mean overlap (fraction of
 a radius), fraction of frames with an overlap, mean |acceleration| and |jerk| of
 the agents still travelling (from positions) [m/s^2, m/s^3], stuck agents, ms per
-update. With ``--scale`` it also times one update for 100 / 1000 agents walking to
-random targets on a 64 m (100) or 160 m (1000) plaza, per model (ms, median of
-the steps, ratio to the sampled preset 1).
+update. "ttc-explicit" is the TTC model with the paper's force integrated
+explicitly (``TTCParams(implicit=False)``), for comparison. With ``--scale`` it also
+times one update for ``--sizes`` agents (default 100, 1000) walking to random targets
+on a square plaza of side max(64, 5 sqrt(n)) m, per model (ms, median of 60 steps,
+ratio to the sampled preset 1, RecastDemo's default).
 
 There is no peer column: dtCrowd has no TTC or ORCA mode; the sampled rows are
 navkit's dtCrowd-identical mode (float32-identical to Detour's, tests/crowd).
 
 Usage::
 
-    python bench/crowd_models.py [--steps 900] [--scale] [--json out.json]
+    python bench/crowd_models.py [--steps 900] [--scale] [--sizes 100,1000] [--json out.json]
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import model_scenarios as ms  # noqa: E402
 import navkit  # noqa: E402
 
 MODES = [("sampled", 0), ("sampled", 1), ("sampled", 2), ("sampled", 3), ("ttc", 1), ("orca", 1)]
+EXTRA = [("ttc-explicit", 1)]  # scenario rows only
 
 
 def name(model: str, preset: int) -> str:
@@ -42,7 +45,7 @@ def name(model: str, preset: int) -> str:
 
 
 def scale(n: int, steps: int) -> dict:
-    side = 64 if n <= 100 else 160
+    side = int(max(64, 5 * np.sqrt(n)))
     nm = navkit.bake_grid(np.zeros((side, side), bool), cell_size=1.0)
     rng = np.random.default_rng(7)
     out = {}
@@ -67,11 +70,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=900)
     ap.add_argument("--scale", action="store_true")
+    ap.add_argument("--sizes", default="100,1000", help="crowd sizes of --scale")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
     for scenario in ("circle", "crossing"):
-        for model, preset in MODES:
+        for model, preset in MODES + EXTRA:
             r = ms.run(model, scenario, preset=preset, steps=args.steps).row()
             r["model"] = name(model, preset)
             r["scenario"] = scenario
@@ -89,7 +93,7 @@ def main() -> None:
     result = {"scenarios": rows}
     if args.scale:
         result["scale_ms_per_update"] = {}
-        for n in (100, 1000):
+        for n in (int(x) for x in args.sizes.split(",")):
             t = scale(n, 60)
             base = t["sampled1"]
             result["scale_ms_per_update"][n] = t

@@ -14,6 +14,7 @@ import numpy as np
 import navkit
 from navkit.crowd import AgentParams
 from navkit.crowd.metrics import crowd_metrics
+from navkit.crowd.ttc import TTCParams
 
 PLAZA = 24.0  # side of the square plaza [m]
 CENTRE = np.array([PLAZA / 2, 0.0, PLAZA / 2])
@@ -95,6 +96,9 @@ def run(model: str, scenario: str, *, preset: int = 1, steps: int = 900, crowd_h
     crowd = navkit.Crowd(nm, n + 4, RADIUS)
     if preset >= 0:
         crowd.use_recastdemo_presets()
+    if model == "ttc-explicit":  # the paper's force integrated explicitly
+        crowd.ttc_params = TTCParams(implicit=False)
+        model = "ttc"
     hs = [crowd.add_agent(p, params(model, preset)) for p in start]
     for h, t in zip(hs, target, strict=True):
         crowd.request_move_target(h, t)

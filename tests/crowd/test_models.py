@@ -153,6 +153,12 @@ def test_params_are_checked():
     c = navkit.Crowd(ms.plaza(), 2, 0.6)
     h = c.add_agent([5, 0, 5], p)
     assert c.agent_params(h) == p
+    with pytest.raises(InputError):
+        c.ttc_params = {"k": 1.0}
+    with pytest.raises(InputError):
+        c.orca_params = TTCParams()
+    c.orca_params = ORCAParams(time_horizon=3.0)
+    assert c.orca_params.time_horizon == 3.0
 
 
 # -- temporary obstacles -------------------------------------------------------------------

@@ -170,8 +170,8 @@ class Crowd:
         self._requests = RequestTracker(self)
         # -- navkit extensions
         self.temporary_obstacles = TemporaryObstacles()
-        self.ttc_params = TTCParams()
-        self.orca_params = ORCAParams()
+        self._ttc_params = TTCParams()
+        self._orca_params = ORCAParams()
         self.local_grid = LocalGridPlanner(self.max_agents, LocalGridParams())
         self.interactions = 0  # TTC forces / ORCA half-planes evaluated in the last update
         # -- end navkit extensions
@@ -374,7 +374,29 @@ class Crowd:
         a.target_replan[s] = False
         a.target_state[s] = TARGET_NONE
 
-    # -- temporary obstacles (navkit extension) ---------------------------------------------
+    # -- navkit extensions: model parameters, temporary obstacles ----------------------------
+    @property
+    def ttc_params(self) -> TTCParams:
+        """Parameters of the "ttc" agents (:class:`~navkit.crowd.ttc.TTCParams`)."""
+        return self._ttc_params
+
+    @ttc_params.setter
+    def ttc_params(self, p: TTCParams) -> None:
+        if not isinstance(p, TTCParams):
+            raise InputError(f"ttc_params must be a TTCParams, got {type(p).__name__}")
+        self._ttc_params = p
+
+    @property
+    def orca_params(self) -> ORCAParams:
+        """Parameters of the "orca" agents (:class:`~navkit.crowd.orca.ORCAParams`)."""
+        return self._orca_params
+
+    @orca_params.setter
+    def orca_params(self, p: ORCAParams) -> None:
+        if not isinstance(p, ORCAParams):
+            raise InputError(f"orca_params must be an ORCAParams, got {type(p).__name__}")
+        self._orca_params = p
+
     def add_temporary_obstacle(self, position, radius: float, velocity=(0.0, 0.0, 0.0)) -> int:
         """Add a very temporary obstacle: a moving upright cylinder every avoidance model
         avoids, agents are pushed out of, and the local grid planner routes around.
