@@ -6,8 +6,9 @@ circle swap (16 agents on a radius 8 m circle) and four-way crossing (4 groups o
 nobody stuck, everybody arrives within 30 s, nobody leaves the navmesh, speed and
 acceleration within the agents' limits; the TTC model against dtCrowd's presets on
 overlaps, smoothness and arrival time. Temporary obstacles: API, avoided by every
-model. Local grid: a cup of barrels traps an agent (it stays stuck without the
-planner) and a detour gets it out, back onto its corridor and to its target.
+model. Local grid: a cup of barrels, or of standing agents, traps an agent (it stays
+stuck without the planner) and a detour gets it out, back onto its corridor and to
+its target.
 """
 
 from __future__ import annotations
@@ -215,16 +216,26 @@ CUP = [(12.0, z) for z in np.arange(10.5, 13.51, 0.5)] + [
 ]
 
 
-def _cup_run(model: str, local_grid: bool, steps: int = 600):
-    c = navkit.Crowd(ms.plaza(), 2, ms.RADIUS)
+# the same cup made of standing agents (radius 0.4 m, touching)
+AGENT_CUP = [(12.0, z) for z in np.arange(10.4, 13.61, 0.8)] + [
+    (x, z) for x in (10.4, 11.2) for z in (10.4, 13.6)
+]
+
+
+def _cup_run(model: str, local_grid: bool, steps: int = 600, blockers: str = "barrels"):
+    c = navkit.Crowd(ms.plaza(), 16, ms.RADIUS)
     c.use_recastdemo_presets()
     p = ms.params(model)
     if local_grid:
         p = dataclasses.replace(p, update_flags=p.update_flags | LOCAL_GRID)
     h = c.add_agent([6.0, 0, 12.0], p)
     c.request_move_target(h, [20.0, 0, 12.0])
-    for x, z in CUP:
-        c.add_temporary_obstacle([x, 0, z], 0.3)
+    if blockers == "barrels":
+        for x, z in CUP:
+            c.add_temporary_obstacle([x, 0, z], 0.3)
+    else:
+        for x, z in AGENT_CUP:  # agents without a target
+            c.add_agent([x, 0, z], ms.params("sampled"))
     s = c.slot(h)
     track = []
     for _ in range(steps):
@@ -233,11 +244,13 @@ def _cup_run(model: str, local_grid: bool, steps: int = 600):
     return c, s, track
 
 
-@pytest.mark.parametrize("model", ["sampled", "ttc"])
-def test_local_grid_detour_leaves_the_cup_and_arrives(model):
-    stuck, s0, _ = _cup_run(model, False)
+@pytest.mark.parametrize(
+    ("model", "blockers"), [("sampled", "barrels"), ("ttc", "barrels"), ("sampled", "agents")]
+)
+def test_local_grid_detour_leaves_the_cup_and_arrives(model, blockers):
+    stuck, s0, _ = _cup_run(model, False, blockers=blockers)
     assert stuck.positions[s0][0] < 12.0  # without the planner: trapped in the cup
-    c, s, track = _cup_run(model, True)
+    c, s, track = _cup_run(model, True, blockers=blockers)
     assert c.local_grid.detours >= 1
     det = [d for _, d in track]
     assert any(det) and not det[-1]  # the detour ended: back on the corridor
@@ -247,9 +260,10 @@ def test_local_grid_detour_leaves_the_cup_and_arrives(model):
     assert np.all(np.abs(after[-20:, 2] - 12.0) < 0.05)
     assert np.hypot(*(c.positions[s] - [20.0, 0, 12.0])[[0, 2]]) < ms.REACH
     # never inside a barrel (the collision phase pushes agents out of them)
-    for p, _ in track:
-        d = min(np.hypot(p[0] - x, p[2] - z) for x, z in CUP)
-        assert d >= ms.RADIUS + 0.3 - 0.1 * ms.RADIUS
+    if blockers == "barrels":
+        for p, _ in track:
+            d = min(np.hypot(p[0] - x, p[2] - z) for x, z in CUP)
+            assert d >= ms.RADIUS + 0.3 - 0.1 * ms.RADIUS
 
 
 def test_grid_kernels_find_the_way_around_a_wall():
