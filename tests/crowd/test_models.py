@@ -339,3 +339,16 @@ def test_ttc_explicit_force_works_and_the_implicit_step_is_smoother(results):
     im = _run(results, "ttc", "circle")
     assert ex.arrived == ex.agents and ex.stuck == 0 and ex.worst_overlap <= 0.1, ex
     assert im.mean_accel < ex.mean_accel and im.mean_jerk < ex.mean_jerk
+
+
+def test_far_temporary_obstacle_leaves_dtcrowd_unchanged():
+    """With a temporary obstacle out of every agent's range, the sampled agents go
+    through navkit's kernel with obstacles, and must move exactly as dtCrowd's."""
+
+    def far_barrel(crowd, k):
+        if k == 0:
+            crowd.add_temporary_obstacle([0.5, 0, 0.5], 0.1)
+
+    _, a = ms.run("sampled", "crossing", steps=200, trajectory=True)
+    _, b = ms.run("sampled", "crossing", steps=200, trajectory=True, crowd_hook=far_barrel)
+    assert np.array_equal(a, b)
