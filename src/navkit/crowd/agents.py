@@ -22,7 +22,7 @@ __all__ = [
     "TARGET_NONE", "TARGET_FAILED", "TARGET_VALID", "TARGET_REQUESTING",
     "TARGET_WAITING_FOR_QUEUE", "TARGET_WAITING_FOR_PATH", "TARGET_VELOCITY",
     "ANTICIPATE_TURNS", "OBSTACLE_AVOIDANCE", "SEPARATION", "OPTIMIZE_VIS", "OPTIMIZE_TOPO",
-    "MAX_NEIGHBOURS", "MAX_CORNERS",
+    "MAX_NEIGHBOURS", "MAX_CORNERS", "LOCAL_GRID", "AVOIDANCE_MODELS",
 ]  # fmt: skip
 
 # dtCrowdAgentState
@@ -43,6 +43,11 @@ OBSTACLE_AVOIDANCE = 2
 SEPARATION = 4
 OPTIMIZE_VIS = 8
 OPTIMIZE_TOPO = 16
+# -- navkit extensions (not dtCrowd's): see crowd/ttc.py, crowd/orca.py, crowd/local_grid.py
+LOCAL_GRID = 32  # detour around blocking circles with the local grid planner
+#: velocity-planning models; an agent's index in this tuple is its ``avoidance_model`` code
+AVOIDANCE_MODELS = ("sampled", "ttc", "orca")
+# -- end navkit extensions
 
 MAX_NEIGHBOURS = 6  # DT_CROWDAGENT_MAX_NEIGHBOURS
 MAX_CORNERS = 4  # DT_CROWDAGENT_MAX_CORNERS
@@ -85,12 +90,19 @@ class AgentParams:
     separation_weight : float
         Weight of the separation steering (>= 0).
     update_flags : int
-        OR of ANTICIPATE_TURNS, OBSTACLE_AVOIDANCE, SEPARATION, OPTIMIZE_VIS, OPTIMIZE_TOPO.
-        Default: RecastDemo's (all but SEPARATION).
+        OR of ANTICIPATE_TURNS, OBSTACLE_AVOIDANCE, SEPARATION, OPTIMIZE_VIS, OPTIMIZE_TOPO
+        (dtCrowd's) and LOCAL_GRID (navkit's: detour around blocking temporary obstacles
+        and agents with :mod:`navkit.crowd.local_grid`). Default: RecastDemo's (all but
+        SEPARATION).
     avoidance_type : int
-        Obstacle avoidance preset index, 0..7.
+        Obstacle avoidance preset index, 0..7 (used by the "sampled" model).
     query_filter : int
         Index of the crowd's query filter, 0..15.
+    avoidance_model : {"sampled", "ttc", "orca"}
+        Velocity planning of an agent with OBSTACLE_AVOIDANCE: "sampled" is dtCrowd's
+        (dtObstacleAvoidanceQuery with preset ``avoidance_type``), "ttc" the
+        time-to-collision power law (:mod:`navkit.crowd.ttc`), "orca" optimal
+        reciprocal collision avoidance (:mod:`navkit.crowd.orca`).
     """
 
     radius: float = 0.6
@@ -103,6 +115,7 @@ class AgentParams:
     update_flags: int = ANTICIPATE_TURNS | OBSTACLE_AVOIDANCE | OPTIMIZE_VIS | OPTIMIZE_TOPO
     avoidance_type: int = 1
     query_filter: int = 0
+    avoidance_model: str = "sampled"
 
     def __post_init__(self) -> None:
         for name, lo in (
@@ -111,11 +124,16 @@ class AgentParams:
             ("separation_weight", 0.0),
         ):  # fmt: skip
             object.__setattr__(self, name, _finite(getattr(self, name), name, lo, 1e30))
-        object.__setattr__(self, "update_flags", _int(self.update_flags, "update_flags", 0, 31))
+        object.__setattr__(self, "update_flags", _int(self.update_flags, "update_flags", 0, 63))
         object.__setattr__(
             self, "avoidance_type", _int(self.avoidance_type, "avoidance_type", 0, 7)
         )
         object.__setattr__(self, "query_filter", _int(self.query_filter, "query_filter", 0, 15))
+        if self.avoidance_model not in AVOIDANCE_MODELS:
+            raise ConfigError(
+                "avoidance_model",
+                f"must be one of {AVOIDANCE_MODELS}, got {self.avoidance_model!r}",
+            )
 
 
 class AgentArrays:
@@ -141,6 +159,7 @@ class AgentArrays:
         self.update_flags = np.zeros(n, np.int32)
         self.avoidance_type = np.zeros(n, np.int32)
         self.query_filter = np.zeros(n, np.int32)
+        self.avoidance_model = np.zeros(n, np.int8)  # index into AVOIDANCE_MODELS (navkit's)
         # state
         self.state = np.zeros(n, np.int8)
         self.partial = np.zeros(n, np.bool_)
@@ -209,6 +228,7 @@ class AgentArrays:
         self.update_flags[s] = p.update_flags
         self.avoidance_type[s] = p.avoidance_type
         self.query_filter[s] = p.query_filter
+        self.avoidance_model[s] = AVOIDANCE_MODELS.index(p.avoidance_model)
 
     def params(self, s: int) -> AgentParams:
         return AgentParams(
@@ -216,6 +236,7 @@ class AgentArrays:
             float(self.max_acceleration[s]), float(self.collision_query_range[s]),
             float(self.path_optimization_range[s]), float(self.separation_weight[s]),
             int(self.update_flags[s]), int(self.avoidance_type[s]), int(self.query_filter[s]),
+            AVOIDANCE_MODELS[int(self.avoidance_model[s])],
         )  # fmt: skip
 
     def free(self, s: int) -> None:

@@ -42,6 +42,7 @@ from navkit.errors import InputError, StaleHandleError
 
 from . import corridor as cor
 from .agents import (
+    LOCAL_GRID,
     OPTIMIZE_TOPO,
     STATE_INVALID,
     STATE_OFFMESH,
@@ -64,10 +65,17 @@ from .avoidance import (
     plan_velocities,
 )
 from .boundary import Boundaries, boundaries_stale
+
+# navkit extensions (temporary obstacles, TTC / ORCA, local grid): the dtCrowd path runs
+# unchanged while no agent uses them
+from .local_grid import LocalGridParams, LocalGridPlanner, track_progress
+from .obstacles import TemporaryObstacles, plan_sampled_with_obstacles, push_out_of_obstacles
+from .orca import ORCAParams, plan_orca
 from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
 from .proximity import ProximityGrid, build_grid, find_neighbours
 from .requests import RequestTracker
 from .steering import integrate, resolve_collisions, separate, steer
+from .ttc import TTCParams, plan_ttc  # navkit extension
 
 __all__ = ["Crowd"]
 
@@ -118,6 +126,15 @@ class Crowd:
     Agent state is readable as slot-indexed arrays (no copies): :attr:`positions`,
     :attr:`velocities`, :attr:`states`, :attr:`target_states`, :attr:`active`;
     :meth:`slot` maps a handle to its row.
+
+    navkit extensions (dtCrowd's behaviour is unchanged while no agent uses them):
+    each agent's ``AgentParams.avoidance_model`` picks its velocity planning,
+    "sampled" (dtCrowd's), "ttc" (:mod:`~navkit.crowd.ttc`, parameters
+    :attr:`ttc_params`, a :class:`~navkit.crowd.ttc.TTCParams`) or "orca"
+    (:mod:`~navkit.crowd.orca`, :attr:`orca_params`); temporary obstacles
+    (:meth:`add_temporary_obstacle`) are avoided by all three; agents with the
+    LOCAL_GRID update flag detour around what blocks their corridor
+    (:mod:`~navkit.crowd.local_grid`, state and ``params`` in :attr:`local_grid`).
     """
 
     PHASES = (
@@ -151,6 +168,13 @@ class Crowd:
         self._act = np.zeros(0, np.int64)
         self._pending: list[int] = []
         self._requests = RequestTracker(self)
+        # -- navkit extensions
+        self.temporary_obstacles = TemporaryObstacles()
+        self._ttc_params = TTCParams()
+        self._orca_params = ORCAParams()
+        self.local_grid = LocalGridPlanner(self.max_agents, LocalGridParams())
+        self.interactions = 0  # TTC forces / ORCA half-planes evaluated in the last update
+        # -- end navkit extensions
 
     # -- configuration ---------------------------------------------------------------------
     def set_obstacle_avoidance_params(self, idx: int, params: ObstacleAvoidanceParams) -> None:
@@ -244,6 +268,7 @@ class Crowd:
         a.target_state[s] = TARGET_NONE
         a.active[s] = True
         a.anim_active[s] = False
+        self.local_grid.reset(s)  # navkit extension
         return a.handle(s)
 
     def remove_agent(self, handle: int) -> None:
@@ -348,6 +373,58 @@ class Crowd:
         a.target_pathq_ref[s] = PATHQ_INVALID
         a.target_replan[s] = False
         a.target_state[s] = TARGET_NONE
+
+    # -- navkit extensions: model parameters, temporary obstacles ----------------------------
+    @property
+    def ttc_params(self) -> TTCParams:
+        """Parameters of the "ttc" agents (:class:`~navkit.crowd.ttc.TTCParams`)."""
+        return self._ttc_params
+
+    @ttc_params.setter
+    def ttc_params(self, p: TTCParams) -> None:
+        if not isinstance(p, TTCParams):
+            raise InputError(f"ttc_params must be a TTCParams, got {type(p).__name__}")
+        self._ttc_params = p
+
+    @property
+    def orca_params(self) -> ORCAParams:
+        """Parameters of the "orca" agents (:class:`~navkit.crowd.orca.ORCAParams`)."""
+        return self._orca_params
+
+    @orca_params.setter
+    def orca_params(self, p: ORCAParams) -> None:
+        if not isinstance(p, ORCAParams):
+            raise InputError(f"orca_params must be an ORCAParams, got {type(p).__name__}")
+        self._orca_params = p
+
+    def add_temporary_obstacle(self, position, radius: float, velocity=(0.0, 0.0, 0.0)) -> int:
+        """Add a very temporary obstacle: a moving upright cylinder every avoidance model
+        avoids, agents are pushed out of, and the local grid planner routes around.
+
+        Parameters
+        ----------
+        position : (3,) float
+            Centre of its base [wu].
+        radius : float
+            [wu], > 0.
+        velocity : (3,) float
+            [wu/s]; predicts its motion (the crowd does not move it, see
+            :meth:`move_temporary_obstacle`).
+
+        Returns
+        -------
+        int
+            Its handle (generational, as agents').
+        """
+        return self.temporary_obstacles.add(position, radius, velocity)
+
+    def move_temporary_obstacle(self, handle: int, position, velocity=None) -> None:
+        """New position (and velocity when given) of a temporary obstacle
+        (StaleHandleError for a removed one)."""
+        self.temporary_obstacles.move(handle, position, velocity)
+
+    def remove_temporary_obstacle(self, handle: int) -> None:
+        self.temporary_obstacles.remove(handle)
 
     # -- update ----------------------------------------------------------------------------
     def update(self, dt: float) -> None:
@@ -634,6 +711,30 @@ class Crowd:
             a.ncorners, a.corner_verts, a.corner_flags, a.npos, a.radius, a.max_speed,
             a.desired_speed, a.dvel,
         )  # fmt: skip
+        self._local_grid(dt)  # navkit extension
+
+    def _local_grid(self, dt) -> None:
+        """navkit extension: detours of blocked LOCAL_GRID agents (crowd/local_grid.py)."""
+        a, lg = self.agents, self.local_grid
+        use = a.state == STATE_WALKING
+        use &= (a.update_flags & LOCAL_GRID) != 0
+        use &= (a.target_state == TARGET_VALID) & a.active
+        if not use[self._act].any():
+            return
+        p, obs = lg.params, self.temporary_obstacles.packed()
+        track = use & ~lg.detouring
+        track_progress(
+            self._act, track, a.npos, a.radius, a.desired_speed, a.ncorners, a.corner_verts,
+            a.vel, a.neis, a.nneis, obs, lg.anchor, lg.anchor_time, F(p.stall_time),
+            F(p.stall_distance), F(p.lookahead), dt, lg.blocked,
+        )  # fmt: skip
+        for s in np.flatnonzero(lg.blocked).tolist():
+            lg.plan(s, a, self.boundary, obs)
+            lg.anchor[s] = a.npos[s]
+            lg.anchor_time[s] = 0
+        lg.detouring &= use
+        for s in np.flatnonzero(lg.detouring).tolist():
+            lg.steer(s, a, float(dt))
 
     def _separation(self, dt) -> None:
         a = self.agents
@@ -653,10 +754,47 @@ class Crowd:
     def _velocity_planning(self, dt) -> None:
         a, b = self.agents, self.boundary
         fp, ip = self._avoidance_tables()
+        # -- navkit extension: per-agent model dispatch, temporary obstacles
+        obs = self.temporary_obstacles.packed()
+        if obs.shape[0] or a.avoidance_model[self._act].any():
+            self._velocity_planning_models(dt, fp, ip, obs)
+            return
+        # -- end navkit extension
         self.velocity_samples = plan_velocities(
             self._act, a.state == STATE_WALKING, a.update_flags, a.npos, a.radius, a.vel, a.dvel,
             a.desired_speed, a.neis, a.nneis, b.segs, b.nsegs, a.avoidance_type, fp, ip, a.nvel,
         )  # fmt: skip
+
+    def _velocity_planning_models(self, dt, fp, ip, obs) -> None:
+        """navkit extension: dtCrowd's sampling for "sampled" agents (with the temporary
+        obstacles as extra circles), crowd/ttc.py and crowd/orca.py for the others."""
+        a, b, g = self.agents, self.boundary, self.grid
+        walking = a.state == STATE_WALKING
+        avoiding = walking & ((a.update_flags & 2) != 0)  # OBSTACLE_AVOIDANCE
+        model = a.avoidance_model
+        act = self._act
+        sampled = act[~(avoiding[act] & (model[act] != 0))]
+        if obs.shape[0]:
+            self.velocity_samples = plan_sampled_with_obstacles(
+                sampled, walking, a.update_flags, a.npos, a.radius, a.height, a.vel, a.dvel,
+                a.desired_speed, a.neis, a.nneis, b.segs, b.nsegs, a.avoidance_type, fp, ip, obs,
+                a.nvel,
+            )  # fmt: skip
+        else:
+            self.velocity_samples = plan_velocities(
+                sampled, walking, a.update_flags, a.npos, a.radius, a.vel, a.dvel,
+                a.desired_speed, a.neis, a.nneis, b.segs, b.nsegs, a.avoidance_type, fp, ip,
+                a.nvel,
+            )  # fmt: skip
+        self.interactions = 0
+        for code, plan, prm in ((1, plan_ttc, self.ttc_params), (2, plan_orca, self.orca_params)):
+            mask = avoiding & (model == code)
+            if mask[act].any():
+                self.interactions += plan(
+                    act, mask, a.npos, a.vel, a.dvel, a.radius, a.height, a.max_speed,
+                    a.max_acceleration, a.collision_query_range, g.inv_cell_size, g.buckets, g.items, obs, b.segs,
+                    b.nsegs, prm.array(), dt, a.nvel,
+                )  # fmt: skip
 
     def _integration(self, dt) -> None:
         a = self.agents
@@ -669,6 +807,10 @@ class Crowd:
         resolve_collisions(
             self._act, a.state == STATE_WALKING, a.npos, a.radius, a.dvel, a.neis, a.nneis, a.disp
         )
+        obs = self.temporary_obstacles.packed()  # navkit extension
+        if obs.shape[0]:
+            push_out_of_obstacles(self._act, a.state == STATE_WALKING, a.npos, a.radius,
+                                  a.height, obs)  # fmt: skip
 
     def _move_along_surface(self, dt) -> None:
         a = self.agents

@@ -1,0 +1,420 @@
+"""Optimal reciprocal collision avoidance (ORCA), as RVO2 publishes it.
+
+van den Berg, Guy, Lin and Manocha, "Reciprocal n-body collision avoidance"
+(ISRR 2009), and the behaviour of their RVO2 library. Each neighbour j gives
+agent i a half-plane of permitted velocities: the smallest change ``u`` that
+takes the relative velocity out of the velocity obstacle truncated at the time
+horizon ``tau`` (a cone with a cut-off disc of radius ``r / tau``) is shared,
+i taking half (``v_i + u/2`` on the boundary, normal ``u``). Discs already
+overlapping use the time step as the horizon so the pair separates within one
+step. A temporary obstacle does not reciprocate: i takes all of ``u``. Each wall
+segment of the agent's local boundary, oriented with the agent on its right,
+gives a half-plane with its own horizon ``tau_obst`` (collision with a vertex,
+with the segment, or projection on the cut-off segment or a leg), skipped when
+the half-planes already there cover it; RVO2's segment rules, every vertex
+taken as convex.
+
+The new velocity is the one closest to the preferred velocity (dtCrowd's
+steering velocity) inside all half-planes and the max-speed disc: a 2D linear
+program solved incrementally (randomisation aside, Seidel's algorithm as RVO2
+does it). When the half-planes leave nothing, a 3D linear program minimises the
+largest violation of the agent half-planes while the wall half-planes stay hard.
+dtCrowd's integration then limits the acceleration as for every agent.
+
+Parameters (:class:`ORCAParams`): ``time_horizon`` 2.5 s, ``time_horizon_obst``
+1 s. Neighbours: the nearest :data:`~navkit.crowd.obstacles.MAX_NEAR` agents and
+temporary obstacles within the collision query range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from navkit._jit import F32, njit
+
+from .agents import _finite
+from .boundary import MAX_LOCAL_SEGS
+from .obstacles import MAX_NEAR, gather_circles
+from .proximity import MAX_QUERY_IDS
+
+__all__ = ["ORCAParams", "plan_orca", "solve_orca"]
+
+_EPS = 1e-5
+_MAX_LINES = MAX_NEAR + MAX_LOCAL_SEGS
+
+
+@dataclass(frozen=True)
+class ORCAParams:
+    """Parameters of the ORCA model.
+
+    Attributes
+    ----------
+    time_horizon : float
+        Horizon of the agent and temporary-obstacle half-planes [s] (> 0).
+    time_horizon_obst : float
+        Horizon of the wall half-planes [s] (> 0).
+    pref_turn : float
+        Rotation of the preferred velocity [rad], in [-0.5, 0.5]: the same small turn
+        for every agent breaks the deadlock of perfectly symmetric encounters (a
+        head-on pair, the circle swap), where the optimum of every agent's linear
+        program is to stand still (RVO2's examples perturb the preferred velocity
+        at random for the same reason).
+    """
+
+    time_horizon: float = 2.5
+    time_horizon_obst: float = 1.0
+    pref_turn: float = 0.05
+
+    def __post_init__(self) -> None:
+        for f in ("time_horizon", "time_horizon_obst"):
+            object.__setattr__(self, f, _finite(getattr(self, f), f, 1e-3, 1e30))
+        object.__setattr__(self, "pref_turn", _finite(self.pref_turn, "pref_turn", -0.5, 0.5))
+
+    def array(self) -> np.ndarray:
+        """float64 [time_horizon, time_horizon_obst, cos(pref_turn), sin(pref_turn)]."""
+        return np.array(
+            [self.time_horizon, self.time_horizon_obst, np.cos(self.pref_turn),
+             np.sin(self.pref_turn)], np.float64,
+        )  # fmt: skip
+
+
+@njit(inline="always")
+def _det(ax, ay, bx, by):
+    return ax * by - ay * bx
+
+
+@njit(cache=True)
+def _lp1(lines, line_no, radius, ox, oy, dir_opt, res):
+    """Optimum on line ``line_no`` within the disc and lines[:line_no]; False if empty."""
+    px, py, dx, dy = lines[line_no, 0], lines[line_no, 1], lines[line_no, 2], lines[line_no, 3]
+    dot = px * dx + py * dy
+    disc = dot * dot + radius * radius - (px * px + py * py)
+    if disc < 0.0:
+        return False
+    sq = np.sqrt(disc)
+    t_left = -dot - sq
+    t_right = -dot + sq
+    for i in range(line_no):
+        den = _det(dx, dy, lines[i, 2], lines[i, 3])
+        num = _det(lines[i, 2], lines[i, 3], px - lines[i, 0], py - lines[i, 1])
+        if abs(den) <= _EPS:
+            if num < 0.0:
+                return False
+            continue
+        t = num / den
+        if den >= 0.0:
+            t_right = min(t_right, t)
+        else:
+            t_left = max(t_left, t)
+        if t_left > t_right:
+            return False
+    if dir_opt:
+        if ox * dx + oy * dy > 0.0:
+            res[0], res[1] = px + t_right * dx, py + t_right * dy
+        else:
+            res[0], res[1] = px + t_left * dx, py + t_left * dy
+    else:
+        t = dx * (ox - px) + dy * (oy - py)
+        t = min(max(t, t_left), t_right)
+        res[0], res[1] = px + t * dx, py + t * dy
+    return True
+
+
+@njit(cache=True)
+def _lp2(lines, n, radius, ox, oy, dir_opt, res):
+    """Closest point to (ox, oy) in the disc and the n half-planes; returns the index of
+    the first line that fails (n on success)."""
+    if dir_opt:
+        res[0], res[1] = ox * radius, oy * radius
+    elif ox * ox + oy * oy > radius * radius:
+        ln = np.sqrt(ox * ox + oy * oy)
+        res[0], res[1] = ox / ln * radius, oy / ln * radius
+    else:
+        res[0], res[1] = ox, oy
+    tmp = np.zeros(2)
+    for i in range(n):
+        if _det(lines[i, 2], lines[i, 3], lines[i, 0] - res[0], lines[i, 1] - res[1]) > 0.0:
+            tmp[0], tmp[1] = res[0], res[1]
+            if not _lp1(lines, i, radius, ox, oy, dir_opt, res):
+                res[0], res[1] = tmp[0], tmp[1]
+                return i
+    return n
+
+
+@njit(cache=True)
+def _lp3(lines, n, n_obst, begin, radius, res, proj):
+    """Minimise the largest violation of lines[n_obst:n], lines[:n_obst] hard."""
+    dist = 0.0
+    tmp = np.zeros(2)
+    for i in range(begin, n):
+        if _det(lines[i, 2], lines[i, 3], lines[i, 0] - res[0], lines[i, 1] - res[1]) <= dist:
+            continue
+        m = 0
+        for j in range(n_obst):
+            proj[m, :] = lines[j, :]
+            m += 1
+        for j in range(n_obst, i):
+            d = _det(lines[i, 2], lines[i, 3], lines[j, 2], lines[j, 3])
+            if abs(d) <= _EPS:
+                if lines[i, 2] * lines[j, 2] + lines[i, 3] * lines[j, 3] > 0.0:
+                    continue  # same direction
+                proj[m, 0] = 0.5 * (lines[i, 0] + lines[j, 0])
+                proj[m, 1] = 0.5 * (lines[i, 1] + lines[j, 1])
+            else:
+                t = _det(lines[j, 2], lines[j, 3], lines[i, 0] - lines[j, 0],
+                         lines[i, 1] - lines[j, 1]) / d  # fmt: skip
+                proj[m, 0] = lines[i, 0] + t * lines[i, 2]
+                proj[m, 1] = lines[i, 1] + t * lines[i, 3]
+            ex = lines[j, 2] - lines[i, 2]
+            ey = lines[j, 3] - lines[i, 3]
+            el = np.sqrt(ex * ex + ey * ey)
+            proj[m, 2] = ex / el
+            proj[m, 3] = ey / el
+            m += 1
+        tmp[0], tmp[1] = res[0], res[1]
+        if _lp2(proj, m, radius, -lines[i, 3], lines[i, 2], True, res) < m:
+            # cannot happen in exact arithmetic; keep the previous result
+            res[0], res[1] = tmp[0], tmp[1]
+        dist = _det(lines[i, 2], lines[i, 3], lines[i, 0] - res[0], lines[i, 1] - res[1])
+
+
+@njit(inline="always")
+def _add(lines, n, px, py, dx, dy):
+    lines[n, 0] = px
+    lines[n, 1] = py
+    lines[n, 2] = dx
+    lines[n, 3] = dy
+    return n + 1
+
+
+@njit(cache=True)
+def _wall_lines(lines, n, px, py, vx, vy, r, segs, nseg, inv_tau):
+    """Append the half-planes of the wall segments; returns the new line count."""
+    n0 = n
+    rsq = r * r
+    for k in range(nseg):
+        ax, ay, bx, by = segs[k, 0], segs[k, 2], segs[k, 3], segs[k, 5]
+        # orient the segment with the agent on its right; skip the edge-on case
+        side = _det(bx - ax, by - ay, px - ax, py - ay)
+        if side > 0.0:
+            ax, ay, bx, by = bx, by, ax, ay
+        elif side == 0.0:
+            continue
+        r1x, r1y = ax - px, ay - py
+        r2x, r2y = bx - px, by - py
+        covered = False
+        for j in range(n0, n):
+            if (_det(inv_tau * r1x - lines[j, 0], inv_tau * r1y - lines[j, 1], lines[j, 2],
+                     lines[j, 3]) - inv_tau * r >= -_EPS
+                    and _det(inv_tau * r2x - lines[j, 0], inv_tau * r2y - lines[j, 1], lines[j, 2],
+                             lines[j, 3]) - inv_tau * r >= -_EPS):  # fmt: skip
+                covered = True
+                break
+        if covered:
+            continue
+        d1 = r1x * r1x + r1y * r1y
+        d2 = r2x * r2x + r2y * r2y
+        ovx, ovy = bx - ax, by - ay
+        ol = np.sqrt(ovx * ovx + ovy * ovy)
+        if ol < 1e-9:
+            continue
+        ux, uy = ovx / ol, ovy / ol
+        s = (-r1x * ovx - r1y * ovy) / (ol * ol)
+        lx, ly = -r1x - s * ovx, -r1y - s * ovy
+        dline = lx * lx + ly * ly
+        if s < 0.0 and d1 <= rsq:  # touching the first vertex
+            ll = np.sqrt(d1)
+            n = _add(lines, n, 0.0, 0.0, -r1y / ll, r1x / ll)
+            continue
+        if s > 1.0 and d2 <= rsq:  # touching the second vertex
+            ll = np.sqrt(d2)
+            n = _add(lines, n, 0.0, 0.0, -r2y / ll, r2x / ll)
+            continue
+        if 0.0 <= s < 1.0 and dline <= rsq:  # touching the segment
+            n = _add(lines, n, 0.0, 0.0, -ux, -uy)
+            continue
+        same = False
+        if s < 0.0 and dline <= rsq:  # seen obliquely: both legs from the first vertex
+            same = True
+            leg = np.sqrt(d1 - rsq)
+            llx = (r1x * leg - r1y * r) / d1
+            lly = (r1x * r + r1y * leg) / d1
+            rlx = (r1x * leg + r1y * r) / d1
+            rly = (-r1x * r + r1y * leg) / d1
+        elif s > 1.0 and dline <= rsq:  # both legs from the second vertex
+            same = True
+            leg = np.sqrt(d2 - rsq)
+            llx = (r2x * leg - r2y * r) / d2
+            lly = (r2x * r + r2y * leg) / d2
+            rlx = (r2x * leg + r2y * r) / d2
+            rly = (-r2x * r + r2y * leg) / d2
+        else:
+            leg = np.sqrt(d1 - rsq)
+            llx = (r1x * leg - r1y * r) / d1
+            lly = (r1x * r + r1y * leg) / d1
+            leg = np.sqrt(d2 - rsq)
+            rlx = (r2x * leg + r2y * r) / d2
+            rly = (-r2x * r + r2y * leg) / d2
+        if same:
+            lcx, lcy = inv_tau * r1x, inv_tau * r1y
+            if s > 1.0:
+                lcx, lcy = inv_tau * r2x, inv_tau * r2y
+            rcx, rcy = lcx, lcy
+        else:
+            lcx, lcy = inv_tau * r1x, inv_tau * r1y
+            rcx, rcy = inv_tau * r2x, inv_tau * r2y
+        cvx, cvy = rcx - lcx, rcy - lcy
+        if same:
+            t = 0.5
+        else:
+            t = ((vx - lcx) * cvx + (vy - lcy) * cvy) / (cvx * cvx + cvy * cvy)
+        tl = (vx - lcx) * llx + (vy - lcy) * lly
+        tr = (vx - rcx) * rlx + (vy - rcy) * rly
+        if (t < 0.0 and tl < 0.0) or (same and tl < 0.0 and tr < 0.0):
+            wx, wy = vx - lcx, vy - lcy
+            wl = np.sqrt(wx * wx + wy * wy)
+            if wl < 1e-9:
+                continue
+            wx, wy = wx / wl, wy / wl
+            n = _add(lines, n, lcx + r * inv_tau * wx, lcy + r * inv_tau * wy, wy, -wx)
+            continue
+        if t > 1.0 and tr < 0.0:
+            wx, wy = vx - rcx, vy - rcy
+            wl = np.sqrt(wx * wx + wy * wy)
+            if wl < 1e-9:
+                continue
+            wx, wy = wx / wl, wy / wl
+            n = _add(lines, n, rcx + r * inv_tau * wx, rcy + r * inv_tau * wy, wy, -wx)
+            continue
+        inf = np.inf
+        dc = inf
+        if not (t < 0.0 or t > 1.0 or same):
+            ex, ey = vx - (lcx + t * cvx), vy - (lcy + t * cvy)
+            dc = ex * ex + ey * ey
+        dl = inf
+        if tl >= 0.0:
+            ex, ey = vx - (lcx + tl * llx), vy - (lcy + tl * lly)
+            dl = ex * ex + ey * ey
+        dr = inf
+        if tr >= 0.0:
+            ex, ey = vx - (rcx + tr * rlx), vy - (rcy + tr * rly)
+            dr = ex * ex + ey * ey
+        if dc <= dl and dc <= dr:
+            dx, dy = -ux, -uy
+            n = _add(lines, n, lcx + r * inv_tau * (-dy), lcy + r * inv_tau * dx, dx, dy)
+        elif dl <= dr:
+            n = _add(lines, n, lcx + r * inv_tau * (-lly), lcy + r * inv_tau * llx, llx, lly)
+        else:
+            dx, dy = -rlx, -rly
+            n = _add(lines, n, rcx + r * inv_tau * (-dy), rcy + r * inv_tau * dx, dx, dy)
+    return n
+
+
+@njit(cache=True)
+def solve_orca(px, py, vx, vy, r, vmax, prefx, prefy, near, nnear, segs, nseg, tau, tau_obst,
+               dt, lines, proj, res):  # fmt: skip
+    """New velocity of one agent into ``res`` (2,) float64; returns the line count.
+
+    ``near`` rows ``x y vx vy radius kind`` (kind 1: does not reciprocate),
+    ``segs`` (n, 6) wall segments (x0 y0 z0 x1 y1 z1).
+    """
+    n = _wall_lines(lines, 0, px, py, vx, vy, r, segs, nseg, 1.0 / tau_obst)
+    n_obst = n
+    inv_tau = 1.0 / tau
+    for j in range(nnear):
+        rpx = near[j, 0] - px
+        rpy = near[j, 1] - py
+        rvx = vx - near[j, 2]
+        rvy = vy - near[j, 3]
+        d2 = rpx * rpx + rpy * rpy
+        cr = r + near[j, 4]
+        crsq = cr * cr
+        if d2 > crsq:
+            wx = rvx - inv_tau * rpx
+            wy = rvy - inv_tau * rpy
+            wlsq = wx * wx + wy * wy
+            dot1 = wx * rpx + wy * rpy
+            if dot1 < 0.0 and dot1 * dot1 > crsq * wlsq:
+                # project on the cut-off circle
+                wl = np.sqrt(wlsq)
+                uwx, uwy = wx / wl, wy / wl
+                dx, dy = uwy, -uwx
+                ux, uy = (cr * inv_tau - wl) * uwx, (cr * inv_tau - wl) * uwy
+            else:
+                leg = np.sqrt(d2 - crsq)
+                if _det(rpx, rpy, wx, wy) > 0.0:  # left leg
+                    dx = (rpx * leg - rpy * cr) / d2
+                    dy = (rpx * cr + rpy * leg) / d2
+                else:  # right leg
+                    dx = -(rpx * leg + rpy * cr) / d2
+                    dy = -(-rpx * cr + rpy * leg) / d2
+                dot2 = rvx * dx + rvy * dy
+                ux, uy = dot2 * dx - rvx, dot2 * dy - rvy
+        else:
+            # already colliding: separate within one time step
+            inv_dt = 1.0 / dt
+            wx = rvx - inv_dt * rpx
+            wy = rvy - inv_dt * rpy
+            wl = np.sqrt(wx * wx + wy * wy)
+            if wl < 1e-9:
+                wx, wy, wl = -rpx, -rpy, np.sqrt(d2)
+                if wl < 1e-9:
+                    wx, wy, wl = 1.0, 0.0, 1.0
+            uwx, uwy = wx / wl, wy / wl
+            dx, dy = uwy, -uwx
+            ux, uy = (cr * inv_dt - wl) * uwx, (cr * inv_dt - wl) * uwy
+        share = 1.0 if near[j, 5] > 0.5 else 0.5
+        n = _add(lines, n, vx + share * ux, vy + share * uy, dx, dy)
+    fail = _lp2(lines, n, vmax, prefx, prefy, False, res)
+    if fail < n:
+        _lp3(lines, n, n_obst, fail, vmax, res, proj)
+    return n
+
+
+@njit(cache=True)
+def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qrange, inv,
+              buckets, items, obs, segs, nsegs, prm, dt, nvel):  # fmt: skip
+    """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``; returns
+    the number of half-planes built. Arguments as :func:`navkit.crowd.ttc.plan_ttc`,
+    ``prm`` :meth:`ORCAParams.array`."""
+    ids = np.empty(MAX_QUERY_IDS, np.int64)
+    near32 = np.zeros((MAX_NEAR, 6), np.float32)
+    near = np.zeros((MAX_NEAR, 6))
+    lines = np.zeros((_MAX_LINES, 4))
+    proj = np.zeros((_MAX_LINES, 4))
+    sg = np.zeros((MAX_LOCAL_SEGS, 6))
+    res = np.zeros(2)
+    total = 0
+    for i in range(act.shape[0]):
+        s = act[i]
+        if not mask[s]:
+            continue
+        nn = gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, items, obs,
+                            ids, near32)  # fmt: skip
+        for j in range(nn):
+            for c in range(6):
+                near[j, c] = near32[j, c]
+        ns = 0
+        px, pz = np.float64(npos[s, 0]), np.float64(npos[s, 2])
+        for j in range(nsegs[s]):
+            w = segs[s, j]
+            if (w[3] - npos[s, 0]) * (w[2] - npos[s, 2]) - (w[0] - npos[s, 0]) * (
+                w[5] - npos[s, 2]
+            ) < F32(0.0):
+                continue  # faces away (dtCrowd's test)
+            for c in range(6):
+                sg[ns, c] = w[c]
+            ns += 1
+        dx, dz = np.float64(dvel[s, 0]), np.float64(dvel[s, 2])
+        prefx = dx * prm[2] - dz * prm[3]
+        prefz = dx * prm[3] + dz * prm[2]
+        total += solve_orca(px, pz, np.float64(vel[s, 0]), np.float64(vel[s, 2]),
+                            np.float64(radius[s]), np.float64(max_speed[s]),
+                            prefx, prefz, near, nn, sg, ns,
+                            prm[0], prm[1], np.float64(dt), lines, proj, res)  # fmt: skip
+        nvel[s, 0] = res[0]
+        nvel[s, 1] = F32(0.0)
+        nvel[s, 2] = res[1]
+    return total

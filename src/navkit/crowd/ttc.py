@@ -1,0 +1,370 @@
+"""Time-to-collision avoidance: the power law of Karamouzas, Skinner and Guy.
+
+Karamouzas, Skinner and Guy ("Universal power law governing pedestrian
+interactions", Phys. Rev. Lett. 113, 238701, 2014) measured that the
+interaction energy of two pedestrians depends on their predicted time to
+collision ``tau`` only::
+
+    E(tau) = k / tau**2 * exp(-tau / tau0)
+
+``tau`` is the first time at which the two discs (radii summed) touch if both
+keep their velocities (no energy when they never do, or later than
+``horizon``). With ``x = x_i - x_j``, ``v = v_i - v_j``, ``r = r_i + r_j``,
+``a = v.v``, ``b = x.v``, ``c = x.x - r**2``, ``D = b**2 - a c``:
+``tau = (-b - sqrt(D)) / a``. The paper's agents feel the force
+``-grad_v E = k exp(-tau/tau0) (2/tau + 1/tau0) (x + tau v) / (tau sqrt(D))``
+(:func:`ttc_force`) plus the goal force ``(v_pref - v) / xi``.
+
+Integration. Integrated explicitly at a game's time step (0.05 s) the force
+chatters: near a grazing encounter (``D -> 0``) it is very large, turns the
+velocity out of the collision cone in one step, vanishes, and the goal force
+turns it back (measured: acceleration spikes at the limit every few steps).
+The default is therefore the implicit (backward Euler) step of the same model:
+the new velocity ``u`` minimises::
+
+    J(u) = |u - v|^2 / (2 dt) + |u - v_pref|^2 / (2 xi) + sum_j E_j(u) + w_wall sum_w E_w(u)
+           + contact * k * sum_j max(0, (1 + margin) r_j - |x_j + (u - v_j) dt|)^2 / r_j^2
+
+whose stationary point is ``u = v + dt (goal force(u) + avoidance force(u))``.
+It is minimised by a pattern search (8 directions, 6 halvings) over the
+velocities reachable in this step (``|u - v| <= max_acceleration dt``,
+``|u| <= max_speed``), started from the current velocity and from the step toward
+``v_pref``. The last term keeps discs from touching in the next step: the
+energy itself stops growing once they touch (the pair's ``tau`` is 0).
+``TTCParams(implicit=False)`` gives the explicit force integration instead.
+
+Further details, each a parameter of :class:`TTCParams`:
+
+- ``soft``: the radius widens to ``r (1 + soft)`` and the energy (and force) fade
+  to 0 across the widening by the factor ``D / (a ((r(1+soft))^2 - r^2))``, so
+  that they are continuous in the miss distance instead of jumping at grazing.
+- ``force_turn``, ``pref_turn``: everyone passes on the same hand. The relative
+  velocity of the energy term is turned by ``force_turn`` (explicit: the force
+  is turned), and the preferred velocity by ``pref_turn``; without them a
+  symmetric head-on pair, the circle swap and the four-way crossing end in a
+  standoff (measured: the crossing jammed with all 24 agents stuck).
+- Overlapping discs (dtCrowd's collision phase still separates them) take the
+  overlap depth as their radius in the energy, as in the paper's implementation.
+
+Neighbours: the nearest :data:`~navkit.crowd.obstacles.MAX_NEAR` agents and
+temporary obstacles within the collision query range (a temporary obstacle is a
+neighbour that does not reciprocate), and the wall segments of the agent's local
+boundary facing it, each a static point (radius 0) at its closest point.
+dtCrowd's integration then limits the acceleration as for every agent.
+
+Defaults: the paper's ``k = 1.5``, ``tau0 = 3 s`` and relaxation ``xi = 0.54 s``;
+``horizon`` 9 s (3 tau0), ``soft`` 0.15, ``force_turn`` 0.3 rad, ``pref_turn``
+0.05 rad, ``contact`` 1000, ``margin`` 0.1 (tuned on the circle swap and the
+four-way crossing of tests/crowd/test_models.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from navkit._jit import F32, njit
+
+from .agents import _finite
+from .obstacles import MAX_NEAR, gather_circles
+from .proximity import MAX_QUERY_IDS
+
+__all__ = ["TTCParams", "plan_ttc", "ttc_force", "ttc_energy"]
+
+_SEARCH_DIRS = 8
+_SEARCH_DEPTH = 6
+_DIRS = np.array(
+    [[np.cos(2 * np.pi * i / _SEARCH_DIRS), np.sin(2 * np.pi * i / _SEARCH_DIRS)]
+     for i in range(_SEARCH_DIRS)], np.float32,
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TTCParams:
+    """Parameters of the time-to-collision model (see the module docstring).
+
+    Attributes
+    ----------
+    k : float
+        Energy scale of the power law [wu^2/s^2] (> 0).
+    tau0 : float
+        Interaction time scale [s]: the exponential cut-off of E(tau) (> 0).
+    xi : float
+        Relaxation time of the goal force [s] (> 0).
+    max_force : float
+        Bound on the summed force of the explicit step [wu/s^2] (> 0).
+    horizon : float
+        Interactions with a predicted collision later than this are ignored [s] (> 0).
+    wall_weight : float
+        Scale of the wall energies relative to agent energies (>= 0).
+    force_turn : float
+        Turn of each neighbour's relative velocity (explicit: of its force) [rad],
+        in [-1, 1]: everyone steps aside to the same hand.
+    pref_turn : float
+        Turn of the preferred velocity [rad], in [-0.5, 0.5].
+    soft : float
+        Widening of the radius across which the energy fades to 0 [fraction of r],
+        in [0, 10].
+    implicit : bool
+        Implicit step (minimise J) rather than the explicit force integration.
+    contact : float
+        Weight of the next-step penetration term (>= 0).
+    contact_margin : float
+        Gap the penetration term keeps [fraction of r], in [0, 1].
+    """
+
+    k: float = 1.5
+    tau0: float = 3.0
+    xi: float = 0.54
+    max_force: float = 20.0
+    horizon: float = 9.0
+    wall_weight: float = 1.0
+    force_turn: float = 0.3
+    pref_turn: float = 0.05
+    soft: float = 0.15
+    implicit: bool = True
+    contact: float = 1000.0
+    contact_margin: float = 0.1
+
+    def __post_init__(self) -> None:
+        for f in ("k", "tau0", "xi", "max_force", "horizon"):
+            object.__setattr__(self, f, _finite(getattr(self, f), f, 1e-6, 1e30))
+        object.__setattr__(self, "wall_weight", _finite(self.wall_weight, "wall_weight", 0.0, 1e30))
+        object.__setattr__(self, "force_turn", _finite(self.force_turn, "force_turn", -1.0, 1.0))
+        object.__setattr__(self, "pref_turn", _finite(self.pref_turn, "pref_turn", -0.5, 0.5))
+        object.__setattr__(self, "soft", _finite(self.soft, "soft", 0.0, 10.0))
+        object.__setattr__(self, "implicit", bool(self.implicit))
+        object.__setattr__(self, "contact", _finite(self.contact, "contact", 0.0, 1e30))
+        object.__setattr__(
+            self, "contact_margin", _finite(self.contact_margin, "contact_margin", 0.0, 1.0)
+        )
+
+    def array(self) -> np.ndarray:
+        """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
+        cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin]."""
+        return np.array(
+            [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
+             np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
+             np.sin(self.pref_turn), self.soft, float(self.implicit), self.contact,
+             1.0 + self.contact_margin],
+            np.float32,
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def ttc_force(xx, xz, vx, vz, r, k, tau0, horizon, soft):
+    """Power-law force (fx, fz) on a disc at relative position (xx, xz) = x_i - x_j with
+    relative velocity (vx, vz) = v_i - v_j and summed radius r; (0, 0) when no
+    collision is predicted within ``horizon``. ``soft`` > 0 widens the radius to
+    ``r (1 + soft)`` and tapers the force to 0 across the widening (see the module)."""
+    d2 = xx * xx + xz * xz
+    rr = r
+    if d2 < r * r:  # overlapping: the overlap depth as the radius
+        d = np.sqrt(d2)
+        rr = min(r - d, F32(0.5) * d)
+        if rr <= F32(1e-4):
+            # at the same point: no direction to push along from the velocities
+            return F32(0.0), F32(0.0)
+    else:
+        rr = r * (F32(1.0) + soft)
+    a = vx * vx + vz * vz
+    if a < F32(1e-8):
+        return F32(0.0), F32(0.0)
+    b = xx * vx + xz * vz
+    c = d2 - rr * rr
+    disc = b * b - a * c
+    if disc <= F32(1e-12):
+        return F32(0.0), F32(0.0)
+    sd = np.sqrt(disc)
+    tau = (-b - sd) / a
+    if tau <= F32(0.0) or tau > horizon:
+        return F32(0.0), F32(0.0)
+    tau = max(tau, F32(1e-3))
+    mag = k * np.exp(-tau / tau0) * (F32(2.0) / tau + F32(1.0) / tau0) / (tau * sd)
+    if rr > r:
+        # disc = a (rr^2 - miss^2): full force for a miss distance below r, 0 at rr
+        w = disc / (a * (rr * rr - r * r))
+        if w < F32(1.0):
+            mag = mag * w
+    return (xx + tau * vx) * mag, (xz + tau * vz) * mag
+
+
+@njit(cache=True)
+def ttc_energy(xx, xz, vx, vz, r, k, tau0, horizon, soft):
+    """Power-law energy ``k / tau^2 exp(-tau / tau0)`` of a pair (arguments as
+    :func:`ttc_force`), tapered like the force when ``soft`` > 0; 0 when no collision
+    is predicted within ``horizon``."""
+    d2 = xx * xx + xz * xz
+    rr = r
+    if d2 < r * r:
+        d = np.sqrt(d2)
+        rr = min(r - d, F32(0.5) * d)
+        if rr <= F32(1e-4):
+            return k * F32(1e6)
+    else:
+        rr = r * (F32(1.0) + soft)
+    a = vx * vx + vz * vz
+    if a < F32(1e-8):
+        return F32(0.0)
+    b = xx * vx + xz * vz
+    c = d2 - rr * rr
+    disc = b * b - a * c
+    if disc <= F32(0.0):
+        return F32(0.0)
+    tau = (-b - np.sqrt(disc)) / a
+    if tau <= F32(0.0) or tau > horizon:
+        return F32(0.0)
+    tau = max(tau, F32(1e-3))
+    e = k / (tau * tau) * np.exp(-tau / tau0)
+    if rr > r:
+        w = disc / (a * (rr * rr - r * r))
+        if w < F32(1.0):
+            e = e * w
+    return e
+
+
+@njit(cache=True)
+def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, prm, dt):
+    """Implicit-step objective of candidate velocity (ux, uz) for agent s."""
+    k, tau0, xi, horizon, wwall, soft = prm[0], prm[1], prm[2], prm[4], prm[5], prm[10]
+    fc, fs = prm[6], prm[7]
+    dx, dz = ux - vx, uz - vz
+    gx, gz = ux - prefx, uz - prefz
+    j = (dx * dx + dz * dz) / (F32(2.0) * dt) + (gx * gx + gz * gz) / (F32(2.0) * xi)
+    for i in range(n):
+        # relative velocity turned by -force_turn: a collision on the agent's preferred
+        # side looks cheaper, so everyone passes on the same hand
+        rvx = ux - near[i, 2]
+        rvz = uz - near[i, 3]
+        tx = rvx * fc + rvz * fs
+        tz = -rvx * fs + rvz * fc
+        xx = px - near[i, 0]
+        xz = pz - near[i, 1]
+        rr = rad + near[i, 4]
+        j += ttc_energy(xx, xz, tx, tz, rr, k, tau0, horizon, soft)
+        # penetration after this step (the energy alone fades once discs touch)
+        nx = xx + rvx * dt
+        nz = xz + rvz * dt
+        pen = rr * prm[13] - np.sqrt(nx * nx + nz * nz)
+        if pen > F32(0.0):
+            j += prm[12] * k * (pen * pen) / (rr * rr)
+    for i in range(nsegs):
+        w = segs[s, i]
+        if (w[3] - px) * (w[2] - pz) - (w[0] - px) * (w[5] - pz) < F32(0.0):
+            continue
+        sx = w[3] - w[0]
+        sz = w[5] - w[2]
+        l2 = sx * sx + sz * sz
+        t = F32(0.0)
+        if l2 > F32(0.0):
+            t = ((px - w[0]) * sx + (pz - w[2]) * sz) / l2
+            t = min(max(t, F32(0.0)), F32(1.0))
+        j += wwall * ttc_energy(px - (w[0] + t * sx), pz - (w[2] + t * sz), ux, uz, rad, k,
+                                tau0, horizon, soft)  # fmt: skip
+    return j
+
+
+@njit(cache=True)
+def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qrange, inv,
+             buckets, items, obs, segs, nsegs, prm, dt, nvel):  # fmt: skip
+    """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``.
+
+    Neighbours from the proximity grid (``inv``, ``buckets``, ``items``) and the
+    temporary obstacles ``obs`` ((k, 7) float32); walls ``segs[s, :nsegs[s]]``
+    ((n, 8, 6) float32, dtLocalBoundary's); ``prm`` :meth:`TTCParams.array`;
+    ``dt`` [s]. Returns the number of interactions evaluated.
+    """
+    k, tau0, xi, fmax, horizon, wwall = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
+    fc, fs, pc, ps, soft, implicit = prm[6], prm[7], prm[8], prm[9], prm[10], prm[11]
+    ids = np.empty(MAX_QUERY_IDS, np.int64)
+    near = np.zeros((MAX_NEAR, 6), np.float32)
+    count = 0
+    for i in range(act.shape[0]):
+        s = act[i]
+        if not mask[s]:
+            continue
+        px, pz = npos[s, 0], npos[s, 2]
+        vx, vz = vel[s, 0], vel[s, 2]
+        vmax = max_speed[s]
+        prefx = dvel[s, 0] * pc - dvel[s, 2] * ps
+        prefz = dvel[s, 0] * ps + dvel[s, 2] * pc
+        n = gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, items, obs,
+                           ids, near)  # fmt: skip
+        count += n + nsegs[s]
+        if implicit > F32(0.5):
+            # pattern search over the velocities reachable this step
+            reach = max(max_acc[s] * dt, F32(1e-3))
+            bx, bz = vx, vz
+            best = _cost(bx, bz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs[s],
+                         radius[s], prm, dt)  # fmt: skip
+            # the step toward the preferred velocity as a second start
+            gx, gz = prefx - vx, prefz - vz
+            gl = np.sqrt(gx * gx + gz * gz)
+            if gl > F32(1e-6):
+                f = min(gl, reach) / gl
+                cx, cz = vx + gx * f, vz + gz * f
+                cj = _cost(cx, cz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs[s],
+                           radius[s], prm, dt)  # fmt: skip
+                if cj < best:
+                    best, bx, bz = cj, cx, cz
+            step = reach * F32(0.5)
+            for _ in range(_SEARCH_DEPTH):
+                cx0, cz0 = bx, bz
+                for d in range(_SEARCH_DIRS):
+                    cx = cx0 + step * _DIRS[d, 0]
+                    cz = cz0 + step * _DIRS[d, 1]
+                    ex, ez = cx - vx, cz - vz
+                    if ex * ex + ez * ez > reach * reach * F32(1.0001):
+                        continue
+                    if cx * cx + cz * cz > vmax * vmax:
+                        continue
+                    cj = _cost(cx, cz, s, px, pz, vx, vz, prefx, prefz, near, n, segs,
+                               nsegs[s], radius[s], prm, dt)  # fmt: skip
+                    if cj < best:
+                        best, bx, bz = cj, cx, cz
+                step = step * F32(0.5)
+            nvel[s, 0] = bx
+            nvel[s, 1] = F32(0.0)
+            nvel[s, 2] = bz
+            continue
+        # explicit: the force integrated over the step
+        fx = (prefx - vx) / xi
+        fz = (prefz - vz) / xi
+        for j in range(n):
+            gx, gz = ttc_force(px - near[j, 0], pz - near[j, 1], vx - near[j, 2],
+                               vz - near[j, 3], radius[s] + near[j, 4], k, tau0, horizon,
+                               soft)  # fmt: skip
+            fx += gx * fc - gz * fs
+            fz += gx * fs + gz * fc
+        for j in range(nsegs[s]):
+            w = segs[s, j]
+            # the wall's side facing the agent only (dtCrowd's test)
+            if (w[3] - px) * (w[2] - pz) - (w[0] - px) * (w[5] - pz) < F32(0.0):
+                continue
+            sx = w[3] - w[0]
+            sz = w[5] - w[2]
+            l2 = sx * sx + sz * sz
+            t = F32(0.0)
+            if l2 > F32(0.0):
+                t = ((px - w[0]) * sx + (pz - w[2]) * sz) / l2
+                t = min(max(t, F32(0.0)), F32(1.0))
+            qx = w[0] + t * sx
+            qz = w[2] + t * sz
+            gx, gz = ttc_force(px - qx, pz - qz, vx, vz, radius[s], k, tau0, horizon, soft)
+            fx += gx * wwall
+            fz += gz * wwall
+        fl = np.sqrt(fx * fx + fz * fz)
+        if fl > fmax:
+            fx = fx * (fmax / fl)
+            fz = fz * (fmax / fl)
+        nx = vx + fx * dt
+        nz = vz + fz * dt
+        sp = np.sqrt(nx * nx + nz * nz)
+        if sp > vmax:
+            nx = nx * (vmax / sp)
+            nz = nz * (vmax / sp)
+        nvel[s, 0] = nx
+        nvel[s, 1] = F32(0.0)
+        nvel[s, 2] = nz
+    return count
