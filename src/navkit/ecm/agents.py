@@ -322,17 +322,15 @@ class CorridorAgents:
         """Plan again every agent whose route the map update ``report`` touched,
         and every blocked agent. Called by the map for every update (the agents
         subscribe when created). Returns the handles that planned again."""
-        out = []
-        for s in np.flatnonzero(self.states != 0):
-            s = int(s)
+        out: list[int] = []
+        for slot in np.flatnonzero(self.states != 0):
+            s = int(slot)
             p = self._paths[s]
             if self.states[s] == AK.BLOCKED or (
                 self.states[s] == AK.MOVING and p is not None and report.affects(p)
             ):
                 self._plan(s)
                 out.append(int(self._salt[s]) << 16 | s)
-            elif self.states[s] == AK.ARRIVED and p is not None and report.affects(p):
-                self._flat = None  # its disks moved: refresh the flat copy
         return out
 
     def close(self) -> None:
