@@ -123,7 +123,10 @@ def test_update_replans_only_agents_whose_route_it_touches(scene):
 def _walled():
     # a 12 x 4 room cut in two by a wall with a 1.2-wide door at y in [1.4, 2.6]
     boundary = [(0, 0), (12, 0), (12, 4), (0, 4)]
-    walls = [[(5.8, 0.01), (6.2, 0.01), (6.2, 1.4), (5.8, 1.4)], [(5.8, 2.6), (6.2, 2.6), (6.2, 3.99), (5.8, 3.99)]]
+    walls = [
+        [(5.8, 0.01), (6.2, 0.01), (6.2, 1.4), (5.8, 1.4)],
+        [(5.8, 2.6), (6.2, 2.6), (6.2, 3.99), (5.8, 3.99)],
+    ]
     return CorridorMap.from_polygons(boundary, walls)
 
 

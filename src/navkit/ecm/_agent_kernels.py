@@ -47,7 +47,9 @@ def _foot(k, ax, ay, bx, by, x, y):
 
 
 @njit
-def nearest_obstacle(x, y, ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive):
+def nearest_obstacle(
+    x, y, ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
+):
     """Distance [wu] from world point (x, y) to the nearest obstacle and that
     obstacle point (world); (inf, x, y) when the map has no site."""
     lx = (x - ox) * unit
@@ -60,7 +62,9 @@ def nearest_obstacle(x, y, ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kin
 
 
 @njit
-def densify(route, step, ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive):
+def densify(
+    route, step, ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive
+):
     """Corridor disks along ``route`` ((m, 2) world, the medial route): points no
     farther than ``step`` [wu] apart, each with its clearance [wu].
     Returns (centers (k, 2), radii (k,))."""
@@ -90,6 +94,52 @@ def densify(route, step, ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind,
         )  # fmt: skip
         rad[i] = d
     return cen[:k], rad[:k]
+
+
+@njit
+def build_grid(pos, state, cell):
+    """Bucket the agents (state != 0) in square cells of side ``cell`` [wu] over
+    their bounding box (the side grows when the box would need more than about
+    4 cells per agent). Returns (x0, y0, side, nx, ny, start (nx*ny+1,) int64,
+    items (n,) int64): the agents of cell ``cx * ny + cy`` are
+    ``items[start[c]:start[c+1]]``."""
+    n = pos.shape[0]
+    x0 = np.inf
+    y0 = np.inf
+    x1 = -np.inf
+    y1 = -np.inf
+    m = 0
+    for i in range(n):
+        if state[i] != 0:
+            x0 = min(x0, pos[i, 0])
+            y0 = min(y0, pos[i, 1])
+            x1 = max(x1, pos[i, 0])
+            y1 = max(y1, pos[i, 1])
+            m += 1
+    if m == 0:
+        x0 = y0 = x1 = y1 = 0.0
+    side = cell
+    while True:
+        nx = int((x1 - x0) / side) + 1
+        ny = int((y1 - y0) / side) + 1
+        if nx * ny <= 4 * m + 16:
+            break
+        side *= 2.0
+    start = np.zeros(nx * ny + 1, np.int64)
+    for i in range(n):
+        if state[i] != 0:
+            c = int((pos[i, 0] - x0) / side) * ny + int((pos[i, 1] - y0) / side)
+            start[c + 1] += 1
+    for c in range(nx * ny):
+        start[c + 1] += start[c]
+    fill = start[:-1].copy()
+    items = np.empty(max(m, 1), np.int64)
+    for i in range(n):
+        if state[i] != 0:
+            c = int((pos[i, 0] - x0) / side) * ny + int((pos[i, 1] - y0) / side)
+            items[fill[c]] = i
+            fill[c] += 1
+    return x0, y0, side, nx, ny, start, items
 
 
 @njit(inline="always")
@@ -123,7 +173,8 @@ def plan_velocities(
     dt, pos, vel, rad, vmax, amax, goal, state, group, pseg, pt, attract,
     PX, PY, pptr, pcnt,
     ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
-    tau0, k_ttc, horizon, sense, relax, slow, arrive, wall_range, coherence, max_force, out_vel,
+    tau0, k_ttc, horizon, sense, relax, slow, arrive, wall_range, coherence, max_force,
+    gx0_, gy0_, gside, gnx, gny, gstart, gitems, out_vel,
 ):  # fmt: skip
     """New velocity of every moving agent into ``out_vel`` ((n, 2) [wu/s]); moves
     each agent's path progress (``pseg``, ``pt``) to its attraction point
@@ -211,41 +262,54 @@ def plan_velocities(
         gxs = 0.0
         gys = 0.0
         gn = 0
-        for j in range(n):
-            if j == i or state[j] == 0:
-                continue
-            wx_ = x - pos[j, 0]
-            wy_ = y - pos[j, 1]
-            dist2 = wx_ * wx_ + wy_ * wy_
-            if dist2 > sense * sense:
-                continue
-            if coherence > 0.0 and group[i] >= 0 and group[j] == group[i] and state[j] == MOVING:
-                gxs += pos[j, 0]
-                gys += pos[j, 1]
-                gn += 1
-            rr = ri + rad[j]
-            c = dist2 - rr * rr
-            if c < 0.0:  # overlapping: push apart along the centre line
-                dist = math.sqrt(dist2)
-                if dist > 1e-9:
-                    push = max_force * (rr - dist) / rr
-                    fx += wx_ / dist * push
-                    fy += wy_ / dist * push
-                continue
-            vx = vel[i, 0] - vel[j, 0]
-            vy = vel[i, 1] - vel[j, 1]
-            a = vx * vx + vy * vy
-            b = wx_ * vx + wy_ * vy
-            disc = b * b - a * c
-            if b >= 0.0 or disc <= 0.0 or a < 1e-12:
-                continue
-            sq = math.sqrt(disc)
-            tau = c / (-b + sq)  # = (-b - sq) / a, without cancellation
-            if tau <= 0.0 or tau > horizon:
-                continue
-            mag = k_ttc * math.exp(-tau / tau0) / (tau * tau) * (2.0 / tau + 1.0 / tau0) / sq
-            fx += mag * (wx_ + vx * tau)
-            fy += mag * (wy_ + vy * tau)
+        cxi = int((x - gx0_) / gside)
+        cyi = int((y - gy0_) / gside)
+        for ux in range(max(0, cxi - 1), min(gnx, cxi + 2)):
+            for uy in range(max(0, cyi - 1), min(gny, cyi + 2)):
+                c0 = ux * gny + uy
+                for q in range(gstart[c0], gstart[c0 + 1]):
+                    j = gitems[q]
+                    if j == i or state[j] == 0:
+                        continue
+                    wx_ = x - pos[j, 0]
+                    wy_ = y - pos[j, 1]
+                    dist2 = wx_ * wx_ + wy_ * wy_
+                    if dist2 > sense * sense:
+                        continue
+                    if (
+                        coherence > 0.0
+                        and group[i] >= 0
+                        and group[j] == group[i]
+                        and state[j] == MOVING
+                    ):
+                        gxs += pos[j, 0]
+                        gys += pos[j, 1]
+                        gn += 1
+                    rr = ri + rad[j]
+                    c = dist2 - rr * rr
+                    if c < 0.0:  # overlapping: push apart along the centre line
+                        dist = math.sqrt(dist2)
+                        if dist > 1e-9:
+                            push = max_force * (rr - dist) / rr
+                            fx += wx_ / dist * push
+                            fy += wy_ / dist * push
+                        continue
+                    vx = vel[i, 0] - vel[j, 0]
+                    vy = vel[i, 1] - vel[j, 1]
+                    a = vx * vx + vy * vy
+                    b = wx_ * vx + wy_ * vy
+                    disc = b * b - a * c
+                    if b >= 0.0 or disc <= 0.0 or a < 1e-12:
+                        continue
+                    sq = math.sqrt(disc)
+                    tau = c / (-b + sq)  # = (-b - sq) / a, without cancellation
+                    if tau <= 0.0 or tau > horizon:
+                        continue
+                    mag = (
+                        k_ttc * math.exp(-tau / tau0) / (tau * tau) * (2.0 / tau + 1.0 / tau0) / sq
+                    )
+                    fx += mag * (wx_ + vx * tau)
+                    fy += mag * (wy_ + vy * tau)
         if gn > 0 and dl > 1e-9:  # ahead of the group's centre: wait for it
             ahead = ((x - gxs / gn) * dx + (y - gys / gn) * dy) / dl
             if ahead > 0.0:
@@ -270,7 +334,9 @@ def plan_velocities(
                 sq = math.sqrt(disc)
                 tau = c / (-b + sq)
                 if tau > 0.0 and tau <= horizon:
-                    mag = k_ttc * math.exp(-tau / tau0) / (tau * tau) * (2.0 / tau + 1.0 / tau0) / sq
+                    mag = (
+                        k_ttc * math.exp(-tau / tau0) / (tau * tau) * (2.0 / tau + 1.0 / tau0) / sq
+                    )
                     fx += mag * (wx_ + vx * tau)
                     fy += mag * (wy_ + vy * tau)
         fl = math.hypot(fx, fy)
@@ -321,8 +387,10 @@ def _constrain(
             d = math.hypot(x - cx, y - cy)
             if d <= rr:
                 # the inside piece nearest the last index (ahead on ties)
-                if inside < 0 or abs(j - kc) < abs(inside - kc) or (
-                    abs(j - kc) == abs(inside - kc) and j > inside
+                if (
+                    inside < 0
+                    or abs(j - kc) < abs(inside - kc)
+                    or (abs(j - kc) == abs(inside - kc) and j > inside)
                 ):
                     inside = j
             elif d - rr < best:
@@ -359,7 +427,7 @@ def _constrain(
 def integrate(
     dt, pos, vel, new_vel, rad, vmax, state, kc, CX, CY, CR, cptr, ccnt, separate,
     ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
-    tmp, out_pos,
+    gx0_, gy0_, gside, gnx, gny, gstart, gitems, tmp, out_pos,
 ):  # fmt: skip
     """Move every moving agent by its new velocity, push overlapping agents
     apart (``separate`` of each overlap per step, shared between the two), keep
@@ -381,20 +449,26 @@ def integrate(
             continue
         sx = 0.0
         sy = 0.0
-        for j in range(n):
-            if j == i or state[j] == 0:
-                continue
-            wx = x - tmp[j, 0]
-            wy = y - tmp[j, 1]
-            rr = rad[i] + rad[j]
-            d2 = wx * wx + wy * wy
-            if d2 >= rr * rr or d2 <= 1e-18:
-                continue
-            d = math.sqrt(d2)
-            # a standing agent does not yield: the moving one takes the whole push
-            share = 0.5 if state[j] == MOVING else 1.0
-            sx += wx / d * (rr - d) * share * separate
-            sy += wy / d * (rr - d) * share * separate
+        cxi = int((pos[i, 0] - gx0_) / gside)
+        cyi = int((pos[i, 1] - gy0_) / gside)
+        for ux in range(max(0, cxi - 1), min(gnx, cxi + 2)):
+            for uy in range(max(0, cyi - 1), min(gny, cyi + 2)):
+                c0 = ux * gny + uy
+                for q in range(gstart[c0], gstart[c0 + 1]):
+                    j = gitems[q]
+                    if j == i or state[j] == 0:
+                        continue
+                    wx = x - tmp[j, 0]
+                    wy = y - tmp[j, 1]
+                    rr = rad[i] + rad[j]
+                    d2 = wx * wx + wy * wy
+                    if d2 >= rr * rr or d2 <= 1e-18:
+                        continue
+                    d = math.sqrt(d2)
+                    # a standing agent does not yield: the moving one takes the whole push
+                    share = 0.5 if state[j] == MOVING else 1.0
+                    sx += wx / d * (rr - d) * share * separate
+                    sy += wy / d * (rr - d) * share * separate
         x += sx
         y += sy
         x, y, k = _constrain(

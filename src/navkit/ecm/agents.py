@@ -105,7 +105,9 @@ class AgentSettings:
         for name in ("coherence", "separate"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise InputError(f"AgentSettings.{name} must be a finite number >= 0, got {v!r:.60}")
+                raise InputError(
+                    f"AgentSettings.{name} must be a finite number >= 0, got {v!r:.60}"
+                )
         if self.separate > 1:
             raise InputError(f"AgentSettings.separate must be <= 1, got {self.separate!r}")
 
@@ -131,7 +133,9 @@ class CorridorAgents:
     attraction : (max_agents, 2) float64 [wu] -- each agent's current attraction point
     """
 
-    def __init__(self, cmap: CorridorMap, max_agents: int = 256, settings: AgentSettings | None = None):
+    def __init__(
+        self, cmap: CorridorMap, max_agents: int = 256, settings: AgentSettings | None = None
+    ):
         if not isinstance(cmap, CorridorMap):
             raise InputError(f"cmap must be a CorridorMap, got {type(cmap).__name__}")
         max_agents = integer(max_agents, "max_agents", 1, 0xFFFF)
@@ -217,7 +221,9 @@ class CorridorAgents:
         if preferred_clearance is not None:
             pc = float(preferred_clearance)
             if not (math.isfinite(pc) and pc >= r):
-                raise InputError(f"preferred_clearance must be >= radius ({r:g}), got {preferred_clearance!r:.60}")
+                raise InputError(
+                    f"preferred_clearance must be >= radius ({r:g}), got {preferred_clearance!r:.60}"
+                )
         group = integer(group, "group", -1, 2**62)
         clr = self.cmap.clearance_at(p)
         if clr < r:
@@ -382,17 +388,22 @@ class CorridorAgents:
         PX, PY, pptr, pcnt, CX, CY, CR, cptr, ccnt = self._flatten()
         st = self.settings
         site = self._site_args()
-        # states must not be MOVING for agents without a plan
+        act = self.states != 0
+        reach = (
+            2.0 * float(self.radii[act].max(initial=0.0))
+            + 2.0 * float(self.max_speed[act].max(initial=0.0)) * dt
+        )
+        grid = AK.build_grid(self.positions, self.states, max(st.sense, reach, 1e-6))
         AK.plan_velocities(
             dt, self.positions, self.velocities, self.radii, self.max_speed, self.max_acceleration,
             self.goals, self.states, self.groups, self._pseg, self._pt, self.attraction,
             PX, PY, pptr, pcnt, *site,
             st.tau0, st.k_ttc, st.horizon, st.sense, st.relax, st.slow_distance,
-            st.arrive_distance, st.wall_range, st.coherence, st.max_force, self._new_vel,
+            st.arrive_distance, st.wall_range, st.coherence, st.max_force, *grid, self._new_vel,
         )  # fmt: skip
         AK.integrate(
             dt, self.positions, self.velocities, self._new_vel, self.radii, self.max_speed,
-            self.states, self._kc, CX, CY, CR, cptr, ccnt, st.separate, *site,
+            self.states, self._kc, CX, CY, CR, cptr, ccnt, st.separate, *site, *grid,
             self._tmp, self._new_pos,
         )  # fmt: skip
         self.positions[:] = self._new_pos
