@@ -15,8 +15,11 @@ CorridorMap.insert_point / insert_segment / insert_polygon / remove / move -> Up
 CorridorMap.rebuilt(), map_difference(a, b)   the rebuild oracle
 render(cmap, out_png, path=None, start=None, goal=None), ecm_command(level, start, goal, clearance, out)  (CLI body)
 moving_obstacles_demo(out_dir)
+CorridorAgents(cmap), AgentSettings   agents of any radius following their corridors (navkit.ecm.agents)
+CorridorMap.subscribe(callback)   every UpdateReport, after the map changed
 """
 
+from .agents import AgentSettings, CorridorAgents
 from .compare import map_difference
 from .corridor_map import CorridorMap, UpdateReport
 from .navmesh import navmesh_rings
@@ -25,6 +28,8 @@ from .render import ecm_command, load_scene, moving_obstacles_demo, render
 
 __all__ = [
     "CorridorMap",
+    "CorridorAgents",
+    "AgentSettings",
     "UpdateReport",
     "PathResult",
     "NoPath",

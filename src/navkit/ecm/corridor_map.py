@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -164,6 +165,7 @@ class CorridorMap:
         self._estat_ok = np.zeros(0, np.bool_)
         self._bx = self._by = np.zeros(0)  # the boundary ring's coordinates
         self._pathflat = None  # the path kernels' flat polyline cache (navkit.ecm.path)
+        self._subscribers: list = []  # callables given every UpdateReport (subscribe)
 
     @property
     def min_feature(self) -> float:
@@ -499,7 +501,28 @@ class CorridorMap:
                 self._polycache.pop(e, None)
         if self._pathflat is not None and self._pathflat.diagram is d:
             self._pathflat.drop(te)
+        for cb in list(self._subscribers):
+            cb(rep)
         return rep
+
+    def subscribe(self, callback) -> Callable[[], None]:
+        """Call ``callback(report)`` with the :class:`UpdateReport` of every
+        successful local update (insert, remove, move), after the map changed.
+
+        Returns
+        -------
+        callable
+            Unsubscribes when called.
+        """
+        if not callable(callback):
+            raise InputError("callback must be callable")
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
 
     def _restore(self, obs) -> None:
         fresh = CorridorMap.from_polygons(

@@ -18,7 +18,7 @@ import numpy as np
 from navkit._io import atomic_write_bytes
 from navkit.errors import InputError
 
-__all__ = ["render", "ecm_command", "load_scene", "moving_obstacles_demo"]
+__all__ = ["render", "render_agents", "ecm_command", "load_scene", "moving_obstacles_demo"]
 
 
 def _polyline_world(cmap, e):
@@ -224,3 +224,53 @@ def moving_obstacles_demo(out_dir, frames: int = 12, seed: int = 0):
         if path is not None and rep.affects(path):
             path = None
     return times
+
+
+def render_agents(cmap, trails, radii, out, *, title: str | None = None, dpi: int = 110) -> None:
+    """Draw corridor agents' trajectories over ``cmap`` to a PNG (atomically).
+
+    Parameters
+    ----------
+    cmap : CorridorMap
+    trails : (frames, n, 2) float64 [wu] -- every agent's position per frame.
+    radii : (n,) float64 [wu] -- drawn as disks at the first and last frame.
+    out : str or Path -- PNG file to write.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Circle, Polygon
+
+    trails = np.asarray(trails, np.float64)
+    radii = np.asarray(radii, np.float64)
+    if trails.ndim != 3 or trails.shape[2] != 2 or radii.shape != (trails.shape[1],):
+        raise InputError("trails must be (frames, n, 2) and radii (n,)")
+    fig, ax = plt.subplots(figsize=(10, 10 * _aspect(cmap)))
+    b = cmap._world(cmap.boundary)
+    ax.add_patch(Polygon(b, closed=True, fill=False, ec="black", lw=1.5))
+    for h, o in cmap.obstacles.items():
+        if h != 0 and o["kind"] == "polygon":
+            ax.add_patch(Polygon(cmap._world(o["ring"]), closed=True, fc="0.55", ec="black", lw=0.8))
+    colours = plt.get_cmap("tab10")
+    for i in range(trails.shape[1]):
+        c = colours(i % 10)
+        ax.plot(trails[:, i, 0], trails[:, i, 1], "-", color=c, lw=1.0, alpha=0.8)
+        ax.add_patch(Circle(trails[0, i], radii[i], fc="none", ec=c, lw=0.8, ls=":"))
+        ax.add_patch(Circle(trails[-1, i], radii[i], fc=c, ec="black", lw=0.5, alpha=0.7))
+    ax.legend(
+        [Line2D([], [], color="0.3"), Line2D([], [], ls=":", marker="o", mfc="none", color="0.3", lw=0),
+         Line2D([], [], marker="o", color="0.3", lw=0)],
+        ["trajectory", "start (agent's radius)", "end"],
+        loc="upper center", ncol=3, bbox_to_anchor=(0.5, -0.04), fontsize=8, frameon=False,
+    )  # fmt: skip
+    ax.set_aspect("equal")
+    ax.set_xlim(b[:, 0].min() - 0.3, b[:, 0].max() + 0.3)
+    ax.set_ylim(b[:, 1].min() - 0.3, b[:, 1].max() + 0.3)
+    ax.set_title(title or "corridor agents")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    atomic_write_bytes(out, buf.getvalue())
