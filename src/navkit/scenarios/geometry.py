@@ -41,16 +41,18 @@ def box_mesh(
 
     Parameters
     ----------
-    boxes : sequence of (x0, y0, z0, x1, y1, z1)
-        Axis-aligned boxes [m] (min corner, max corner).
+    boxes : sequence of (x0, y0, z0, x1, y1, z1[, walkable])
+        Axis-aligned boxes [m] (min corner, max corner). A box's top is walkable
+        when ``walkable`` is true (default False: walls and blocks).
     ramps : sequence of (x0, z0, x1, z1, y_at_x0, y_at_x1)
         Rectangles in xz whose height goes linearly from ``y_at_x0`` at ``x = x0``
         to ``y_at_x1`` at ``x = x1`` (one upward-facing quad each).
     """
-    verts, tris = [], []
+    verts, tris, areas = [], [], []
     n = 0
     for b in boxes:
-        x0, y0, z0, x1, y1, z1 = (float(v) for v in b)
+        x0, y0, z0, x1, y1, z1 = (float(v) for v in b[:6])
+        top = 63 if len(b) > 6 and b[6] else 0  # Recast's walkable area id
         if not (x0 < x1 and y0 < y1 and z0 < z1):
             raise InputError(f"box {tuple(b)} must have min < max on every axis")
         v = np.array(
@@ -59,14 +61,18 @@ def box_mesh(
         )  # fmt: skip
         verts.append(v)
         tris.append(_BOX_TRIS + n)
+        areas.append(np.array([top, top] + [0] * 10, np.uint8))
         n += 8
     for r in ramps:
         x0, z0, x1, z1, ya, yb = (float(v) for v in r)
         v = np.array([[x0, ya, z0], [x1, yb, z0], [x1, yb, z1], [x0, ya, z1]], np.float32)
         verts.append(v)
         tris.append(np.array([[0, 2, 1], [0, 3, 2]], np.int32) + n)
+        areas.append(np.array([63, 63], np.uint8))
         n += 4
-    return TriMesh.from_arrays(np.concatenate(verts), np.concatenate(tris), name=name)
+    return TriMesh.from_arrays(
+        np.concatenate(verts), np.concatenate(tris), np.concatenate(areas), name=name
+    )
 
 
 def _walls_around(x0: float, z0: float, x1: float, z1: float, t: float = 0.2, h: float = 2.0):
@@ -77,7 +83,7 @@ def _walls_around(x0: float, z0: float, x1: float, z1: float, t: float = 0.2, h:
 
 
 def _floor(x0: float, z0: float, x1: float, z1: float):
-    return (x0, -0.2, z0, x1, 0.0, z1)
+    return (x0, -0.2, z0, x1, 0.0, z1, True)
 
 
 def _crossing():
@@ -120,7 +126,7 @@ def _wide_corridor():
 
 def _ledge():
     # a 1.5 m high platform (x < 0) above a floor (x > 0), joined by a ramp at z in [6, 10]
-    boxes = [_floor(-10, -10, 10, 10), (-10, 0, -10, 0, 1.5, 10)]
+    boxes = [_floor(-10, -10, 10, 10), (-10, 0, -10, 0, 1.5, 10, True)]
     boxes += _walls_around(-10, -10, 10, 10, h=3.0)
     return box_mesh(boxes, [(0, 6, 6, 10, 1.5, 0.0)], name="ledge")
 
