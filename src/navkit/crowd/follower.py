@@ -272,7 +272,7 @@ class Follower:
         clear, drops = self._ray(self.ref, self.position, tpos)
         if clear:
             self._seen = tpos.copy()
-            return "direct", self._arrive(tpos, dist - pr.stop_distance), (
+            return "direct", self._arrive(tpos, dist - self._stop_at()), (
                 drops[0] if drops else None
             )
         moved = self._query_target is None or _xz(self._query_target, tpos) > pr.move_tolerance
@@ -290,7 +290,7 @@ class Follower:
         if pts.shape[0] == 1:
             last = pts[0]
             # the last point is the target's position at the query: arrive there
-            slack = pr.stop_distance if _xz(last, tpos) <= pr.move_tolerance else 0.0
+            slack = self._stop_at() if _xz(last, tpos) <= pr.move_tolerance else 0.0
             return "path", self._arrive(last, _xz(self.position, last) - slack), None
         if self._seen is not None:  # nothing to follow yet: go where the target was seen
             return "path", self._arrive(self._seen, _xz(self.position, self._seen)), None
@@ -314,6 +314,11 @@ class Follower:
         if pts.shape[0] and _xz(pts[0], self.position) <= 1e-4:
             pts = pts[1:]  # the start point itself
         self.points = pts.astype(np.float32)
+
+    def _stop_at(self) -> float:
+        """Where the arrive behaviour aims: a little inside the stop distance, so
+        that the slowing follower crosses it (and stops) in finite time."""
+        return max(0.0, self.params.stop_distance - 0.5 * self.params.waypoint_radius)
 
     def _seek(self, goal: np.ndarray) -> np.ndarray:
         d = _xz(self.position, goal)
