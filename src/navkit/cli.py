@@ -878,9 +878,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --scenario: crowd modes to compare (default: dtcrowd-good; the "
         "animation shows the first)",
     )  # fmt: skip
-    p.add_argument(
-        "--scale", type=float, default=1.0, help="with --scenario: agent count factor"
-    )
+    p.add_argument("--scale", type=float, default=1.0, help="with --scenario: agent count factor")
     p.add_argument("--agents", type=int, default=50, help="number of agents (default: 50)")
     p.add_argument(
         "--seconds", type=float, default=None,

@@ -92,7 +92,9 @@ def test_replan_only_when_the_target_moved(crossing):
 def test_speed_and_acceleration_limits(crossing):
     p = FollowerParams(max_speed=2.0, max_acceleration=3.0)
     fol = Follower(crossing, (0.0, 0.0, 12.0), p)
-    vel = [fol.velocity.copy()] + [st.velocity for st, _ in chase(crossing, fol, route_crossing, 12)]
+    vel = [fol.velocity.copy()] + [
+        st.velocity for st, _ in chase(crossing, fol, route_crossing, 12)
+    ]
     v = np.array(vel, np.float64)
     assert np.linalg.norm(v, axis=1).max() <= p.max_speed * (1 + 1e-5)
     dv = np.linalg.norm(np.diff(v, axis=0), axis=1)

@@ -159,7 +159,7 @@ def test_suite_main_writes_the_table(tmp_path, capsys):
 
     out = tmp_path / "s.md"
     assert main(["--scenarios", "circle", "--modes", "dtcrowd-low", "--scale", "0.25",
-                 "--table", str(out), "--gif", str(tmp_path)]) == 0  # fmt: skip
+                 "--table", str(out), "--gif", str(tmp_path), "--frames", "3"]) == 0  # fmt: skip
     text = out.read_text()
     assert "| dtcrowd-low |" in text and "![circle](./circle.gif)" in text
     assert (tmp_path / "circle.gif").exists()

@@ -272,11 +272,17 @@ class Follower:
         clear, drops = self._ray(self.ref, self.position, tpos)
         if clear:
             self._seen = tpos.copy()
-            return "direct", self._arrive(tpos, dist - self._stop_at()), (
-                drops[0] if drops else None
+            return (
+                "direct",
+                self._arrive(tpos, dist - self._stop_at()),
+                (drops[0] if drops else None),
             )
-        moved = self._query_target is None or _xz(self._query_target, tpos) > pr.move_tolerance
-        moved = moved or abs(float(self._query_target[1]) - float(tpos[1])) > pr.move_tolerance
+        qt = self._query_target
+        moved = (
+            qt is None
+            or _xz(qt, tpos) > pr.move_tolerance
+            or abs(float(qt[1]) - float(tpos[1])) > pr.move_tolerance
+        )
         due = self._last_query is None or self.time - self._last_query >= pr.replan_interval - 1e-9
         if due and (moved or self.points.shape[0] == 0):
             self._replan(tpos, tref)
@@ -435,4 +441,3 @@ class Follower:
             f"Follower({where}, position={self.position.round(2).tolist()}, "
             f"path_queries={self.path_queries}, drops={self.drops})"
         )
-

@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--table", metavar="OUT.md", help="write the markdown comparison here")
     ap.add_argument("--gif", metavar="DIR",
                     help="write DIR/<scenario>.gif (the first mode's run) per scenario")  # fmt: skip
+    ap.add_argument("--frames", type=int, default=40, help="GIF frames (default: 40)")
     ap.add_argument("--json", action="store_true", help="print the metrics as JSON")
     return ap
 
@@ -60,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for r in results:
                 if r.scenario not in done:
                     done.add(r.scenario)
-                    write_animation(r, Path(args.gif) / f"{r.scenario}.gif")
+                    write_animation(r, Path(args.gif) / f"{r.scenario}.gif", max_frames=args.frames)
             if args.table:
                 try:
                     gif_rel = Path(args.gif).resolve().relative_to(
@@ -74,7 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(text_table(results))
         if args.table:
-            cmd = "python -m navkit.scenarios " + " ".join(argv if argv is not None else sys.argv[1:])
+            cmd = "python -m navkit.scenarios " + " ".join(
+                argv if argv is not None else sys.argv[1:]
+            )
             write_text(args.table, markdown_table(results, command=cmd.strip(), gifs=gif_rel))
             print(f"wrote {args.table}", file=sys.stderr)
     except errors.NavkitError as exc:

@@ -9,7 +9,7 @@ for the life of the process.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -142,7 +142,7 @@ LEVELS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def level(name: str):
     """The baked navmesh of a synthetic level (:data:`LEVELS`) or of a sample level
     (``"dungeon"``, ``"nav_test"``, ``"undulating"``: RecastDemo's defaults); cached."""
@@ -154,4 +154,6 @@ def level(name: str):
 
     if name in ("dungeon", "nav_test", "undulating"):
         return bake(data.load_mesh(name), BakeConfig())
-    raise InputError(f"no level named {name!r}; levels: {', '.join([*LEVELS, 'dungeon', 'nav_test', 'undulating'])}")
+    raise InputError(
+        f"no level named {name!r}; levels: {', '.join([*LEVELS, 'dungeon', 'nav_test', 'undulating'])}"
+    )

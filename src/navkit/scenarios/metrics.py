@@ -70,8 +70,8 @@ def scenario_metrics(
     trajectory: np.ndarray,
     targets: np.ndarray,
     shortest: np.ndarray,
-    radius: np.ndarray,
-    height: np.ndarray,
+    radius: float | np.ndarray,
+    height: float | np.ndarray,
     dt: float,
     update_ms: np.ndarray,
     *,
@@ -116,12 +116,12 @@ def scenario_metrics(
             j = np.diff(q, 3, axis=0) / (dt**3)
             jerk_sum += float(np.linalg.norm(j, axis=1).sum())
             jerk_n += j.shape[0]
-    if all_positions is None:
-        allp, allr, allh = p, np.broadcast_to(radius, (n,)), np.broadcast_to(height, (n,))
+    if all_positions is None or all_radius is None or all_height is None:
+        bodies, br, bh = p, np.broadcast_to(radius, (n,)), np.broadcast_to(height, (n,))
     else:
-        allp, allr, allh = all_positions, all_radius, all_height
+        bodies, br, bh = np.asarray(all_positions), all_radius, all_height
     tot, worst, cnt, frames = _frame_overlaps(
-        np.asarray(allp), np.asarray(allr, np.float64), np.asarray(allh, np.float64)
+        bodies, np.asarray(br, np.float64), np.asarray(bh, np.float64)
     )
     ms = np.asarray(update_ms, np.float64)
     return ScenarioMetrics(

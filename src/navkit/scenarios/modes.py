@@ -88,10 +88,17 @@ def _presets(crowd) -> None:
     crowd.use_recastdemo_presets()
 
 
+def _preset(i: int) -> Callable[[AgentParams], AgentParams]:
+    def agent(p: AgentParams) -> AgentParams:
+        return replace(p, avoidance_type=i)
+
+    return agent
+
+
 for _i, _q in enumerate(("low", "medium", "good", "high")):
     register_mode(
         f"dtcrowd-{_q}",
-        lambda p, i=_i: replace(p, avoidance_type=i),
+        _preset(_i),
         _presets,
         f"dtCrowd, RecastDemo's '{_q}' obstacle avoidance preset ({_i})",
     )

@@ -82,8 +82,8 @@ class Setup:
     #: hook(crowd, handles, extra_positions (E, 3) in/out, t [s], dt) before each update;
     #: handles[:N] the measured agents, handles[N:] the extras' (-1 when not agents)
     hook: Callable | None = None
-    #: attach a Follower to measured agent 0 (follower scenario)
-    follower: object | None = None
+    #: follower(crowd, handle) -> Follower attached to measured agent 0 (follower scenario)
+    follower: Callable | None = None
     #: (N,) reference path lengths (default: the navmesh shortest path start -> target)
     shortest: np.ndarray | None = None
 
@@ -149,7 +149,9 @@ def corridor(scale: float = 1.0, seed: int = 0) -> Setup:
     a = a[:, [2, 1, 0]].copy()  # rows along x
     b = a.copy()
     b[:, 0] *= -1
-    shift = np.float32([28.0, 0.0, 0.0])  # each group translates: its front row to the far row
+    shift = np.array(
+        [28.0, 0.0, 0.0], np.float32
+    )  # each group translates: its front row to the far row
     starts = np.concatenate([a, b])
     targets = np.concatenate([a + shift, b - shift])
     return Setup("corridor", level("corridor"), starts, targets, HUMAN, 45.0)
@@ -168,7 +170,8 @@ def _random(name: str):
         q = NavMeshQuery(nm, max_nodes=65535)
         rng = np.random.default_rng(seed)
         n = _count(20, scale)
-        starts, targets = [], []
+        starts: list[np.ndarray] = []
+        targets: list[np.ndarray] = []
         while len(starts) < n:
             a = q.find_random_point(rng=rng)
             b = q.find_random_point(rng=rng)
@@ -189,7 +192,7 @@ def _random(name: str):
 def moving_obstacle(scale: float = 1.0, seed: int = 0) -> Setup:
     n = _count(12, scale)
     starts = _grid(0.0, -11.0, n, 4, 0.9)[:, [2, 1, 0]].copy()  # 4 across the corridor
-    targets = starts + np.float32([22.0, 0.0, 0.0])
+    targets = starts + np.array([22.0, 0.0, 0.0], np.float32)
     cart = AgentParams(radius=0.5, height=1.0, max_speed=1.0, max_acceleration=10.0,
                        collision_query_range=3.0, path_optimization_range=9.0,
                        update_flags=0, separation_weight=0.0)  # fmt: skip
@@ -214,7 +217,7 @@ FOLLOWER_ROUTE = ((29.61, -2.17, -2.52), (48.38, 7.93, 23.96), (60.22, 1.2, 19.2
 
 
 def follower(scale: float = 1.0, seed: int = 0) -> Setup:
-    from navkit.crowd.follower import FollowerParams
+    from navkit.crowd.follower import Follower, FollowerParams
 
     nm = level("nav_test")
     q = NavMeshQuery(nm, max_nodes=65535)
@@ -237,35 +240,23 @@ def follower(scale: float = 1.0, seed: int = 0) -> Setup:
 
     start = route[0]
 
+    fp = FollowerParams(max_speed=3.5, stop_distance=1.5, catch_up_distance=2.5)
+    made: list = []
+
+    def attach(crowd, handle):  # run_scenario calls this once the agent exists
+        f = Follower(NavMeshQuery(nm), crowd.positions[crowd.slot(handle)], fp)
+        made.append(f.attach(crowd, handle))
+        return f
+
     def hook(crowd, handles, extra, t, dt):
         extra[0] = target_at(t + dt)
-        fol.update(dt, extra[0])
+        made[0].update(dt, extra[0])
 
-    fp = FollowerParams(max_speed=3.5, stop_distance=1.5, catch_up_distance=2.5)
-    box = [None]
-
-    class _Lazy:  # the Follower is made on the crowd agent by run_scenario (attach)
-        params = fp
-
-        def __call__(self, crowd, handle):
-            from navkit.crowd.follower import Follower
-
-            box[0] = Follower(NavMeshQuery(nm), crowd.positions[crowd.slot(handle)], fp)
-            box[0].attach(crowd, handle)
-            return box[0]
-
-    lazy = _Lazy()
-
-    class _Fol:
-        def update(self, dt, tgt):
-            return box[0].update(dt, tgt)
-
-    fol = _Fol()
     seconds = float(cum[-1] / speed + 12.0)
     return Setup("follower", nm, np.array([start], np.float32),
                  np.array([route[-1]], np.float32), AgentParams(), seconds, reach=2.5,
                  extras=[Extra(target_at(0.0), None)], hook=hook,
-                 follower=lazy, shortest=np.array([cum[-1]]))  # fmt: skip
+                 follower=attach, shortest=np.array([cum[-1]]))  # fmt: skip
 
 
 #: name -> one line saying what the scenario is (the tables print it)
@@ -364,9 +355,9 @@ def run_scenario(
     ext[0] = xpos
     ms = np.zeros(steps)
     for k in range(steps):
+        t0 = time.perf_counter()  # the hook's time counts: a follower decides in it
         if st.hook is not None:
             st.hook(crowd, handles, xpos, k * dt, dt)
-        t0 = time.perf_counter()
         crowd.update(dt)
         ms[k] = (time.perf_counter() - t0) * 1e3
         traj[k + 1] = crowd.positions[slots]
@@ -398,4 +389,3 @@ def run_scenario(
         info["replan_interval"] = fol.params.replan_interval
     return ScenarioResult(name, mode, st.navmesh, traj, vel, ext, st.targets, agent, dt, ms,
                           met, info)  # fmt: skip
-
