@@ -41,6 +41,10 @@ _OBSTACLE_NOTE = (
 )
 
 
+def _agents(n: int) -> str:
+    return f"{n} agent" if n == 1 else f"{n} agents"
+
+
 def _cell(r: ScenarioResult, field: str, fmt: str) -> str:
     v = getattr(r.metrics, field)
     return "n/a" if v is None else fmt.format(v)
@@ -124,7 +128,7 @@ def markdown_table(results: Sequence[ScenarioResult], *, command: str = "", gifs
         r0 = rs[0]
         out.append(f"## {name}")
         out.append("")
-        out.append(f"{r0.metrics.agents} agents, {r0.metrics.seconds:.0f} s at "
+        out.append(f"{_agents(r0.metrics.agents)}, {r0.metrics.seconds:.0f} s at "
                    f"{r0.info['hz']:g} Hz.")  # fmt: skip
         if gifs:
             out.append("")
