@@ -194,3 +194,14 @@ def test_bad_input(crossing):
         fol.update(DT, (np.nan, 0, 0))
     # a target off the navmesh: the follower slows down and says so
     assert fol.update(DT, (500.0, 0.0, 0.0)).mode == "lost"
+
+
+def test_ignore_height_does_not_pass_walls_at_the_same_level():
+    # two rooms at the same height, a wall between them with a 1 m door at z = 0
+    nm = level("bottleneck")
+    p = FollowerParams(ignore_height=True, stop_distance=0.5, catch_up_distance=0.6)
+    fol, walked, tr = walk_to(nm, p, (-3.0, 0.0, 3.0), (3.0, 0.0, 3.0))
+    assert fol.drops == 0 and fol.path_queries >= 1
+    crossing = tr[np.argmin(np.abs(tr[:, 0]))]  # where it passed x = 0
+    assert abs(float(crossing[2])) < 0.5  # through the door
+    assert np.linalg.norm(fol.position - np.float32([3.0, 0.0, 3.0])) <= 0.6
