@@ -56,6 +56,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "TileCache": (".tilecache.cache", "TileCache"),
     "Crowd": (".crowd", "Crowd"),
     "AgentParams": (".crowd", "AgentParams"),
+    "Follower": (".crowd.follower", "Follower"),
+    "FollowerParams": (".crowd.follower", "FollowerParams"),
+    "scenarios": (".scenarios", None),
 }
 
 __all__ = [
@@ -84,6 +87,9 @@ __all__ = [
     "TileCache",
     "Crowd",
     "AgentParams",
+    "Follower",
+    "FollowerParams",
+    "scenarios",
     "__version__",
 ]
 

@@ -630,9 +630,16 @@ def cmd_crowd(args: argparse.Namespace) -> int:
     from .crowd.metrics import random_crowd_run
 
     _check.integer(args.agents, "--agents", 1, 65535)
-    _check.real(args.seconds, "--seconds", 0.0, 3600.0, lo_open=True, unit="s")
+    if args.seconds is not None:
+        _check.real(args.seconds, "--seconds", 0.0, 3600.0, lo_open=True, unit="s")
     _check.integer(args.seed, "--seed", 0, 2**63 - 1)
     _check.integer(args.frames, "--frames", 1, 10000)
+    if args.scenario is not None:
+        return _crowd_scenario(args)
+    if args.level is None:
+        raise errors.InputError("give a level (.obj or navmesh) or --scenario NAME")
+    if args.seconds is None:
+        args.seconds = 10.0
     src = Path(args.level)
     if src.suffix.lower() == ".obj":
         from .recast.config import BakeConfig
@@ -677,6 +684,44 @@ def cmd_crowd(args: argparse.Namespace) -> int:
             f"(of {m.reachable} with a reachable target), path/straight {pr}, "
             f"{ms:.2f} ms per update (median)"
         )
+        for k, v in anims.items():
+            print(f"{getattr(args, k)}: {v} frames")
+    return 0
+
+
+def _crowd_scenario(args: argparse.Namespace) -> int:
+    """``navkit crowd --scenario NAME``: one scenario of navkit.scenarios with one mode."""
+    from . import _check
+    from .scenarios import get_mode, get_scenario, run_scenario
+    from .scenarios.report import text_table, write_animation
+
+    get_scenario(args.scenario)
+    modes = args.mode or ["dtcrowd-good"]
+    for m in modes:
+        get_mode(m)
+    scale = _check.real(args.scale, "--scale", 0.0, 100.0, lo_open=True)
+    for opt in ("gif", "html"):
+        out = getattr(args, opt)
+        if out and not Path(out).resolve().parent.is_dir():
+            raise errors.InputError(f"--{opt} {out}: no such folder")
+    results = [
+        run_scenario(args.scenario, m, scale=scale, seed=args.seed, seconds=args.seconds)
+        for m in modes
+    ]
+    anims = {}
+    for opt in ("gif", "html"):
+        out = getattr(args, opt)
+        if out:
+            anims[opt] = write_animation(results[0], out, max_frames=args.frames)
+    if args.json:
+        rows = []
+        for r in results:
+            row = {"scenario": r.scenario, "mode": r.mode, **r.metrics.as_dict()}
+            row.update({k: v for k, v in r.info.items() if k != "query_times"})
+            rows.append(row)
+        print(json.dumps({"results": rows, "frames": anims}, indent=2))
+    else:
+        print(text_table(results).rstrip())
         for k, v in anims.items():
             print(f"{getattr(args, k)}: {v} frames")
     return 0
@@ -819,10 +864,26 @@ def build_parser() -> argparse.ArgumentParser:
         "distance, ms per update.",
     )
     p.add_argument(
-        "level", help="level geometry (.obj, baked with the default settings) or navmesh"
-    )
+        "level", nargs="?",
+        help="level geometry (.obj, baked with the default settings) or navmesh",
+    )  # fmt: skip
+    p.add_argument(
+        "--scenario", metavar="NAME",
+        help="run a standard scenario instead (navkit.scenarios: crossing, bottleneck, "
+        "corridor, circle, random_dungeon, random_nav_test, random_undulating, "
+        "moving_obstacle, follower)",
+    )  # fmt: skip
+    p.add_argument(
+        "--mode", nargs="+", metavar="MODE",
+        help="with --scenario: crowd modes to compare (default: dtcrowd-good; the "
+        "animation shows the first)",
+    )  # fmt: skip
+    p.add_argument("--scale", type=float, default=1.0, help="with --scenario: agent count factor")
     p.add_argument("--agents", type=int, default=50, help="number of agents (default: 50)")
-    p.add_argument("--seconds", type=float, default=10.0, help="simulated time [s] (default: 10)")
+    p.add_argument(
+        "--seconds", type=float, default=None,
+        help="simulated time [s] (default: 10; a scenario's own without --seconds)",
+    )  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.add_argument("--gif", metavar="OUT", help="write an animated GIF (matplotlib + Pillow)")
