@@ -99,7 +99,9 @@ def test_counterflow_arrives_with_small_overlaps(scene):
         if np.all(ag.states[act] == 2):
             break
     assert np.all(ag.states[act] == 2), np.bincount(ag.states[act])
-    assert worst <= 0.15, worst  # of the smaller radius, in the worst frame
+    # of the smaller radius, in the worst frame: measured 0.11 without and 0.165 with
+    # the keep-right bias (which the 50 + 50 corridor needs); 4 cm for these radii
+    assert worst <= 0.2, worst
 
 
 def test_update_replans_only_agents_whose_route_it_touches(scene):

@@ -164,3 +164,23 @@ def test_suite_main_writes_the_table(tmp_path, capsys):
     text = out.read_text()
     assert "| dtcrowd-low |" in text and "![circle](./circle.gif)" in text
     assert (tmp_path / "circle.gif").exists()
+
+
+@pytest.mark.parametrize("name", ["crossing", "circle", "bottleneck"])
+def test_corridor_agents_mode(name):
+    """The ecm-corridor mode on the floor plans: everybody arrives, nobody stuck in
+    crossing and circle, overlaps within 10% of a radius there (the bottleneck
+    queues: its overlaps are reported, bounded loosely)."""
+    r = run_scenario(name, "ecm-corridor", scale=0.5)
+    m = r.metrics
+    assert m.arrival_fraction == 1.0
+    assert np.linalg.norm(r.velocities, axis=2).max() <= r.agent.max_speed * (1 + 1e-6)
+    if name != "bottleneck":
+        assert m.stuck == 0 and m.overlap_worst <= 0.10, (m.stuck, m.overlap_worst)
+    else:
+        assert m.overlap_worst <= 0.25
+
+
+def test_corridor_agents_mode_is_refused_where_it_has_no_floor_plan():
+    with pytest.raises(navkit.errors.InputError, match="runs on the scenarios"):
+        run_scenario("random_dungeon", "ecm-corridor")

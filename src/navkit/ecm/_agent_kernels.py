@@ -173,7 +173,7 @@ def plan_velocities(
     dt, pos, vel, rad, vmax, amax, goal, state, group, pseg, pt, attract,
     PX, PY, pptr, pcnt,
     ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
-    tau0, k_ttc, horizon, sense, relax, slow, arrive, wall_range, coherence, max_force,
+    tau0, k_ttc, horizon, sense, relax, slow, arrive, wall_range, coherence, keep_side, max_force,
     gx0_, gy0_, gside, gnx, gny, gstart, gitems, out_vel,
 ):  # fmt: skip
     """New velocity of every moving agent into ``out_vel`` ((n, 2) [wu/s]); moves
@@ -310,6 +310,12 @@ def plan_velocities(
                     )
                     fx += mag * (wx_ + vx * tau)
                     fy += mag * (wy_ + vy * tau)
+                    # oncoming: also step aside to the right (a convention that
+                    # breaks the symmetric standoffs of counterflow)
+                    if keep_side > 0.0 and dl > 1e-9 and vel[j, 0] * dx + vel[j, 1] * dy < 0.0:
+                        side = keep_side * mag * math.hypot(wx_ + vx * tau, wy_ + vy * tau) / dl
+                        fx += side * dy
+                        fy -= side * dx
         if gn > 0 and dl > 1e-9:  # ahead of the group's centre: wait for it
             ahead = ((x - gxs / gn) * dx + (y - gys / gn) * dy) / dl
             if ahead > 0.0:

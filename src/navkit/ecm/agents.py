@@ -75,7 +75,11 @@ class AgentSettings:
     slow_distance : float -- slow down over the last stretch to the goal [wu] (1.0).
     arrive_distance : float -- arrived within this of the goal [wu] (0.1).
     wall_range : float -- walls nearer than this to the agent's surface repel it by time to collision [wu] (1.0).
-    coherence : float -- pull towards the group's centre [1/s^2] (0.0: off).
+    coherence : float -- agents ahead of their group's centre slow down by
+        1 / (1 + coherence * distance ahead) [1/wu] (0.0: off).
+    keep_side : float -- an oncoming agent's time-to-collision push gets this
+        fraction again sideways, to the agent's right (1.0; 0: none). It breaks the
+        symmetric standoffs of counterflow in narrow corridors.
     max_force : float -- push of a full overlap or touching a wall [wu/s^2] (20.0).
     separate : float -- fraction of an overlap removed per step (0.5).
     retry_interval : float -- blocked agents plan again this often [s] (1.0).
@@ -90,6 +94,7 @@ class AgentSettings:
     arrive_distance: float = 0.1
     wall_range: float = 1.0
     coherence: float = 0.0
+    keep_side: float = 1.0
     max_force: float = 20.0
     separate: float = 0.5
     retry_interval: float = 1.0
@@ -102,7 +107,7 @@ class AgentSettings:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise InputError(f"AgentSettings.{name} must be a finite number > 0, got {v!r:.60}")
-        for name in ("coherence", "separate"):
+        for name in ("coherence", "separate", "keep_side"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise InputError(
@@ -399,7 +404,7 @@ class CorridorAgents:
             self.goals, self.states, self.groups, self._pseg, self._pt, self.attraction,
             PX, PY, pptr, pcnt, *site,
             st.tau0, st.k_ttc, st.horizon, st.sense, st.relax, st.slow_distance,
-            st.arrive_distance, st.wall_range, st.coherence, st.max_force, *grid, self._new_vel,
+            st.arrive_distance, st.wall_range, st.coherence, st.keep_side, st.max_force, *grid, self._new_vel,
         )  # fmt: skip
         AK.integrate(
             dt, self.positions, self.velocities, self._new_vel, self.radii, self.max_speed,

@@ -11,12 +11,14 @@ avoidance parameters). Adding a mode is one line::
 
 The built-in modes are RecastDemo CrowdTool's four dtCrowd presets (low,
 medium, good, high quality: avoidance params 0..3 from
-``Crowd.use_recastdemo_presets``).
+``Crowd.use_recastdemo_presets``), the crowd with time-to-collision (``ttc``) and
+ORCA (``orca``) avoidance, and the corridor agents of the Explicit Corridor Map
+(``ecm-corridor``, a mode with its own ``runner``: not a navmesh crowd).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from navkit.crowd.agents import AgentParams
@@ -37,12 +39,19 @@ class Mode:
     setup : callable(Crowd) -> None, optional
         Run once on a new crowd before its agents are added.
     description : str
+    runner : callable(setup, dt, steps) -> (trajectory, velocities, update_ms, AgentParams), optional
+        Runs the scenario itself instead of a :class:`navkit.Crowd` (the corridor
+        agents); ``trajectory`` and ``velocities`` are (steps + 1, N, 3) float32.
+    scenarios : tuple of str, optional
+        The scenarios the mode can run (None: all).
     """
 
     name: str
     agent: Callable[[AgentParams], AgentParams]
     setup: Callable[..., None] | None = None
     description: str = ""
+    runner: Callable[..., tuple] | None = None
+    scenarios: tuple[str, ...] | None = None
 
     def configure(self, crowd, params: AgentParams) -> AgentParams:
         """The agent params of this mode (``setup`` is run by the suite, once per crowd)."""
@@ -62,6 +71,8 @@ def register_mode(
     setup: Callable[..., None] | None = None,
     description: str = "",
     *,
+    runner: Callable[..., tuple] | None = None,
+    scenarios: Sequence[str] | None = None,
     replace_existing: bool = False,
 ) -> Mode:
     """Add a mode to :data:`MODES` (InputError when the name is taken, unless
@@ -72,7 +83,9 @@ def register_mode(
         raise InputError("agent (and setup, when given) must be callable")
     if name in MODES and not replace_existing:
         raise InputError(f"a mode named {name!r} is already registered")
-    m = Mode(name, agent, setup, description)
+    if runner is not None and not callable(runner):
+        raise InputError("runner must be callable")
+    m = Mode(name, agent, setup, description, runner, None if scenarios is None else tuple(scenarios))
     MODES[name] = m
     return m
 
@@ -103,5 +116,37 @@ for _i, _q in enumerate(("low", "medium", "good", "high")):
         f"dtCrowd, RecastDemo's '{_q}' obstacle avoidance preset ({_i})",
     )
 
-#: the modes every suite run includes unless told otherwise
+
+
+def _model(name: str) -> Callable[[AgentParams], AgentParams]:
+    def agent(p: AgentParams) -> AgentParams:
+        return replace(p, avoidance_model=name)
+
+    return agent
+
+
+register_mode("ttc", _model("ttc"), None,
+              "dtCrowd with time-to-collision avoidance (Karamouzas, Skinner and Guy's power "
+              "law, implicit step; navkit.crowd.ttc)")  # fmt: skip
+register_mode("orca", _model("orca"), None,
+              "dtCrowd with ORCA avoidance (reciprocal half-planes, RVO2's behaviour; "
+              "navkit.crowd.orca)")  # fmt: skip
+
+
+def _ecm_runner(st: object, dt: float, steps: int) -> tuple:
+    from .ecm_mode import run_corridor_agents
+
+    return run_corridor_agents(st, dt, steps)
+
+
+register_mode(
+    "ecm-corridor", lambda p: p, None,
+    "corridor agents on the Explicit Corridor Map of the level's floor plan "
+    "(navkit.ecm.CorridorAgents: indicative route, time-to-collision forces; no navmesh "
+    "crowd; synthetic 2D levels only)",
+    runner=_ecm_runner, scenarios=("crossing", "bottleneck", "corridor", "circle"),
+)  # fmt: skip
+
+#: dtCrowd's four presets, the baseline every other mode is compared with (a suite
+#: run without a mode list runs every registered mode)
 DEFAULT_MODES = ("dtcrowd-low", "dtcrowd-medium", "dtcrowd-good", "dtcrowd-high")

@@ -325,9 +325,17 @@ def run_scenario(
     seed = _check.integer(seed, "seed", 0, 2**63 - 1)
     hz = _check.real(hz, "hz", 0.0, 1000.0, lo_open=True, unit="Hz")
     m = get_mode(mode)
+    if m.scenarios is not None and name not in m.scenarios:
+        raise InputError(f"mode {mode!r} runs on the scenarios {', '.join(m.scenarios)}, not {name!r}")
     st = get_scenario(name)(scale, seed)
     if seconds is not None:
         st.seconds = _check.real(seconds, "seconds", 0.0, 3600.0, lo_open=True, unit="s")
+    if m.runner is not None:  # a mode that is not a Crowd (the corridor agents)
+        dt = 1.0 / hz
+        traj, vel, ms, agent = m.runner(st, dt, max(1, int(round(st.seconds * hz))))
+        ext = np.zeros((traj.shape[0], 0, 3), np.float32)
+        return _result(name, mode, st, traj, vel, ext, agent, dt, ms,
+                       {"hz": hz, "scale": scale, "seed": seed})  # fmt: skip
     n, ne = st.starts.shape[0], len(st.extras)
     crowd_extras = [e for e in st.extras if e.params is not None]
     rmax = max([st.agent.radius] + [e.params.radius for e in crowd_extras])  # type: ignore[union-attr]
@@ -366,6 +374,14 @@ def run_scenario(
             if h != -1:
                 xpos[j] = crowd.positions[crowd.slot(h)]
         ext[k + 1] = xpos
+    return _result(name, mode, st, traj, vel, ext, agent, dt, ms,
+                   {"hz": hz, "scale": scale, "seed": seed}, fol)  # fmt: skip
+
+
+def _result(name, mode, st, traj, vel, ext, agent, dt, ms, info, fol=None) -> ScenarioResult:
+    """Measure a finished run (``traj`` (T + 1, N, 3) the measured agents,
+    ``ext`` (T + 1, E, 3) the extras) into a :class:`ScenarioResult`."""
+    n = traj.shape[1]
     q = NavMeshQuery(st.navmesh, max_nodes=65535)
     shortest = np.zeros(n) if st.shortest is None else np.asarray(st.shortest, np.float64)
     for i in range(n if st.shortest is None else 0):
@@ -382,7 +398,6 @@ def run_scenario(
         traj, st.targets, shortest, agent.radius, agent.height, dt, ms, reach=st.reach,
         all_positions=allp, all_radius=all_r[keep], all_height=all_h[keep],
     )  # fmt: skip
-    info: dict = {"hz": hz, "scale": scale, "seed": seed}
     if fol is not None:
         info["path_queries"] = fol.path_queries
         info["query_times"] = list(fol.query_times)
