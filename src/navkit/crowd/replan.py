@@ -485,6 +485,7 @@ class Replanner:
         self.route_switches[s] += 1
         a.topology_opt_time[s] = -self.commit_time  # hold off the topology optimisation
         self.blocked[s] = False
+        self.crowd.boundary.reset(s)  # walls seen while the route was shut may be open now
 
     def move_requests(self, dt) -> None:
         """Phase 2: dtCrowd's updateMoveRequest within the budget (quick search first)."""
