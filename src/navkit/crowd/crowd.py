@@ -201,9 +201,9 @@ class Crowd:
         an invalidated polygon check and repair their whole corridor
         (:meth:`on_changes`). Returns the unsubscribe function. Needs navkit mode
         with replanning (ConfigError otherwise)."""
+        self._need_replanning("attach")
         if getattr(tile_cache, "navmesh", None) is not self.navmesh:
             raise InputError("attach: the tile cache's navmesh is not the crowd's navmesh")
-        self._need_replanning("attach")
         return tile_cache.subscribe(self.on_changes)
 
     def on_changes(self, changes) -> np.ndarray:
