@@ -309,8 +309,8 @@ class Replanner:
             self.retry_timer[stale] = 0
             u = self._rng.random(int(stale.sum())).astype(np.float32)
             self.retry_at[stale] = self.retry_interval + self.retry_jitter * (F(2.0) * u - F(1.0))
-        for arr in (self.pending, self.pq_ref):
-            arr[stale] = 0
+        self.pending[stale] = NONE
+        self.pq_ref[stale] = 0
         self.blocked[stale] = False
         self.was_complete[stale] = False
         self.blocked_event[new] = False

@@ -33,8 +33,10 @@ route remains) also fires ``"blocked"`` while the target stays valid: the agent
 walks to the end of the valid part of its corridor and waits there, retrying.
 ``on_blocked`` returning ``True`` (or no ``on_blocked``) keeps it so, and when a
 route opens it goes on (status back to ``"moving"``); anything else resets the
-target. In that mode ``"done"`` fires only at the target itself, not at the end
-of a partial corridor, which keeps retrying.
+target. ``"done"`` does not fire while the agent so waits. A partial path (from the
+start) still ends with ``"done"``; as long as the request lives (no ``on_done``,
+or ``on_done`` returning ``True``) the replanner keeps retrying it and the agent
+moves on when a route to the target opens.
 
 Without callbacks nothing is changed in the crowd (so dtCrowd-identical runs
 stay identical); statuses and :meth:`Crowd.events` are still tracked.
@@ -135,9 +137,8 @@ class RequestTracker:
     def _arrived(self, s: int) -> bool:
         a = self.crowd.agents
         rp = self.crowd._replan
-        if rp is not None and rp.replanning:  # [replan] a partial corridor is not the target
-            if a.c_path[s, a.c_npath[s] - 1] != a.target_ref[s]:
-                return False
+        if rp is not None and rp.blocked[s]:  # [replan] waiting at a blocked route's end
+            return False
         n = int(a.ncorners[s])
         if n <= 0 or not (int(a.corner_flags[s, n - 1]) & STRAIGHTPATH_END):
             return False
