@@ -374,3 +374,61 @@ def test_mode_switch(navmesh, mesh):
         off.attach(tc)
     with pytest.raises(InputError, match="max_iterations_per_update"):
         navkit.Crowd(navmesh, 2, 0.6, mode="navkit", max_iterations_per_update=0)
+
+
+# -- a changing world ---------------------------------------------------------------------
+def test_agents_stay_on_the_mesh_while_the_world_changes(mesh):
+    """40 agents with RecastDemo's settings on a tile cache whose obstacles come and go
+    every second, plus polygon flags toggled: no agent leaves the navmesh, a corridor
+    holds a stale polygon only while its repair waits for budget (a few updates at
+    most), and most agents arrive."""
+    tc = navkit.TileCache.bake(mesh, navkit.BakeConfig(tile_size=48))
+    nm = tc.navmesh
+    q = navkit.NavMeshQuery(nm)
+    crowd = navkit.Crowd(nm, 40, 0.6, mode="navkit")
+    crowd.attach(tc)
+    rng = np.random.default_rng(5)
+    hs = []
+    for i in range(40):
+        a = q.find_random_point(rng=300 + i)
+        hs.append(crowd.add_agent(a.point, AgentParams()))
+        crowd.request_move_target(hs[-1], q.find_random_point(rng=400 + i).point)
+    obstacles: list[int] = []
+    flagged: dict[int, int] = {}
+    done = set()
+    stale_for = [0] * 40
+    for step in range(900):
+        if step % 30 == 0:
+            if obstacles and rng.random() < 0.5:
+                tc.remove(obstacles.pop(int(rng.integers(len(obstacles)))))
+            s = int(rng.integers(40))
+            if crowd.agents.ncorners[s] and len(obstacles) < 6:
+                p = crowd.agents.corner_verts[s, 0] - np.float32([0, 0.5, 0])
+                try:
+                    obstacles.append(tc.add_cylinder(p, 0.8, 2.0))
+                except InputError:
+                    pass
+            tc.update()
+            for r, f in list(flagged.items()):  # reopen the doors of last time
+                if q._poly(r) >= 0:
+                    nm.set_poly_flags(r, f)
+                flagged.pop(r)
+            s = int(rng.integers(40))
+            path = crowd.agents.c_path[s, : crowd.agents.c_npath[s]]
+            if len(path) > 3:
+                r = int(path[rng.integers(1, len(path))])
+                flagged[r] = nm.get_poly_flags(r)
+                nm.set_poly_flags(r, 0)
+                crowd.mark_changed([r])
+        crowd.update(DT)
+        _assert_on_mesh(crowd, q, list(flagged))
+        a = crowd.agents
+        for s in range(40):
+            bad = [int(r) for r in a.c_path[s, : a.c_npath[s]] if q._poly(int(r)) < 0]
+            # a stale polygon only while the repair waits for budget (marked), briefly
+            assert not bad or crowd.replanner.marked[s], (step, s)
+            stale_for[s] = stale_for[s] + 1 if bad else 0
+            assert stale_for[s] <= 10, (step, s)
+            if crowd.request_status(hs[s]) == "done":
+                done.add(s)
+    assert len(done) >= 30, len(done)

@@ -344,6 +344,7 @@ class Replanner:
         )  # fmt: skip
         act = crowd._act
         c = code[act]
+        whole = self.marked.copy()
         self.marked[act] = False
         broken: list[tuple[int, int]] = []
         for s in act[c == _SLOW].tolist():
@@ -355,11 +356,20 @@ class Replanner:
                 crowd._set_target(s, int(a.target_ref[s]), a.target_pos[s].copy(), True)
         broken += [(int(first_bad[s]), s) for s in act[c == _BROKEN].tolist()]
         broken.sort()  # the nearest break first
+        desc = crowd.query._vh().desc
         for k, s in broken:
-            if self._left() <= 0:
-                self.marked[s] = True  # no budget left: next update, whole corridor
-                continue
-            self._repair(s, k)
+            for _ in range(8):  # the corridor may cross the change more than once
+                if self._left() <= 0:
+                    self.marked[s] = True  # no budget left: next update, whole corridor
+                    break
+                self._repair(s, k)
+                if self.pending[s] != NONE:  # cut at k and queued
+                    break
+                npath = int(a.c_npath[s])
+                n = npath if whole[s] else min(npath, self.lookahead)
+                k = _first_invalid(desc, flags[a.query_filter[s]], a.c_path[s], n, 1)
+                if k >= n:
+                    break
         for s in act[c == _PARTIAL].tolist():
             if self.pending[s] != NONE:
                 continue
