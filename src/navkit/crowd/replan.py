@@ -501,9 +501,12 @@ class Replanner:
         """Phase 2: dtCrowd's updateMoveRequest within the budget (quick search first)."""
         crowd, a, q = self.crowd, self.crowd.agents, self.crowd.query
         queue: list[int] = []
-        for s in crowd._act.tolist():
-            if a.state[s] == STATE_INVALID:
-                continue
+        act = crowd._act
+        ts_act = a.target_state[act]
+        todo = (a.state[act] != STATE_INVALID) & (
+            (ts_act == TARGET_REQUESTING) | (ts_act == TARGET_WAITING_FOR_QUEUE)
+        )
+        for s in act[todo].tolist():  # the others have nothing to do here
             ts = a.target_state[s]
             if ts == TARGET_NONE or ts == TARGET_VELOCITY:
                 continue
@@ -567,9 +570,8 @@ class Replanner:
         used = pq.update(max(self.budget - self._spent, 0))
         self.iterations["queue"] += used
         self._spent += used
-        for s in crowd._act.tolist():
-            if a.target_state[s] != TARGET_WAITING_FOR_PATH:
-                continue
+        act = crowd._act
+        for s in act[a.target_state[act] == TARGET_WAITING_FOR_PATH].tolist():
             st = pq.get_request_status(int(a.target_pathq_ref[s]))
             if st & FAILURE:
                 a.target_pathq_ref[s] = PATHQ_INVALID
