@@ -224,6 +224,55 @@ def test_flickering_door_does_not_trap_the_agent(navmesh, period):
     assert crowd.replanner.route_switches[s] <= 4
 
 
+def _two_routes(navmesh):
+    """(start, target, door): with ``door`` shut a complete but longer route remains."""
+    q = navkit.NavMeshQuery(navmesh)
+    for i in range(200):
+        a = q.find_random_point(rng=2 * i)
+        b = q.find_random_point(rng=2 * i + 1)
+        pc = q.find_path(a.ref, b.ref, a.point, b.point)
+        if pc.partial or len(pc.polys) < 12:
+            continue
+        for k in range(5, len(pc.polys) - 3):
+            door = int(pc.polys[k])
+            with _closed(navmesh, door):
+                other = q.find_path(a.ref, b.ref, a.point, b.point)
+            if not other.partial and len(other.polys) > len(pc.polys) + 6:
+                return a.point, b.point, door
+    pytest.skip("no door with a longer way around on the sample paths")
+
+
+@pytest.mark.parametrize("period", [1.0, 2.0, 2.5])
+def test_flickering_door_with_a_way_around(period):
+    """nav_test: a door on the short route, a complete longer route around it. The door
+    flips every ``period`` s from the start: the agent arrives, never blocked, with a
+    bounded number of route switches."""
+    navmesh = navkit.bake(navkit.load_obj(navkit.data.path("nav_test.obj")), navkit.BakeConfig())
+    start, target, door = _two_routes(navmesh)
+    q = navkit.NavMeshQuery(navmesh)
+    crowd = navkit.Crowd(navmesh, 2, 0.6, mode="navkit")
+    h = crowd.add_agent(start, AgentParams())
+    s = crowd.slot(h)
+    log: list = []
+    crowd.request_move_target(h, target, **_logger(log))
+    door_ctl = _closed(navmesh, door)
+    closed, t, last = False, 0.0, 0.0
+    try:
+        for _ in range(int(40 / DT)):
+            t += DT
+            if t - last >= period:
+                closed, last = not closed, t
+                door_ctl.set(closed)
+            crowd.update(DT)
+            _assert_on_mesh(crowd, q, [door])
+            if "done" in log:
+                break
+    finally:
+        door_ctl.set(False)
+    assert log == ["result", "done"], log
+    assert crowd.replanner.route_switches[s] <= 5
+
+
 # -- tile cache ---------------------------------------------------------------------------
 def test_tile_rebuild_replans_only_the_touched_agents(mesh):
     """An obstacle rebuilds the tiles in front of agent 0: exactly the agents whose
@@ -372,6 +421,12 @@ def test_mode_switch(navmesh, mesh):
     assert off.replanner is not None and not off.replanner.replanning
     with pytest.raises(ConfigError):
         off.attach(tc)
+    nk = navkit.Crowd(navmesh, 2, 0.6, mode="navkit")
+    with pytest.raises(InputError, match="poly refs"):
+        nk.mark_changed(["door"])
+    with pytest.raises(InputError, match="Changes"):
+        nk.on_changes([1, 2])
+    assert nk.mark_changed([]).tolist() == []
     with pytest.raises(InputError, match="max_iterations_per_update"):
         navkit.Crowd(navmesh, 2, 0.6, mode="navkit", max_iterations_per_update=0)
 

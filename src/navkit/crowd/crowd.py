@@ -209,7 +209,9 @@ class Crowd:
     def on_changes(self, changes) -> np.ndarray:
         """React to a tile cache's :class:`~navkit.tilecache.update.Changes` (its
         ``invalidated`` poly refs): returns the (k,) int64 slots marked for replanning."""
-        return self.mark_changed(getattr(changes, "invalidated", ()))
+        if not hasattr(changes, "invalidated"):
+            raise InputError("changes must be a TileCache update's Changes (with .invalidated)")
+        return self.mark_changed(changes.invalidated)
 
     def mark_changed(self, polys) -> np.ndarray:
         """Tell the crowd that polygons changed (e.g. ``NavMesh.set_poly_flags``): the

@@ -270,7 +270,10 @@ class Replanner:
         (k,) int64
             The marked slots.
         """
-        r = np.asarray(refs, dtype=np.int64).ravel()
+        try:
+            r = np.asarray(refs, dtype=np.int64).ravel()
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"polys must be poly refs (ints), got {refs!r}") from None
         a = self.crowd.agents
         if r.size == 0:
             return np.zeros(0, np.int64)
