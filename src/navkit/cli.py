@@ -644,7 +644,7 @@ def cmd_crowd(args: argparse.Namespace) -> int:
         out = getattr(args, opt)
         if out and not Path(out).resolve().parent.is_dir():
             raise errors.InputError(f"--{opt} {out}: no such folder")
-    run = random_crowd_run(nm, args.agents, args.seconds, seed=args.seed)
+    run = random_crowd_run(nm, args.agents, args.seconds, seed=args.seed, mode=args.mode)
     m = run.metrics
     ms = float(sorted(run.update_ms)[len(run.update_ms) // 2])
     anims = {}
@@ -664,6 +664,7 @@ def cmd_crowd(args: argparse.Namespace) -> int:
         )  # fmt: skip
     if args.json:
         out = {"level": src.name, "seed": args.seed, "seconds": args.seconds, "hz": 60}
+        out["mode"] = args.mode
         out.update(m.as_dict())
         out["update_ms_median"] = ms
         out["frames"] = anims
@@ -824,6 +825,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agents", type=int, default=50, help="number of agents (default: 50)")
     p.add_argument("--seconds", type=float, default=10.0, help="simulated time [s] (default: 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument(
+        "--mode", choices=("dtcrowd", "navkit"), default="dtcrowd",
+        help="dtcrowd: Detour's dtCrowd step for step (default); navkit: replanning and "
+        "an iteration budget for path requests",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.add_argument("--gif", metavar="OUT", help="write an animated GIF (matplotlib + Pillow)")
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML animation")
