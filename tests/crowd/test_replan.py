@@ -311,6 +311,8 @@ def test_tile_rebuild_replans_only_the_touched_agents(mesh):
     rebuilt = set(changes.invalidated)
     touched = {s for s in range(n) if corridors[s] & rebuilt}
     assert 0 in touched and len(touched) < n
+    under = {s for s in range(n) if int(crowd.agents.c_path[s, 0]) in rebuilt}
+    assert 0 in under  # the tile under agent 0 itself was rebuilt
     assert set(np.flatnonzero(crowd.replanner.marked).tolist()) == touched  # the event
     for _ in range(600):
         crowd.update(DT)
