@@ -130,6 +130,10 @@ class Crowd:
         A* iterations per update: dtcrowd mode, the path queue's (default 100, as
         dtCrowd); navkit mode, all searches of the update together (default 1000).
 
+    :attr:`mode` holds the mode; :attr:`replanner` the navkit mode's replanner (its
+    per-agent counters: replans, local fixes, route switches; the last update's A*
+    iterations).
+
     Agent state is readable as slot-indexed arrays (no copies): :attr:`positions`,
     :attr:`velocities`, :attr:`states`, :attr:`target_states`, :attr:`active`;
     :meth:`slot` maps a handle to its row.

@@ -316,7 +316,7 @@ class Replanner:
         self.pq_ref[stale] = 0
         self.blocked[stale] = False
         self.was_complete[stale] = False
-        self.blocked_event[new] = False
+        self.blocked_event[stale] = False
 
     def _next_retry(self, s: int) -> None:
         self.retry_timer[s] = 0
