@@ -644,10 +644,14 @@ class Replanner:
             else:  # planned from the agent, which may have moved on since
                 i = res.index(int(path[0])) if int(path[0]) in res else -1
                 res = res[i:] if i >= 0 else []
-            if res:
+            if res and res[-1] != tref:  # cut by the capacity
+                try:
+                    target, _ = q.closest_point_on_poly(res[-1], a.target_pos[s])
+                except StaleHandleError:  # a tile changed during the search
+                    res = []
+            else:
                 target = a.target_pos[s].copy()
-                if res[-1] != tref:  # cut by the capacity
-                    target, _ = q.closest_point_on_poly(res[-1], target)
+            if res:
                 cor.set_corridor(a, s, target, np.array(res, np.int64))
                 a.partial[s] = res[-1] != tref
                 self._switched(s)
