@@ -640,6 +640,13 @@ def cmd_crowd(args: argparse.Namespace) -> int:
         raise errors.InputError("give a level (.obj or navmesh) or --scenario NAME")
     if args.seconds is None:
         args.seconds = 10.0
+    modes = args.mode or ["dtcrowd"]
+    if len(modes) != 1 or modes[0] not in ("dtcrowd", "navkit"):
+        raise errors.InputError(
+            f"--mode {' '.join(modes)}: a random run takes one of dtcrowd, navkit "
+            "(scenario modes go with --scenario)"
+        )
+    args.mode = modes[0]
     src = Path(args.level)
     if src.suffix.lower() == ".obj":
         from .recast.config import BakeConfig
@@ -651,7 +658,7 @@ def cmd_crowd(args: argparse.Namespace) -> int:
         out = getattr(args, opt)
         if out and not Path(out).resolve().parent.is_dir():
             raise errors.InputError(f"--{opt} {out}: no such folder")
-    run = random_crowd_run(nm, args.agents, args.seconds, seed=args.seed)
+    run = random_crowd_run(nm, args.agents, args.seconds, seed=args.seed, mode=args.mode)
     m = run.metrics
     ms = float(sorted(run.update_ms)[len(run.update_ms) // 2])
     anims = {}
@@ -671,6 +678,7 @@ def cmd_crowd(args: argparse.Namespace) -> int:
         )  # fmt: skip
     if args.json:
         out = {"level": src.name, "seed": args.seed, "seconds": args.seconds, "hz": 60}
+        out["mode"] = args.mode
         out.update(m.as_dict())
         out["update_ms_median"] = ms
         out["frames"] = anims
@@ -875,8 +883,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument(
         "--mode", nargs="+", metavar="MODE",
-        help="with --scenario: crowd modes to compare (default: dtcrowd-good; the "
-        "animation shows the first)",
+        help="random run: dtcrowd (Detour's dtCrowd step for step, the default) or navkit "
+        "(replanning and an iteration budget for path requests); with --scenario: the "
+        "scenario modes to compare (default: dtcrowd-good; the animation shows the first)",
     )  # fmt: skip
     p.add_argument("--scale", type=float, default=1.0, help="with --scenario: agent count factor")
     p.add_argument("--agents", type=int, default=50, help="number of agents (default: 50)")

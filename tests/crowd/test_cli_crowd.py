@@ -35,6 +35,15 @@ def test_crowd_json_gif_html(tmp_path):
     assert "http" not in text  # self-contained
 
 
+def test_crowd_navkit_mode():
+    r = run(str(navkit.data.path("dungeon.obj")), "--agents", "6", "--seconds", "2",
+            "--mode", "navkit", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m["mode"] == "navkit" and m["agents"] == 6 and 0.0 <= m["arrival_fraction"] <= 1.0
+    assert run(str(navkit.data.path("dungeon.obj")), "--mode", "fast").returncode == 2
+
+
 def test_crowd_text_and_bad_input(tmp_path):
     r = run(str(navkit.data.path("dungeon.obj")), "--agents", "0")
     assert r.returncode == 2

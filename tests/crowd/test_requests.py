@@ -15,6 +15,18 @@ DT = 1 / 30
 MAX_STEPS = 1500
 
 
+MODE = "dtcrowd"
+
+
+@pytest.fixture(params=["dtcrowd", "navkit"], autouse=True)
+def mode(request):
+    """Every test runs in both crowd modes (navkit mode: navkit.crowd.replan)."""
+    global MODE
+    MODE = request.param
+    yield MODE
+    MODE = "dtcrowd"
+
+
 @pytest.fixture(scope="module")
 def navmesh():
     return navkit.bake(navkit.load_obj(navkit.data.path("dungeon.obj")), navkit.BakeConfig())
@@ -35,7 +47,7 @@ def _pairs(navmesh, want_partial: bool, lo: float, hi: float):
 
 
 def _crowd(navmesh, start):
-    crowd = navkit.Crowd(navmesh, 4, 0.6)
+    crowd = navkit.Crowd(navmesh, 4, 0.6, mode=MODE)
     h = crowd.add_agent(start, AgentParams(radius=0.6, max_speed=3.5, max_acceleration=8.0))
     return crowd, h
 

@@ -38,7 +38,7 @@ from navkit.detour.query import (
     SUCCESS,
     NavMeshQuery,
 )
-from navkit.errors import InputError, StaleHandleError
+from navkit.errors import ConfigError, InputError, StaleHandleError
 
 from . import corridor as cor
 from .agents import (
@@ -73,6 +73,7 @@ from .obstacles import TemporaryObstacles, plan_sampled_with_obstacles, push_out
 from .orca import ORCAParams, plan_orca
 from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
 from .proximity import ProximityGrid, build_grid, find_neighbours
+from .replan import MODES, Replanner
 from .requests import RequestTracker
 from .steering import integrate, resolve_collisions, separate, steer
 from .ttc import TTCParams, plan_ttc  # navkit extension
@@ -122,6 +123,24 @@ class Crowd:
     max_agent_radius : float
         Largest agent radius [wu] (> 0): sets the placement box
         (2r, 1.5r, 2r) and the proximity grid's cell (3r).
+    mode : {"dtcrowd", "navkit"}
+        ``"dtcrowd"`` (default): Detour's dtCrowd step for step (float32-identical
+        replays). ``"navkit"``: navkit's own path following
+        (:mod:`navkit.crowd.replan`): local corridor repair, blocked requests,
+        periodic retries of partial paths, tile-cache events, one iteration budget
+        for all path searches of an update.
+    replanning : bool, optional
+        Only with ``mode="navkit"`` (default there: True): False keeps dtCrowd's
+        validity checks and only applies the budget.
+    lookahead : int
+        Corridor polygons checked every update in navkit mode (default 10, as dtCrowd).
+    max_iterations_per_update : int, optional
+        A* iterations per update: dtcrowd mode, the path queue's (default 100, as
+        dtCrowd); navkit mode, all searches of the update together (default 1000).
+
+    :attr:`mode` holds the mode; :attr:`replanner` the navkit mode's replanner (its
+    per-agent counters: replans, local fixes, route switches; the last update's A*
+    iterations).
 
     Agent state is readable as slot-indexed arrays (no copies): :attr:`positions`,
     :attr:`velocities`, :attr:`states`, :attr:`target_states`, :attr:`active`;
@@ -144,9 +163,17 @@ class Crowd:
         "move_along_surface", "offmesh_animation",
     )  # fmt: skip
 
-    def __init__(self, navmesh, max_agents: int, max_agent_radius: float) -> None:
+    def __init__(
+        self, navmesh, max_agents: int, max_agent_radius: float, *, mode: str = "dtcrowd",
+        replanning: bool | None = None, lookahead: int = 10,
+        max_iterations_per_update: int | None = None,
+    ) -> None:  # fmt: skip
         if not hasattr(navmesh, "arrays"):
             raise InputError("navmesh must be a navkit NavMesh")
+        if mode not in MODES:
+            raise ConfigError("mode", f"must be one of {MODES}, got {mode!r}")
+        if mode == "dtcrowd" and replanning:
+            raise ConfigError("replanning", 'needs mode="navkit" (dtCrowd does not replan so)')
         self.max_agents = _check.integer(max_agents, "max_agents", 1, 65535)
         r = _check.real(max_agent_radius, "max_agent_radius", 0.0, lo_open=True, unit="wu")
         self.navmesh = navmesh
@@ -175,6 +202,56 @@ class Crowd:
         self.local_grid = LocalGridPlanner(self.max_agents, LocalGridParams())
         self.interactions = 0  # TTC forces / ORCA half-planes evaluated in the last update
         # -- end navkit extensions
+        # [replan] navkit mode: replanning and the iteration budget (crowd/replan.py)
+        self.mode = mode
+        self._replan: Replanner | None = None
+        self._queue_iterations = _MAX_ITERS_PER_UPDATE
+        if mode == "navkit":
+            self._replan = Replanner(
+                self, replanning=True if replanning is None else replanning,
+                lookahead=lookahead, max_iterations_per_update=(
+                    1000 if max_iterations_per_update is None else max_iterations_per_update),
+            )  # fmt: skip
+        elif max_iterations_per_update is not None:
+            self._queue_iterations = _check.integer(
+                max_iterations_per_update, "max_iterations_per_update", 1, 1 << 30
+            )
+
+    # -- replanning (navkit mode) ----------------------------------------------------------
+    @property
+    def replanner(self) -> Replanner | None:
+        """The :class:`~navkit.crowd.replan.Replanner` in navkit mode (None in dtcrowd mode)."""
+        return self._replan
+
+    def attach(self, tile_cache) -> Callable[[], None]:
+        """Subscribe to a :class:`navkit.TileCache` whose navmesh the crowd walks on:
+        after each of its updates, only the agents whose corridor (or target) holds
+        an invalidated polygon check and repair their whole corridor
+        (:meth:`on_changes`). Returns the unsubscribe function. Needs navkit mode
+        with replanning (ConfigError otherwise)."""
+        self._need_replanning("attach")
+        if getattr(tile_cache, "navmesh", None) is not self.navmesh:
+            raise InputError("attach: the tile cache's navmesh is not the crowd's navmesh")
+        return tile_cache.subscribe(self.on_changes)
+
+    def on_changes(self, changes) -> np.ndarray:
+        """React to a tile cache's :class:`~navkit.tilecache.update.Changes` (its
+        ``invalidated`` poly refs): returns the (k,) int64 slots marked for replanning."""
+        if not hasattr(changes, "invalidated"):
+            raise InputError("changes must be a TileCache update's Changes (with .invalidated)")
+        return self.mark_changed(changes.invalidated)
+
+    def mark_changed(self, polys) -> np.ndarray:
+        """Tell the crowd that polygons changed (e.g. ``NavMesh.set_poly_flags``): the
+        agents whose corridor or target holds one check their whole corridor in the
+        next update, and partial paths retry soon. Returns the marked (k,) int64 slots."""
+        rp = self._need_replanning("mark_changed")
+        return rp.mark(polys)
+
+    def _need_replanning(self, what: str) -> Replanner:
+        if self._replan is None or not self._replan.replanning:
+            raise ConfigError("mode", f'{what} needs Crowd(..., mode="navkit") with replanning')
+        return self._replan
 
     # -- configuration ---------------------------------------------------------------------
     def set_obstacle_avoidance_params(self, idx: int, params: ObstacleAvoidanceParams) -> None:
@@ -442,6 +519,8 @@ class Crowd:
 
     # -- phases ----------------------------------------------------------------------------
     def _check_path_validity(self, dt) -> None:
+        if self._replan is not None and self._replan.check_path_validity(dt):  # [replan]
+            return
         a = self.agents
         code = path_validity_kernel(
             self.query._vh().desc, self._filter_tables()[0], self._act, a.state == STATE_WALKING,
@@ -502,6 +581,8 @@ class Crowd:
             self._set_target(s, int(a.target_ref[s]), a.target_pos[s].copy(), True)
 
     def _move_requests(self, dt) -> None:
+        if self._replan is not None:  # [replan] navkit mode: within the iteration budget
+            return self._replan.move_requests(dt)
         a, q = self.agents, self.query
         queue: list[int] = []
         for s in range(self.max_agents):
@@ -557,8 +638,10 @@ class Crowd:
                 a.target_state[s] = TARGET_WAITING_FOR_PATH
 
     def _path_queue(self, dt) -> None:
+        if self._replan is not None:  # [replan] navkit mode: budget, repairs, retries
+            return self._replan.path_queue(dt)
         a, q, pq = self.agents, self.query, self.path_queue
-        pq.update(_MAX_ITERS_PER_UPDATE)
+        pq.update(self._queue_iterations)
         for s in range(self.max_agents):
             if not a.active[s]:
                 continue

@@ -217,6 +217,7 @@ def random_crowd_run(
     hz: float = 60.0,
     params=None,
     target_tries: int = 20,
+    mode: str = "dtcrowd",
 ) -> CrowdRun:
     """Place ``agents`` agents at random navmesh points with random reachable targets and run.
 
@@ -224,7 +225,8 @@ def random_crowd_run(
     ``numpy.random.default_rng(seed)``; a target is drawn again (up to
     ``target_tries`` times) until an A* search from the agent's polygon reaches it.
     ``params`` defaults to RecastDemo CrowdTool's agent (radius 0.6, height 2,
-    max speed 3.5, acceleration 8, obstacle avoidance preset 1).
+    max speed 3.5, acceleration 8, obstacle avoidance preset 1). ``mode`` is the
+    crowd's (:class:`~navkit.crowd.Crowd`: "dtcrowd" or "navkit").
     """
     import time
 
@@ -243,7 +245,7 @@ def random_crowd_run(
         raise InputError("params must be an AgentParams")
     rng = np.random.default_rng(seed)
     q = NavMeshQuery(navmesh, max_nodes=65535)
-    crowd = Crowd(navmesh, n, params.radius)
+    crowd = Crowd(navmesh, n, params.radius, mode=mode)  # mode: "dtcrowd" or "navkit"
     crowd.use_recastdemo_presets()
     slots = np.empty(n, np.int64)
     targets = np.empty((n, 3), np.float32)

@@ -62,8 +62,9 @@ class PathQueue:
         self.keep_alive[slot] = 0
         return ref
 
-    def update(self, max_iters: int) -> None:
-        """Advance the requests by up to max_iters A* iterations in total."""
+    def update(self, max_iters: int) -> int:
+        """Advance the requests by up to max_iters A* iterations in total; returns the
+        iterations done."""
         q = self.query
         iter_count = max_iters
         for _ in range(MAX_QUEUE):
@@ -95,6 +96,7 @@ class PathQueue:
             if iter_count <= 0:
                 break
             self.queue_head += 1
+        return max_iters - iter_count
 
     def get_request_status(self, ref: int) -> int:
         hit = np.flatnonzero(self.ref == ref)

@@ -27,6 +27,17 @@ what it saw last and reports events, in agent-slot order:
     re-requesting); the event re-arms once the agent is farther than the
     arrival distance again. Otherwise the target is reset and the request ends.
 
+In ``mode="navkit"`` with replanning (:mod:`navkit.crowd.replan`), a disturbance
+that the replanner cannot fix (a polygon ahead became invalid and no complete
+route remains) also fires ``"blocked"`` while the target stays valid: the agent
+walks to the end of the valid part of its corridor and waits there, retrying.
+``on_blocked`` returning ``True`` (or no ``on_blocked``) keeps it so, and when a
+route opens it goes on (status back to ``"moving"``); anything else resets the
+target. ``"done"`` does not fire while the agent so waits. A partial path (from the
+start) still ends with ``"done"``; as long as the request lives (no ``on_done``,
+or ``on_done`` returning ``True``) the replanner keeps retrying it and the agent
+moves on when a route to the target opens.
+
 Without callbacks nothing is changed in the crowd (so dtCrowd-identical runs
 stay identical); statuses and :meth:`Crowd.events` are still tracked.
 Statuses: ``"none"``, ``"pending"``, ``"moving"``, ``"partial"``,
@@ -125,6 +136,9 @@ class RequestTracker:
 
     def _arrived(self, s: int) -> bool:
         a = self.crowd.agents
+        rp = self.crowd._replan
+        if rp is not None and rp.blocked[s]:  # [replan] waiting at a blocked route's end
+            return False
         n = int(a.ncorners[s])
         if n <= 0 or not (int(a.corner_flags[s, n - 1]) & STRAIGHTPATH_END):
             return False
@@ -165,7 +179,20 @@ class RequestTracker:
                         self.req[s] = None
                         self.status[s] = "failed"
                         continue
+            rp = crowd._replan
+            if ts == TARGET_VALID and rp is not None and rp.take_blocked(s):  # [replan]
+                self.events.append((r.handle, "blocked"))
+                self.status[s] = "blocked"
+                keep = r.on_blocked(r.handle) if r.on_blocked is not None else True
+                if self.req[s] is not r:
+                    continue
+                if keep is not True:
+                    crowd._reset(s)
+                    self.req[s] = None
+                continue
             if ts == TARGET_VALID:
+                if rp is not None and self.status[s] == "blocked" and not rp.blocked[s]:
+                    self.status[s] = "partial" if a.partial[s] else "moving"  # [replan]
                 if self._arrived(s):
                     if r.done_armed:
                         r.done_armed = False
