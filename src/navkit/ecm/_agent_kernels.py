@@ -183,6 +183,9 @@ def plan_velocities(
     for i in numba.prange(n):
         out_vel[i, 0] = 0.0
         out_vel[i, 1] = 0.0
+        if state[i] == ARRIVED:  # pushed off its goal while making way: walk back
+            if math.hypot(goal[i, 0] - pos[i, 0], goal[i, 1] - pos[i, 1]) > max(3.0 * arrive, rad[i]):
+                state[i] = MOVING
         if state[i] != MOVING:
             continue
         x = pos[i, 0]
@@ -289,11 +292,13 @@ def plan_velocities(
                     c = dist2 - rr * rr
                     if c < 0.0:  # overlapping: push apart along the centre line
                         dist = math.sqrt(dist2)
-                        if dist > 1e-9:
+                        if dist > 1e-9 and state[j] != ARRIVED:
                             push = max_force * (rr - dist) / rr
                             fx += wx_ / dist * push
                             fy += wy_ / dist * push
                         continue
+                    if state[j] == ARRIVED and gdist < 2.0 * (ri + rad[j]) + slow:
+                        continue  # near its goal an agent walks into those that arrived: they make way
                     vx = vel[i, 0] - vel[j, 0]
                     vy = vel[i, 1] - vel[j, 1]
                     a = vx * vx + vy * vy
@@ -436,7 +441,7 @@ def integrate(
     gx0_, gy0_, gside, gnx, gny, gstart, gitems, tmp, out_pos,
 ):  # fmt: skip
     """Move every moving agent by its new velocity, push overlapping agents
-    apart (``separate`` of each overlap per step, shared between the two), keep
+    apart (``separate`` of each overlap per round, three rounds, shared between the two), keep
     each inside its corridor and clear of obstacles; ``out_pos`` the result,
     ``vel`` the velocity actually travelled."""
     n = pos.shape[0]
@@ -446,61 +451,76 @@ def integrate(
         if state[i] == MOVING:
             tmp[i, 0] += new_vel[i, 0] * dt
             tmp[i, 1] += new_vel[i, 1] * dt
-    for i in numba.prange(n):
-        x = tmp[i, 0]
-        y = tmp[i, 1]
-        if state[i] != MOVING:
-            out_pos[i, 0] = x
-            out_pos[i, 1] = y
-            continue
-        sx = 0.0
-        sy = 0.0
-        cxi = int((pos[i, 0] - gx0_) / gside)
-        cyi = int((pos[i, 1] - gy0_) / gside)
-        for ux in range(max(0, cxi - 1), min(gnx, cxi + 2)):
-            for uy in range(max(0, cyi - 1), min(gny, cyi + 2)):
-                c0 = ux * gny + uy
-                for q in range(gstart[c0], gstart[c0 + 1]):
-                    j = gitems[q]
-                    if j == i or state[j] == 0:
-                        continue
-                    wx = x - tmp[j, 0]
-                    wy = y - tmp[j, 1]
-                    rr = rad[i] + rad[j]
-                    d2 = wx * wx + wy * wy
-                    if d2 >= rr * rr or d2 <= 1e-18:
-                        continue
-                    d = math.sqrt(d2)
-                    # a standing agent does not yield: the moving one takes the whole push
-                    share = 0.5 if state[j] == MOVING else 1.0
-                    sx += wx / d * (rr - d) * share * separate
-                    sy += wy / d * (rr - d) * share * separate
-        x += sx
-        y += sy
-        x, y, k = _constrain(
-            x, y, rad[i], kc[i], CX, CY, CR, cptr[i], ccnt[i],
-            ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
-        )  # fmt: skip
-        # never faster than the speed limit, pushes included (the constraint may
-        # lengthen a shortened step by a hair: a few rounds)
-        for _ in range(4):
-            mx = x - pos[i, 0]
-            my = y - pos[i, 1]
-            ml = math.hypot(mx, my)
-            if ml <= vmax[i] * dt:
-                break
-            x = pos[i, 0] + mx * (vmax[i] * dt / ml)
-            y = pos[i, 1] + my * (vmax[i] * dt / ml)
+    for rnd in range(3):  # separation and constraints, three rounds (Jacobi)
+        for i in numba.prange(n):
+            x = tmp[i, 0]
+            y = tmp[i, 1]
+            if state[i] != MOVING and state[i] != ARRIVED:
+                out_pos[i, 0] = x
+                out_pos[i, 1] = y
+                continue
+            sx = 0.0
+            sy = 0.0
+            cxi = int((pos[i, 0] - gx0_) / gside)
+            cyi = int((pos[i, 1] - gy0_) / gside)
+            for ux in range(max(0, cxi - 1), min(gnx, cxi + 2)):
+                for uy in range(max(0, cyi - 1), min(gny, cyi + 2)):
+                    c0 = ux * gny + uy
+                    for q in range(gstart[c0], gstart[c0 + 1]):
+                        j = gitems[q]
+                        if j == i or state[j] == 0:
+                            continue
+                        if state[i] == ARRIVED and state[j] == BLOCKED:
+                            continue
+                        wx = x - tmp[j, 0]
+                        wy = y - tmp[j, 1]
+                        rr = rad[i] + rad[j]
+                        d2 = wx * wx + wy * wy
+                        if d2 >= rr * rr or d2 <= 1e-18:
+                            continue
+                        d = math.sqrt(d2)
+                        # an arrived agent makes way for a moving one (takes most of
+                        # their push); a blocked one (no corridor to stay in) does not
+                        share = 0.5
+                        if state[j] == BLOCKED:
+                            share = 1.0
+                        elif state[i] == ARRIVED and state[j] == MOVING:
+                            share = 0.8
+                        elif state[i] == MOVING and state[j] == ARRIVED:
+                            share = 0.2
+                        sx += wx / d * (rr - d) * share * separate
+                        sy += wy / d * (rr - d) * share * separate
+            x += sx
+            y += sy
             x, y, k = _constrain(
-                x, y, rad[i], k, CX, CY, CR, cptr[i], ccnt[i],
+                x, y, rad[i], kc[i], CX, CY, CR, cptr[i], ccnt[i],
                 ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
             )  # fmt: skip
-        kc[i] = k
-        out_pos[i, 0] = x
-        out_pos[i, 1] = y
-        vel[i, 0] = (x - pos[i, 0]) / dt
-        vel[i, 1] = (y - pos[i, 1]) / dt
+            # never faster than the speed limit, pushes included (the constraint may
+            # lengthen a shortened step by a hair: a few rounds)
+            for _ in range(4):
+                mx = x - pos[i, 0]
+                my = y - pos[i, 1]
+                ml = math.hypot(mx, my)
+                if ml <= vmax[i] * dt:
+                    break
+                x = pos[i, 0] + mx * (vmax[i] * dt / ml)
+                y = pos[i, 1] + my * (vmax[i] * dt / ml)
+                x, y, k = _constrain(
+                    x, y, rad[i], k, CX, CY, CR, cptr[i], ccnt[i],
+                    ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
+                )  # fmt: skip
+            kc[i] = k
+            out_pos[i, 0] = x
+            out_pos[i, 1] = y
+            vel[i, 0] = (x - pos[i, 0]) / dt
+            vel[i, 1] = (y - pos[i, 1]) / dt
+        if rnd < 2:
+            for i in numba.prange(n):
+                tmp[i, 0] = out_pos[i, 0]
+                tmp[i, 1] = out_pos[i, 1]
+
     for i in numba.prange(n):
-        if state[i] != MOVING:
+        if state[i] != MOVING and state[i] != ARRIVED:
             vel[i, 0] = 0.0
             vel[i, 1] = 0.0

@@ -20,7 +20,12 @@ once in numba kernels:
   coherence (a pull towards the centre of the agent's group);
 * moves, separates overlapping agents, and keeps every agent **inside its
   corridor** (the disks shrunk by its radius) and at least its radius from
-  every obstacle -- a hard constraint, whatever the forces say.
+  every obstacle -- a hard constraint, whatever the forces say (three rounds of
+  separation and constraint per update).
+
+Agents that arrived stand at their goal but make way: an agent walking to a goal
+among them pushes through (they take most of the push), and an arrived agent
+pushed more than ``3 * arrive_distance`` (or its radius) off its goal walks back.
 
 When the map changes (:meth:`CorridorMap.insert_polygon`, ``remove``, ``move``
 ...), the agents subscribed to it get the :class:`UpdateReport`; an agent whose
