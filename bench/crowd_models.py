@@ -11,7 +11,8 @@ update. "ttc-explicit" is the TTC model with the paper's force integrated
 explicitly (``TTCParams(implicit=False)``), for comparison. With ``--scale`` it also
 times one update for ``--sizes`` agents (default 100, 1000) walking to random targets
 on a square plaza of side max(64, 5 sqrt(n)) m, per model (ms, median of 60 steps,
-ratio to the sampled preset 1, RecastDemo's default).
+ratio to the sampled preset 1, RecastDemo's default), and the corridor agents of
+the Explicit Corridor Map (``ecm-corridor``) on the same square.
 
 There is no peer column: dtCrowd has no TTC or ORCA mode; the sampled rows are
 navkit's dtCrowd-identical mode (float32-identical to Detour's, tests/crowd).
@@ -63,6 +64,21 @@ def scale(n: int, steps: int) -> dict:
             c.update(ms.DT)
             times.append(time.perf_counter() - t0)
         out[name(model, preset)] = float(np.median(times) * 1000)
+    # corridor agents on the corridor map of the same square (navkit.ecm)
+    from navkit.ecm import CorridorAgents, CorridorMap
+
+    cm = CorridorMap.from_polygons([(0, 0), (side, 0), (side, side), (0, side)])
+    ag = CorridorAgents(cm, max_agents=n)
+    pts = rng.uniform(1, side - 1, (2, n, 2))
+    for p, t in zip(pts[0], pts[1], strict=True):
+        ag.add_agent(p, goal=t, radius=ms.RADIUS, max_speed=1.5, max_acceleration=8.0)
+    ag.update(ms.DT)
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        ag.update(ms.DT)
+        times.append(time.perf_counter() - t0)
+    out["ecm-corridor"] = float(np.median(times) * 1000)
     return out
 
 
