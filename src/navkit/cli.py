@@ -219,7 +219,7 @@ def _warn_if_cold() -> None:
 
 
 def _bake(mesh, config, workers: int | None, progress):
-    from .recast.build import bake
+    from .pipeline import bake
 
     if config.tile_size and (workers is None or workers > 1):
         from concurrent.futures import ProcessPoolExecutor

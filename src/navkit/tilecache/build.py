@@ -7,30 +7,39 @@ erode by the agent radius, :func:`~navkit.tilecache.layers.build_heightfield_lay
 then one compressed tile per layer (``dtBuildTileCacheLayer`` with FastLZ), added to
 the cache in that order.
 
-The tile grid, tile bounds and triangle binning are the bake's
-(:mod:`navkit.recast.build`), imported rather than copied, so the two stay one
-tile pipeline; a tile here is a pure function of (mesh, config, tile coordinates).
+The tile grid, tile bounds, triangle binning and the executor loop are the tile
+pipeline's (:mod:`navkit.pipeline`), shared with the bake; the stages up to the
+eroded compact heightfield are the bake's own
+(:func:`navkit.recast.build.tile_compact_heightfield`). A tile here is a pure
+function of (mesh, config, tile coordinates): :func:`tile_layers`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 import numpy as np
 
 from ..detour.navmesh import NavMeshParams
 from ..errors import ConfigError, InputError
 from ..geometry.trimesh import TriMesh
-from ..recast import area as _area
-from ..recast import compact as _compact
-from ..recast import filter as _filter
+from ..pipeline import (
+    TileGrid,
+    _next_pow2,
+    bin_triangles,
+    mesh_bounds,
+    run_tiles,
+    tile_bounds,
+    tile_coords,
+    tile_grid,
+    tiled_navmesh_params,
+)
 from ..recast import rasterize as _rasterize
-from ..recast.build import TileGrid, _bin_triangles, mesh_bounds, tile_bounds, tile_grid
+from ..recast.build import tile_compact_heightfield
 from ..recast.config import BakeConfig, RcConfig
-from ..recast.types import CompactHeightfield
 from .format import (
     CompressedTile,
     TileCacheLayerHeader,
@@ -43,10 +52,9 @@ from .layers import HeightfieldLayerSet, build_heightfield_layers
 
 __all__ = [
     "TileLayers",
-    "tile_compact_heightfield",
+    "tile_layers",
     "build_tile_layers",
     "build_tile_cache",
-    "run_tiles",
 ]
 
 f32 = np.float32
@@ -59,37 +67,6 @@ class TileLayers(NamedTuple):
     ty: int
     layers: HeightfieldLayerSet | None
     data: tuple[bytes, ...]
-
-
-def tile_compact_heightfield(
-    vertices: np.ndarray,
-    triangles: np.ndarray,
-    tri_areas: np.ndarray,
-    rc: RcConfig,
-    tbmin: np.ndarray,
-    tbmax: np.ndarray,
-    filters: tuple[bool, bool, bool] = (True, True, True),
-) -> CompactHeightfield:
-    """A tile's eroded compact heightfield, border included (the layers' input).
-
-    ``vertices`` (n, 3) float32, ``triangles`` (m, 3) int32 (the tile's triangles),
-    ``tri_areas`` (m,) uint8, already validated; ``tbmin``/``tbmax`` the tile bounds
-    with border (:func:`navkit.recast.build.tile_bounds`).
-    """
-    size = rc.tile_size + 2 * rc.border_size
-    cs32, ch32 = f32(rc.cs), f32(rc.ch)
-    _rasterize.check_grid(size, size, tbmin, tbmax, ch32)
-    hf = _rasterize._rasterize_run(
-        vertices, triangles, tri_areas, size, size, tbmin, tbmax, cs32, ch32, int(rc.walkable_climb)
-    )
-    if filters[0]:
-        hf = _filter._low_hanging_run(hf, int(rc.walkable_climb))
-    if filters[1]:
-        hf = _filter._ledge_run(hf, int(rc.walkable_height), int(rc.walkable_climb))
-    if filters[2]:
-        hf = _filter._low_height_run(hf, int(rc.walkable_height))
-    chf = _compact._compact_run(hf, int(rc.walkable_height), int(rc.walkable_climb))
-    return _area._erode_run(chf, int(rc.walkable_radius))
 
 
 def _layer_headers(lset: HeightfieldLayerSet, tx: int, ty: int) -> list[TileCacheLayerHeader]:
@@ -115,7 +92,7 @@ def _layer_headers(lset: HeightfieldLayerSet, tx: int, ty: int) -> list[TileCach
     return out
 
 
-def _tile_layers(
+def tile_layers(
     vertices: np.ndarray,
     triangles: np.ndarray,
     tri_areas: np.ndarray,
@@ -127,6 +104,25 @@ def _tile_layers(
     tx: int,
     ty: int,
 ) -> TileLayers:
+    """Tile (tx, ty) of the cache build: a pure function, safe to run in another process.
+
+    Parameters
+    ----------
+    vertices : (n, 3) float32
+        The whole mesh's vertices (validated).
+    triangles : (m, 3) int32
+    tri_areas : (m,) uint8
+        Area id of every triangle of the mesh.
+    rc : RcConfig
+    filters : (bool, bool, bool)
+        The bake's three span filters.
+    tbmin, tbmax : (3,) float32
+        Tile bounds with the border [wu] (:func:`navkit.pipeline.tile_bounds`).
+    sel : (k,) int64
+        Indices of the triangles overlapping the tile (:func:`navkit.pipeline.bin_triangles`).
+    tx, ty : int
+        Tile coordinates.
+    """
     if sel.size == 0:
         return TileLayers(tx, ty, None, ())
     chf = tile_compact_heightfield(
@@ -179,10 +175,10 @@ def build_tile_layers(mesh: TriMesh, config: BakeConfig, tx: int, ty: int) -> Ti
     rc, verts, tris, tri_areas, grid, filters = _prepare(mesh, config)
     if not (0 <= tx < grid.tiles_x and 0 <= ty < grid.tiles_z):
         raise InputError(f"tile ({tx}, {ty}) outside the {grid.tiles_x} x {grid.tiles_z} grid")
-    start, binned = _bin_triangles(verts, tris, grid, rc)
+    start, binned = bin_triangles(verts, tris, grid, rc)
     k = ty * grid.tiles_x + tx
     tbmin, tbmax = tile_bounds(grid, rc, tx, ty)
-    return _tile_layers(
+    return tile_layers(
         verts, tris, tri_areas, rc, filters, tbmin, tbmax, binned[start[k] : start[k + 1]], tx, ty
     )
 
@@ -192,14 +188,10 @@ def _params(
 ) -> tuple[NavMeshParams, TileCacheParams]:
     """The navmesh and tile cache params ``generateTileCache`` sets up."""
     ntiles = grid.tiles_x * grid.tiles_z * expected_layers_per_tile
-    tile_bits = min(int(math.log2(_next_pow2(ntiles))), 14)
-    orig = (float(grid.bmin[0]), float(grid.bmin[1]), float(grid.bmin[2]))
-    # the generators compute these in JavaScript numbers; Detour stores float32
+    # the generators compute the tile size in JavaScript numbers; Detour stores float32
     tws = float(f32(float(rc.tile_size) * float(rc.cs)))
-    nav = NavMeshParams(
-        orig=orig, tile_width=tws, tile_height=tws, max_tiles=1 << tile_bits,
-        max_polys=1 << (22 - tile_bits),
-    )  # fmt: skip
+    nav = tiled_navmesh_params(grid.bmin, tws, ntiles)
+    orig = nav.orig
     params = TileCacheParams(
         orig=orig, cs=float(f32(rc.cs)), ch=float(f32(rc.ch)),
         width=rc.tile_size, height=rc.tile_size,
@@ -210,45 +202,6 @@ def _params(
         max_tiles=ntiles, max_obstacles=max_obstacles,
     )  # fmt: skip
     return nav, params
-
-
-def _next_pow2(v: int) -> int:
-    return 1 if v <= 1 else 1 << (v - 1).bit_length()
-
-
-T = TypeVar("T")
-
-
-def run_tiles(
-    fn: Callable[..., T],
-    coords: Sequence[tuple[int, int]],
-    args: Callable[[int, int], tuple],
-    executor: Executor | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> dict[tuple[int, int], T]:
-    """``fn(*args(x, y))`` for every tile, serially or on ``executor``.
-
-    The bake's tile loop (:func:`navkit.recast.build.bake`) in a reusable form: the
-    results are keyed by tile, so callers consume them in row order whatever order
-    they completed in, and parallel builds equal serial ones. ``progress(done,
-    total)`` is called after each tile.
-    """
-    results: dict[tuple[int, int], T] = {}
-    total = len(coords)
-    if executor is None:
-        for i, (x, y) in enumerate(coords):
-            results[(x, y)] = fn(*args(x, y))
-            if progress is not None:
-                progress(i + 1, total)
-        return results
-    from concurrent.futures import as_completed
-
-    futs = {executor.submit(fn, *args(x, y)): (x, y) for x, y in coords}
-    for i, fut in enumerate(as_completed(futs)):
-        results[futs[fut]] = fut.result()
-        if progress is not None:
-            progress(i + 1, total)
-    return results
 
 
 def build_tile_cache(
@@ -296,8 +249,8 @@ def build_tile_cache(
     nav, params = _params(grid, rc, expected_layers_per_tile, max_obstacles)
     if params.max_tiles > 1 << 22:
         raise ConfigError("expected_layers_per_tile", f"{params.max_tiles} cache slots is too many")
-    start, binned = _bin_triangles(verts, tris, grid, rc)
-    coords = [(x, y) for y in range(grid.tiles_z) for x in range(grid.tiles_x)]
+    start, binned = bin_triangles(verts, tris, grid, rc)
+    coords = tile_coords(grid.tiles_x, grid.tiles_z)
 
     def args(x: int, y: int) -> tuple:
         k = y * grid.tiles_x + x
@@ -315,7 +268,7 @@ def build_tile_cache(
             y,
         )
 
-    results = run_tiles(_tile_layers, coords, args, executor, progress)
+    results = run_tiles(tile_layers, coords, args, executor, progress)
     tile_bits = int(math.log2(_next_pow2(params.max_tiles)))
     tiles: list[CompressedTile] = []
     for x, y in coords:

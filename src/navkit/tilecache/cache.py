@@ -45,7 +45,8 @@ from .._io import atomic_write_bytes
 from ..detour.navmesh import NavMesh
 from ..detour.tile import OffMeshConnections, TileData
 from ..errors import ConfigError, InputError, StaleHandleError
-from .build import build_tile_cache, run_tiles
+from ..pipeline import add_tiles, run_tiles, tile_coords
+from .build import build_tile_cache
 from .format import (
     TileCacheParams,
     TileCacheSet,
@@ -195,17 +196,14 @@ class TileCache:
         else:
             nx = ny = 0
         self._grid = (nx, ny)
-        coords = [(x, y) for y in range(ny) for x in range(nx)]
+        coords = tile_coords(nx, ny)
         p = tset.params
 
         def args(x: int, y: int) -> tuple:
             return ([st.tiles[r].data for r in st.tiles_at(x, y)], p, not st.compatible, cons)
 
         built = run_tiles(_build_position, coords, args, executor, progress)
-        for xy in coords:
-            for td in built[xy]:
-                if td is not None:
-                    nm._add_tile(td, None, check=False)
+        add_tiles(nm, [td for xy in coords for td in built[xy] if td is not None])
         # world extent (xz of the grid, y of the layers) for input checks
         o = np.array(p.orig, np.float32)
         tw = f32(p.width) * f32(p.cs)
