@@ -17,8 +17,10 @@ exports byte for byte as Recast's.
   (``walkable_radius``, :func:`~navkit.tilecache.obstacles.expand_obstacle`: cylinder
   radius + r, other shapes a conservative polygon offset), so agents' centres keep a
   radius away from them (Detour cuts the bare footprint); the touched layers are
-  found from the grown bounds. Area-marking obstacles (``area=``) are not grown: they
-  label the ground, as Recast's convex volumes do;
+  found from the grown bounds. Area-marking obstacles (``area=``) are **not** grown, in
+  either mode: they label the ground agents may still walk on (water, mud, a door only
+  some agents pass), so the marked polygons cover the bare footprint, as Recast's
+  convex volumes do;
 - meshing: every tile (the initial ones and the rebuilt ones) gets a detail mesh
   sampled from the layer's heights, a BV tree and the off-mesh connections that start
   on it (:func:`~navkit.tilecache.tilemesh.build_layer_tile`);
@@ -437,7 +439,11 @@ class TileCache:
         radius, height : float
             > 0 [wu].
         area : int, optional
-            Mark this area id (1..63) instead of cutting a hole.
+            Mark this area id (1..63) instead of cutting a hole. An area marks the
+            obstacle's bare footprint in every mode: it is **not** grown by the agent
+            radius (agents may walk into water or mud, so its polygons start where the
+            ground changes, as Recast's convex volumes do); only holes are grown, in the
+            default mode.
 
         Returns
         -------
@@ -460,6 +466,22 @@ class TileCache:
     def add_box(self, bmin: Any, bmax: Any, *, area: int | None = None) -> int:
         """Add an axis-aligned box (``addBoxObstacle(bmin, bmax)``) [wu].
 
+        Parameters
+        ----------
+        bmin, bmax : (3,) float
+            Opposite corners [wu], ``bmax > bmin`` on every axis.
+        area : int, optional
+            Mark this area id (1..63) instead of cutting a hole. An area marks the
+            obstacle's bare footprint in every mode: it is **not** grown by the agent
+            radius (agents may walk into water or mud, so its polygons start where the
+            ground changes, as Recast's convex volumes do); only holes are grown, in the
+            default mode.
+
+        Returns
+        -------
+        int
+            A generational handle, as :meth:`add_cylinder`'s.
+
         Raises
         ------
         InputError
@@ -475,6 +497,26 @@ class TileCache:
         self, center: Any, half_extents: Any, y_radians: float, *, area: int | None = None
     ) -> int:
         """Add a box rotated about +y (``addBoxObstacle(center, halfExtents, yRadians)``).
+
+        Parameters
+        ----------
+        center : (3,) float
+            Centre of the box [wu].
+        half_extents : (3,) float
+            Half sizes along the box's own axes, > 0 [wu].
+        y_radians : float
+            Rotation about +y [rad].
+        area : int, optional
+            Mark this area id (1..63) instead of cutting a hole. An area marks the
+            obstacle's bare footprint in every mode: it is **not** grown by the agent
+            radius (agents may walk into water or mud, so its polygons start where the
+            ground changes, as Recast's convex volumes do); only holes are grown, in the
+            default mode.
+
+        Returns
+        -------
+        int
+            A generational handle, as :meth:`add_cylinder`'s.
 
         Raises
         ------
@@ -503,6 +545,17 @@ class TileCache:
             repeated or collinear corner); the prism spans ``min(y) .. max(y) + height``.
         height : float
             > 0 [wu].
+        area : int, optional
+            Mark this area id (1..63) instead of cutting a hole. An area marks the
+            obstacle's bare footprint in every mode: it is **not** grown by the agent
+            radius (agents may walk into water or mud, so its polygons start where the
+            ground changes, as Recast's convex volumes do); only holes are grown, in the
+            default mode.
+
+        Returns
+        -------
+        int
+            A generational handle, as :meth:`add_cylinder`'s.
 
         Raises
         ------
