@@ -272,11 +272,11 @@ def tiled_navmesh_params(
     )
 
 
-def add_tiles(navmesh: _nm.NavMesh, tiles: Iterable[_tile.TileData]) -> None:
-    """Add tiles navkit just built (no array checks) to ``navmesh``, in order
-    (``dtNavMesh::addTile`` one after the other: same slots, links and refs)."""
-    for td in tiles:
-        navmesh._add_tile(td, None, check=False)
+def add_tiles(navmesh: _nm.NavMesh, tiles: Iterable[_tile.TileData]) -> list[int]:
+    """Add tiles navkit just built (no array checks) to ``navmesh``, in order, and return
+    their refs: the same slots, links and refs as ``dtNavMesh::addTile`` one after the
+    other, with one link kernel call for all of them (``NavMesh._add_tiles``)."""
+    return navmesh._add_tiles(list(tiles))
 
 
 # -- the bake ----------------------------------------------------------------------------------

@@ -635,6 +635,28 @@ def connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
 
 
 @njit
+def connect_tiles(
+    a, slots, same_start, same_xy, nei_start, nei_slots, nei_sides, tile_bits, poly_bits
+):
+    """:func:`connect_tile` for ``slots[i]``, i = 0, 1, ... in order (a bulk ``addTile``).
+
+    Tile ``i``'s other layers are ``same_xy[same_start[i]:same_start[i + 1]]`` and its
+    neighbours ``nei_slots[nei_start[i]:nei_start[i + 1]]`` (sides ``nei_sides``): the
+    tiles present when it is added, as :func:`connect_tile` takes them.
+    """
+    for i in range(slots.shape[0]):
+        connect_tile(
+            a,
+            slots[i],
+            same_xy[same_start[i] : same_start[i + 1]],
+            nei_slots[nei_start[i] : nei_start[i + 1]],
+            nei_sides[nei_start[i] : nei_start[i + 1]],
+            tile_bits,
+            poly_bits,
+        )
+
+
+@njit
 def replace_tile(a, old, others, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
     """:func:`disconnect_tile` of slot ``old`` then :func:`connect_tile` of slot ``t``
     (``removeTile`` then ``addTile``) in one call (the tile cache's swap)."""

@@ -68,6 +68,7 @@ Refs: ``ref = salt << (poly_bits + tile_bits) | slot << poly_bits | poly`` with
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -725,6 +726,66 @@ class NavMesh:
             self.poly_bits,
         )
         return self._tile_ref(slot)
+
+    def _add_tiles(self, datas: Sequence[TileData]) -> list[int]:
+        """``_add_tile(d, None, check=False)`` for each of ``datas`` in order (tiles navkit
+        just built), with one link kernel call: the same slots, refs and links as adding
+        them one by one. Nothing is added when one of them cannot be.
+
+        Raises
+        ------
+        InputError
+            A tile with too many polygons, a location occupied (or twice in ``datas``),
+            fewer free slots than tiles.
+        """
+        if not datas:
+            return []
+        if len(datas) > len(self._free_slots):
+            raise InputError("no free tile slot (max_tiles reached)")
+        seen: set[tuple[int, int, int]] = set()
+        for d in datas:
+            if not self.ref64 and self.poly_bits < _ilog2(_next_pow2(d.poly_count)):
+                raise InputError(f"tile has {d.poly_count} polys, more than max_polys allows")
+            key = (int(d.x), int(d.y), int(d.layer))
+            if key in seen or self._slot_at(*key) >= 0:
+                raise InputError(f"a tile already occupies ({key[0]}, {key[1]}, layer {key[2]})")
+            seen.add(key)
+        slots: list[int] = []
+        for d in datas:
+            slot = self._free_slots.pop(0)
+            h = _tile_hash(d.x, d.y, self._lut_mask)
+            self._t["tile_next"][slot] = self._lut[h]
+            self._lut[h] = slot
+            self._store(slot, d)
+            slots.append(slot)
+        # what _add_tile would see: the tiles present before tile i (lookup order kept)
+        order = {s: i for i, s in enumerate(slots)}
+        same: list[int] = []
+        nei: list[int] = []
+        sides: list[int] = []
+        same_start, nei_start = [0], [0]
+        for i, d in enumerate(datas):
+            x, y = int(d.x), int(d.y)
+            same.extend(s for s in self._slots_raw(x, y) if order.get(s, -1) < i)
+            for side in range(8):
+                for s in self._neighbour_slots(x, y, side):
+                    if order.get(s, -1) < i:
+                        nei.append(s)
+                        sides.append(side)
+            same_start.append(len(same))
+            nei_start.append(len(nei))
+        L.connect_tiles(
+            self.arrays(),
+            np.array(slots, np.int64),
+            np.array(same_start, np.int64),
+            np.array(same, np.int64),
+            np.array(nei_start, np.int64),
+            np.array(nei, np.int64),
+            np.array(sides, np.int64),
+            self.tile_bits,
+            self.poly_bits,
+        )
+        return [self._tile_ref(s) for s in slots]
 
     def _replace_tile(self, old_ref: int, data: TileData) -> int:
         """``remove_tile(old_ref)`` then ``add_tile(data)`` (no array checks of ``data``)

@@ -45,7 +45,6 @@ from .format import (
     TileCacheLayerHeader,
     TileCacheParams,
     TileCacheSet,
-    _header_from_bytes,
     build_tile_cache_layer,
 )
 from .layers import HeightfieldLayerSet, build_heightfield_layers
@@ -67,6 +66,8 @@ class TileLayers(NamedTuple):
     ty: int
     layers: HeightfieldLayerSet | None
     data: tuple[bytes, ...]
+    #: The header of each layer's compressed tile (``data[i]``'s first 56 bytes, parsed).
+    headers: tuple[TileCacheLayerHeader, ...] = ()
 
 
 def _layer_headers(lset: HeightfieldLayerSet, tx: int, ty: int) -> list[TileCacheLayerHeader]:
@@ -129,11 +130,12 @@ def tile_layers(
         vertices, triangles[sel], tri_areas[sel], rc, tbmin, tbmax, filters
     )
     lset = build_heightfield_layers(chf, rc.border_size, rc.walkable_height)
+    headers = tuple(_layer_headers(lset, tx, ty))
     data = tuple(
         build_tile_cache_layer(h, lset.heights[i], lset.areas[i], lset.cons[i])
-        for i, h in enumerate(_layer_headers(lset, tx, ty))
+        for i, h in enumerate(headers)
     )
-    return TileLayers(tx, ty, lset, data)
+    return TileLayers(tx, ty, lset, data, headers)
 
 
 def _prepare(mesh: TriMesh, config: BakeConfig):
@@ -272,12 +274,13 @@ def build_tile_cache(
     tile_bits = int(math.log2(_next_pow2(params.max_tiles)))
     tiles: list[CompressedTile] = []
     for x, y in coords:
-        for data in results[(x, y)].data:
+        r = results[(x, y)]
+        for header, data in zip(r.headers, r.data, strict=True):
             if len(tiles) >= params.max_tiles:
                 raise ConfigError(
                     "expected_layers_per_tile",
                     f"more than {params.max_tiles} layers; raise expected_layers_per_tile",
                 )
             ref = (1 << tile_bits) | len(tiles)  # salt 1, slots filled in order
-            tiles.append(CompressedTile(ref, _header_from_bytes(data, "layer"), data))
+            tiles.append(CompressedTile(ref, header, data))
     return TileCacheSet(nav, params, tuple(tiles))
