@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import F32, njit
+from .._jit import F32, borrow, njit
 
 EXT_LINK = 0x8000
 
@@ -642,11 +642,13 @@ def connect_tiles(
 
     Tile ``i``'s other layers are ``same_xy[same_start[i]:same_start[i + 1]]`` and its
     neighbours ``nei_slots[nei_start[i]:nei_start[i + 1]]`` (sides ``nei_sides``): the
-    tiles present when it is added, as :func:`connect_tile` takes them.
+    tiles present when it is added, as :func:`connect_tile` takes them. The pools are
+    borrowed once (no reference counting of the 60-odd arrays on every helper call).
     """
+    b = borrow(a)
     for i in range(slots.shape[0]):
         connect_tile(
-            a,
+            b,
             slots[i],
             same_xy[same_start[i] : same_start[i + 1]],
             nei_slots[nei_start[i] : nei_start[i + 1]],

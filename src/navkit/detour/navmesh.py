@@ -160,6 +160,8 @@ _TILE_SPEC = {
     "tile_link_free": (np.int64, 0),
     "tile_next": (np.int32, 0),
 }
+#: (dx, dy) of the neighbouring tile on each side 0..7 (Detour's side order).
+_SIDE_STEPS = ((1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1))
 _FIELD_POOL = {name: pool for pool, names in _POOLS.items() for name in names}
 for _p in _POOLS:
     _TILE_SPEC[f"tile_{_p}_base"] = (np.int64, 0)
@@ -760,16 +762,23 @@ class NavMesh:
             slots.append(slot)
         # what _add_tile would see: the tiles present before tile i (lookup order kept)
         order = {s: i for i, s in enumerate(slots)}
+        at: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (x, y) -> [(slot, order)]
+
+        def present(x: int, y: int) -> list[tuple[int, int]]:
+            if (x, y) not in at:
+                at[(x, y)] = [(s, order.get(s, -1)) for s in self._slots_raw(x, y)]
+            return at[(x, y)]
+
         same: list[int] = []
         nei: list[int] = []
         sides: list[int] = []
         same_start, nei_start = [0], [0]
         for i, d in enumerate(datas):
             x, y = int(d.x), int(d.y)
-            same.extend(s for s in self._slots_raw(x, y) if order.get(s, -1) < i)
-            for side in range(8):
-                for s in self._neighbour_slots(x, y, side):
-                    if order.get(s, -1) < i:
+            same.extend(s for s, k in present(x, y) if k < i)
+            for side, (dx, dy) in enumerate(_SIDE_STEPS):
+                for s, k in present(x + dx, y + dy):
+                    if k < i:
                         nei.append(s)
                         sides.append(side)
             same_start.append(len(same))
