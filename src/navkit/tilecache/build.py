@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..detour.navmesh import NavMeshParams
-from ..errors import ConfigError, InputError
+from ..errors import BuildError, ConfigError, InputError
 from ..geometry.trimesh import TriMesh
 from ..pipeline import (
     TileGrid,
@@ -40,14 +40,17 @@ from ..pipeline import (
 from ..recast import rasterize as _rasterize
 from ..recast.build import tile_compact_heightfield
 from ..recast.config import BakeConfig, RcConfig
+from ..recast.regions_common import check_chf
+from ..recast.types import CompactHeightfield
 from .format import (
     CompressedTile,
     TileCacheLayerHeader,
     TileCacheParams,
     TileCacheSet,
-    build_tile_cache_layer,
+    _check_header,
+    _compress_layer,
 )
-from .layers import HeightfieldLayerSet, build_heightfield_layers
+from .layers import HeightfieldLayerSet, _layers_run
 
 __all__ = [
     "TileLayers",
@@ -71,26 +74,42 @@ class TileLayers(NamedTuple):
 
 
 def _layer_headers(lset: HeightfieldLayerSet, tx: int, ty: int) -> list[TileCacheLayerHeader]:
-    out = []
-    for i in range(lset.nlayers):
-        out.append(
-            TileCacheLayerHeader(
-                tx=tx,
-                ty=ty,
-                tlayer=i,
-                bmin=tuple(float(v) for v in lset.bmin[i]),  # type: ignore[arg-type]
-                bmax=tuple(float(v) for v in lset.bmax[i]),  # type: ignore[arg-type]
-                hmin=int(lset.hmin[i]),
-                hmax=int(lset.hmax[i]),
-                width=lset.width,
-                height=lset.height,
-                minx=int(lset.minx[i]),
-                maxx=int(lset.maxx[i]),
-                miny=int(lset.miny[i]),
-                maxy=int(lset.maxy[i]),
-            )  # fmt: skip
-        )
-    return out
+    bmin, bmax = lset.bmin.tolist(), lset.bmax.tolist()
+    hmin, hmax = lset.hmin.tolist(), lset.hmax.tolist()
+    minx, maxx = lset.minx.tolist(), lset.maxx.tolist()
+    miny, maxy = lset.miny.tolist(), lset.maxy.tolist()
+    return [
+        TileCacheLayerHeader(
+            tx=tx,
+            ty=ty,
+            tlayer=i,
+            bmin=tuple(bmin[i]),
+            bmax=tuple(bmax[i]),
+            hmin=hmin[i],
+            hmax=hmax[i],
+            width=lset.width,
+            height=lset.height,
+            minx=minx[i],
+            maxx=maxx[i],
+            miny=miny[i],
+            maxy=maxy[i],
+        )  # fmt: skip
+        for i in range(lset.nlayers)
+    ]
+
+
+def _chf_arrays(chf: CompactHeightfield) -> tuple:
+    """The kernel arrays of a compact heightfield navkit's compact stage just built
+    (:func:`~navkit.recast.regions_common.check_chf`'s output without its link check,
+    which such a heightfield passes by construction); other dtypes go through the check."""
+    ci, cc, con, areas = chf.cells_index, chf.cells_count, chf.con, chf.areas
+    if (
+        ci.dtype == np.uint32 and cc.dtype == np.uint8 and con.dtype == np.uint32
+        and areas.dtype == np.uint8 and ci.flags.c_contiguous and cc.flags.c_contiguous
+        and con.flags.c_contiguous and areas.flags.c_contiguous
+    ):  # fmt: skip
+        return ci.reshape(-1), cc.reshape(-1), con, areas
+    return check_chf(chf)
 
 
 def tile_layers(
@@ -129,12 +148,20 @@ def tile_layers(
     chf = tile_compact_heightfield(
         vertices, triangles[sel], tri_areas[sel], rc, tbmin, tbmax, filters
     )
-    lset = build_heightfield_layers(chf, rc.border_size, rc.walkable_height)
+    lset = _layers_run(chf, _chf_arrays(chf), rc.border_size, rc.walkable_height)
     headers = tuple(_layer_headers(lset, tx, ty))
-    data = tuple(
-        build_tile_cache_layer(h, lset.heights[i], lset.areas[i], lset.cons[i])
-        for i, h in enumerate(headers)
-    )
+    for h in headers:
+        _check_header(h, "layer", BuildError)
+    n, cells = lset.nlayers, lset.width * lset.height
+    raw = np.concatenate(
+        (
+            lset.heights.reshape(n, cells),
+            lset.areas.reshape(n, cells),
+            lset.cons.reshape(n, cells),
+        ),
+        axis=1,
+    )  # (nlayers, 3 * width * height): each layer's heights | areas | cons
+    data = tuple(_compress_layer(h, raw[i]) for i, h in enumerate(headers))
     return TileLayers(tx, ty, lset, data, headers)
 
 

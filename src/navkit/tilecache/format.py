@@ -283,6 +283,12 @@ def build_tile_cache_layer(
     return _header_to_bytes(header) + fastlz.compress(raw)
 
 
+def _compress_layer(header: TileCacheLayerHeader, raw: np.ndarray) -> bytes:
+    """:func:`build_tile_cache_layer` of a checked header and its grids already
+    concatenated (``raw``: (3 * width * height,) uint8, heights | areas | cons)."""
+    return _header_to_bytes(header) + fastlz.compress(raw)
+
+
 def decompress_tile_cache_layer(data: bytes | bytearray | memoryview) -> TileCacheLayer:
     """Parse and decompress a compressed tile (``dtDecompressTileCacheLayer``).
 
