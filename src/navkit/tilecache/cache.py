@@ -50,6 +50,7 @@ from ..errors import ConfigError, InputError, StaleHandleError
 from ..pipeline import add_tiles, run_tiles, tile_coords
 from .build import build_tile_cache
 from .format import (
+    CompressedTile,
     TileCacheParams,
     TileCacheSet,
     read_tile_cache,
@@ -69,13 +70,17 @@ _NOPTS = np.zeros((0, 2), np.float32)
 
 
 def _build_position(
-    datas: Sequence[bytes],
+    tiles: Sequence[CompressedTile],
     params: TileCacheParams,
     detail: bool = False,
     offmesh: OffMeshConnections | None = None,
 ) -> list[TileData | None]:
-    """The navmesh tiles of one tile position (its layers, newest first)."""
-    return [build_layer_tile(d, params, detail=detail, offmesh=offmesh) for d in datas]
+    """The navmesh tiles of one tile position (its layers, newest first; their headers
+    are parsed and checked already)."""
+    return [
+        build_layer_tile(t.data, params, (), t.header, detail=detail, offmesh=offmesh)
+        for t in tiles
+    ]
 
 
 def _offmesh(offmesh: Any) -> OffMeshConnections | None:
@@ -202,7 +207,7 @@ class TileCache:
         p = tset.params
 
         def args(x: int, y: int) -> tuple:
-            return ([st.tiles[r].data for r in st.tiles_at(x, y)], p, not st.compatible, cons)
+            return ([st.tiles[r] for r in st.tiles_at(x, y)], p, not st.compatible, cons)
 
         built = run_tiles(_build_position, coords, args, executor, progress)
         add_tiles(nm, [td for xy in coords for td in built[xy] if td is not None])
