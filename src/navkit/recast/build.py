@@ -22,6 +22,17 @@ import numpy as np
 
 from ..errors import InputError
 from ..geometry.trimesh import TriMesh
+from . import area as _area
+from . import compact as _compact
+from . import contours as _contours
+from . import detail as _detail
+from . import distance as _distance
+from . import filter as _filter
+from . import polymesh as _polymesh
+from . import rasterize as _rasterize
+from . import regions_layers as _layers
+from . import regions_monotone as _mono
+from . import regions_watershed as _ws
 from .config import RcConfig
 from .types import (
     CompactHeightfield,
@@ -145,7 +156,6 @@ def build_polymesh(
     TileResult
         ``pmesh`` and ``dmesh`` are ``None`` when the grid has no polygons.
     """
-    from . import rasterize as _rasterize
 
     v = _rasterize._as_vertices(vertices)
     t = _rasterize._as_triangles(triangles, v.shape[0])
@@ -175,10 +185,6 @@ def _compact_stages(
     inter: dict[str, Any] | None,
 ) -> CompactHeightfield:
     """Rasterize, filter, compact and erode one grid (validated arrays, areas marked)."""
-    from . import area as _area
-    from . import compact as _compact
-    from . import filter as _filter
-    from . import rasterize as _rasterize
 
     lo, hi = bmin, bmax
     cs32, ch32 = np.float32(rc.cs), np.float32(rc.ch)
@@ -296,11 +302,6 @@ def _build_polymesh_run(
     Stages run through their modules' ``_run`` entry points, which skip the
     public functions' checks of arrays these stages made themselves.
     """
-    from . import area as _area
-    from . import contours as _contours
-    from . import detail as _detail
-    from . import polymesh as _polymesh
-    from . import rasterize as _rasterize
 
     tm = _Timer()
     counts: dict[str, int] = {}
@@ -330,17 +331,11 @@ def _build_polymesh_run(
     if inter is not None:
         inter["compact_eroded"] = chf
 
-    from . import regions_layers as _layers
-    from . import regions_monotone as _mono
-    from . import regions_watershed as _ws
-
     region_kw: dict[str, int] = {
         "border_size": rc.border_size,
         "min_region_area": rc.min_region_area,
     }
     if partition == "watershed":
-        from . import distance as _distance
-
         chf = tm.run("build_distance_field", _distance.build_distance_field, chf)
         if inter is not None:
             inter["compact_distance"] = chf
