@@ -79,3 +79,37 @@ def test_add_tiles_adds_nothing_when_one_tile_cannot_go_in(layer_tiles):
         pipeline.add_tiles(nm, [datas[0], datas[0]])
     assert nm.to_recast() == before
     assert pipeline.add_tiles(nm, []) == []
+
+
+@pytest.fixture(scope="module")
+def baked_tiles():
+    """The tiles of a tiled bake of the sample level with detail meshes, BV trees and an
+    off-mesh connection (every pool _store fills)."""
+    from navkit.pipeline import bake
+
+    mesh = sample_level()
+    cfg = BakeConfig(tile_size=16)
+    nm = bake(mesh, cfg)
+    c = np.array([nm.tile_data(s).verts.mean(axis=0) for s in nm.tile_slots()])
+    a, b = c[-2], c[len(c) // 2]  # starts on a late tile: its polygons do not start at 0
+    con = {"start": a.tolist(), "end": b.tolist(), "radius": 0.6, "bidirectional": True}
+    nm = bake(mesh, cfg, offmesh=[con])
+    datas = [nm.tile_data(s) for s in nm.tile_slots()]
+    assert sum(d.off_mesh_con_count for d in datas) == 1
+    assert all(d.bv_node_count and d.detail_tris.shape[0] for d in datas)
+    return nm.params, datas
+
+
+@pytest.mark.parametrize("split", [0, 3])
+def test_add_tiles_stores_every_pool_as_one_by_one(baked_tiles, split):
+    params, datas = baked_tiles
+    one = NavMesh(params)
+    refs1 = [one._add_tile(d, None, check=False) for d in datas]
+    bulk = NavMesh(params)
+    refs2 = [bulk._add_tile(d, None, check=False) for d in datas[:split]]
+    refs2 += pipeline.add_tiles(bulk, datas[split:])
+    assert refs1 == refs2
+    p1, p2 = _pools(one), _pools(bulk)
+    for k in p1:
+        np.testing.assert_array_equal(p1[k], p2[k], err_msg=k)
+    assert one.to_recast() == bulk.to_recast()

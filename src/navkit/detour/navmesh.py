@@ -484,6 +484,103 @@ class NavMesh:
         t["tile_off_mesh_base"][slot] = td.off_mesh_base
         self._arrays = None
 
+    def _store_many(self, slots: Sequence[int], datas: Sequence[TileData]) -> None:
+        """:meth:`_store` of ``datas[i]`` in ``slots[i]``, i = 0, 1, ...: the same pools
+        and tile-table rows, with one copy per pool field instead of one per tile."""
+        t, p = self._t, self._p
+        sl = np.asarray(slots, np.int64)
+        cnt = {
+            "vert": [td.vert_count for td in datas],
+            "poly": [td.poly_count for td in datas],
+            "link": [td.max_link_count for td in datas],
+            "dmesh": [td.detail_mesh_count for td in datas],
+            "dvert": [int(td.detail_verts.shape[0]) for td in datas],
+            "dtri": [int(td.detail_tris.shape[0]) for td in datas],
+            "bv": [td.bv_node_count for td in datas],
+            "off": [td.off_mesh_con_count for td in datas],
+        }
+        n: dict[str, np.ndarray] = {k: np.asarray(v, np.int64) for k, v in cnt.items()}
+        base: dict[str, np.ndarray] = {}
+        lo: dict[str, int] = {}
+        hi: dict[str, int] = {}
+        for k, c in n.items():
+            lo[k] = self._reserve(k, int(c.sum()))
+            hi[k] = lo[k] + int(c.sum())
+            base[k] = lo[k] + np.cumsum(c) - c
+            t[f"tile_{k}_base"][sl] = base[k]
+            t[f"tile_{k}_count"][sl] = c
+
+        def cat(field: str) -> np.ndarray:
+            return np.concatenate([getattr(td, field) for td in datas])
+
+        def rep(k: str, per: str) -> np.ndarray:  # tile k-base of every element of pool per
+            return np.repeat(base[k], n[per])
+
+        def put(name: str, k: str, values: np.ndarray | int) -> None:
+            p[name][lo[k] : hi[k]] = values
+
+        put("verts", "vert", cat("verts"))
+        put("poly_verts", "poly", cat("poly_verts").astype(np.int64) + rep("vert", "poly")[:, None])
+        for f, name in (
+            ("poly_neis", "poly_neis"),
+            ("poly_flags", "poly_flags"),
+            ("poly_area", "poly_area"),
+            ("poly_type", "poly_type"),
+            ("poly_vert_count", "poly_vert_count"),
+        ):
+            put(name, "poly", cat(f))
+        fl = cat("poly_first_link").astype(np.int64)
+        put("poly_first_link", "poly", np.where(fl == 0xFFFFFFFF, -1, fl + rep("link", "poly")))
+        put("poly_tile", "poly", np.repeat(sl, n["poly"]))
+        put("link_ref", "link", cat("link_ref"))
+        put("link_poly", "link", -1)
+        nx = cat("link_next").astype(np.int64)
+        put("link_next", "link", np.where(nx == 0xFFFFFFFF, -1, nx + rep("link", "link")))
+        for f in ("edge", "side", "bmin", "bmax"):
+            put(f"link_{f}", "link", cat(f"link_{f}"))
+        put(
+            "dmesh_vert_base",
+            "dmesh",
+            cat("detail_vert_base").astype(np.int64) + rep("dvert", "dmesh"),
+        )
+        put(
+            "dmesh_tri_base",
+            "dmesh",
+            cat("detail_tri_base").astype(np.int64) + rep("dtri", "dmesh"),
+        )
+        put("dmesh_vert_count", "dmesh", cat("detail_vert_count"))
+        put("dmesh_tri_count", "dmesh", cat("detail_tri_count"))
+        if hi["dvert"] > lo["dvert"]:
+            put("dverts", "dvert", cat("detail_verts"))
+        put("dtris", "dtri", cat("detail_tris"))
+        if hi["bv"] > lo["bv"]:
+            put("bv_bmin", "bv", cat("bv_bmin"))
+            put("bv_bmax", "bv", cat("bv_bmax"))
+            put("bv_i", "bv", cat("bv_i"))
+        if hi["off"] > lo["off"]:
+            put("off_pos", "off", cat("off_pos"))
+            put("off_rad", "off", cat("off_rad"))
+            put("off_poly", "off", cat("off_poly").astype(np.int64) + rep("poly", "off"))
+            put("off_flags", "off", cat("off_flags"))
+            put("off_side", "off", cat("off_side"))
+            put("off_user_id", "off", cat("off_user_id"))
+        t["tile_used"][sl] = 1
+        for name, f in (
+            ("tile_x", "x"),
+            ("tile_y", "y"),
+            ("tile_layer", "layer"),
+            ("tile_user_id", "user_id"),
+            ("tile_walkable_height", "walkable_height"),
+            ("tile_walkable_radius", "walkable_radius"),
+            ("tile_walkable_climb", "walkable_climb"),
+            ("tile_bv_quant", "bv_quant_factor"),
+            ("tile_off_mesh_base", "off_mesh_base"),
+        ):
+            t[name][sl] = [getattr(td, f) for td in datas]
+        t["tile_bmin"][sl] = [td.bmin for td in datas]
+        t["tile_bmax"][sl] = [td.bmax for td in datas]
+        self._arrays = None
+
     def tile_data(self, slot: int) -> TileData:
         """The tile in ``slot`` as a :class:`TileData` (tile-local indices, current link state)."""
         t, p = self._t, self._p
@@ -758,8 +855,8 @@ class NavMesh:
             h = _tile_hash(d.x, d.y, self._lut_mask)
             self._t["tile_next"][slot] = self._lut[h]
             self._lut[h] = slot
-            self._store(slot, d)
             slots.append(slot)
+        self._store_many(slots, datas)
         # what _add_tile would see: the tiles present before tile i (lookup order kept)
         order = {s: i for i, s in enumerate(slots)}
         at: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (x, y) -> [(slot, order)]
