@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _peer import MESHES, median, mesh_path, print_table, run_peer  # noqa: E402
 
 import navkit  # noqa: E402
-from navkit.recast.build import bake  # noqa: E402
+from navkit.pipeline import bake  # noqa: E402
 
 
 def time_bake(mesh, config, runs: int, executor=None) -> tuple[float, object]:
@@ -46,7 +46,7 @@ def first_run_compile_s() -> float:
     with tempfile.TemporaryDirectory() as cache:
         code = (
             "import time,navkit;t=time.perf_counter();"
-            "from navkit.recast.build import bake;"
+            "from navkit.pipeline import bake;"
             f"bake(navkit.load_obj({str(mesh_path('dungeon'))!r}));"
             "print(time.perf_counter()-t)"
         )

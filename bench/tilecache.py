@@ -30,9 +30,14 @@ tuple (63 arrays typed on every kernel call), ~47 us appending the tile to the p
 ~0.05 ms. Closing the gap needs the swap in one kernel over persistent pools (no
 per-call tuple typing) and the layer pipeline fused into one kernel call.
 
+``--build-only`` times the build alone, interleaved with the peer to even out the
+load of a shared machine: ``--peer-runs`` rounds of (one peer invocation timing
+``--runs`` builds, then ``--runs`` navkit builds); medians over all rounds.
+
 Usage::
 
     python bench/tilecache.py [--runs 5] [--meshes dungeon,nav_test,undulating] [--json out.json]
+    python bench/tilecache.py --build-only [--runs 5] [--peer-runs 3]
 """
 
 from __future__ import annotations
@@ -195,6 +200,24 @@ def bench_mesh(name: str, runs: int, peer_runs: int) -> dict:
     }
 
 
+def bench_build(name: str, runs: int, rounds: int) -> dict:
+    """Build only: ``rounds`` of (the peer's median of ``runs`` builds, ``runs`` navkit builds)."""
+    mesh = navkit.load_obj(mesh_path(name))
+    cfg = navkit.BakeConfig(tile_size=48)
+    TileCache.bake(mesh, cfg, recast_compatible=True)  # warm-up (compiles on first use)
+    ours, theirs = [], []
+    for _ in range(rounds):
+        peer = run_peer(name, {"runs": runs, "tileSize": 48}, "--sections", "tilecache",
+                        "--obstacles", "1")  # fmt: skip
+        theirs.append(peer["tilecache"]["build_ms"]["median"])
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            TileCache.bake(mesh, cfg, recast_compatible=True)
+            ours.append(ms(t0))
+    a, b = median(ours), median(theirs)
+    return {"mesh": name, "navkit_ms": a, "recast_ms": b, "ratio": a / b}
+
+
 LABELS = {
     "build": "build",
     "add1": "add 1 + update",
@@ -210,7 +233,25 @@ def main() -> None:
     ap.add_argument("--meshes", default=",".join(MESHES))
     ap.add_argument("--peer-runs", type=int, default=3, help="peer invocations (batch medians)")
     ap.add_argument("--json", help="also write the JSON here")
+    ap.add_argument("--build-only", action="store_true", help="time the build alone")
     args = ap.parse_args()
+    if args.build_only:
+        rows = [bench_build(m, args.runs, args.peer_runs) for m in args.meshes.split(",")]
+        print_table(
+            rows,
+            [
+                ("mesh", "mesh", "s"),
+                ("navkit_ms", "navkit build ms", ".2f"),
+                ("recast_ms", "recast build ms", ".2f"),
+                ("ratio", "ratio", ".2f"),
+            ],
+        )
+        text = json.dumps({"bench": "tilecache-build", "runs": args.runs,
+                           "rounds": args.peer_runs, "meshes": rows}, indent=2)  # fmt: skip
+        print(text)
+        if args.json:
+            Path(args.json).write_text(text)
+        return
     res = [bench_mesh(m, args.runs, args.peer_runs) for m in args.meshes.split(",")]
     rows = [{"mesh": r["mesh"], "op": LABELS[k], **v} for r in res for k, v in r["ops"].items()]
     print_table(

@@ -38,9 +38,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "save_obj": (".geometry", "save_obj"),
     "sample_level": (".geometry", "sample_level"),
     "BakeConfig": (".recast.config", "BakeConfig"),
-    "BuildReport": (".recast.build", "BuildReport"),
+    "BuildReport": (".pipeline", "BuildReport"),
     "ConvexVolume": (".recast.build", "ConvexVolume"),
-    "bake": (".recast.build", "bake"),
+    "bake": (".pipeline", "bake"),
     "NavMesh": (".detour", "NavMesh"),
     "NavMeshParams": (".detour", "NavMeshParams"),
     "NavMeshQuery": (".detour.query", "NavMeshQuery"),
@@ -116,6 +116,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .detour.query import NavMeshQuery, Path
     from .detour.tile import OffMeshConnections
     from .geometry import TriMesh, load_obj, sample_level, save_obj
-    from .recast.build import BuildReport, ConvexVolume, bake
+    from .pipeline import BuildReport, bake
+    from .recast.build import ConvexVolume
     from .recast.config import BakeConfig
     from .tilecache.cache import TileCache

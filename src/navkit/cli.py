@@ -219,7 +219,7 @@ def _warn_if_cold() -> None:
 
 
 def _bake(mesh, config, workers: int | None, progress):
-    from .recast.build import bake
+    from .pipeline import bake
 
     if config.tile_size and (workers is None or workers > 1):
         from concurrent.futures import ProcessPoolExecutor
@@ -318,6 +318,8 @@ def cmd_bake(args: argparse.Namespace) -> int:
     kind = _grid_kind(src)
     if args.tile_cache:
         return _bake_tile_cache(args, src, out, kind)
+    if args.recast_compatible:
+        raise errors.InputError("--recast-compatible is a tile-cache mode: add --tile-cache")
     if kind is None:
         mesh = _load_geometry(args.level)
         config = _config_from_args(args)
@@ -350,7 +352,12 @@ def _bake_tile_cache(args: argparse.Namespace, src: Path, out: Path, kind: str |
     if not config.tile_size:  # the cache is tiled: RecastDemo's Sample_TempObstacles uses 48
         config = dataclasses.replace(config, tile_size=48)
     _warn_if_cold()
-    tc = TileCache.bake(mesh, config, progress=_Progress(f"baking {src.name} (tile cache)"))
+    tc = TileCache.bake(
+        mesh,
+        config,
+        progress=_Progress(f"baking {src.name} (tile cache)"),
+        recast_compatible=args.recast_compatible,
+    )
     if out.suffix == ".bin" or args.recast:
         tc.to_recast(out)
         fmt = "Recast TSET"
@@ -366,13 +373,15 @@ def _bake_tile_cache(args: argparse.Namespace, src: Path, out: Path, kind: str |
         "fastlz_bytes": ts.compressed_bytes,
         "file_bytes": out.stat().st_size,
         "tile_size": config.tile_size,
+        "mode": "recast" if tc.recast_compatible else "navkit",
         **tc.navmesh.stats(),
     }
     if args.json:
         print(json.dumps(info, indent=2, default=float))
     else:
         print(
-            f"{out}: {fmt}, {info['layers']} layers ({info['raw_bytes']} bytes raw, "
+            f"{out}: {fmt} ({info['mode']} mode), {info['layers']} layers "
+            f"({info['raw_bytes']} bytes raw, "
             f"{info['file_bytes']} in the file); navmesh {_summary(tc.navmesh)}"
         )
     return 0
@@ -776,6 +785,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="bake a tile cache for temporary obstacles (RecastDemo's Sample_TempObstacles; "
         "--tile-size defaults to 48): -o X.tilecache writes navkit's format, X.bin (or "
         "--recast) Recast's TSET",
+    )
+    p.add_argument(
+        "--recast-compatible",
+        action="store_true",
+        help="with --tile-cache: the cache behaves as Recast's dtTileCache (obstacles cut "
+        "their bare footprint, rebuilt tiles have no detail mesh, at most 64 queued "
+        "requests), so its navmesh after obstacles matches Recast's byte for byte; the mode "
+        "is saved in the .tilecache file. Default: navkit's mode (holes grown by the agent "
+        "radius, detail meshes, no request dropped)",
     )
     p.add_argument("--json", action="store_true", help="print stats as JSON")
     _add_bake_options(p)

@@ -499,9 +499,9 @@ def test_small_boxes_keep_detour_cell_order():
 
 
 def test_tiled_bake_with_too_many_tiles_fails_before_building(monkeypatch):
+    from navkit import pipeline as build
     from navkit.errors import BuildError
     from navkit.geometry.trimesh import TriMesh
-    from navkit.recast import build
     from navkit.recast.config import BakeConfig
 
     def no_build(*args, **kwargs):

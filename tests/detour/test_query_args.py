@@ -15,7 +15,7 @@ from navkit.detour.filter import QueryFilter
 from navkit.detour.query import NavMeshQuery
 from navkit.errors import InputError, NavkitError
 from navkit.geometry.trimesh import TriMesh
-from navkit.recast.build import bake
+from navkit.pipeline import bake
 
 NAN = float("nan")
 INF = float("inf")

@@ -10,7 +10,7 @@ from peer_support import MESHES, mesh_path, peer_file, peer_results
 import navkit
 from navkit import BakeConfig
 from navkit.errors import BuildError, InputError
-from navkit.recast.build import bake
+from navkit.pipeline import bake
 
 
 @pytest.fixture(scope="module")

@@ -5,20 +5,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from navkit import BakeConfig, TriMesh
-from navkit.recast.build import _bin_triangles, _tile_triangles, mesh_bounds, tile_bounds, tile_grid
+from navkit.pipeline import bin_triangles, mesh_bounds, tile_bounds, tile_grid, tile_triangles
 
 
 def _check(mesh: TriMesh, tile_size: int) -> None:
     rc = BakeConfig(tile_size=tile_size).voxel()
     bmin, bmax = mesh_bounds(mesh)
     grid = tile_grid(bmin, bmax, rc)
-    start, tris = _bin_triangles(mesh.vertices, mesh.triangles, grid, rc)
+    start, tris = bin_triangles(mesh.vertices, mesh.triangles, grid, rc)
     assert start.shape == (grid.tiles_x * grid.tiles_z + 1,)
     for ty in range(grid.tiles_z):
         for tx in range(grid.tiles_x):
             lo, hi = tile_bounds(grid, rc, tx, ty)
             k = ty * grid.tiles_x + tx
-            want = _tile_triangles(mesh.vertices, mesh.triangles, lo, hi)
+            want = tile_triangles(mesh.vertices, mesh.triangles, lo, hi)
             np.testing.assert_array_equal(tris[start[k] : start[k + 1]], want)
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from navkit.errors import ConfigError, InputError, NavkitError
 from navkit.geometry.grid import bake_grid
 from navkit.geometry.trimesh import TriMesh
-from navkit.recast.build import bake
+from navkit.pipeline import bake
 from navkit.recast.config import BakeConfig
 
 NAN = float("nan")

@@ -563,7 +563,7 @@ def test_tile_matches_recast_tiled_export(mesh_name):
     rre = peer_tool("read_recast_export")
 
     from navkit.geometry.obj import load_obj
-    from navkit.recast.build import build_tile, mesh_bounds, tile_grid
+    from navkit.pipeline import build_tile, mesh_bounds, tile_grid
     from navkit.recast.config import BakeConfig
 
     data = peer_file(f"{mesh_name}.tiled.navmesh.bin").read_bytes()

@@ -61,6 +61,28 @@ def test_bake_tile_cache_bin_is_recasts_tset(level, baked, tmp_path):
     assert same.navmesh.stats() == TileCache.load(baked[0]).navmesh.stats()
 
 
+def test_bake_tile_cache_mode_flag(level, baked, tmp_path):
+    """--recast-compatible bakes (and saves) a dtTileCache-mode cache; the default is navkit's."""
+    assert baked[1]["mode"] == "navkit" and not TileCache.load(baked[0]).recast_compatible
+    out = tmp_path / "compat.tilecache"
+    args = ("bake", str(level), "--tile-cache", "--tile-size", "32", "-o", str(out))
+    r = navkit(*args, "--recast-compatible")
+    assert "(recast mode)" in r.stdout
+    tc = TileCache.load(out)
+    assert tc.recast_compatible
+    # same layers; Recast's mode gives the navmesh no detail mesh beyond the polygons
+    assert tc.to_recast() == TileCache.load(baked[0]).to_recast()
+    ref = TileCache.from_recast(tc.to_recast(), recast_compatible=True)
+    assert tc.navmesh.to_recast() == ref.navmesh.to_recast()
+    assert tc.navmesh.to_recast() != TileCache.load(baked[0]).navmesh.to_recast()
+    r = navkit("bake", "--help")
+    assert "--recast-compatible" in r.stdout and "dtTileCache" in r.stdout
+    r = navkit(
+        "bake", str(level), "-o", str(tmp_path / "x.navmesh"), "--recast-compatible", ok=False
+    )
+    assert r.returncode != 0 and "--tile-cache" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_render_and_info_of_a_cache_with_obstacles(baked, tmp_path):
     tc = TileCache.load(baked[0])
     tc.add_cylinder((12.0, 0.0, 12.0), 1.5, 2.0)

@@ -443,3 +443,65 @@ def test_touched_layers_come_from_the_grown_bounds():
             assert bare and all(x < math.ceil(fx) for x, _ in bare)
             return
     pytest.fail("no floor point whose neighbour tile has a layer")
+
+
+# -- area obstacles mark the bare footprint -------------------------------------------------
+def _open_floor_point(tc, floor, pts, clear):
+    """A floor point whose circle of radius ``clear`` lies on the navmesh."""
+    q = NavMeshQuery(tc.navmesh)
+    for c in pts[:: max(1, len(pts) // 60)]:
+        ring = [
+            np.array([c[0] + clear * math.cos(t), floor, c[2] + clear * math.sin(t)])
+            for t in np.linspace(0, 2 * math.pi, 16, endpoint=False)
+        ]
+        near = [q.find_nearest_poly(p, [0.05, 0.5, 0.05]) for p in ring]
+        if all(
+            n.ref and abs(n.point[0] - p[0]) + abs(n.point[2] - p[2]) < 1e-3
+            for n, p in zip(near, ring)
+        ):
+            return np.array([c[0], floor, c[2]])
+    raise AssertionError("no open floor in the dungeon")
+
+
+def _area_vertex_dists(tc, c, area):
+    """xz distances from c of every vertex of every polygon with this area id."""
+    nm = tc.navmesh
+    a = nm.arrays()
+    out = []
+    for ref in nm.poly_refs():
+        gp = nm.poly_index(ref)
+        if int(a.poly_area[gp]) != area:
+            continue
+        v = a.verts[a.poly_verts[gp, : int(a.poly_vert_count[gp])]].astype(np.float64)
+        out.extend(np.hypot(v[:, 0] - c[0], v[:, 2] - c[2]))
+    return np.array(out)
+
+
+def test_area_obstacles_are_not_grown_by_the_agent_radius():
+    """Default mode: ``area=`` marks the bare footprint (agents may enter it, as water or
+    mud); a hole of the same shape is grown by the agent radius R."""
+    tc, floor, pts = _dungeon(False)
+    r = 1.0
+    c = _open_floor_point(tc, floor, pts, r + R + 1.0)
+    assert _area_vertex_dists(tc, c, 5).size == 0
+    h = tc.add_cylinder([c[0], floor - 1.0, c[2]], r, 3.0, area=5)
+    try:
+        update_calls(tc)
+        d = _area_vertex_dists(tc, c, 5)
+        assert d.size and d.max() <= r + TOL  # grown, it would reach r + R = 2.5
+        assert d.max() >= r - TOL
+        q = NavMeshQuery(tc.navmesh)
+        p = np.array([c[0] + r + 0.5 * R, floor, c[2]])
+        n = q.find_nearest_poly(p, [0.05, 0.5, 0.05])
+        assert n.ref and abs(n.point[0] - p[0]) < 1e-3  # still walkable ground
+    finally:
+        tc.remove(h)
+        update_calls(tc)
+    h = tc.add_cylinder([c[0], floor - 1.0, c[2]], r, 3.0)
+    try:
+        update_calls(tc)
+        n = NavMeshQuery(tc.navmesh).find_nearest_poly(p, [0.05, 0.5, 0.05])
+        assert not n.ref or abs(n.point[0] - p[0]) > 0.1  # inside the grown hole
+    finally:
+        tc.remove(h)
+        update_calls(tc)

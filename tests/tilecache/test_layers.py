@@ -241,7 +241,8 @@ def test_sample_level_invariants():
     back = F.tile_cache_from_bytes(F.tile_cache_to_bytes(s))
     assert back.tiles == s.tiles
     rc = cfg.voxel()
-    from navkit.recast.build import _bin_triangles, mesh_bounds, tile_bounds, tile_grid
+    from navkit.pipeline import bin_triangles, mesh_bounds, tile_bounds, tile_grid
+    from navkit.recast.build import tile_compact_heightfield
     from navkit.recast.rasterize import mark_walkable_triangles
 
     bmin, bmax = mesh_bounds(mesh)
@@ -249,7 +250,7 @@ def test_sample_level_invariants():
     verts = mesh.vertices.astype(np.float32)
     tris = mesh.triangles.astype(np.int32)
     areas = mark_walkable_triangles(verts, tris, rc.walkable_slope_angle)
-    start, binned = _bin_triangles(verts, tris, grid, rc)
+    start, binned = bin_triangles(verts, tris, grid, rc)
     for ty in range(grid.tiles_z):
         for tx in range(grid.tiles_x):
             k = ty * grid.tiles_x + tx
@@ -257,7 +258,7 @@ def test_sample_level_invariants():
             if sel.size == 0:
                 continue
             lo, hi = tile_bounds(grid, rc, tx, ty)
-            chf = TB.tile_compact_heightfield(verts, tris[sel], areas[sel], rc, lo, hi)
+            chf = tile_compact_heightfield(verts, tris[sel], areas[sel], rc, lo, hi)
             lset = build_heightfield_layers(chf, rc.border_size, rc.walkable_height)
             _check_invariants(chf, lset, rc.border_size)
 

@@ -68,6 +68,7 @@ Refs: ``ref = salt << (poly_bits + tile_bits) | slot << poly_bits | poly`` with
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -159,6 +160,8 @@ _TILE_SPEC = {
     "tile_link_free": (np.int64, 0),
     "tile_next": (np.int32, 0),
 }
+#: (dx, dy) of the neighbouring tile on each side 0..7 (Detour's side order).
+_SIDE_STEPS = ((1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1))
 _FIELD_POOL = {name: pool for pool, names in _POOLS.items() for name in names}
 for _p in _POOLS:
     _TILE_SPEC[f"tile_{_p}_base"] = (np.int64, 0)
@@ -481,6 +484,103 @@ class NavMesh:
         t["tile_off_mesh_base"][slot] = td.off_mesh_base
         self._arrays = None
 
+    def _store_many(self, slots: Sequence[int], datas: Sequence[TileData]) -> None:
+        """:meth:`_store` of ``datas[i]`` in ``slots[i]``, i = 0, 1, ...: the same pools
+        and tile-table rows, with one copy per pool field instead of one per tile."""
+        t, p = self._t, self._p
+        sl = np.asarray(slots, np.int64)
+        cnt = {
+            "vert": [td.vert_count for td in datas],
+            "poly": [td.poly_count for td in datas],
+            "link": [td.max_link_count for td in datas],
+            "dmesh": [td.detail_mesh_count for td in datas],
+            "dvert": [int(td.detail_verts.shape[0]) for td in datas],
+            "dtri": [int(td.detail_tris.shape[0]) for td in datas],
+            "bv": [td.bv_node_count for td in datas],
+            "off": [td.off_mesh_con_count for td in datas],
+        }
+        n: dict[str, np.ndarray] = {k: np.asarray(v, np.int64) for k, v in cnt.items()}
+        base: dict[str, np.ndarray] = {}
+        lo: dict[str, int] = {}
+        hi: dict[str, int] = {}
+        for k, c in n.items():
+            lo[k] = self._reserve(k, int(c.sum()))
+            hi[k] = lo[k] + int(c.sum())
+            base[k] = lo[k] + np.cumsum(c) - c
+            t[f"tile_{k}_base"][sl] = base[k]
+            t[f"tile_{k}_count"][sl] = c
+
+        def cat(field: str) -> np.ndarray:
+            return np.concatenate([getattr(td, field) for td in datas])
+
+        def rep(k: str, per: str) -> np.ndarray:  # tile k-base of every element of pool per
+            return np.repeat(base[k], n[per])
+
+        def put(name: str, k: str, values: np.ndarray | int) -> None:
+            p[name][lo[k] : hi[k]] = values
+
+        put("verts", "vert", cat("verts"))
+        put("poly_verts", "poly", cat("poly_verts").astype(np.int64) + rep("vert", "poly")[:, None])
+        for f, name in (
+            ("poly_neis", "poly_neis"),
+            ("poly_flags", "poly_flags"),
+            ("poly_area", "poly_area"),
+            ("poly_type", "poly_type"),
+            ("poly_vert_count", "poly_vert_count"),
+        ):
+            put(name, "poly", cat(f))
+        fl = cat("poly_first_link").astype(np.int64)
+        put("poly_first_link", "poly", np.where(fl == 0xFFFFFFFF, -1, fl + rep("link", "poly")))
+        put("poly_tile", "poly", np.repeat(sl, n["poly"]))
+        put("link_ref", "link", cat("link_ref"))
+        put("link_poly", "link", -1)
+        nx = cat("link_next").astype(np.int64)
+        put("link_next", "link", np.where(nx == 0xFFFFFFFF, -1, nx + rep("link", "link")))
+        for f in ("edge", "side", "bmin", "bmax"):
+            put(f"link_{f}", "link", cat(f"link_{f}"))
+        put(
+            "dmesh_vert_base",
+            "dmesh",
+            cat("detail_vert_base").astype(np.int64) + rep("dvert", "dmesh"),
+        )
+        put(
+            "dmesh_tri_base",
+            "dmesh",
+            cat("detail_tri_base").astype(np.int64) + rep("dtri", "dmesh"),
+        )
+        put("dmesh_vert_count", "dmesh", cat("detail_vert_count"))
+        put("dmesh_tri_count", "dmesh", cat("detail_tri_count"))
+        if hi["dvert"] > lo["dvert"]:
+            put("dverts", "dvert", cat("detail_verts"))
+        put("dtris", "dtri", cat("detail_tris"))
+        if hi["bv"] > lo["bv"]:
+            put("bv_bmin", "bv", cat("bv_bmin"))
+            put("bv_bmax", "bv", cat("bv_bmax"))
+            put("bv_i", "bv", cat("bv_i"))
+        if hi["off"] > lo["off"]:
+            put("off_pos", "off", cat("off_pos"))
+            put("off_rad", "off", cat("off_rad"))
+            put("off_poly", "off", cat("off_poly").astype(np.int64) + rep("poly", "off"))
+            put("off_flags", "off", cat("off_flags"))
+            put("off_side", "off", cat("off_side"))
+            put("off_user_id", "off", cat("off_user_id"))
+        t["tile_used"][sl] = 1
+        for name, f in (
+            ("tile_x", "x"),
+            ("tile_y", "y"),
+            ("tile_layer", "layer"),
+            ("tile_user_id", "user_id"),
+            ("tile_walkable_height", "walkable_height"),
+            ("tile_walkable_radius", "walkable_radius"),
+            ("tile_walkable_climb", "walkable_climb"),
+            ("tile_bv_quant", "bv_quant_factor"),
+            ("tile_off_mesh_base", "off_mesh_base"),
+        ):
+            t[name][sl] = [getattr(td, f) for td in datas]
+        t["tile_bmin"][sl] = [td.bmin for td in datas]
+        t["tile_bmax"][sl] = [td.bmax for td in datas]
+        self._arrays = None
+
     def tile_data(self, slot: int) -> TileData:
         """The tile in ``slot`` as a :class:`TileData` (tile-local indices, current link state)."""
         t, p = self._t, self._p
@@ -725,6 +825,73 @@ class NavMesh:
             self.poly_bits,
         )
         return self._tile_ref(slot)
+
+    def _add_tiles(self, datas: Sequence[TileData]) -> list[int]:
+        """``_add_tile(d, None, check=False)`` for each of ``datas`` in order (tiles navkit
+        just built), with one link kernel call: the same slots, refs and links as adding
+        them one by one. Nothing is added when one of them cannot be.
+
+        Raises
+        ------
+        InputError
+            A tile with too many polygons, a location occupied (or twice in ``datas``),
+            fewer free slots than tiles.
+        """
+        if not datas:
+            return []
+        if len(datas) > len(self._free_slots):
+            raise InputError("no free tile slot (max_tiles reached)")
+        seen: set[tuple[int, int, int]] = set()
+        for d in datas:
+            if not self.ref64 and self.poly_bits < _ilog2(_next_pow2(d.poly_count)):
+                raise InputError(f"tile has {d.poly_count} polys, more than max_polys allows")
+            key = (int(d.x), int(d.y), int(d.layer))
+            if key in seen or self._slot_at(*key) >= 0:
+                raise InputError(f"a tile already occupies ({key[0]}, {key[1]}, layer {key[2]})")
+            seen.add(key)
+        slots: list[int] = []
+        for d in datas:
+            slot = self._free_slots.pop(0)
+            h = _tile_hash(d.x, d.y, self._lut_mask)
+            self._t["tile_next"][slot] = self._lut[h]
+            self._lut[h] = slot
+            slots.append(slot)
+        self._store_many(slots, datas)
+        # what _add_tile would see: the tiles present before tile i (lookup order kept)
+        order = {s: i for i, s in enumerate(slots)}
+        at: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (x, y) -> [(slot, order)]
+
+        def present(x: int, y: int) -> list[tuple[int, int]]:
+            if (x, y) not in at:
+                at[(x, y)] = [(s, order.get(s, -1)) for s in self._slots_raw(x, y)]
+            return at[(x, y)]
+
+        same: list[int] = []
+        nei: list[int] = []
+        sides: list[int] = []
+        same_start, nei_start = [0], [0]
+        for i, d in enumerate(datas):
+            x, y = int(d.x), int(d.y)
+            same.extend(s for s, k in present(x, y) if k < i)
+            for side, (dx, dy) in enumerate(_SIDE_STEPS):
+                for s, k in present(x + dx, y + dy):
+                    if k < i:
+                        nei.append(s)
+                        sides.append(side)
+            same_start.append(len(same))
+            nei_start.append(len(nei))
+        L.connect_tiles(
+            self.arrays(),
+            np.array(slots, np.int64),
+            np.array(same_start, np.int64),
+            np.array(same, np.int64),
+            np.array(nei_start, np.int64),
+            np.array(nei, np.int64),
+            np.array(sides, np.int64),
+            self.tile_bits,
+            self.poly_bits,
+        )
+        return [self._tile_ref(s) for s in slots]
 
     def _replace_tile(self, old_ref: int, data: TileData) -> int:
         """``remove_tile(old_ref)`` then ``add_tile(data)`` (no array checks of ``data``)

@@ -190,7 +190,7 @@ def bake_grid(
     InputError
         Not a 2D grid / image, no free cell, bad cell_size or agent_radius.
     """
-    from navkit.recast.build import bake
+    from navkit.pipeline import bake
     from navkit.recast.config import PARTITIONS, BakeConfig
 
     cs = _cell_size(cell_size)

@@ -7,46 +7,56 @@ erode by the agent radius, :func:`~navkit.tilecache.layers.build_heightfield_lay
 then one compressed tile per layer (``dtBuildTileCacheLayer`` with FastLZ), added to
 the cache in that order.
 
-The tile grid, tile bounds and triangle binning are the bake's
-(:mod:`navkit.recast.build`), imported rather than copied, so the two stay one
-tile pipeline; a tile here is a pure function of (mesh, config, tile coordinates).
+The tile grid, tile bounds, triangle binning and the executor loop are the tile
+pipeline's (:mod:`navkit.pipeline`), shared with the bake; the stages up to the
+eroded compact heightfield are the bake's own
+(:func:`navkit.recast.build.tile_compact_heightfield`). A tile here is a pure
+function of (mesh, config, tile coordinates): :func:`tile_layers`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 import numpy as np
 
 from ..detour.navmesh import NavMeshParams
-from ..errors import ConfigError, InputError
+from ..errors import BuildError, ConfigError, InputError
 from ..geometry.trimesh import TriMesh
-from ..recast import area as _area
-from ..recast import compact as _compact
-from ..recast import filter as _filter
+from ..pipeline import (
+    TileGrid,
+    _next_pow2,
+    bin_triangles,
+    mesh_bounds,
+    run_tiles,
+    tile_bounds,
+    tile_coords,
+    tile_grid,
+    tiled_navmesh_params,
+)
 from ..recast import rasterize as _rasterize
-from ..recast.build import TileGrid, _bin_triangles, mesh_bounds, tile_bounds, tile_grid
+from ..recast.build import tile_compact_heightfield
 from ..recast.config import BakeConfig, RcConfig
+from ..recast.regions_common import check_chf
 from ..recast.types import CompactHeightfield
 from .format import (
     CompressedTile,
     TileCacheLayerHeader,
     TileCacheParams,
     TileCacheSet,
-    _header_from_bytes,
-    build_tile_cache_layer,
+    _check_header,
+    _compress_layer,
 )
-from .layers import HeightfieldLayerSet, build_heightfield_layers
+from .layers import HeightfieldLayerSet, _layers_run
 
 __all__ = [
     "TileLayers",
-    "tile_compact_heightfield",
+    "tile_layers",
     "build_tile_layers",
     "build_tile_cache",
-    "run_tiles",
 ]
 
 f32 = np.float32
@@ -59,63 +69,50 @@ class TileLayers(NamedTuple):
     ty: int
     layers: HeightfieldLayerSet | None
     data: tuple[bytes, ...]
-
-
-def tile_compact_heightfield(
-    vertices: np.ndarray,
-    triangles: np.ndarray,
-    tri_areas: np.ndarray,
-    rc: RcConfig,
-    tbmin: np.ndarray,
-    tbmax: np.ndarray,
-    filters: tuple[bool, bool, bool] = (True, True, True),
-) -> CompactHeightfield:
-    """A tile's eroded compact heightfield, border included (the layers' input).
-
-    ``vertices`` (n, 3) float32, ``triangles`` (m, 3) int32 (the tile's triangles),
-    ``tri_areas`` (m,) uint8, already validated; ``tbmin``/``tbmax`` the tile bounds
-    with border (:func:`navkit.recast.build.tile_bounds`).
-    """
-    size = rc.tile_size + 2 * rc.border_size
-    cs32, ch32 = f32(rc.cs), f32(rc.ch)
-    _rasterize.check_grid(size, size, tbmin, tbmax, ch32)
-    hf = _rasterize._rasterize_run(
-        vertices, triangles, tri_areas, size, size, tbmin, tbmax, cs32, ch32, int(rc.walkable_climb)
-    )
-    if filters[0]:
-        hf = _filter._low_hanging_run(hf, int(rc.walkable_climb))
-    if filters[1]:
-        hf = _filter._ledge_run(hf, int(rc.walkable_height), int(rc.walkable_climb))
-    if filters[2]:
-        hf = _filter._low_height_run(hf, int(rc.walkable_height))
-    chf = _compact._compact_run(hf, int(rc.walkable_height), int(rc.walkable_climb))
-    return _area._erode_run(chf, int(rc.walkable_radius))
+    #: The header of each layer's compressed tile (``data[i]``'s first 56 bytes, parsed).
+    headers: tuple[TileCacheLayerHeader, ...] = ()
 
 
 def _layer_headers(lset: HeightfieldLayerSet, tx: int, ty: int) -> list[TileCacheLayerHeader]:
-    out = []
-    for i in range(lset.nlayers):
-        out.append(
-            TileCacheLayerHeader(
-                tx=tx,
-                ty=ty,
-                tlayer=i,
-                bmin=tuple(float(v) for v in lset.bmin[i]),  # type: ignore[arg-type]
-                bmax=tuple(float(v) for v in lset.bmax[i]),  # type: ignore[arg-type]
-                hmin=int(lset.hmin[i]),
-                hmax=int(lset.hmax[i]),
-                width=lset.width,
-                height=lset.height,
-                minx=int(lset.minx[i]),
-                maxx=int(lset.maxx[i]),
-                miny=int(lset.miny[i]),
-                maxy=int(lset.maxy[i]),
-            )  # fmt: skip
-        )
-    return out
+    bmin, bmax = lset.bmin.tolist(), lset.bmax.tolist()
+    hmin, hmax = lset.hmin.tolist(), lset.hmax.tolist()
+    minx, maxx = lset.minx.tolist(), lset.maxx.tolist()
+    miny, maxy = lset.miny.tolist(), lset.maxy.tolist()
+    return [
+        TileCacheLayerHeader(
+            tx=tx,
+            ty=ty,
+            tlayer=i,
+            bmin=tuple(bmin[i]),
+            bmax=tuple(bmax[i]),
+            hmin=hmin[i],
+            hmax=hmax[i],
+            width=lset.width,
+            height=lset.height,
+            minx=minx[i],
+            maxx=maxx[i],
+            miny=miny[i],
+            maxy=maxy[i],
+        )  # fmt: skip
+        for i in range(lset.nlayers)
+    ]
 
 
-def _tile_layers(
+def _chf_arrays(chf: CompactHeightfield) -> tuple:
+    """The kernel arrays of a compact heightfield navkit's compact stage just built
+    (:func:`~navkit.recast.regions_common.check_chf`'s output without its link check,
+    which such a heightfield passes by construction); other dtypes go through the check."""
+    ci, cc, con, areas = chf.cells_index, chf.cells_count, chf.con, chf.areas
+    if (
+        ci.dtype == np.uint32 and cc.dtype == np.uint8 and con.dtype == np.uint32
+        and areas.dtype == np.uint8 and ci.flags.c_contiguous and cc.flags.c_contiguous
+        and con.flags.c_contiguous and areas.flags.c_contiguous
+    ):  # fmt: skip
+        return ci.reshape(-1), cc.reshape(-1), con, areas
+    return check_chf(chf)
+
+
+def tile_layers(
     vertices: np.ndarray,
     triangles: np.ndarray,
     tri_areas: np.ndarray,
@@ -127,17 +124,45 @@ def _tile_layers(
     tx: int,
     ty: int,
 ) -> TileLayers:
+    """Tile (tx, ty) of the cache build: a pure function, safe to run in another process.
+
+    Parameters
+    ----------
+    vertices : (n, 3) float32
+        The whole mesh's vertices (validated).
+    triangles : (m, 3) int32
+    tri_areas : (m,) uint8
+        Area id of every triangle of the mesh.
+    rc : RcConfig
+    filters : (bool, bool, bool)
+        The bake's three span filters.
+    tbmin, tbmax : (3,) float32
+        Tile bounds with the border [wu] (:func:`navkit.pipeline.tile_bounds`).
+    sel : (k,) int64
+        Indices of the triangles overlapping the tile (:func:`navkit.pipeline.bin_triangles`).
+    tx, ty : int
+        Tile coordinates.
+    """
     if sel.size == 0:
         return TileLayers(tx, ty, None, ())
     chf = tile_compact_heightfield(
         vertices, triangles[sel], tri_areas[sel], rc, tbmin, tbmax, filters
     )
-    lset = build_heightfield_layers(chf, rc.border_size, rc.walkable_height)
-    data = tuple(
-        build_tile_cache_layer(h, lset.heights[i], lset.areas[i], lset.cons[i])
-        for i, h in enumerate(_layer_headers(lset, tx, ty))
-    )
-    return TileLayers(tx, ty, lset, data)
+    lset = _layers_run(chf, _chf_arrays(chf), rc.border_size, rc.walkable_height)
+    headers = tuple(_layer_headers(lset, tx, ty))
+    for h in headers:
+        _check_header(h, "layer", BuildError)
+    n, cells = lset.nlayers, lset.width * lset.height
+    raw = np.concatenate(
+        (
+            lset.heights.reshape(n, cells),
+            lset.areas.reshape(n, cells),
+            lset.cons.reshape(n, cells),
+        ),
+        axis=1,
+    )  # (nlayers, 3 * width * height): each layer's heights | areas | cons
+    data = tuple(_compress_layer(h, raw[i]) for i, h in enumerate(headers))
+    return TileLayers(tx, ty, lset, data, headers)
 
 
 def _prepare(mesh: TriMesh, config: BakeConfig):
@@ -179,10 +204,10 @@ def build_tile_layers(mesh: TriMesh, config: BakeConfig, tx: int, ty: int) -> Ti
     rc, verts, tris, tri_areas, grid, filters = _prepare(mesh, config)
     if not (0 <= tx < grid.tiles_x and 0 <= ty < grid.tiles_z):
         raise InputError(f"tile ({tx}, {ty}) outside the {grid.tiles_x} x {grid.tiles_z} grid")
-    start, binned = _bin_triangles(verts, tris, grid, rc)
+    start, binned = bin_triangles(verts, tris, grid, rc)
     k = ty * grid.tiles_x + tx
     tbmin, tbmax = tile_bounds(grid, rc, tx, ty)
-    return _tile_layers(
+    return tile_layers(
         verts, tris, tri_areas, rc, filters, tbmin, tbmax, binned[start[k] : start[k + 1]], tx, ty
     )
 
@@ -192,14 +217,10 @@ def _params(
 ) -> tuple[NavMeshParams, TileCacheParams]:
     """The navmesh and tile cache params ``generateTileCache`` sets up."""
     ntiles = grid.tiles_x * grid.tiles_z * expected_layers_per_tile
-    tile_bits = min(int(math.log2(_next_pow2(ntiles))), 14)
-    orig = (float(grid.bmin[0]), float(grid.bmin[1]), float(grid.bmin[2]))
-    # the generators compute these in JavaScript numbers; Detour stores float32
+    # the generators compute the tile size in JavaScript numbers; Detour stores float32
     tws = float(f32(float(rc.tile_size) * float(rc.cs)))
-    nav = NavMeshParams(
-        orig=orig, tile_width=tws, tile_height=tws, max_tiles=1 << tile_bits,
-        max_polys=1 << (22 - tile_bits),
-    )  # fmt: skip
+    nav = tiled_navmesh_params(grid.bmin, tws, ntiles)
+    orig = nav.orig
     params = TileCacheParams(
         orig=orig, cs=float(f32(rc.cs)), ch=float(f32(rc.ch)),
         width=rc.tile_size, height=rc.tile_size,
@@ -210,45 +231,6 @@ def _params(
         max_tiles=ntiles, max_obstacles=max_obstacles,
     )  # fmt: skip
     return nav, params
-
-
-def _next_pow2(v: int) -> int:
-    return 1 if v <= 1 else 1 << (v - 1).bit_length()
-
-
-T = TypeVar("T")
-
-
-def run_tiles(
-    fn: Callable[..., T],
-    coords: Sequence[tuple[int, int]],
-    args: Callable[[int, int], tuple],
-    executor: Executor | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> dict[tuple[int, int], T]:
-    """``fn(*args(x, y))`` for every tile, serially or on ``executor``.
-
-    The bake's tile loop (:func:`navkit.recast.build.bake`) in a reusable form: the
-    results are keyed by tile, so callers consume them in row order whatever order
-    they completed in, and parallel builds equal serial ones. ``progress(done,
-    total)`` is called after each tile.
-    """
-    results: dict[tuple[int, int], T] = {}
-    total = len(coords)
-    if executor is None:
-        for i, (x, y) in enumerate(coords):
-            results[(x, y)] = fn(*args(x, y))
-            if progress is not None:
-                progress(i + 1, total)
-        return results
-    from concurrent.futures import as_completed
-
-    futs = {executor.submit(fn, *args(x, y)): (x, y) for x, y in coords}
-    for i, fut in enumerate(as_completed(futs)):
-        results[futs[fut]] = fut.result()
-        if progress is not None:
-            progress(i + 1, total)
-    return results
 
 
 def build_tile_cache(
@@ -296,8 +278,8 @@ def build_tile_cache(
     nav, params = _params(grid, rc, expected_layers_per_tile, max_obstacles)
     if params.max_tiles > 1 << 22:
         raise ConfigError("expected_layers_per_tile", f"{params.max_tiles} cache slots is too many")
-    start, binned = _bin_triangles(verts, tris, grid, rc)
-    coords = [(x, y) for y in range(grid.tiles_z) for x in range(grid.tiles_x)]
+    start, binned = bin_triangles(verts, tris, grid, rc)
+    coords = tile_coords(grid.tiles_x, grid.tiles_z)
 
     def args(x: int, y: int) -> tuple:
         k = y * grid.tiles_x + x
@@ -315,16 +297,17 @@ def build_tile_cache(
             y,
         )
 
-    results = run_tiles(_tile_layers, coords, args, executor, progress)
+    results = run_tiles(tile_layers, coords, args, executor, progress)
     tile_bits = int(math.log2(_next_pow2(params.max_tiles)))
     tiles: list[CompressedTile] = []
     for x, y in coords:
-        for data in results[(x, y)].data:
+        r = results[(x, y)]
+        for header, data in zip(r.headers, r.data, strict=True):
             if len(tiles) >= params.max_tiles:
                 raise ConfigError(
                     "expected_layers_per_tile",
                     f"more than {params.max_tiles} layers; raise expected_layers_per_tile",
                 )
             ref = (1 << tile_bits) | len(tiles)  # salt 1, slots filled in order
-            tiles.append(CompressedTile(ref, _header_from_bytes(data, "layer"), data))
+            tiles.append(CompressedTile(ref, header, data))
     return TileCacheSet(nav, params, tuple(tiles))

@@ -17,8 +17,10 @@ exports byte for byte as Recast's.
   (``walkable_radius``, :func:`~navkit.tilecache.obstacles.expand_obstacle`: cylinder
   radius + r, other shapes a conservative polygon offset), so agents' centres keep a
   radius away from them (Detour cuts the bare footprint); the touched layers are
-  found from the grown bounds. Area-marking obstacles (``area=``) are not grown: they
-  label the ground, as Recast's convex volumes do;
+  found from the grown bounds. Area-marking obstacles (``area=``) are **not** grown, in
+  either mode: they label the ground agents may still walk on (water, mud, a door only
+  some agents pass), so the marked polygons cover the bare footprint, as Recast's
+  convex volumes do;
 - meshing: every tile (the initial ones and the rebuilt ones) gets a detail mesh
   sampled from the layer's heights, a BV tree and the off-mesh connections that start
   on it (:func:`~navkit.tilecache.tilemesh.build_layer_tile`);
@@ -45,8 +47,10 @@ from .._io import atomic_write_bytes
 from ..detour.navmesh import NavMesh
 from ..detour.tile import OffMeshConnections, TileData
 from ..errors import ConfigError, InputError, StaleHandleError
-from .build import build_tile_cache, run_tiles
+from ..pipeline import add_tiles, run_tiles, tile_coords
+from .build import build_tile_cache
 from .format import (
+    CompressedTile,
     TileCacheParams,
     TileCacheSet,
     read_tile_cache,
@@ -66,13 +70,17 @@ _NOPTS = np.zeros((0, 2), np.float32)
 
 
 def _build_position(
-    datas: Sequence[bytes],
+    tiles: Sequence[CompressedTile],
     params: TileCacheParams,
     detail: bool = False,
     offmesh: OffMeshConnections | None = None,
 ) -> list[TileData | None]:
-    """The navmesh tiles of one tile position (its layers, newest first)."""
-    return [build_layer_tile(d, params, detail=detail, offmesh=offmesh) for d in datas]
+    """The navmesh tiles of one tile position (its layers, newest first; their headers
+    are parsed and checked already)."""
+    return [
+        build_layer_tile(t.data, params, (), t.header, detail=detail, offmesh=offmesh)
+        for t in tiles
+    ]
 
 
 def _offmesh(offmesh: Any) -> OffMeshConnections | None:
@@ -195,17 +203,14 @@ class TileCache:
         else:
             nx = ny = 0
         self._grid = (nx, ny)
-        coords = [(x, y) for y in range(ny) for x in range(nx)]
+        coords = tile_coords(nx, ny)
         p = tset.params
 
         def args(x: int, y: int) -> tuple:
-            return ([st.tiles[r].data for r in st.tiles_at(x, y)], p, not st.compatible, cons)
+            return ([st.tiles[r] for r in st.tiles_at(x, y)], p, not st.compatible, cons)
 
         built = run_tiles(_build_position, coords, args, executor, progress)
-        for xy in coords:
-            for td in built[xy]:
-                if td is not None:
-                    nm._add_tile(td, None, check=False)
+        add_tiles(nm, [td for xy in coords for td in built[xy] if td is not None])
         # world extent (xz of the grid, y of the layers) for input checks
         o = np.array(p.orig, np.float32)
         tw = f32(p.width) * f32(p.cs)
@@ -439,7 +444,11 @@ class TileCache:
         radius, height : float
             > 0 [wu].
         area : int, optional
-            Mark this area id (1..63) instead of cutting a hole.
+            Mark this area id (1..63) instead of cutting a hole. An area marks the
+            obstacle's bare footprint in every mode: it is **not** grown by the agent
+            radius (agents may walk into water or mud, so its polygons start where the
+            ground changes, as Recast's convex volumes do); only holes are grown, in the
+            default mode.
 
         Returns
         -------
@@ -462,6 +471,22 @@ class TileCache:
     def add_box(self, bmin: Any, bmax: Any, *, area: int | None = None) -> int:
         """Add an axis-aligned box (``addBoxObstacle(bmin, bmax)``) [wu].
 
+        Parameters
+        ----------
+        bmin, bmax : (3,) float
+            Opposite corners [wu], ``bmax > bmin`` on every axis.
+        area : int, optional
+            Mark this area id (1..63) instead of cutting a hole. An area marks the
+            obstacle's bare footprint in every mode: it is **not** grown by the agent
+            radius (agents may walk into water or mud, so its polygons start where the
+            ground changes, as Recast's convex volumes do); only holes are grown, in the
+            default mode.
+
+        Returns
+        -------
+        int
+            A generational handle, as :meth:`add_cylinder`'s.
+
         Raises
         ------
         InputError
@@ -477,6 +502,26 @@ class TileCache:
         self, center: Any, half_extents: Any, y_radians: float, *, area: int | None = None
     ) -> int:
         """Add a box rotated about +y (``addBoxObstacle(center, halfExtents, yRadians)``).
+
+        Parameters
+        ----------
+        center : (3,) float
+            Centre of the box [wu].
+        half_extents : (3,) float
+            Half sizes along the box's own axes, > 0 [wu].
+        y_radians : float
+            Rotation about +y [rad].
+        area : int, optional
+            Mark this area id (1..63) instead of cutting a hole. An area marks the
+            obstacle's bare footprint in every mode: it is **not** grown by the agent
+            radius (agents may walk into water or mud, so its polygons start where the
+            ground changes, as Recast's convex volumes do); only holes are grown, in the
+            default mode.
+
+        Returns
+        -------
+        int
+            A generational handle, as :meth:`add_cylinder`'s.
 
         Raises
         ------
@@ -505,6 +550,17 @@ class TileCache:
             repeated or collinear corner); the prism spans ``min(y) .. max(y) + height``.
         height : float
             > 0 [wu].
+        area : int, optional
+            Mark this area id (1..63) instead of cutting a hole. An area marks the
+            obstacle's bare footprint in every mode: it is **not** grown by the agent
+            radius (agents may walk into water or mud, so its polygons start where the
+            ground changes, as Recast's convex volumes do); only holes are grown, in the
+            default mode.
+
+        Returns
+        -------
+        int
+            A generational handle, as :meth:`add_cylinder`'s.
 
         Raises
         ------

@@ -220,7 +220,14 @@ def _header_from_bytes(b: bytes, where: str) -> TileCacheLayerHeader:
 
 
 def _check_header(h: TileCacheLayerHeader, where: str, err: type[Exception]) -> None:
-    if not all(math.isfinite(v) for v in (*h.bmin, *h.bmax)):
+    b0, b1 = h.bmin, h.bmax
+    isfinite = math.isfinite
+    if len(b0) != 3 or len(b1) != 3:
+        raise err(f"{where}: layer bounds must be 3 numbers each, got {b0} {b1}")
+    if not (
+        isfinite(b0[0]) and isfinite(b0[1]) and isfinite(b0[2])
+        and isfinite(b1[0]) and isfinite(b1[1]) and isfinite(b1[2])
+    ):  # fmt: skip
         raise err(f"{where}: layer bounds must be finite, got {h.bmin} {h.bmax}")
     if h.width < 1 or h.height < 1:
         raise err(f"{where}: layer size {h.width} x {h.height} must be at least 1 x 1")
@@ -273,6 +280,12 @@ def build_tile_cache_layer(
             )
         grids.append(np.ascontiguousarray(a).reshape(-1))
     raw = np.concatenate(grids)
+    return _header_to_bytes(header) + fastlz.compress(raw)
+
+
+def _compress_layer(header: TileCacheLayerHeader, raw: np.ndarray) -> bytes:
+    """:func:`build_tile_cache_layer` of a checked header and its grids already
+    concatenated (``raw``: (3 * width * height,) uint8, heights | areas | cons)."""
     return _header_to_bytes(header) + fastlz.compress(raw)
 
 

@@ -508,7 +508,15 @@ def build_heightfield_layers(
         ids them with a byte; it also sizes their array by the grid width, so a row
         with more sweeps than cells overruns it there: navkit allows up to 256).
     """
-    cidx, ccount, con, areas = check_chf(chf)
+    return _layers_run(chf, check_chf(chf), border_size, walkable_height)
+
+
+def _layers_run(
+    chf: CompactHeightfield, arrays: tuple, border_size: int, walkable_height: int
+) -> HeightfieldLayerSet:
+    """:func:`build_heightfield_layers` given ``arrays = check_chf(chf)`` (or, for a
+    heightfield navkit's compact stage just built, the same arrays unchecked)."""
+    cidx, ccount, con, areas = arrays
     bs = int(border_size)
     wh = int(walkable_height)
     if bs < 0 or wh < 0:

@@ -1,0 +1,620 @@
+"""The tile pipeline: how a level becomes tiles, and tiles a Detour navmesh.
+
+Both the bake (:func:`bake`) and the tile cache (:mod:`navkit.tilecache`) run
+the same loop, which lives here, above ``navkit.recast`` (the voxel stages, which
+never import ``detour``) and ``navkit.detour`` (the runtime tiles):
+
+1. **tile grid** -- :func:`tile_grid` cuts the level's bounds into
+   ``tile_size``-voxel tiles as RecastDemo's Sample_TileMesh does; :func:`tile_bounds`
+   gives one tile's bounds with its ``border_size`` border, bit for bit as Recast's.
+2. **triangle binning** -- :func:`bin_triangles` lists the triangles overlapping
+   every tile at once (a CSR over row-major tiles, the job of Recast's chunky mesh).
+3. **executor and progress** -- :func:`run_tiles` runs a pure per-tile function
+   serially or on any ``concurrent.futures.Executor`` and reports ``progress(done,
+   total)``; results are keyed by tile, so callers consume them in row order and a
+   parallel build equals a serial one byte for byte.
+4. **navmesh assembly** -- :func:`tiled_navmesh_params` sizes the navmesh's tile
+   and polygon bits; :func:`add_tiles` adds the built tiles in order.
+
+A tile of the bake is :func:`build_tile` (the Recast stages of
+:func:`navkit.recast.build.build_polymesh` on the tile's triangles); a tile of the
+tile cache is :func:`navkit.tilecache.build.tile_layers` (its compressed
+heightfield layers).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
+
+import numpy as np
+
+from ._jit import njit
+from .detour import navmesh as _nm
+from .detour import tile as _tile
+from .errors import BuildError, InputError
+from .geometry.trimesh import TriMesh
+from .recast.build import (
+    MAX_GRID_SIDE,
+    MAX_SOLO_CELLS,
+    ConvexVolume,
+    TileResult,
+    _build_polymesh_run,
+    grid_size,
+    mesh_bounds,
+)
+from .recast.config import BakeConfig, RcConfig
+
+__all__ = [
+    "TileGrid",
+    "tile_grid",
+    "tile_bounds",
+    "tile_triangles",
+    "bin_triangles",
+    "run_tiles",
+    "tiled_navmesh_params",
+    "add_tiles",
+    "BuildReport",
+    "build_tile",
+    "bake",
+    "ConvexVolume",
+    "TileResult",
+    "grid_size",
+    "mesh_bounds",
+]
+
+f32 = np.float32
+T = TypeVar("T")
+
+
+# -- 1, 2: the tile grid and the triangles of each tile ----------------------------------------
+class TileGrid(NamedTuple):
+    """How a level is cut into tiles."""
+
+    bmin: np.ndarray
+    bmax: np.ndarray
+    grid_width: int
+    grid_height: int
+    tiles_x: int
+    tiles_z: int
+    tile_world_size: float
+
+
+def tile_grid(bmin: np.ndarray, bmax: np.ndarray, rc: RcConfig) -> TileGrid:
+    """The tile layout RecastDemo's Sample_TileMesh uses for these bounds."""
+    gw, gh = grid_size(bmin, bmax, rc.cs)
+    ts = rc.tile_size
+    tw, th = (gw + ts - 1) // ts, (gh + ts - 1) // ts
+    return TileGrid(bmin, bmax, gw, gh, tw, th, float(f32(ts) * f32(rc.cs)))
+
+
+def tile_bounds(grid: TileGrid, rc: RcConfig, tx: int, ty: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of tile (tx, ty) including its border [wu].
+
+    Computed in double precision and rounded to float32 once, as the Recast
+    generators do (they do this arithmetic in JavaScript numbers before handing
+    the bounds to Recast), so tile headers match Recast's bit for bit.
+    """
+    tcs = float(rc.tile_size) * float(rc.cs)
+    pad = float(rc.border_size) * float(rc.cs)
+    bmin = grid.bmin.astype(np.float64)
+    bmax = grid.bmax.astype(np.float64)
+    tbmin = np.array([bmin[0] + tx * tcs - pad, bmin[1], bmin[2] + ty * tcs - pad])
+    tbmax = np.array([bmin[0] + (tx + 1) * tcs + pad, bmax[1], bmin[2] + (ty + 1) * tcs + pad])
+    return tbmin.astype(np.float32), tbmax.astype(np.float32)
+
+
+def tile_triangles(
+    mesh_v: np.ndarray, mesh_t: np.ndarray, tbmin: np.ndarray, tbmax: np.ndarray
+) -> np.ndarray:
+    """Indices of triangles whose xz bounds overlap the tile's (a cheap prefilter)."""
+    tv = mesh_v[mesh_t]  # (m, 3, 3)
+    lo = tv.min(axis=1)
+    hi = tv.max(axis=1)
+    keep = (
+        (hi[:, 0] >= tbmin[0])
+        & (lo[:, 0] <= tbmax[0])
+        & (hi[:, 2] >= tbmin[2])
+        & (lo[:, 2] <= tbmax[2])
+    )
+    return np.flatnonzero(keep)
+
+
+@njit
+def _bin_kernel(x0, x1, z0, z1, tiles_x, tiles_z):  # pragma: no cover - numba
+    """CSR of triangle indices per tile (row-major tiles, ascending triangle order)."""
+    m = x0.shape[0]
+    ntiles = tiles_x * tiles_z
+    start = np.zeros(ntiles + 1, np.int64)
+    for i in range(m):
+        for tz in range(max(z0[i], 0), min(z1[i], tiles_z - 1) + 1):
+            for tx in range(max(x0[i], 0), min(x1[i], tiles_x - 1) + 1):
+                start[tz * tiles_x + tx + 1] += 1
+    for k in range(ntiles):
+        start[k + 1] += start[k]
+    fill = start[:-1].copy()
+    out = np.empty(start[ntiles], np.int64)
+    for i in range(m):
+        for tz in range(max(z0[i], 0), min(z1[i], tiles_z - 1) + 1):
+            for tx in range(max(x0[i], 0), min(x1[i], tiles_x - 1) + 1):
+                k = tz * tiles_x + tx
+                out[fill[k]] = i
+                fill[k] += 1
+    return start, out
+
+
+@njit
+def _tri_xz_bounds(verts, tris):  # pragma: no cover - numba
+    """Per-triangle min and max of x (column 0) and z (column 2), as ``(m, 3)`` arrays."""
+    m = tris.shape[0]
+    lo = np.empty((m, 3), verts.dtype)
+    hi = np.empty((m, 3), verts.dtype)
+    for i in range(m):
+        for a in (0, 2):
+            v0 = verts[tris[i, 0], a]
+            v1 = verts[tris[i, 1], a]
+            v2 = verts[tris[i, 2], a]
+            lo[i, a] = min(v0, min(v1, v2))
+            hi[i, a] = max(v0, max(v1, v2))
+    return lo, hi
+
+
+def bin_triangles(
+    mesh_v: np.ndarray, mesh_t: np.ndarray, grid: TileGrid, rc: RcConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles overlapping every tile, computed once for the whole grid.
+
+    Gives exactly :func:`tile_triangles` for each tile: a triangle's xz bounds are
+    compared with the same float32 tile bounds, whose columns (rows) increase
+    monotonically, so the overlapped tiles form a range found by binary search.
+
+    Returns
+    -------
+    start : (tiles_x * tiles_z + 1,) int64
+        Tile ``ty * tiles_x + tx`` holds ``tris[start[k]:start[k + 1]]``.
+    tris : (total,) int64
+        Triangle indices, ascending within each tile.
+    """
+    tw, th = grid.tiles_x, grid.tiles_z
+    xs_lo = np.empty(tw, np.float32)
+    xs_hi = np.empty(tw, np.float32)
+    zs_lo = np.empty(th, np.float32)
+    zs_hi = np.empty(th, np.float32)
+    for tx in range(tw):
+        lo, hi = tile_bounds(grid, rc, tx, 0)
+        xs_lo[tx], xs_hi[tx] = lo[0], hi[0]
+    for ty in range(th):
+        lo, hi = tile_bounds(grid, rc, 0, ty)
+        zs_lo[ty], zs_hi[ty] = lo[2], hi[2]
+    lo, hi = _tri_xz_bounds(mesh_v, mesh_t)
+    # first tile with tile_hi >= tri_lo .. last tile with tile_lo <= tri_hi
+    x0 = np.searchsorted(xs_hi, lo[:, 0], side="left")
+    x1 = np.searchsorted(xs_lo, hi[:, 0], side="right") - 1
+    z0 = np.searchsorted(zs_hi, lo[:, 2], side="left")
+    z1 = np.searchsorted(zs_lo, hi[:, 2], side="right") - 1
+    return _bin_kernel(x0, x1, z0, z1, tw, th)
+
+
+# -- 3: executor and progress ------------------------------------------------------------------
+def tile_coords(tiles_x: int, tiles_z: int) -> list[tuple[int, int]]:
+    """Every tile ``(x, y)`` of a ``tiles_x`` by ``tiles_z`` grid, in row order."""
+    return [(x, y) for y in range(tiles_z) for x in range(tiles_x)]
+
+
+def run_tiles(
+    fn: Callable[..., T],
+    coords: Sequence[tuple[int, int]],
+    args: Callable[[int, int], tuple],
+    executor: Executor | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[tuple[int, int], T]:
+    """``fn(*args(x, y))`` for every tile of ``coords``, serially or on ``executor``.
+
+    Parameters
+    ----------
+    fn : callable
+        A pure, module-level function (so that a process or cluster executor can
+        pickle it).
+    coords : sequence of (int, int)
+        The tiles, in the order the caller will consume them.
+    args : callable(x, y) -> tuple
+        The arguments of tile ``(x, y)``.
+    executor : concurrent.futures.Executor, optional
+        Runs the tiles in parallel (threads, processes, or a dask cluster).
+    progress : callable(done, total), optional
+        Called after each finished tile, in completion order.
+
+    Returns
+    -------
+    dict
+        ``(x, y) -> fn(...)``, whatever order the tiles finished in.
+    """
+    results: dict[tuple[int, int], T] = {}
+    total = len(coords)
+    if executor is None:
+        for i, (x, y) in enumerate(coords):
+            results[(x, y)] = fn(*args(x, y))
+            if progress is not None:
+                progress(i + 1, total)
+        return results
+    from concurrent.futures import as_completed
+
+    futs = {executor.submit(fn, *args(x, y)): (x, y) for x, y in coords}
+    for i, fut in enumerate(as_completed(futs)):
+        results[futs[fut]] = fut.result()
+        if progress is not None:
+            progress(i + 1, total)
+    return results
+
+
+# -- 4: navmesh assembly -----------------------------------------------------------------------
+def _next_pow2(v: int) -> int:
+    return 1 if v <= 1 else 1 << (v - 1).bit_length()
+
+
+def tiled_navmesh_params(
+    orig: Sequence[float] | np.ndarray, tile_world_size: float, max_tiles: int
+) -> _nm.NavMeshParams:
+    """The navmesh params of a tiled build: ``max_tiles`` rounded up to a power of two
+    (at most 2^14 tile slots), the remaining bits of a 22-bit ref for polygons, as
+    the Recast generators set up ``dtNavMesh::init``."""
+    tile_bits = min(int(math.log2(_next_pow2(max_tiles))), 14)
+    return _nm.NavMeshParams(
+        orig=(float(orig[0]), float(orig[1]), float(orig[2])),
+        tile_width=tile_world_size,
+        tile_height=tile_world_size,
+        max_tiles=1 << tile_bits,
+        max_polys=1 << (22 - tile_bits),
+    )
+
+
+def add_tiles(navmesh: _nm.NavMesh, tiles: Iterable[_tile.TileData]) -> list[int]:
+    """Add tiles navkit just built (no array checks) to ``navmesh``, in order, and return
+    their refs: the same slots, links and refs as ``dtNavMesh::addTile`` one after the
+    other, with one link kernel call for all of them (``NavMesh._add_tiles``)."""
+    return navmesh._add_tiles(list(tiles))
+
+
+# -- the bake ----------------------------------------------------------------------------------
+@dataclass
+class BuildReport:
+    """Timings and intermediate counts of a bake.
+
+    Attributes
+    ----------
+    timings : dict of str to float
+        Milliseconds per stage, summed over tiles.
+    counts : dict of str to int
+        ``spans``, ``walkable_spans``, ``compact_spans``, ``regions``, ``contours``,
+        ``contour_verts``, ``raw_contour_verts``, ``polys``, ``poly_verts``,
+        ``detail_verts``, ``detail_tris``, summed over tiles.
+    total_ms : float
+        Wall time of the whole bake.
+    grid_tiles : int
+        Tiles of the bake's grid (1 for a solo bake): ``tiles_built + tiles_empty``.
+    tiles_built : int
+        Grid tiles that gave polygons: the navmesh's tiles (``stats()["tiles"]``).
+    tiles_empty : int
+        Grid tiles that gave no polygon (nothing walkable there): not in the navmesh.
+    degenerate_triangles : int
+        Zero-area input triangles (rasterize to nothing; reported, not fatal).
+    intermediates : dict or None
+        Solo builds with ``keep_intermediates=True``: the stage outputs by name.
+    """
+
+    timings: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    total_ms: float = 0.0
+    grid_tiles: int = 0
+    tiles_built: int = 0
+    tiles_empty: int = 0
+    degenerate_triangles: int = 0
+    config: dict[str, Any] = field(default_factory=dict)
+    intermediates: dict[str, Any] | None = None
+    #: Region id of every ground polygon, in tile-slot then polygon order (for drawing).
+    poly_regions: np.ndarray | None = None
+
+    def add(self, r: TileResult) -> None:
+        for k, v in r.timings.items():
+            self.timings[k] = self.timings.get(k, 0.0) + v
+        for k, v in r.counts.items():
+            self.counts[k] = self.counts.get(k, 0) + v
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "timings_ms": {k: round(v, 4) for k, v in self.timings.items()},
+            "counts": dict(self.counts),
+            "total_ms": round(self.total_ms, 4),
+            "grid_tiles": self.grid_tiles,
+            "tiles_built": self.tiles_built,
+            "tiles_empty": self.tiles_empty,
+            "degenerate_triangles": self.degenerate_triangles,
+            "config": dict(self.config),
+        }
+
+
+def build_tile(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    tri_areas: np.ndarray | None,
+    config: BakeConfig,
+    grid: TileGrid,
+    tx: int,
+    ty: int,
+    volumes: Sequence[ConvexVolume] = (),
+    *,
+    tri_sel: np.ndarray | None = None,
+) -> TileResult:
+    """Build tile (tx, ty) of a tiled bake: a pure function, safe to run in another process.
+
+    ``tri_sel`` (optional) gives the indices of the triangles overlapping the tile
+    (as :func:`bake` precomputes them for all tiles at once); by default they are
+    found here.
+    """
+    rc = config.voxel()
+    tbmin, tbmax = tile_bounds(grid, rc, tx, ty)
+    from .recast.rasterize import _as_areas, _as_triangles, _as_vertices
+
+    vertices = _as_vertices(vertices)
+    triangles = _as_triangles(triangles, vertices.shape[0])
+    if tri_areas is not None:
+        tri_areas = _as_areas(tri_areas, triangles.shape[0], "tri_areas")
+    sel = tile_triangles(vertices, triangles, tbmin, tbmax) if tri_sel is None else tri_sel
+    return _build_tile(
+        vertices, triangles, tri_areas, config, rc, tbmin, tbmax, sel, tx, ty, volumes
+    )
+
+
+def _build_tile(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    tri_areas: np.ndarray | None,
+    config: BakeConfig,
+    rc: RcConfig,
+    tbmin: np.ndarray,
+    tbmax: np.ndarray,
+    sel: np.ndarray,
+    tx: int,
+    ty: int,
+    volumes: Sequence[ConvexVolume] = (),
+) -> TileResult:
+    if sel.size == 0:
+        return TileResult(tx, ty, None, None, {}, {}, None)
+    size = rc.tile_size + 2 * rc.border_size
+    areas = None if tri_areas is None else tri_areas[sel]
+    return _build_polymesh_run(
+        vertices,
+        triangles[sel],
+        areas,
+        rc,
+        bmin=tbmin,
+        bmax=tbmax,
+        width=size,
+        height=size,
+        partition=config.partition,
+        filters=(
+            config.filter_low_hanging_obstacles,
+            config.filter_ledge_spans,
+            config.filter_walkable_low_height_spans,
+        ),
+        volumes=volumes,
+        tx=tx,
+        ty=ty,
+    )
+
+
+def _check_bake_args(
+    mesh, config, executor, progress, keep_intermediates, volumes, offmesh
+) -> tuple:
+    """bake()'s argument types (InputError naming the argument); returns the volumes."""
+    if not isinstance(mesh, TriMesh):
+        raise InputError(f"bake() needs a TriMesh, got {type(mesh).__name__}")
+    if config is not None and not isinstance(config, BakeConfig):
+        raise InputError(f"config must be a BakeConfig or None, got {type(config).__name__}")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise InputError("executor must be a concurrent.futures.Executor or None")
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress must be callable(done, total), got {progress!r}")
+    if not isinstance(keep_intermediates, bool | np.bool_):
+        raise InputError(f"keep_intermediates must be True or False, got {keep_intermediates!r}")
+    if isinstance(volumes, str | bytes) or not hasattr(volumes, "__iter__"):
+        raise InputError(f"volumes must be a sequence of ConvexVolume, got {volumes!r}")
+    if offmesh is not None and (
+        isinstance(offmesh, str | bytes) or not hasattr(offmesh, "__iter__")
+    ):
+        raise InputError(f"offmesh must be a sequence of OffMeshConnection, got {offmesh!r}")
+    vols = tuple(volumes)
+    for v in vols:
+        if not isinstance(v, ConvexVolume):
+            raise InputError(f"volumes must hold ConvexVolume items, got {type(v).__name__}")
+    return vols
+
+
+def bake(
+    mesh: TriMesh,
+    config: BakeConfig | None = None,
+    *,
+    executor: Executor | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    keep_intermediates: bool = False,
+    volumes: Sequence[ConvexVolume] = (),
+    offmesh: Any = None,
+):
+    """Bake a navigation mesh from level geometry.
+
+    Parameters
+    ----------
+    mesh : TriMesh
+        Level geometry in world units.
+    config : BakeConfig, optional
+        Settings (RecastDemo's defaults when omitted). ``config.tile_size == 0``
+        bakes one solo tile; otherwise the level is cut into tiles with a border
+        of ``walkable_radius + 3`` voxels, built independently and stitched.
+    executor : concurrent.futures.Executor, optional
+        Builds tiles in parallel. A ``ThreadPoolExecutor(n)`` is the cheapest on one
+        machine: the stage kernels release the GIL, and nothing is pickled. A
+        ``ProcessPoolExecutor``, or a dask ``distributed.Client(...).get_executor()``
+        for a cluster, also works. Tiles are added to the navmesh in row order
+        whatever the completion order, so the result is identical to a serial bake.
+    progress : callable(done, total), optional
+        Called after each tile (and once for a solo bake).
+    keep_intermediates : bool
+        Solo bakes: keep every stage's output in ``navmesh.build_report.intermediates``.
+    volumes : sequence of ConvexVolume
+        Areas to mark before partitioning (``rcMarkConvexPolyArea``).
+    offmesh : sequence of OffMeshConnection, optional
+        Off-mesh connections baked into the tiles that hold their start points.
+
+    Returns
+    -------
+    NavMesh
+        With ``navmesh.build_report`` (a :class:`BuildReport`).
+
+    Raises
+    ------
+    InputError
+        Empty mesh or no triangles.
+    BuildError
+        Geometry too large for one heightfield (use ``tile_size``), or nothing walkable.
+    """
+    t_start = time.perf_counter()
+    volumes = _check_bake_args(
+        mesh, config, executor, progress, keep_intermediates, volumes, offmesh
+    )
+    config = config or BakeConfig()
+    rc = config.voxel()
+    bmin, bmax = mesh_bounds(mesh)
+    report = BuildReport(config=config.to_dict())
+    report.degenerate_triangles = int(mesh.degenerate_mask().sum())
+    from .recast.rasterize import _as_areas, _as_triangles, _as_vertices
+
+    verts = _as_vertices(mesh.vertices)
+    tris = _as_triangles(mesh.triangles, verts.shape[0])
+    tri_areas = None if mesh.areas is None else _as_areas(mesh.areas, tris.shape[0], "areas")
+    filters = (
+        config.filter_low_hanging_obstacles,
+        config.filter_ledge_spans,
+        config.filter_walkable_low_height_spans,
+    )
+    gw, gh = grid_size(bmin, bmax, rc.cs)
+    tile_params: dict[str, Any] = dict(
+        walkable_height=float(f32(rc.walkable_height) * f32(rc.ch)),
+        walkable_radius=float(f32(rc.walkable_radius) * f32(rc.cs)),
+        walkable_climb=float(f32(rc.walkable_climb) * f32(rc.ch)),
+    )
+
+    if rc.tile_size == 0:
+        if gw <= 0 or gh <= 0:
+            raise BuildError(f"{mesh.name}: the geometry has no extent in x or z")
+        if gw >= MAX_GRID_SIDE or gh >= MAX_GRID_SIDE or gw * gh > MAX_SOLO_CELLS:
+            raise BuildError(
+                f"{mesh.name}: a solo heightfield of {gw} x {gh} cells is too large; "
+                f"bake in tiles (e.g. tile_size=64) or use a larger cell_size"
+            )
+        r = _build_polymesh_run(
+            verts,
+            tris,
+            tri_areas,
+            rc,
+            bmin=bmin,
+            bmax=bmax,
+            width=gw,
+            height=gh,
+            partition=config.partition,
+            filters=filters,
+            volumes=volumes,
+            keep_intermediates=keep_intermediates,
+        )
+        report.add(r)
+        report.intermediates = r.intermediates
+        if progress is not None:
+            progress(1, 1)
+        if r.pmesh is None:
+            raise BuildError(
+                f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"
+            )
+        t0 = time.perf_counter()
+        data = _tile.create_navmesh_data(r.pmesh, r.dmesh, offmesh=offmesh, **tile_params)
+        # dtNavMesh::init(data): parameters derived from the single tile's header.
+        navmesh = _nm.NavMesh(
+            _nm.NavMeshParams(
+                orig=(float(data.bmin[0]), float(data.bmin[1]), float(data.bmin[2])),
+                tile_width=float(f32(data.bmax[0]) - f32(data.bmin[0])),
+                tile_height=float(f32(data.bmax[2]) - f32(data.bmin[2])),
+                max_tiles=1,
+                max_polys=data.poly_count,
+            )
+        )
+        navmesh._add_tile(data, None, check=False)
+        report.poly_regions = r.pmesh.regs.copy()
+        report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
+        report.tiles_built = 1
+        report.grid_tiles = 1
+    else:
+        grid = tile_grid(bmin, bmax, rc)
+        if grid.tiles_x * grid.tiles_z > (1 << 22):
+            raise BuildError(
+                f"{mesh.name}: {grid.tiles_x * grid.tiles_z} tiles is too many; use a larger tile_size"
+            )
+        coords = tile_coords(grid.tiles_x, grid.tiles_z)
+        total = len(coords)
+        report.grid_tiles = total
+        if tri_areas is None:
+            # per-triangle, so marking once equals marking each tile's selection
+            t0 = time.perf_counter()
+            from .recast.rasterize import mark_walkable_triangles
+
+            tri_areas = mark_walkable_triangles(verts, tris, rc.walkable_slope_angle)
+            report.timings["mark_walkable_triangles"] = (time.perf_counter() - t0) * 1e3
+        bin_start, bin_tris = bin_triangles(verts, tris, grid, rc)
+        # Tiles without triangles come out empty; the others must fit the navmesh's
+        # tile table (32-bit refs: at most 2^14 tiles), checked before building any.
+        occupied = int(np.count_nonzero(np.diff(bin_start)))
+        if occupied > (1 << 14):
+            raise BuildError(
+                f"{mesh.name}: tile_size={rc.tile_size} cuts the level into {occupied} tiles "
+                f"with geometry, more than a navmesh holds ({1 << 14}); use a larger tile_size"
+            )
+
+        def tile_args(x: int, y: int) -> tuple:
+            k = y * grid.tiles_x + x
+            tbmin, tbmax = tile_bounds(grid, rc, x, y)
+            sel = bin_tris[bin_start[k] : bin_start[k + 1]]
+            return (verts, tris, tri_areas, config, rc, tbmin, tbmax, sel, x, y, tuple(volumes))
+
+        results = run_tiles(_build_tile, coords, tile_args, executor, progress)
+        navmesh = _nm.NavMesh(
+            tiled_navmesh_params(bmin, grid.tile_world_size, grid.tiles_x * grid.tiles_z)
+        )
+        t0 = time.perf_counter()
+        regs: list[np.ndarray] = []
+        datas: list[_tile.TileData] = []
+        for x, y in coords:
+            r = results[(x, y)]
+            report.add(r)
+            if r.pmesh is None:
+                report.tiles_empty += 1
+                continue
+            datas.append(
+                _tile.create_navmesh_data(
+                    r.pmesh, r.dmesh, tile_x=x, tile_y=y, offmesh=offmesh, **tile_params
+                )
+            )
+            regs.append(r.pmesh.regs)
+            report.tiles_built += 1
+        add_tiles(navmesh, datas)
+        report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
+        if regs:
+            # tiles were added in row order into slots 0, 1, ...: slot order = this order
+            report.poly_regions = np.concatenate(regs)
+        if report.tiles_built == 0:
+            raise BuildError(
+                f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"
+            )
+    report.total_ms = (time.perf_counter() - t_start) * 1e3
+    navmesh.build_report = report
+    return navmesh

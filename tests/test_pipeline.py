@@ -1,0 +1,115 @@
+"""The tile pipeline (navkit.pipeline): executor loop and bulk navmesh assembly."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from navkit import pipeline
+from navkit.detour.navmesh import NavMesh
+from navkit.errors import InputError
+from navkit.geometry.sample import sample_level
+from navkit.recast.config import BakeConfig
+from navkit.tilecache.build import build_tile_cache
+from navkit.tilecache.tilemesh import build_layer_tile
+
+
+def _square(x: int, y: int, layer: int = 0) -> int:
+    return (x + 1) * 100 + (y + 1) * 10 + layer
+
+
+def test_run_tiles_keys_results_by_tile_whatever_the_executor():
+    coords = pipeline.tile_coords(3, 2)
+    assert coords == [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]
+    seen: list[tuple[int, int]] = []
+    serial = pipeline.run_tiles(
+        _square, coords, lambda x, y: (x, y), None, lambda d, t: seen.append((d, t))
+    )
+    assert serial == {(x, y): _square(x, y) for x, y in coords}
+    assert seen == [(i + 1, 6) for i in range(6)]
+    seen.clear()
+    with ThreadPoolExecutor(2) as ex:
+        par = pipeline.run_tiles(
+            _square, coords, lambda x, y: (x, y), ex, lambda d, t: seen.append((d, t))
+        )
+    assert par == serial and sorted(seen) == [(i + 1, 6) for i in range(6)]
+
+
+@pytest.fixture(scope="module")
+def layer_tiles():
+    """The tiles of a tile cache of the sample level (several layers per position)."""
+    tset = build_tile_cache(sample_level(), BakeConfig(tile_size=16))
+    datas = [build_layer_tile(t.data, tset.params) for t in tset.tiles]
+    datas = [d for d in datas if d is not None]
+    assert len({(d.x, d.y) for d in datas}) < len(datas)  # some position has 2+ layers
+    return tset.navmesh_params, datas
+
+
+def _pools(nm: NavMesh) -> dict[str, np.ndarray]:
+    a = nm.arrays()
+    return {k: np.array(getattr(a, k)) for k in a._fields}
+
+
+@pytest.mark.parametrize("split", [0, 1, 7])
+def test_add_tiles_equals_adding_them_one_by_one(layer_tiles, split):
+    params, datas = layer_tiles
+    one = NavMesh(params)
+    refs1 = [one._add_tile(d, None, check=False) for d in datas]
+    bulk = NavMesh(params)
+    # some tiles first (one by one), the rest in bulk: links to earlier tiles as addTile's
+    refs2 = [bulk._add_tile(d, None, check=False) for d in datas[:split]]
+    refs2 += pipeline.add_tiles(bulk, datas[split:])
+    assert refs1 == refs2
+    p1, p2 = _pools(one), _pools(bulk)
+    for k in p1:
+        np.testing.assert_array_equal(p1[k], p2[k], err_msg=k)
+    assert one.to_recast() == bulk.to_recast()
+
+
+def test_add_tiles_adds_nothing_when_one_tile_cannot_go_in(layer_tiles):
+    params, datas = layer_tiles
+    nm = NavMesh(params)
+    nm._add_tile(datas[3], None, check=False)
+    before = nm.to_recast()
+    with pytest.raises(InputError, match="already occupies"):
+        pipeline.add_tiles(nm, datas[:5])
+    with pytest.raises(InputError, match="already occupies"):
+        pipeline.add_tiles(nm, [datas[0], datas[0]])
+    assert nm.to_recast() == before
+    assert pipeline.add_tiles(nm, []) == []
+
+
+@pytest.fixture(scope="module")
+def baked_tiles():
+    """The tiles of a tiled bake of the sample level with detail meshes, BV trees and an
+    off-mesh connection (every pool _store fills)."""
+    from navkit.pipeline import bake
+
+    mesh = sample_level()
+    cfg = BakeConfig(tile_size=16)
+    nm = bake(mesh, cfg)
+    c = np.array([nm.tile_data(s).verts.mean(axis=0) for s in nm.tile_slots()])
+    a, b = c[-2], c[len(c) // 2]  # starts on a late tile: its polygons do not start at 0
+    con = {"start": a.tolist(), "end": b.tolist(), "radius": 0.6, "bidirectional": True}
+    nm = bake(mesh, cfg, offmesh=[con])
+    datas = [nm.tile_data(s) for s in nm.tile_slots()]
+    assert sum(d.off_mesh_con_count for d in datas) == 1
+    assert all(d.bv_node_count and d.detail_tris.shape[0] for d in datas)
+    return nm.params, datas
+
+
+@pytest.mark.parametrize("split", [0, 3])
+def test_add_tiles_stores_every_pool_as_one_by_one(baked_tiles, split):
+    params, datas = baked_tiles
+    one = NavMesh(params)
+    refs1 = [one._add_tile(d, None, check=False) for d in datas]
+    bulk = NavMesh(params)
+    refs2 = [bulk._add_tile(d, None, check=False) for d in datas[:split]]
+    refs2 += pipeline.add_tiles(bulk, datas[split:])
+    assert refs1 == refs2
+    p1, p2 = _pools(one), _pools(bulk)
+    for k in p1:
+        np.testing.assert_array_equal(p1[k], p2[k], err_msg=k)
+    assert one.to_recast() == bulk.to_recast()
