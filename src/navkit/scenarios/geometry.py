@@ -146,7 +146,7 @@ LEVELS = {
 def level(name: str):
     """The baked navmesh of a synthetic level (:data:`LEVELS`) or of a sample level
     (``"dungeon"``, ``"nav_test"``, ``"undulating"``: RecastDemo's defaults); cached."""
-    from navkit.recast.build import bake
+    from navkit.pipeline import bake
 
     if name in LEVELS:
         return bake(LEVELS[name](), HUMAN_BAKE)
