@@ -14,9 +14,11 @@ run: ``../shared/peer-native`` (native, the anchor of issue 14) and
   the peer's process CPU time over N bakes minus over 1, divided by N - 1). On a
   shared machine the wall clock counts the time a process waits for a core; CPU
   time does not, so its ratio is the stabler one;
-* per-stage medians (solo: navkit's ``build_report.timings`` beside both peers'
-  rcContext timers; tiled: navkit's, summed over tiles, and the gap between the
-  bake and the sum of its stages, i.e. the per-tile Python between them);
+* per-stage wall medians (solo: navkit's ``build_report.timings`` beside both peers'
+  rcContext timers; tiled: navkit's, summed over tiles). The last row per mode is
+  the bake's median minus the sum of the stage medians: the Python between the
+  stages, and, on a loaded machine, most of the time spent waiting for a core (a
+  short stage's median is rarely preempted, the whole bake always is);
 * the counts of both (polys / verts / detail tris), which must be equal;
 
 then JSON. ``--rounds R`` repeats the whole sequence; all samples of a figure are
@@ -236,7 +238,7 @@ def main() -> None:
                 )  # fmt: skip
                 mesh_stages[f"{mode}/{k}"] = ours
             stage_rows.append(
-                {"mesh": name, "mode": mode, "stage": "(bake - sum of stages)",
+                {"mesh": name, "mode": mode, "stage": "(bake - stages: waits, Python)",
                  "navkit_ms": None if total is None else total - ssum}
             )  # fmt: skip
         out_meshes[name] = {
