@@ -66,3 +66,39 @@ def print_table(rows: list[dict], cols: list[tuple[str, str, str]]) -> None:
         print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
         if j == 0:
             print("  ".join("-" * w for w in widths))
+
+
+def native_binary() -> Path:
+    """The native Recast peer (../shared/peer-native/bin/recast_native, g++ -O2)."""
+    return SHARED / "peer-native" / "bin" / "recast_native"
+
+
+def run_native(mesh: str, config: dict | None = None, *args: str) -> dict:
+    """Run the native Recast peer on a sample mesh and return its JSON output
+    (the WASM peer's keys; see ../shared/peer-native/README.md)."""
+    r = subprocess.run(
+        [str(native_binary()), str(mesh_path(mesh)), json.dumps(config or {}), "--quiet", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(r.stdout)
+
+
+def native_cpu_ms(mesh: str, config: dict, section: str, runs: int) -> float:
+    """CPU time (user + sys) of one native bake of ``section``, in ms.
+
+    The peer is run with ``runs`` and with 1 timed bake, and the difference of the
+    two processes' CPU times is divided by ``runs - 1``: loading, the warm-up and the
+    untimed intermediates build cancel. Unlike wall time, CPU time does not count
+    the time the process waits for a core, so it stays stable on a shared machine.
+    """
+    import resource
+
+    def cpu(n: int) -> float:
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        run_native(mesh, config, "--sections", section, "--runs", str(n), "--warmup", "0")
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+
+    return (cpu(runs) - cpu(1)) * 1e3 / (runs - 1)

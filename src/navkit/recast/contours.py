@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from navkit._jit import F32, njit
+from navkit._jit import F32, borrow, njit
 from navkit.errors import ConfigError, InputError
 
 from .types import (
@@ -89,6 +89,8 @@ def _boundary_flags(w, h, cidx, ccnt, con, reg):
     Also checks every link (Recast trusts them): returns ``(flags, bad)`` where ``bad`` is
     the first span whose cell range or a link leaves the arrays, or -1.
     """
+    # no reference counting in the helpers' calls (docs/architecture.md, Kernels)
+    cidx, ccnt, con, reg = borrow((cidx, ccnt, con, reg))
     nspans = reg.shape[0]
     flags = np.zeros(nspans, np.uint8)
     for c in range(w * h):
@@ -397,6 +399,8 @@ def _trace_kernel(
 
     Returns (creg, carea, nverts, nrverts, verts, rverts), the vertex arrays concatenated.
     """
+    # no reference counting in the helpers' calls (docs/architecture.md, Kernels)
+    cidx, ccnt, con, ys, reg, areas, flags = borrow((cidx, ccnt, con, ys, reg, areas, flags))
     pts = np.empty((256, 4), np.int64)
     sv = np.empty((64, 4), np.int64)
     cap = 64

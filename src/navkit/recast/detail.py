@@ -40,7 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from navkit._jit import F32, njit
+from navkit._jit import F32, borrow, njit
 from navkit.errors import InputError
 
 from ._detail_tri import (
@@ -551,6 +551,11 @@ def _detail_kernel(
     edges = np.empty((MAX_VERTS * 10, 4), np.int64)
     tris = np.empty((MAX_VERTS * 20, 4), np.int64)
     tc = np.empty((MAX_VERTS * 20, 13), np.float32)
+    # The per-polygon helpers (and theirs, per sample) get borrowed views of the scratch
+    # buffers: no reference counting in their calls (docs/architecture.md, Kernels).
+    # ``scratch`` keeps the owners; it is used after the loop.
+    scratch = (hp, queue, poly, inp, verts, hull, epts, edges, tris, tc)
+    hp, queue, poly, inp, verts, hull, epts, edges, tris, tc = borrow(scratch)
 
     meshes = np.empty((npolys, 4), np.uint32)
     vcap = npv + npv // 2
@@ -607,7 +612,14 @@ def _detail_kernel(
             out_t[nt_all, 2] = c
             out_t[nt_all, 3] = tri_edge_flags(verts, a, b, c, inp, npoly)
             nt_all += 1
+    _keep_alive(scratch)
     return meshes, out_v[:nv_all].copy(), out_t[:nt_all].copy()
+
+
+@njit
+def _keep_alive(arrays):
+    """A use of ``arrays``: their owner lives until here (see :func:`navkit._jit.borrow`)."""
+    return len(arrays)
 
 
 # -- public API -----------------------------------------------------------------------------

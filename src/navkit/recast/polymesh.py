@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from navkit._jit import njit
+from navkit._jit import borrow, njit
 from navkit.errors import BuildError, ConfigError, InputError
 from navkit.recast._polymesh_kernels import (
     _BUCKETS,
@@ -264,11 +264,18 @@ def _remove_vertex(verts, nv, polys, npolys, regs, areas, nvp, rem, max_polys):
 
 # -- the stage kernel -----------------------------------------------------------------------
 @njit
+def _keep_alive(arrays):
+    """A use of ``arrays``: their owner lives until here (see :func:`navkit._jit.borrow`)."""
+    return len(arrays)
+
+
+@njit
 def _build_kernel(cverts, cstart, ccount, creg, carea, nvp, border_size, width, height):
     """Polygon mesh of all contours; see the module docstring.
 
     Returns ``(verts, nv, polys, npolys, regs, areas, status, bad_contours, bad_holes)``.
     """
+    cverts, cstart, ccount, creg, carea = borrow((cverts, cstart, ccount, creg, carea))
     nc = ccount.shape[0]
     max_verts = 0
     max_polys = 0
@@ -299,6 +306,13 @@ def _build_kernel(cverts, cstart, ccount, creg, carea, nvp, border_size, width, 
     treg = np.empty(m + 1, np.int64)
     tarea = np.empty(m + 1, np.int64)
     row = np.empty(nvp, np.int64)
+    # The helpers get borrowed views: no reference counting in their calls (about one
+    # per vertex; docs/architecture.md, Kernels). ``owners`` is returned and ``scratch``
+    # is used last at the end, so the memory outlives every view.
+    owners = (verts, polys, regs, areas)
+    scratch = (px, pz, ring, ear, tris, vid, tp, treg, tarea, row, first, chain, remove_me)
+    verts, polys, regs, areas = borrow(owners)
+    px, pz, ring, ear, tris, vid, tp, treg, tarea, row, first, chain, remove_me = borrow(scratch)
 
     nv = 0
     npolys = 0
@@ -345,7 +359,8 @@ def _build_kernel(cverts, cstart, ccount, creg, carea, nvp, border_size, width, 
         if nvp > 3:
             ntp = _merge_greedily(tp, ntp, treg, tarea, verts, nvp, row)
         if npolys + ntp > max_polys:
-            return verts, nv, polys, npolys, regs, areas, _ERR_TOO_MANY_POLYS, bad_contours, 0
+            vo, po, ro, ao = owners
+            return vo, nv, po, npolys, ro, ao, _ERR_TOO_MANY_POLYS, bad_contours, 0
         for t in range(ntp):
             for k in range(nvp):
                 polys[npolys, k] = tp[t, k]
@@ -368,7 +383,9 @@ def _build_kernel(cverts, cstart, ccount, creg, carea, nvp, border_size, width, 
     _link_neighbours(polys, npolys, nv, nvp)
     if border_size > 0:
         _mark_portals(polys, npolys, verts, nvp, width, height)
-    return verts, nv, polys, npolys, regs, areas, _OK, bad_contours, bad_holes
+    _keep_alive(scratch)
+    vo, po, ro, ao = owners
+    return vo, nv, po, npolys, ro, ao, _OK, bad_contours, bad_holes
 
 
 # -- public API -------------------------------------------------------------------------------
@@ -416,12 +433,12 @@ def build_poly_mesh(cset: ContourSet, *, nvp: int) -> PolyMesh:
         or np.asarray(cset.area).shape != (nc,)
     ):
         raise InputError("ContourSet: reg, area and nverts must be 1-D arrays of one length")
-    if nc and (not np.issubdtype(counts.dtype, np.integer) or counts.min() < 0):
+    if nc and (counts.dtype.kind not in "iu" or counts.min() < 0):
         raise InputError("ContourSet.nverts must be non-negative integers")
     total = int(counts.sum()) if nc else 0
     if verts.ndim != 2 or verts.shape[1] != 4 or verts.shape[0] != total:
         raise InputError(f"ContourSet.verts must be (sum(nverts)={total}, 4), got {verts.shape}")
-    if total and not np.issubdtype(verts.dtype, np.integer):
+    if total and verts.dtype.kind not in "iu":
         raise InputError("ContourSet.verts must be integers (voxel coordinates)")
     counts64 = counts.astype(np.int64)
     used = int(counts64[counts64 >= 3].sum())

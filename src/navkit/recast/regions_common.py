@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from navkit._jit import njit
+from navkit._jit import borrow, njit
 from navkit.errors import InputError
 from navkit.recast.types import BORDER_REG, NOT_CONNECTED, CompactHeightfield
 
@@ -375,6 +375,8 @@ def _compact_ids(rid, nreg, reg):
 @njit
 def _merge_and_filter(cidx, ccount, con, areas, w, h, reg, nreg, min_area, merge_area):
     """Recast's ``mergeAndFilterRegions`` over ``reg`` in place; returns the new region count."""
+    # no reference counting in the helpers' calls (docs/architecture.md, Kernels)
+    cidx, ccount, con, areas, reg = borrow((cidx, ccount, con, areas, reg))
     rid = np.arange(nreg).astype(np.int64)
     rspans = np.zeros(nreg, np.int64)
     rarea = np.zeros(nreg, np.int64)

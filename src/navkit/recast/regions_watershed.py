@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from navkit._jit import njit
+from navkit._jit import borrow, njit
 from navkit.errors import BuildError, InputError
 from navkit.recast.regions_common import (
     _merge_and_filter,
@@ -161,15 +161,22 @@ def _flood(cidx, con, areas, dist, px, pz, w, i, level, r, reg, rdist, fstack):
 @njit
 def _kernel(cidx, ccount, con, areas, dist, w, h, max_distance, border_size, min_area, merge_area):
     """Returns (reg, max_regions, status); status -1 = region id overflow."""
+    # The helpers get borrowed views: no reference counting in their calls, one per seed
+    # span (docs/architecture.md, Kernels). The arguments live in the caller; ``reg_own``
+    # is returned and the other owners are used after the level loop.
+    cidx, ccount, con, areas, dist = borrow((cidx, ccount, con, areas, dist))
     n = con.shape[0]
-    reg = np.zeros(n, np.uint16)
-    rdist = np.zeros(n, np.uint16)
-    px, pz = _span_cells(cidx, ccount, w, h, n)
+    reg_own = np.zeros(n, np.uint16)
+    rdist_own = np.zeros(n, np.uint16)
+    px_own, pz_own = _span_cells(cidx, ccount, w, h, n)
     # level stacks of span indices; each holds distinct spans, so n entries suffice
     lvl = np.empty((_NB_STACKS, n), np.int32)
     ln = np.zeros(_NB_STACKS, np.int64)
-    fstack = np.empty(n, np.int32)
-    dirty = np.empty((n, 3), np.int64)
+    fstack_own = np.empty(n, np.int32)
+    dirty_own = np.empty((n, 3), np.int64)
+    reg, rdist, px, pz, fstack, dirty = borrow(
+        (reg_own, rdist_own, px_own, pz_own, fstack_own, dirty_own)
+    )
 
     next_id = 1
     if border_size > 0:
@@ -217,7 +224,7 @@ def _kernel(cidx, ccount, con, areas, dist, w, h, max_distance, border_size, min
             if i >= 0 and reg[i] == 0:
                 if _flood(cidx, con, areas, dist, px, pz, w, i, level, next_id, reg, rdist, fstack):
                     if next_id == 0xFFFF:
-                        return reg, 0, -1
+                        return reg_own, 0, -1
                     next_id += 1
 
     # Final expansion over every unassigned walkable span, without a round limit.
@@ -226,11 +233,15 @@ def _kernel(cidx, ccount, con, areas, dist, w, h, max_distance, border_size, min
         if reg[i] == 0 and areas[i] != 0:
             fstack[m] = i
             m += 1
-    _expand(cidx, con, areas, px, pz, w, 0, _EXPAND_ITERS * 8, reg, rdist, fstack, m, dirty)
+    # the owners here: they stay alive as long as their borrowed views are used
+    _expand(
+        cidx, con, areas, px_own, pz_own, w, 0, _EXPAND_ITERS * 8,
+        reg_own, rdist_own, fstack_own, m, dirty_own,
+    )  # fmt: skip
 
     nreg = next_id + 1
-    count = _merge_and_filter(cidx, ccount, con, areas, w, h, reg, nreg, min_area, merge_area)
-    return reg, count, 0
+    count = _merge_and_filter(cidx, ccount, con, areas, w, h, reg_own, nreg, min_area, merge_area)
+    return reg_own, count, 0
 
 
 def build_regions(
