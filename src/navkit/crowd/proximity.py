@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from navkit._jit import F32, njit
+from navkit._jit import F32, borrow, njit
 
 from ._par import twins
 
@@ -100,6 +100,9 @@ def _find_neighbours_impl(act, walking, npos, height, qrange, inv, buckets, item
     neighbour filter. An item's first cell in that order is the query box's
     corner clamped to the item's lower corner ``lo``; any other cell of the item
     is a repeat, which replaces Detour's linear search of the ids found so far."""
+    act, npos, height, qrange, buckets, items, lo, neis, nei_dist, nneis = borrow(
+        (act, npos, height, qrange, buckets, items, lo, neis, nei_dist, nneis)
+    )
     maxn = neis.shape[1]
     nb = buckets.shape[0]
     for i in prange(act.shape[0]):
