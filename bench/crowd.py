@@ -63,9 +63,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _peer import (  # noqa: E402
-    MESHES, SHARED, median, mesh_path, peer_dir, print_table, run_peer,
-)  # fmt: skip
+from _peer import MESHES, SHARED, median, mesh_path, peer_dir, print_table, run_peer  # noqa: E402, I001
 
 import navkit  # noqa: E402
 from navkit.crowd import AgentParams  # noqa: E402

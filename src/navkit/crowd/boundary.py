@@ -135,9 +135,7 @@ def _update_impl(d, tiny_ds, flags_table, act, nchunk, walking, c_path, npos, qr
     the nearest MAX_LOCAL_SEGS kept sorted by squared xz distance). Returns the
     number of boundaries rebuilt."""
     nav = open_view(d)
-    center, segs, seg_d, nsegs, polys, npolys = borrow(
-        (center, segs, seg_d, nsegs, polys, npolys)
-    )
+    center, segs, seg_d, nsegs, polys, npolys = borrow((center, segs, seg_d, nsegs, polys, npolys))
     n_act = act.shape[0]
     counts = np.zeros(nchunk, np.int64)
     for c in prange(nchunk):

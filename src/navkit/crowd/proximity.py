@@ -17,7 +17,11 @@ from navkit._jit import F32, borrow, njit
 from ._par import twins
 
 __all__ = [
-    "ProximityGrid", "build_grid", "find_neighbours", "find_neighbours_par", "MAX_QUERY_IDS",
+    "ProximityGrid",
+    "build_grid",
+    "find_neighbours",
+    "find_neighbours_par",
+    "MAX_QUERY_IDS",
 ]
 
 _NONE = -1
