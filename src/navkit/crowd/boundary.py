@@ -134,11 +134,11 @@ def _update_impl(d, tiny_ds, flags_table, act, nchunk, walking, c_path, npos, qr
     (findLocalNeighbourhood, then each polygon's wall segments within the range,
     the nearest MAX_LOCAL_SEGS kept sorted by squared xz distance). Returns the
     number of boundaries rebuilt."""
-    nav = open_view(d)
     center, segs, seg_d, nsegs, polys, npolys = borrow((center, segs, seg_d, nsegs, polys, npolys))
     n_act = act.shape[0]
     counts = np.zeros(nchunk, np.int64)
     for c in prange(nchunk):
+        nav = open_view(d)  # (inside: a parfor cannot capture the NamedTuple)
         tiny = open_pool(tiny_ds[c])
         par_o = np.zeros(MAX_LOCAL_POLYS, np.int64)
         wsegs_o = np.zeros((_MAX_SEGS_PER_POLY, 6), np.float32)

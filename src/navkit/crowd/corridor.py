@@ -246,7 +246,6 @@ def _corners_impl(d, flags_table, costs_table, act, nchunk, walking, target_stat
     dtPathCorridor::findCorners (straight path of <= MAX_CORNERS points, near
     corners dropped, cut after an off-mesh link) and, with OPTIMIZE_VIS,
     optimizePathVisibility toward the second corner (raycast + shortcut)."""
-    nav = open_view(d)
     (c_pos, c_target, c_path, c_npath, corner_verts, corner_flags, corner_polys,
      ncorners) = borrow((c_pos, c_target, c_path, c_npath, corner_verts, corner_flags,
                          corner_polys, ncorners))  # fmt: skip
@@ -254,6 +253,7 @@ def _corners_impl(d, flags_table, costs_table, act, nchunk, walking, target_stat
     n_act = act.shape[0]
     min_d2 = _F0_01 * _F0_01
     for c in prange(nchunk):
+        nav = open_view(d)  # (inside: a parfor cannot capture the NamedTuple)
         pts_o = np.empty((MAX_CORNERS, 3), np.float32)
         fl_o = np.empty(MAX_CORNERS, np.uint8)
         rf_o = np.empty(MAX_CORNERS, np.int64)
@@ -339,11 +339,11 @@ def _move_impl(d, tiny_ds, flags_table, act, nchunk, walking, target_state, qfil
     agent (moveAlongSurface, merge the visited polygons, height from the first
     polygon), npos = the corridor's position; a corridor without a path target is
     cut to its first polygon."""
-    nav = open_view(d)
     npos, c_pos, c_target, c_path, c_npath = borrow((npos, c_pos, c_target, c_path, c_npath))
     n_act = act.shape[0]
     cap = c_path.shape[1]
     for c in prange(nchunk):
+        nav = open_view(d)  # (inside: a parfor cannot capture the NamedTuple)
         tiny = open_pool(tiny_ds[c])
         res_o = np.empty(3, np.float32)
         epos_o = np.empty(3, np.float32)
