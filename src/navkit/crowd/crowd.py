@@ -15,11 +15,14 @@ getNeighbours), corners (findCorners + optimizePathVisibility),
 offmesh_triggers, steering, separation, velocity_planning (sampled adaptive
 obstacle avoidance), integration, collisions, move_along_surface
 (movePosition), offmesh_animation. Agent state lives in
-:class:`~navkit.crowd.agents.AgentArrays`; the per-agent arithmetic and the
-per-agent Detour queries run in numba kernels over all agents, in dtCrowd's
-agent order; path requests, the path queue, topology optimisation, boundary
-rebuilds and off-mesh link entry are Python loops over the (few) agents
-concerned.
+:class:`~navkit.crowd.agents.AgentArrays`. Every per-agent phase is one numba
+kernel call over all active agents (serial, or ``prange`` over chunks of agents
+with ``Crowd(..., parallel=True)``: the same float32 results). Still Python,
+over the few agents concerned (each selected with one numpy expression): the
+move requests' quick searches and the path queue's sliced A*, topology
+optimisation (one agent per update), and off-mesh link entry and animation.
+Requests with callbacks are tracked after the phases
+(:mod:`navkit.crowd.requests`).
 """
 
 from __future__ import annotations
@@ -122,8 +125,11 @@ class Crowd:
         separation, velocity planning, integration, collisions, move along surface)
         as ``prange`` kernels over chunks of agents on all cores (default False:
         one thread). Each agent's arithmetic is the same either way, so the
-        results are the same float32 values; parallel pays off from about a
-        thousand agents.
+        results are the same float32 values. It pays off with thousands of
+        agents on otherwise idle cores; on a loaded machine set
+        ``OMP_WAIT_POLICY=PASSIVE`` before the first parallel call (waiting
+        OpenMP threads then sleep instead of spinning through other processes'
+        time slices).
 
     Agent state is readable as slot-indexed arrays (no copies): :attr:`positions`,
     :attr:`velocities`, :attr:`states`, :attr:`target_states`, :attr:`active`;
