@@ -26,16 +26,38 @@ time of each phase of navkit's update. ``--native`` adds the native
 peer (../shared/peer-native, same seeds so the same agents): its update time and
 its own arrival fraction (it writes no trajectories).
 
+``--big`` instead runs the 10,000-agent row: navkit's Moving AI arena map
+(``navkit.data``, 49 x 49 cells) scaled to 6 m cells (a 294 m square, about
+52,000 m2 of floor) is written as an OBJ and baked by the peer (solo, Recast's
+default config), whose crowd section places 10,000 agents and targets with
+RecastDemo's settings (radius 0.6, collision query range 12 r, path optimisation range 30 r,
+avoidance preset 1). navkit runs the same agents on that navmesh serially (as
+Detour: same float32 results) and with ``parallel=True`` (prange over agents on
+all cores), with those settings and with reduced ones: RecastDemo's "low"
+avoidance preset 0 (5 directions x 2 rings, depth 1: 11 samples per agent
+instead of 5 x 2 x depth 2 = 22), collision query range 4 r (neighbours and walls
+within 2.4 m instead of 7.2 m) and path optimisation range 10 r. ``--big-steps``
+updates of 1/60 s each (the peer times the same count). ``OMP_WAIT_POLICY`` is
+set to PASSIVE unless given.
+
+Memory per agent (``bytes/agent``) is the struct-of-arrays storage of one agent
+slot: :class:`~navkit.crowd.agents.AgentArrays` (corridor of 256 polygons
+included), the local boundary, and the proximity grid's share, from the arrays'
+own ``nbytes`` (see :func:`bytes_per_agent`).
+
 Usage::
 
     python bench/crowd.py [--agents 100,500,1000] [--steps 600] [--meshes ...] [--native]
                           [--json out.json]
+    python bench/crowd.py --big [--big-steps 120] [--native] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -44,8 +66,11 @@ from pathlib import Path
 
 import numpy as np
 
+# parallel kernels: waiting OpenMP threads sleep instead of spinning (on a shared,
+# loaded machine a spinning barrier waits out other processes' time slices)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _peer import MESHES, SHARED, median, mesh_path, print_table, run_peer  # noqa: E402
+from _peer import MESHES, SHARED, median, mesh_path, peer_dir, print_table, run_peer  # noqa: E402, I001
 
 import navkit  # noqa: E402
 from navkit.crowd import AgentParams  # noqa: E402
@@ -75,12 +100,35 @@ def reachable(nm, crowd, slots, tr) -> np.ndarray:
     return out
 
 
-def run_navkit(nm, tr: dict) -> tuple[list[float], np.ndarray, np.ndarray, int, dict]:
+def bytes_per_agent(crowd) -> dict:
+    """Bytes of struct-of-arrays storage per agent slot, by part (from ``nbytes``)."""
+    n = crowd.max_agents
+
+    def arrays(obj) -> int:
+        return sum(v.nbytes for v in vars(obj).values() if isinstance(v, np.ndarray))
+
+    corridor = crowd.agents.c_path.nbytes
+    agents = arrays(crowd.agents) - corridor
+    grid = crowd.grid.buckets.nbytes + crowd.grid.items.nbytes + crowd.grid.lo.nbytes
+    parts = {
+        "agent_state": agents / n, "corridor": corridor / n,
+        "boundary": arrays(crowd.boundary) / n, "proximity_grid": grid / n,
+    }  # fmt: skip
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def run_navkit(
+    nm, tr: dict, *, parallel: bool = False, steps: int | None = None, **override
+) -> tuple[list[float], np.ndarray, np.ndarray, int, dict]:
     """(ms per update, (T + 1, K, 3) trajectory, reachable, agents placed as the peer,
-    median ms of each update phase)."""
-    crowd = navkit.Crowd(nm, tr["agents"], tr["max_agent_radius"])
+    median ms of each update phase). ``override``: AgentParams fields to change;
+    ``steps`` the number of updates (default: the trace's)."""
+    crowd = navkit.Crowd(nm, tr["agents"], tr["max_agent_radius"], parallel=parallel)
     crowd.use_recastdemo_presets()
     ap = agent_params(tr["agent_params"])
+    if override:
+        ap = dataclasses.replace(ap, **override)
     slots = []
     for start, tgt, ref in zip(tr["starts"], tr["targets"], tr["target_refs"]):
         h = crowd.add_agent(start, ap)
@@ -90,8 +138,8 @@ def run_navkit(nm, tr: dict) -> tuple[list[float], np.ndarray, np.ndarray, int, 
     placed_same = int(
         np.all(crowd.positions[sl] == np.asarray(tr["placed"], np.float32), axis=1).sum()
     )
-    ok = reachable(nm, crowd, sl, tr)
-    steps = len(tr["steps"])
+    ok = reachable(nm, crowd, sl, tr) if steps is None else np.ones(len(sl), bool)
+    steps = len(tr["steps"]) if steps is None else steps
     traj = np.empty((steps + 1, len(sl), 3), np.float32)
     traj[0] = crowd.positions[sl]
     ms = []
@@ -104,6 +152,7 @@ def run_navkit(nm, tr: dict) -> tuple[list[float], np.ndarray, np.ndarray, int, 
         for p, t in crowd.timings.items():
             phases[p].append(t * 1e3)
     phase_ms = {p: median(v) for p, v in phases.items()} if steps else {}
+    phase_ms["bytes_per_agent"] = bytes_per_agent(crowd)["total"]
     return ms, traj, ok, placed_same, phase_ms
 
 
@@ -159,6 +208,7 @@ def bench(name: str, k: int, steps: int, native: bool, warm: list) -> dict:
         for key, val in m.as_dict().items():
             if key not in ("agents", "steps", "dt"):
                 row[f"{side}_{key}"] = val
+    row["bytes_per_agent"] = phase_ms.pop("bytes_per_agent")
     row["navkit_phase_ms"] = phase_ms
     if native:
         nat = run_native(name, k, steps)
@@ -169,6 +219,115 @@ def bench(name: str, k: int, steps: int, native: bool, warm: list) -> dict:
     return row
 
 
+BIG_AGENTS = 10_000
+BIG_CELL = 6.0  # [wu] per arena.map cell
+
+
+def big_mesh(d: Path) -> Path:
+    """arena.map as a flat OBJ of 6 m cells (free cells only)."""
+    from navkit.data import load_grid
+    from navkit.geometry import save_obj
+    from navkit.geometry.grid import grid_mesh
+
+    out = d / "arena_big.obj"
+    save_obj(grid_mesh(load_grid("arena"), BIG_CELL), out)
+    return out
+
+
+def peer_big(obj: Path, k: int, steps: int, args: list[str]) -> dict:
+    r = subprocess.run(
+        ["node", "recast_peer.mjs", str(obj), "{}", "--sections", "solo,crowd", "--runs", "1",
+         "--agents", str(k), "--steps", str(steps), "--quiet", *args],
+        cwd=peer_dir(), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(r.stdout)["crowd"][0]
+
+
+def bench_big(steps: int, native: bool) -> list[dict]:
+    """The 10,000-agent rows (see the module docstring)."""
+    k = BIG_AGENTS
+    with tempfile.TemporaryDirectory() as d:
+        obj = big_mesh(Path(d))
+        tr_file, nav_file = Path(d) / "trace.json", Path(d) / "solo.bin"
+        # a short traced run gives the agents, targets and navmesh; a second one the timing
+        peer_big(obj, k, 2, ["--crowd-trace", str(tr_file), "--export-solo", str(nav_file)])
+        peer = peer_big(obj, k, steps, [])
+        tr = json.loads(tr_file.read_text())
+        nm = navkit.NavMesh.from_recast(nav_file)
+        nat = None
+        if native and NATIVE.exists():
+            r = subprocess.run(
+                [str(NATIVE), str(obj), "{}", "--sections", "solo,crowd", "--runs", "1",
+                 "--agents", str(k), "--steps", str(steps), "--quiet"],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            nat = json.loads(r.stdout)["crowd"][0]
+    warm_up(nm, tr)
+    rows = []
+    preset = tr["agent_params"]["obstacleAvoidanceType"]
+    r = float(tr["agent_params"]["radius"])
+    own = {"avoidance_type": 0, "collision_query_range": 4 * r, "path_optimization_range": 10 * r}
+    for parallel, override in ((False, {}), (True, {}), (False, own), (True, own)):
+        ms, traj, _, placed, phase_ms = run_navkit(
+            nm, tr, parallel=parallel, steps=steps, **override
+        )
+        targets = np.asarray(tr["targets"], np.float32)
+        moved = np.linalg.norm(traj[-1] - traj[0], axis=1)
+        left = np.linalg.norm((traj[-1] - targets)[:, [0, 2]], axis=1)
+        ap_ = tr["agent_params"]
+        ovl = _overlap(traj[-1], ap_["radius"], ap_["height"])
+        row = {
+            "mode": "parallel" if parallel else "serial",
+            "settings": "reduced" if override else "dtCrowd",
+            "avoidance": f"preset {override.get('avoidance_type', preset)}",
+            "agents": k, "steps": steps, "placed_as_peer": placed,
+            "navkit_ms": median(ms), "navkit_p90_ms": float(np.percentile(ms, 90)),
+            "detour_ms": float(peer["update_ms"]["median"]),
+            "mean_moved": float(moved.mean()), "mean_left": float(left.mean()),
+            "final_mean_overlap": ovl[0], "final_worst_overlap": ovl[1],
+            "bytes_per_agent": phase_ms.pop("bytes_per_agent"), "navkit_phase_ms": phase_ms,
+        }  # fmt: skip
+        row["ratio"] = row["navkit_ms"] / row["detour_ms"]
+        if nat is not None:
+            row["native_ms"] = float(nat["update_ms"]["median"])
+            row["ratio_native"] = row["navkit_ms"] / row["native_ms"]
+        rows.append(row)
+        print(f"big {row['mode']} {row['settings']} done", file=sys.stderr, flush=True)
+    return rows
+
+
+def _overlap(pos: np.ndarray, radius: float, height: float) -> tuple[float, float]:
+    """Mean and worst overlap of overlapping agent pairs at the end (fraction of a radius)."""
+    from navkit.crowd.metrics import _overlaps
+
+    r = np.full(pos.shape[0], radius, np.float64)
+    h = np.full(pos.shape[0], height, np.float64)
+    tot, worst, cnt = _overlaps(pos[None].astype(np.float32), r, h)
+    return (float(tot / cnt) if cnt else 0.0), float(worst)
+
+
+def main_big(args) -> None:
+    rows = bench_big(args.big_steps, args.native)
+    cols = [
+        ("mode", "mode", "s"), ("settings", "settings", "s"), ("avoidance", "avoidance", "s"),
+        ("agents", "K", "d"),
+        ("navkit_ms", "navkit ms", ".2f"), ("navkit_p90_ms", "p90 ms", ".2f"),
+        ("detour_ms", "detour ms", ".2f"), ("ratio", "ratio", ".2f"),
+    ]  # fmt: skip
+    if args.native:
+        cols += [("native_ms", "native ms", ".2f"), ("ratio_native", "ratio nat", ".2f")]
+    cols += [
+        ("mean_moved", "moved m", ".2f"), ("mean_left", "to target m", ".2f"),
+        ("final_mean_overlap", "ovl mean", ".3f"), ("final_worst_overlap", "ovl max", ".3f"),
+        ("bytes_per_agent", "bytes/agent", ".0f"),
+    ]  # fmt: skip
+    print_table(rows, cols)
+    text = json.dumps({"bench": "crowd-big", "steps": args.big_steps, "rows": rows}, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agents", default="100,500,1000")
@@ -176,7 +335,12 @@ def main() -> None:
     ap.add_argument("--meshes", default=",".join(MESHES))
     ap.add_argument("--native", action="store_true", help="also time ../shared/peer-native")
     ap.add_argument("--json", help="also write the JSON here")
+    ap.add_argument("--big", action="store_true", help="the 10,000-agent row instead")
+    ap.add_argument("--big-steps", type=int, default=120, help="updates in the --big row")
     args = ap.parse_args()
+    if args.big:
+        main_big(args)
+        return
 
     rows: list[dict] = []
     warm: list = []
@@ -199,6 +363,7 @@ def main() -> None:
         ("navkit_path_ratio_mean", "path/line nk", ".3f"),
         ("detour_path_ratio_mean", "path/line dt", ".3f"),
         ("placed_as_peer", "placed=", "d"), ("same_final_positions", "final=", "d"),
+        ("bytes_per_agent", "bytes/agent", ".0f"),
     ]  # fmt: skip
     print_table(rows, cols)
     text = json.dumps({"bench": "crowd", "steps": args.steps, "rows": rows}, indent=2)

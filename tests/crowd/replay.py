@@ -36,8 +36,8 @@ def agent_params(ap: dict) -> AgentParams:
     )  # fmt: skip
 
 
-def build(navmesh, trace: dict):
-    crowd = navkit.Crowd(navmesh, trace["agents"], trace["max_agent_radius"])
+def build(navmesh, trace: dict, parallel: bool = False):
+    crowd = navkit.Crowd(navmesh, trace["agents"], trace["max_agent_radius"], parallel=parallel)
     crowd.use_recastdemo_presets()
     ap = agent_params(trace["agent_params"])
     handles = []
@@ -48,8 +48,10 @@ def build(navmesh, trace: dict):
     return crowd, handles
 
 
-def replay(navmesh, trace: dict, tol: float = 1e-4, max_steps: int | None = None) -> ReplayResult:
-    crowd, handles = build(navmesh, trace)
+def replay(
+    navmesh, trace: dict, tol: float = 1e-4, max_steps: int | None = None, parallel: bool = False
+) -> ReplayResult:
+    crowd, handles = build(navmesh, trace, parallel)
     slots = np.array([crowd.slot(h) for h in handles])
     placed = np.asarray(trace["placed"], np.float32)
     assert np.array_equal(crowd.positions[slots], placed), "placement differs"

@@ -14,15 +14,17 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numba import prange
 
-from navkit._jit import F32, njit
+from navkit._jit import F32, borrow, njit
 from navkit.errors import ConfigError
 
+from ._par import keep, twins
 from .agents import _finite, _int
 
 __all__ = [
     "ObstacleAvoidanceParams", "DEFAULT_PARAMS", "PRESETS", "MAX_PARAMS", "MAX_CIRCLES",
-    "MAX_SEGMENTS", "sample_velocity_adaptive",
+    "MAX_SEGMENTS", "sample_velocity_adaptive", "plan_velocities", "plan_velocities_par",
 ]  # fmt: skip
 
 MAX_CIRCLES = 6  # dtCrowd: m_obstacleQuery->init(6, 8)
@@ -216,6 +218,17 @@ def sample_velocity_adaptive(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, f
     cir : (>= ncir, 16) float32 rows ``p(3) rad vel(3) dvel(3)`` (the rest is scratch);
     segs : (>= nseg, 6) float32; fp, ip : :meth:`ObstacleAvoidanceParams.arrays`.
     """
+    return _sample_core(
+        pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
+        np.zeros(max(nseg, 1), np.bool_),
+        np.zeros((_MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1, 2), np.float32),
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel, touch, pat):
+    """:func:`sample_velocity_adaptive` with caller scratch ``touch`` (>= nseg,) bool and
+    ``pat`` (129, 2) float32."""
     # prepare(pos, dvel)
     for i in range(ncir):
         c = cir[i]
@@ -235,7 +248,6 @@ def sample_velocity_adaptive(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, f
         else:
             c[13] = dz
             c[15] = -dx
-    touch = np.zeros(max(nseg, 1), np.bool_)
     for i in range(nseg):
         sg = segs[i]
         d2 = _dist_pt_seg_sqr_2d(pos[0], pos[2], sg[0], sg[2], sg[3], sg[5])
@@ -259,7 +271,8 @@ def sample_velocity_adaptive(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, f
         d0z = d0z * dd
     d1x = d0x * ch - d0z * sh
     d1z = d0x * sh + d0z * ch
-    pat = np.zeros((_MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1, 2), np.float32)
+    pat[0, 0] = F32(0.0)
+    pat[0, 1] = F32(0.0)
     npat = 1
     for j in range(nr):
         r = F32(nr - j) / F32(nr)
@@ -311,53 +324,66 @@ def sample_velocity_adaptive(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, f
     return ns
 
 
-@njit(cache=True)
-def plan_velocities(act, walking, update_flags, npos, radius, vel, dvel, desired_speed,
-                    neis, nneis, segs, nsegs, avoid_type, fp_table, ip_table, nvel):  # fmt: skip
-    """dtCrowd's velocity planning over all agents; returns the number of samples.
+def _plan_impl(act, nchunk, walking, update_flags, npos, radius, vel, dvel, desired_speed,
+               neis, nneis, segs, nsegs, avoid_type, fp_table, ip_table, nvel, nsamples):  # fmt: skip
+    """dtCrowd's velocity planning over all agents; ``nsamples[s]`` gets each agent's
+    number of scored samples.
 
     Agents with OBSTACLE_AVOIDANCE sample around their desired velocity against
     their neighbours (as moving circles) and the wall segments of their local
     boundary that face them; the others take ``nvel = dvel``."""
-    cir = np.zeros((MAX_CIRCLES, 16), np.float32)
-    sg = np.zeros((MAX_SEGMENTS, 6), np.float32)
-    total = 0
-    for i in range(act.shape[0]):
-        s = act[i]
-        if not walking[s]:
-            continue
-        if not update_flags[s] & 2:  # OBSTACLE_AVOIDANCE
-            nvel[s, 0] = dvel[s, 0]
-            nvel[s, 1] = dvel[s, 1]
-            nvel[s, 2] = dvel[s, 2]
-            continue
-        nc = 0
-        for j in range(min(nneis[s], MAX_CIRCLES)):
-            o = neis[s, j]
-            cir[nc, 0] = npos[o, 0]
-            cir[nc, 1] = npos[o, 1]
-            cir[nc, 2] = npos[o, 2]
-            cir[nc, 3] = radius[o]
-            cir[nc, 4] = vel[o, 0]
-            cir[nc, 5] = vel[o, 1]
-            cir[nc, 6] = vel[o, 2]
-            cir[nc, 7] = dvel[o, 0]
-            cir[nc, 8] = dvel[o, 1]
-            cir[nc, 9] = dvel[o, 2]
-            nc += 1
-        ns = 0
-        px, pz = npos[s, 0], npos[s, 2]
-        for j in range(nsegs[s]):
-            w = segs[s, j]
-            # dtTriArea2D(npos, seg.p, seg.q) < 0: the wall faces away
-            if (w[3] - px) * (w[2] - pz) - (w[0] - px) * (w[5] - pz) < F32(0.0):
+    npos, radius, vel, dvel, desired_speed, neis, nneis, segs, nsegs, nvel = borrow(
+        (npos, radius, vel, dvel, desired_speed, neis, nneis, segs, nsegs, nvel)
+    )
+    fp_table, ip_table = borrow((fp_table, ip_table))
+    n_act = act.shape[0]
+    for c in prange(nchunk):
+        cir_o = np.zeros((MAX_CIRCLES, 16), np.float32)
+        sg_o = np.zeros((MAX_SEGMENTS, 6), np.float32)
+        touch_o = np.zeros(MAX_SEGMENTS, np.bool_)
+        pat_o = np.zeros((_MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1, 2), np.float32)
+        cir, sg, touch, pat = borrow((cir_o, sg_o, touch_o, pat_o))
+        for i in range((n_act * c) // nchunk, (n_act * (c + 1)) // nchunk):
+            s = act[i]
+            if not walking[s]:
                 continue
-            if ns < MAX_SEGMENTS:
-                sg[ns, :] = w
-                ns += 1
-        t = avoid_type[s]
-        total += sample_velocity_adaptive(
-            npos[s], radius[s], desired_speed[s], vel[s], dvel[s], cir, nc, sg, ns,
-            fp_table[t], ip_table[t], nvel[s],
-        )  # fmt: skip
-    return total
+            if not update_flags[s] & 2:  # OBSTACLE_AVOIDANCE
+                nvel[s, 0] = dvel[s, 0]
+                nvel[s, 1] = dvel[s, 1]
+                nvel[s, 2] = dvel[s, 2]
+                nsamples[s] = 0
+                continue
+            nc = 0
+            for j in range(min(nneis[s], MAX_CIRCLES)):
+                o = neis[s, j]
+                cir[nc, 0] = npos[o, 0]
+                cir[nc, 1] = npos[o, 1]
+                cir[nc, 2] = npos[o, 2]
+                cir[nc, 3] = radius[o]
+                cir[nc, 4] = vel[o, 0]
+                cir[nc, 5] = vel[o, 1]
+                cir[nc, 6] = vel[o, 2]
+                cir[nc, 7] = dvel[o, 0]
+                cir[nc, 8] = dvel[o, 1]
+                cir[nc, 9] = dvel[o, 2]
+                nc += 1
+            ns = 0
+            px, pz = npos[s, 0], npos[s, 2]
+            for j in range(nsegs[s]):
+                w = segs[s, j]
+                # dtTriArea2D(npos, seg.p, seg.q) < 0: the wall faces away
+                if (w[3] - px) * (w[2] - pz) - (w[0] - px) * (w[5] - pz) < F32(0.0):
+                    continue
+                if ns < MAX_SEGMENTS:
+                    for q in range(6):
+                        sg[ns, q] = w[q]
+                    ns += 1
+            t = avoid_type[s]
+            nsamples[s] = _sample_core(
+                npos[s], radius[s], desired_speed[s], vel[s], dvel[s], cir, nc, sg, ns,
+                fp_table[t], ip_table[t], nvel[s], touch, pat,
+            )  # fmt: skip
+        keep((cir_o, sg_o, touch_o, pat_o))
+
+
+plan_velocities, plan_velocities_par = twins(_plan_impl)

@@ -9,23 +9,26 @@ dtPathCorridor method of the same name does, with Detour's float32 arithmetic.
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
-from navkit._jit import njit
-from navkit.detour._funnel import OFFMESH, straight_path_kernel
-from navkit.detour._local import move_along_surface_kernel
+from navkit._jit import borrow, njit
+from navkit.detour._funnel import OFFMESH, straight_path_core
+from navkit.detour._local import MAX_STACK, move_along_surface_core
 from navkit.detour._nodes import open_pool
 from navkit.detour._poly import poly_height
-from navkit.detour._raycast import raycast_kernel
+from navkit.detour._raycast import raycast_core
 from navkit.detour._view import open_view, poly_index
 from navkit.detour.query import FAILURE, STRAIGHTPATH_OFFMESH_CONNECTION, NavMeshQuery
 from navkit.errors import InputError, StaleHandleError
 
+from ._par import keep, twins
 from .agents import MAX_CORNERS, AgentArrays
 
 __all__ = [
     "reset", "set_corridor", "find_corners", "move_position", "is_valid", "fix_path_start",
     "merge_corridor_start_moved", "merge_corridor_start_shortcut", "optimize_path_visibility",
-    "move_over_offmesh_connection", "corners_kernel", "move_kernel",
+    "move_over_offmesh_connection", "corners_kernel", "corners_kernel_par", "move_kernel",
+    "move_kernel_par",
 ]  # fmt: skip
 
 _MIN_TARGET_DIST = np.float32(0.01)
@@ -236,117 +239,153 @@ _F0_01 = np.float32(0.01)
 _F0_99 = np.float32(0.99)
 
 
-@njit(cache=True)
-def corners_kernel(d, flags_table, costs_table, act, walking, target_state, update_flags,
-                   qfilter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
-                   corner_flags, corner_polys, ncorners):  # fmt: skip
+def _corners_impl(d, flags_table, costs_table, act, nchunk, walking, target_state, update_flags,
+                  qfilter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
+                  corner_flags, corner_polys, ncorners):  # fmt: skip
     """dtCrowd's corner phase for every walking agent with a path target:
     dtPathCorridor::findCorners (straight path of <= MAX_CORNERS points, near
     corners dropped, cut after an off-mesh link) and, with OPTIMIZE_VIS,
     optimizePathVisibility toward the second corner (raycast + shortcut)."""
-    nav = open_view(d)
-    pts = np.empty((MAX_CORNERS, 3), np.float32)
-    fl = np.empty(MAX_CORNERS, np.uint8)
-    rf = np.empty(MAX_CORNERS, np.int64)
-    ray_path = np.zeros(_MAX_RES, np.int64)
-    normal = np.empty(3, np.float32)
-    goal = np.empty(3, np.float32)
+    (c_pos, c_target, c_path, c_npath, corner_verts, corner_flags, corner_polys,
+     ncorners) = borrow((c_pos, c_target, c_path, c_npath, corner_verts, corner_flags,
+                         corner_polys, ncorners))  # fmt: skip
+    cap = c_path.shape[1]
+    n_act = act.shape[0]
     min_d2 = _F0_01 * _F0_01
-    for i in range(act.shape[0]):
-        s = act[i]
-        if not walking[s]:
-            continue
-        ts = target_state[s]
-        if ts == _TARGET_NONE or ts == _TARGET_VELOCITY:
-            continue
-        pos = c_pos[s]
-        _, n = straight_path_kernel(
-            nav, c_path[s], c_npath[s], pos, c_target[s], 0, MAX_CORNERS, pts, fl, rf
+    for c in prange(nchunk):
+        nav = open_view(d)  # (inside: a parfor cannot capture the NamedTuple)
+        pts_o = np.empty((MAX_CORNERS, 3), np.float32)
+        fl_o = np.empty(MAX_CORNERS, np.uint8)
+        rf_o = np.empty(MAX_CORNERS, np.int64)
+        ray_path_o = np.zeros(_MAX_RES, np.int64)
+        fv_o = np.empty((24, 3), np.float32)
+        ports_o = np.empty((2, cap, 3), np.float32)
+        types_o = np.empty(cap, np.int64)
+        valid_o = np.empty(cap, np.bool_)
+        fe_o = np.empty((2, 6), np.float32)
+        cnt_o = np.empty(1, np.int64)
+        pts, fl, rf, ray_path, fv, ports, types_, valid, fe, cnt = borrow(
+            (pts_o, fl_o, rf_o, ray_path_o, fv_o, ports_o, types_o, valid_o, fe_o, cnt_o)
         )
-        i0 = 0
-        while i0 < n:
-            if fl[i0] & OFFMESH:
-                break
-            dx = pts[i0, 0] - pos[0]
-            dz = pts[i0, 2] - pos[2]
-            if dx * dx + dz * dz > min_d2:
-                break
-            i0 += 1
-        k = n - i0
-        for j in range(i0, n):
-            if fl[j] & OFFMESH:
-                k = j - i0 + 1
-                break
-        for j in range(k):
-            corner_verts[s, j, 0] = pts[i0 + j, 0]
-            corner_verts[s, j, 1] = pts[i0 + j, 1]
-            corner_verts[s, j, 2] = pts[i0 + j, 2]
-            corner_flags[s, j] = fl[i0 + j]
-            corner_polys[s, j] = rf[i0 + j]
-        ncorners[s] = k
-        if not (update_flags[s] & _OPTIMIZE_VIS) or k == 0:
-            continue
-        # optimizePathVisibility(corner[min(1, k-1)], range)
-        nxt = corner_verts[s, min(1, k - 1)]
-        gx = nxt[0] - pos[0]
-        gz = nxt[2] - pos[2]
-        dist = np.sqrt(gx * gx + gz * gz)
-        if dist < _F0_01:
-            continue
-        dist = min(dist + _F0_01, opt_range[s])
-        sc = opt_range[s] / dist
-        for c in range(3):
-            goal[c] = pos[c] + (nxt[c] - pos[c]) * sc
-        f = qfilter[s]
-        _, t, _, nres, _ = raycast_kernel(
-            nav, flags_table[f], costs_table[f], c_path[s, 0], pos, goal, 0, 0, ray_path,
-            _MAX_RES, normal,
-        )  # fmt: skip
-        if nres > 1 and t > _F0_99:
-            c_npath[s] = merge_corridor_start_shortcut(
-                c_path[s], c_npath[s], c_path.shape[1], ray_path, nres
-            )
+        normal = fv[16]
+        goal = fv[17]
+        cur = fv[18]
+        pv = fv[0:6]
+        fs = fv[8:24]
+        for i in range((n_act * c) // nchunk, (n_act * (c + 1)) // nchunk):
+            s = act[i]
+            if not walking[s]:
+                continue
+            ts = target_state[s]
+            if ts == _TARGET_NONE or ts == _TARGET_VELOCITY:
+                continue
+            pos = c_pos[s]
+            _, n = straight_path_core(
+                nav, c_path[s], c_npath[s], pos, c_target[s], 0, MAX_CORNERS, pts, fl, rf,
+                ports, types_, valid, fs, fe, cnt,
+            )  # fmt: skip
+            i0 = 0
+            while i0 < n:
+                if fl[i0] & OFFMESH:
+                    break
+                dx = pts[i0, 0] - pos[0]
+                dz = pts[i0, 2] - pos[2]
+                if dx * dx + dz * dz > min_d2:
+                    break
+                i0 += 1
+            k = n - i0
+            for j in range(i0, n):
+                if fl[j] & OFFMESH:
+                    k = j - i0 + 1
+                    break
+            for j in range(k):
+                corner_verts[s, j, 0] = pts[i0 + j, 0]
+                corner_verts[s, j, 1] = pts[i0 + j, 1]
+                corner_verts[s, j, 2] = pts[i0 + j, 2]
+                corner_flags[s, j] = fl[i0 + j]
+                corner_polys[s, j] = rf[i0 + j]
+            ncorners[s] = k
+            if not (update_flags[s] & _OPTIMIZE_VIS) or k == 0:
+                continue
+            # optimizePathVisibility(corner[min(1, k-1)], range)
+            nxt = corner_verts[s, min(1, k - 1)]
+            gx = nxt[0] - pos[0]
+            gz = nxt[2] - pos[2]
+            dist = np.sqrt(gx * gx + gz * gz)
+            if dist < _F0_01:
+                continue
+            dist = min(dist + _F0_01, opt_range[s])
+            sc = opt_range[s] / dist
+            for q in range(3):
+                goal[q] = pos[q] + (nxt[q] - pos[q]) * sc
+            f = qfilter[s]
+            _, t, _, nres, _ = raycast_core(
+                nav, flags_table[f], costs_table[f], c_path[s, 0], pos, goal, 0, 0, ray_path,
+                _MAX_RES, normal, cur, pv,
+            )  # fmt: skip
+            if nres > 1 and t > _F0_99:
+                c_npath[s] = merge_corridor_start_shortcut(
+                    c_path[s], c_npath[s], cap, ray_path, nres
+                )
+        keep((pts_o, fl_o, rf_o, ray_path_o, fv_o, ports_o, types_o, valid_o, fe_o, cnt_o))
 
 
-@njit(cache=True)
-def move_kernel(d, tiny_d, flags_table, act, walking, target_state, qfilter, npos, c_pos,
-                c_target, c_path, c_npath):  # fmt: skip
+corners_kernel, corners_kernel_par = twins(_corners_impl)
+
+
+def _move_impl(d, tiny_ds, flags_table, act, nchunk, walking, target_state, qfilter, npos,
+               c_pos, c_target, c_path, c_npath):  # fmt: skip
     """dtCrowd's move phase: dtPathCorridor::movePosition toward npos for every walking
     agent (moveAlongSurface, merge the visited polygons, height from the first
     polygon), npos = the corridor's position; a corridor without a path target is
     cut to its first polygon."""
-    nav = open_view(d)
-    tiny = open_pool(tiny_d)
-    res = np.empty(3, np.float32)
-    visited = np.zeros(_MAX_VISITED, np.int64)
-    for i in range(act.shape[0]):
-        s = act[i]
-        if not walking[s]:
-            continue
-        p0 = poly_index(nav, c_path[s, 0])
-        if p0 >= 0:
-            st, nvis = move_along_surface_kernel(
-                nav, tiny, flags_table[qfilter[s]], p0, c_pos[s], npos[s].copy(), res, visited
-            )
-            if (st & FAILURE) == 0:
-                c_npath[s] = merge_corridor_start_moved(
-                    c_path[s], c_npath[s], c_path.shape[1], visited, nvis
+    npos, c_pos, c_target, c_path, c_npath = borrow((npos, c_pos, c_target, c_path, c_npath))
+    n_act = act.shape[0]
+    cap = c_path.shape[1]
+    for c in prange(nchunk):
+        nav = open_view(d)  # (inside: a parfor cannot capture the NamedTuple)
+        tiny = open_pool(tiny_ds[c])
+        res_o = np.empty(3, np.float32)
+        epos_o = np.empty(3, np.float32)
+        visited_o = np.zeros(_MAX_VISITED, np.int64)
+        si_o = np.empty(MAX_STACK + 8, np.int64)
+        fs_o = np.empty((8, 3), np.float32)
+        res, epos, visited, si, fs = borrow((res_o, epos_o, visited_o, si_o, fs_o))
+        for i in range((n_act * c) // nchunk, (n_act * (c + 1)) // nchunk):
+            s = act[i]
+            if not walking[s]:
+                continue
+            p0 = poly_index(nav, c_path[s, 0])
+            if p0 >= 0:
+                epos[0] = npos[s, 0]
+                epos[1] = npos[s, 1]
+                epos[2] = npos[s, 2]
+                st, nvis = move_along_surface_core(
+                    nav, tiny, flags_table[qfilter[s]], p0, c_pos[s], epos, res, visited, si, fs
                 )
-                h = c_pos[s, 1]
-                q0 = poly_index(nav, c_path[s, 0])
-                if q0 >= 0:
-                    ok, hh = poly_height(nav, q0, res)
-                    if ok:
-                        h = hh
-                c_pos[s, 0] = res[0]
-                c_pos[s, 1] = h
-                c_pos[s, 2] = res[2]
-        npos[s, 0] = c_pos[s, 0]
-        npos[s, 1] = c_pos[s, 1]
-        npos[s, 2] = c_pos[s, 2]
-        ts = target_state[s]
-        if ts == _TARGET_NONE or ts == _TARGET_VELOCITY:
-            c_npath[s] = 1
-            c_target[s, 0] = c_pos[s, 0]
-            c_target[s, 1] = c_pos[s, 1]
-            c_target[s, 2] = c_pos[s, 2]
+                if (st & FAILURE) == 0:
+                    c_npath[s] = merge_corridor_start_moved(
+                        c_path[s], c_npath[s], cap, visited, nvis
+                    )
+                    h = c_pos[s, 1]
+                    q0 = poly_index(nav, c_path[s, 0])
+                    if q0 >= 0:
+                        ok, hh = poly_height(nav, q0, res)
+                        if ok:
+                            h = hh
+                    c_pos[s, 0] = res[0]
+                    c_pos[s, 1] = h
+                    c_pos[s, 2] = res[2]
+            npos[s, 0] = c_pos[s, 0]
+            npos[s, 1] = c_pos[s, 1]
+            npos[s, 2] = c_pos[s, 2]
+            ts = target_state[s]
+            if ts == _TARGET_NONE or ts == _TARGET_VELOCITY:
+                c_npath[s] = 1
+                c_target[s, 0] = c_pos[s, 0]
+                c_target[s, 1] = c_pos[s, 1]
+                c_target[s, 2] = c_pos[s, 2]
+        keep((res_o, epos_o, visited_o, si_o, fs_o))
+
+
+move_kernel, move_kernel_par = twins(_move_impl)

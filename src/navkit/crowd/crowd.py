@@ -15,11 +15,14 @@ getNeighbours), corners (findCorners + optimizePathVisibility),
 offmesh_triggers, steering, separation, velocity_planning (sampled adaptive
 obstacle avoidance), integration, collisions, move_along_surface
 (movePosition), offmesh_animation. Agent state lives in
-:class:`~navkit.crowd.agents.AgentArrays`; the per-agent arithmetic and the
-per-agent Detour queries run in numba kernels over all agents, in dtCrowd's
-agent order; path requests, the path queue, topology optimisation, boundary
-rebuilds and off-mesh link entry are Python loops over the (few) agents
-concerned.
+:class:`~navkit.crowd.agents.AgentArrays`. Every per-agent phase is one numba
+kernel call over all active agents (serial, or ``prange`` over chunks of agents
+with ``Crowd(..., parallel=True)``: the same float32 results). Still Python,
+over the few agents concerned (each selected with one numpy expression): the
+move requests' quick searches and the path queue's sliced A*, topology
+optimisation (one agent per update), and off-mesh link entry and animation.
+Requests with callbacks are tracked after the phases
+(:mod:`navkit.crowd.requests`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,12 @@ from navkit.detour.query import (
 )
 from navkit.errors import ConfigError, InputError, StaleHandleError
 
+from . import avoidance as _avoidance
+from . import boundary as _boundary
 from . import corridor as cor
+from . import proximity as _proximity
+from . import steering as _steering
+from ._par import TinyPools, chunks
 from .agents import (
     LOCAL_GRID,
     OPTIMIZE_TOPO,
@@ -62,9 +70,8 @@ from .avoidance import (
     MAX_PARAMS,
     PRESETS,
     ObstacleAvoidanceParams,
-    plan_velocities,
 )
-from .boundary import Boundaries, boundaries_stale
+from .boundary import Boundaries
 
 # navkit extensions (temporary obstacles, TTC / ORCA, local grid): the dtCrowd path runs
 # unchanged while no agent uses them
@@ -72,10 +79,9 @@ from .local_grid import LocalGridParams, LocalGridPlanner, track_progress
 from .obstacles import TemporaryObstacles, plan_sampled_with_obstacles, push_out_of_obstacles
 from .orca import ORCAParams, plan_orca
 from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
-from .proximity import ProximityGrid, build_grid, find_neighbours
+from .proximity import ProximityGrid, build_grid
 from .replan import MODES, Replanner
 from .requests import RequestTracker
-from .steering import integrate, resolve_collisions, separate, steer
 from .ttc import TTCParams, plan_ttc  # navkit extension
 
 __all__ = ["Crowd"]
@@ -141,6 +147,16 @@ class Crowd:
     :attr:`mode` holds the mode; :attr:`replanner` the navkit mode's replanner (its
     per-agent counters: replans, local fixes, route switches; the last update's A*
     iterations).
+    parallel : bool, keyword-only
+        Run the per-agent phases (boundaries and neighbours, corners, steering,
+        separation, velocity planning, integration, collisions, move along surface)
+        as ``prange`` kernels over chunks of agents on all cores (default False:
+        one thread). Each agent's arithmetic is the same either way, so the
+        results are the same float32 values. It pays off with thousands of
+        agents on otherwise idle cores; on a loaded machine set
+        ``OMP_WAIT_POLICY=PASSIVE`` before the first parallel call (waiting
+        OpenMP threads then sleep instead of spinning through other processes'
+        time slices).
 
     Agent state is readable as slot-indexed arrays (no copies): :attr:`positions`,
     :attr:`velocities`, :attr:`states`, :attr:`target_states`, :attr:`active`;
@@ -166,7 +182,7 @@ class Crowd:
     def __init__(
         self, navmesh, max_agents: int, max_agent_radius: float, *, mode: str = "dtcrowd",
         replanning: bool | None = None, lookahead: int = 10,
-        max_iterations_per_update: int | None = None,
+        max_iterations_per_update: int | None = None, parallel: bool = False,
     ) -> None:  # fmt: skip
         if not hasattr(navmesh, "arrays"):
             raise InputError("navmesh must be a navkit NavMesh")
@@ -195,6 +211,12 @@ class Crowd:
         self._act = np.zeros(0, np.int64)
         self._pending: list[int] = []
         self._requests = RequestTracker(self)
+        self.parallel = bool(parallel)
+        self._tiny = TinyPools()
+        self._nsamples = np.zeros(self.max_agents, np.int64)
+        self._ftables = self._filter_tables()
+        self._walking = np.zeros(self.max_agents, np.bool_)
+        self.boundary_updates = 0  # local boundaries rebuilt in the last update
         # -- navkit extensions
         self.temporary_obstacles = TemporaryObstacles()
         self._ttc_params = TTCParams()
@@ -511,6 +533,7 @@ class Crowd:
             raise InputError(f"dt must be > 0 as float32 [s], got {dt!r}")
         self._act = np.flatnonzero(self.agents.active).astype(np.int64)
         self._active = self._act.tolist()
+        self._ftables = self._filter_tables()
         for name in self.PHASES:
             t0 = time.perf_counter()
             getattr(self, "_" + name)(dt32)
@@ -523,7 +546,7 @@ class Crowd:
             return
         a = self.agents
         code = path_validity_kernel(
-            self.query._vh().desc, self._filter_tables()[0], self._act, a.state == STATE_WALKING,
+            self.query._vh().desc, self._ftables[0], self._act, a.state == STATE_WALKING,
             a.query_filter, a.target_state, a.target_ref, a.target_replan_time, a.c_path,
             a.c_npath, dt,
         )  # fmt: skip
@@ -585,12 +608,13 @@ class Crowd:
             return self._replan.move_requests(dt)
         a, q = self.agents, self.query
         queue: list[int] = []
-        for s in range(self.max_agents):
-            if not a.active[s] or a.state[s] == STATE_INVALID:
-                continue
+        ts_ = a.target_state
+        todo = np.flatnonzero(
+            a.active & (a.state != STATE_INVALID)
+            & ((ts_ == TARGET_REQUESTING) | (ts_ == TARGET_WAITING_FOR_QUEUE))
+        )  # fmt: skip
+        for s in todo.tolist():  # in slot order, as dtCrowd
             ts = a.target_state[s]
-            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
-                continue
             if ts == TARGET_REQUESTING:
                 flt = self.filters[a.query_filter[s]]
                 npath = int(a.c_npath[s])
@@ -642,11 +666,8 @@ class Crowd:
             return self._replan.path_queue(dt)
         a, q, pq = self.agents, self.query, self.path_queue
         pq.update(self._queue_iterations)
-        for s in range(self.max_agents):
-            if not a.active[s]:
-                continue
-            if a.target_state[s] != TARGET_WAITING_FOR_PATH:
-                continue
+        todo = np.flatnonzero(a.active & (a.target_state == TARGET_WAITING_FOR_PATH))
+        for s in todo.tolist():
             st = pq.get_request_status(int(a.target_pathq_ref[s]))
             if st & FAILURE:
                 a.target_pathq_ref[s] = PATHQ_INVALID
@@ -691,17 +712,14 @@ class Crowd:
     def _topology_optimization(self, dt) -> None:
         a, q = self.agents, self.query
         queue: list[int] = []
-        for s in self._active:
-            if a.state[s] != STATE_WALKING:
-                continue
-            ts = a.target_state[s]
-            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
-                continue
-            if not a.update_flags[s] & OPTIMIZE_TOPO:
-                continue
-            a.topology_opt_time[s] += dt
-            if a.topology_opt_time[s] >= _OPT_TIME_THR:
-                _insert_by_time(s, a.topology_opt_time, queue, 1)
+        act, ts = self._act, a.target_state[self._act]
+        sel = act[
+            (a.state[act] == STATE_WALKING) & (ts != TARGET_NONE) & (ts != TARGET_VELOCITY)
+            & ((a.update_flags[act] & OPTIMIZE_TOPO) != 0)
+        ]  # fmt: skip
+        a.topology_opt_time[sel] += dt  # float32, as each agent's own addition
+        for s in sel[a.topology_opt_time[sel] >= _OPT_TIME_THR].tolist():
+            _insert_by_time(s, a.topology_opt_time, queue, 1)
         for s in queue:
             npath = int(a.c_npath[s])
             if npath >= 3:
@@ -719,22 +737,24 @@ class Crowd:
 
     def _proximity_grid(self, dt) -> None:
         a, g = self.agents, self.grid
-        g.pool_head = build_grid(self._act, a.npos, a.radius, g.inv_cell_size, g.buckets, g.items)
+        g.pool_head = build_grid(
+            self._act, a.npos, a.radius, g.inv_cell_size, g.buckets, g.items, g.lo
+        )
 
     def _neighbours(self, dt) -> None:
-        a, g, b = self.agents, self.grid, self.boundary
+        a, g, b, par = self.agents, self.grid, self.boundary, self.parallel
         walking = a.state == STATE_WALKING
-        stale = boundaries_stale(
-            self.query._vh().desc, self._act, walking, a.npos, a.collision_query_range,
-            a.query_filter, self._filter_tables()[0], b.center, b.polys, b.npolys,
-        )  # fmt: skip
-        for s in np.flatnonzero(stale).tolist():
-            flt = self.filters[a.query_filter[s]]
-            b.update(s, int(a.c_path[s, 0]), a.npos[s].copy(), a.collision_query_range[s],
-                     self.query, flt)  # fmt: skip
-        find_neighbours(
+        upd = _boundary.update_boundaries_par if par else _boundary.update_boundaries
+        self.boundary_updates = int(upd(
+            self.query._vh().desc, self._tiny.desc, self._ftables[0], self._act,
+            chunks(self._act.shape[0], par), walking, a.c_path, a.npos,
+            a.collision_query_range, a.query_filter, b.center, b.segs, b.seg_d, b.nsegs,
+            b.polys, b.npolys,
+        ))  # fmt: skip
+        find = _proximity.find_neighbours_par if par else _proximity.find_neighbours
+        find(
             self._act, walking, a.npos, a.height, a.collision_query_range, g.inv_cell_size,
-            g.buckets, g.items, a.neis, a.nei_dist, a.nneis,
+            g.buckets, g.items, g.lo, a.neis, a.nei_dist, a.nneis,
         )  # fmt: skip
 
     def _filter_tables(self) -> tuple[np.ndarray, np.ndarray]:
@@ -745,23 +765,25 @@ class Crowd:
         )
 
     def _corners(self, dt) -> None:
-        a = self.agents
-        flags, costs = self._filter_tables()
-        cor.corners_kernel(
-            self.query._vh().desc, flags, costs, self._act, a.state == STATE_WALKING,
-            a.target_state, a.update_flags, a.query_filter, a.path_optimization_range, a.c_pos,
+        a, par = self.agents, self.parallel
+        flags, costs = self._ftables
+        kernel = cor.corners_kernel_par if par else cor.corners_kernel
+        kernel(
+            self.query._vh().desc, flags, costs, self._act, chunks(self._act.shape[0], par),
+            a.state == STATE_WALKING, a.target_state, a.update_flags, a.query_filter, a.path_optimization_range, a.c_pos,
             a.c_target, a.c_path, a.c_npath, a.corner_verts, a.corner_flags, a.corner_polys,
             a.ncorners,
         )  # fmt: skip
 
     def _offmesh_triggers(self, dt) -> None:
-        a = self.agents
-        for s in self._active:
-            if a.state[s] != STATE_WALKING:
-                continue
-            ts = a.target_state[s]
-            if ts == TARGET_NONE or ts == TARGET_VELOCITY:
-                continue
+        a, act = self.agents, self._act
+        ts, nc_ = a.target_state[act], a.ncorners[act]
+        last = a.corner_flags[act, np.maximum(nc_ - 1, 0)]
+        sel = act[
+            (a.state[act] == STATE_WALKING) & (ts != TARGET_NONE) & (ts != TARGET_VELOCITY)
+            & (nc_ > 0) & ((last & STRAIGHTPATH_OFFMESH_CONNECTION) != 0)
+        ]  # fmt: skip
+        for s in sel.tolist():
             nc = int(a.ncorners[s])
             if nc and a.corner_flags[s, nc - 1] & STRAIGHTPATH_OFFMESH_CONNECTION:
                 r = a.radius[s] * F(2.25)
@@ -789,7 +811,7 @@ class Crowd:
 
     def _steering(self, dt) -> None:
         a = self.agents
-        steer(
+        (_steering.steer_par if self.parallel else _steering.steer)(
             self._act, a.state == STATE_WALKING, a.target_state, a.target_pos, a.update_flags,
             a.ncorners, a.corner_verts, a.corner_flags, a.npos, a.radius, a.max_speed,
             a.desired_speed, a.dvel,
@@ -821,7 +843,7 @@ class Crowd:
 
     def _separation(self, dt) -> None:
         a = self.agents
-        separate(
+        (_steering.separate_par if self.parallel else _steering.separate)(
             self._act, a.state == STATE_WALKING, a.target_state, a.update_flags, a.npos, a.neis,
             a.nneis, a.collision_query_range, a.separation_weight, a.desired_speed, a.dvel,
         )  # fmt: skip
@@ -835,7 +857,7 @@ class Crowd:
         return self._avoid_tables
 
     def _velocity_planning(self, dt) -> None:
-        a, b = self.agents, self.boundary
+        a, b, par = self.agents, self.boundary, self.parallel
         fp, ip = self._avoidance_tables()
         # -- navkit extension: per-agent model dispatch, temporary obstacles
         obs = self.temporary_obstacles.packed()
@@ -843,10 +865,15 @@ class Crowd:
             self._velocity_planning_models(dt, fp, ip, obs)
             return
         # -- end navkit extension
-        self.velocity_samples = plan_velocities(
-            self._act, a.state == STATE_WALKING, a.update_flags, a.npos, a.radius, a.vel, a.dvel,
-            a.desired_speed, a.neis, a.nneis, b.segs, b.nsegs, a.avoidance_type, fp, ip, a.nvel,
+        ns = self._nsamples
+        ns[:] = 0
+        plan = _avoidance.plan_velocities_par if par else _avoidance.plan_velocities
+        plan(
+            self._act, chunks(self._act.shape[0], par), a.state == STATE_WALKING, a.update_flags,
+            a.npos, a.radius, a.vel, a.dvel, a.desired_speed, a.neis, a.nneis, b.segs, b.nsegs,
+            a.avoidance_type, fp, ip, a.nvel, ns,
         )  # fmt: skip
+        self.velocity_samples = int(ns.sum())
 
     def _velocity_planning_models(self, dt, fp, ip, obs) -> None:
         """navkit extension: dtCrowd's sampling for "sampled" agents (with the temporary
@@ -864,11 +891,14 @@ class Crowd:
                 a.nvel,
             )  # fmt: skip
         else:
-            self.velocity_samples = plan_velocities(
-                sampled, walking, a.update_flags, a.npos, a.radius, a.vel, a.dvel,
-                a.desired_speed, a.neis, a.nneis, b.segs, b.nsegs, a.avoidance_type, fp, ip,
-                a.nvel,
+            ns = self._nsamples
+            ns[:] = 0
+            _avoidance.plan_velocities(
+                sampled, chunks(sampled.shape[0], False), walking, a.update_flags, a.npos,
+                a.radius, a.vel, a.dvel, a.desired_speed, a.neis, a.nneis, b.segs, b.nsegs,
+                a.avoidance_type, fp, ip, a.nvel, ns,
             )  # fmt: skip
+            self.velocity_samples = int(ns.sum())
         self.interactions = 0
         for code, plan, prm in ((1, plan_ttc, self.ttc_params), (2, plan_orca, self.orca_params)):
             mask = avoiding & (model == code)
@@ -881,13 +911,13 @@ class Crowd:
 
     def _integration(self, dt) -> None:
         a = self.agents
-        integrate(
+        (_steering.integrate_par if self.parallel else _steering.integrate)(
             self._act, a.state == STATE_WALKING, a.max_acceleration, dt, a.nvel, a.vel, a.npos
         )
 
     def _collisions(self, dt) -> None:
         a = self.agents
-        resolve_collisions(
+        (_steering.resolve_collisions_par if self.parallel else _steering.resolve_collisions)(
             self._act, a.state == STATE_WALKING, a.npos, a.radius, a.dvel, a.neis, a.nneis, a.disp
         )
         obs = self.temporary_obstacles.packed()  # navkit extension
@@ -896,21 +926,21 @@ class Crowd:
                                   a.height, obs)  # fmt: skip
 
     def _move_along_surface(self, dt) -> None:
-        a = self.agents
-        flags, _ = self._filter_tables()
+        a, par = self.agents, self.parallel
+        flags, _ = self._ftables
         walking = a.state == STATE_WALKING
-        cor.move_kernel(
-            self.query._vh().desc, self.query._tiny, flags, self._act, walking, a.target_state,
-            a.query_filter, a.npos, a.c_pos, a.c_target, a.c_path, a.c_npath,
+        kernel = cor.move_kernel_par if par else cor.move_kernel
+        kernel(
+            self.query._vh().desc, self._tiny.desc, flags, self._act,
+            chunks(self._act.shape[0], par), walking, a.target_state, a.query_filter, a.npos,
+            a.c_pos, a.c_target, a.c_path, a.c_npath,
         )  # fmt: skip
         ts = a.target_state
         a.partial[walking & ((ts == TARGET_NONE) | (ts == TARGET_VELOCITY))] = False
 
     def _offmesh_animation(self, dt) -> None:
         a = self.agents
-        for s in self._active:
-            if not a.anim_active[s]:
-                continue
+        for s in self._act[a.anim_active[self._act]].tolist():
             a.anim_t[s] += dt
             t, tmax = a.anim_t[s], a.anim_tmax[s]
             if t > tmax:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from navkit._jit import F32, njit
+from navkit._jit import F32, borrow, njit
 from navkit.detour._portal import passes
 from navkit.detour._view import open_view, poly_index
 from navkit.detour.query import FAILURE, IN_PROGRESS, SUCCESS, NavMeshQuery
@@ -118,12 +118,6 @@ _CHECK_LOOKAHEAD = 10
 _TARGET_REPLAN_DELAY = F32(1.0)
 
 
-@njit(inline="always")
-def _valid(nav, flt, ref):
-    p = poly_index(nav, ref)
-    return p >= 0 and passes(flt, p, nav)
-
-
 @njit(cache=True)
 def path_validity_kernel(d, flags_table, act, walking, qfilter, target_state, target_ref,
                          replan_time, c_path, c_npath, dt):  # fmt: skip
@@ -134,26 +128,33 @@ def path_validity_kernel(d, flags_table, act, walking, qfilter, target_state, ta
     the target for over 1 s with fewer than 10 polygons), 1 the agent's polygon
     or its target polygon is no longer valid (the caller repositions them)."""
     nav = open_view(d)
+    flags_table, replan_time, c_path = borrow((flags_table, replan_time, c_path))
     code = np.zeros(c_npath.shape[0], np.int8)
+    # (poly_index and passes are written out at each test: a helper wrapping both,
+    # even inlined, cost ten times the test itself)
     for i in range(act.shape[0]):
         s = act[i]
         if not walking[s]:
             continue
         replan_time[s] += dt
         flt = flags_table[qfilter[s]]
-        if not _valid(nav, flt, c_path[s, 0]):
+        p = poly_index(nav, c_path[s, 0])
+        if p < 0 or not passes(flt, p, nav):
             code[s] = 1
             continue
         ts = target_state[s]
         if ts == 0 or ts == 6:  # NONE, VELOCITY
             continue
-        if ts != 1 and not _valid(nav, flt, target_ref[s]):  # not FAILED
-            code[s] = 1
-            continue
+        if ts != 1:  # not FAILED: the target polygon must be valid
+            p = poly_index(nav, target_ref[s])
+            if p < 0 or not passes(flt, p, nav):
+                code[s] = 1
+                continue
         replan = False
         npath = c_npath[s]
         for j in range(min(npath, _CHECK_LOOKAHEAD)):
-            if not _valid(nav, flt, c_path[s, j]):
+            p = poly_index(nav, c_path[s, j])
+            if p < 0 or not passes(flt, p, nav):
                 replan = True
                 break
         if ts == 2:  # VALID

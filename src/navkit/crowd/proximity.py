@@ -10,10 +10,19 @@ over all agents (dtCrowd's grid registration and getNeighbours/addNeighbour).
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
-from navkit._jit import F32, njit
+from navkit._jit import F32, borrow, njit
 
-__all__ = ["ProximityGrid", "build_grid", "find_neighbours", "MAX_QUERY_IDS"]
+from ._par import twins
+
+__all__ = [
+    "ProximityGrid",
+    "build_grid",
+    "find_neighbours",
+    "find_neighbours_par",
+    "MAX_QUERY_IDS",
+]
 
 _NONE = -1
 MAX_QUERY_IDS = 32  # getNeighbours' MAX_NEIS
@@ -35,6 +44,8 @@ class ProximityGrid:
         self.buckets = np.full(_next_pow2(pool_size), _NONE, np.int64)
         # items: x, y, id, next
         self.items = np.zeros((pool_size, 4), np.int64)
+        # lower-corner cell (x, y) of each registered agent (by rank)
+        self.lo = np.zeros((pool_size, 2), np.int64)
         self.pool_head = 0
 
 
@@ -51,8 +62,9 @@ def _hash(x, y, nb):
 
 
 @njit(cache=True)
-def build_grid(act, npos, radius, inv, buckets, items):
-    """Clear the grid and add every active agent's xz bounds (item id = rank in ``act``).
+def build_grid(act, npos, radius, inv, buckets, items, lo):
+    """Clear the grid and add every active agent's xz bounds (item id = rank in ``act``);
+    ``lo[i]`` gets the (x, y) cell of agent rank i's lower bound corner.
 
     Returns the number of pool items used."""
     buckets[:] = _NONE
@@ -66,6 +78,8 @@ def build_grid(act, npos, radius, inv, buckets, items):
         y0 = _cell(npos[s, 2] - r, inv)
         x1 = _cell(npos[s, 0] + r, inv)
         y1 = _cell(npos[s, 2] + r, inv)
+        lo[i, 0] = x0
+        lo[i, 1] = y0
         for y in range(y0, y1 + 1):
             for x in range(x0, x1 + 1):
                 if head < cap:
@@ -79,8 +93,11 @@ def build_grid(act, npos, radius, inv, buckets, items):
     return head
 
 
-@njit(inline="always")
+@njit
 def _query_items(minx, miny, maxx, maxy, inv, buckets, items, ids):
+    """dtProximityGrid::queryItems: the distinct item ids (ranks in ``act``) of the
+    cells overlapping the box, cells row by row, each bucket newest first, at most
+    ``ids.shape[0]``; returns how many (used by the navkit avoidance models)."""
     x0 = _cell(minx, inv)
     y0 = _cell(miny, inv)
     x1 = _cell(maxx, inv)
@@ -107,47 +124,84 @@ def _query_items(minx, miny, maxx, maxy, inv, buckets, items, ids):
     return n
 
 
-@njit(cache=True)
-def find_neighbours(act, walking, npos, height, qrange, inv, buckets, items, neis, nei_dist, nneis):
+def _find_neighbours_impl(act, walking, npos, height, qrange, inv, buckets, items, lo, neis,
+                          nei_dist, nneis):  # fmt: skip
     """dtCrowd's getNeighbours for every walking agent: the nearest (xz) agents within
     its collision query range whose vertical extents overlap, sorted by distance,
-    at most ``neis.shape[1]``; ``neis`` holds agent slots."""
-    ids = np.empty(MAX_QUERY_IDS, np.int64)
+    at most ``neis.shape[1]``; ``neis`` holds agent slots.
+
+    The grid query (dtProximityGrid::queryItems: cells row by row, each bucket's
+    items newest first, the first MAX_QUERY_IDS distinct ids) is fused with the
+    neighbour filter. An item's first cell in that order is the query box's
+    corner clamped to the item's lower corner ``lo``; any other cell of the item
+    is a repeat, which replaces Detour's linear search of the ids found so far."""
+    act, npos, height, qrange, buckets, items, lo, neis, nei_dist, nneis = borrow(
+        (act, npos, height, qrange, buckets, items, lo, neis, nei_dist, nneis)
+    )
     maxn = neis.shape[1]
-    for i in range(act.shape[0]):
+    nb = buckets.shape[0]
+    for i in prange(act.shape[0]):
         s = act[i]
         if not walking[s]:
             continue
         px, py, pz = npos[s, 0], npos[s, 1], npos[s, 2]
         rng = qrange[s]
-        nid = _query_items(px - rng, pz - rng, px + rng, pz + rng, inv, buckets, items, ids)
+        qx0 = _cell(px - rng, inv)
+        qy0 = _cell(pz - rng, inv)
+        qx1 = _cell(px + rng, inv)
+        qy1 = _cell(pz + rng, inv)
         n = 0
-        for k in range(nid):
-            o = act[ids[k]]
-            if o == s:
-                continue
-            dx = px - npos[o, 0]
-            dy = py - npos[o, 1]
-            dz = pz - npos[o, 2]
-            if abs(dy) >= (height[s] + height[o]) / F32(2.0):
-                continue
-            d2 = dx * dx + F32(0.0) * F32(0.0) + dz * dz
-            if d2 > rng * rng:
-                continue
-            # addNeighbour
-            if n == 0 or d2 >= nei_dist[s, n - 1]:
-                if n >= maxn:
-                    continue
-                at = n
-            else:
-                at = 0
-                while at < n and not d2 <= nei_dist[s, at]:
-                    at += 1
-                m = min(n - at, maxn - (at + 1))
-                for j in range(m - 1, -1, -1):
-                    neis[s, at + 1 + j] = neis[s, at + j]
-                    nei_dist[s, at + 1 + j] = nei_dist[s, at + j]
-            neis[s, at] = o
-            nei_dist[s, at] = d2
-            n = min(n + 1, maxn)
+        nid = 0
+        done = False
+        for y in range(qy0, qy1 + 1):
+            if done:
+                break
+            for x in range(qx0, qx1 + 1):
+                if done:
+                    break
+                k = buckets[_hash(x, y, nb)]
+                while k != _NONE:
+                    if items[k, 0] == x and items[k, 1] == y:
+                        it = items[k, 2]
+                        if x == max(lo[it, 0], qx0) and y == max(lo[it, 1], qy0):
+                            if nid >= MAX_QUERY_IDS:
+                                done = True
+                                break
+                            nid += 1
+                            o = act[it]
+                            if o != s:
+                                n = _add_neighbour(s, o, px, py, pz, rng, height, npos,
+                                                   neis, nei_dist, n, maxn)  # fmt: skip
+                    k = items[k, 3]
         nneis[s] = n
+
+
+@njit(inline="always")
+def _add_neighbour(s, o, px, py, pz, rng, height, npos, neis, nei_dist, n, maxn):
+    dx = px - npos[o, 0]
+    dy = py - npos[o, 1]
+    dz = pz - npos[o, 2]
+    if abs(dy) >= (height[s] + height[o]) / F32(2.0):
+        return n
+    d2 = dx * dx + F32(0.0) * F32(0.0) + dz * dz
+    if d2 > rng * rng:
+        return n
+    # addNeighbour
+    if n == 0 or d2 >= nei_dist[s, n - 1]:
+        if n >= maxn:
+            return n
+        at = n
+    else:
+        at = 0
+        while at < n and not d2 <= nei_dist[s, at]:
+            at += 1
+        m = min(n - at, maxn - (at + 1))
+        for j in range(m - 1, -1, -1):
+            neis[s, at + 1 + j] = neis[s, at + j]
+            nei_dist[s, at + 1 + j] = nei_dist[s, at + j]
+    neis[s, at] = o
+    nei_dist[s, at] = d2
+    return min(n + 1, maxn)
+
+
+find_neighbours, find_neighbours_par = twins(_find_neighbours_impl)

@@ -47,7 +47,6 @@ Statuses: ``"none"``, ``"pending"``, ``"moving"``, ``"partial"``,
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,12 +77,20 @@ _PENDING = (TARGET_REQUESTING, TARGET_WAITING_FOR_QUEUE, TARGET_WAITING_FOR_PATH
 
 
 class _Request:
+    """One request. ``prev``, ``result_fired`` and ``done_armed`` live in the tracker's
+    per-slot arrays, so that :meth:`RequestTracker.after_update` can find the quiet
+    slots with numpy."""
+
     __slots__ = (
-        "handle", "on_result", "on_blocked", "on_done", "status", "result_fired",
-        "done_armed", "prev", "ref", "pos", "fallback",
+        "handle", "on_result", "on_blocked", "on_done", "status", "ref", "pos", "fallback",
+        "_t", "_s",
     )  # fmt: skip
 
-    def __init__(self, handle: int, ref: int, pos: np.ndarray, cbs: tuple) -> None:
+    def __init__(
+        self, tracker: RequestTracker, s: int, handle: int, ref: int, pos: np.ndarray, cbs: tuple
+    ) -> None:
+        self._t = tracker
+        self._s = s
         self.handle = handle
         self.on_result, self.on_blocked, self.on_done = cbs
         self.status = "pending"
@@ -93,6 +100,30 @@ class _Request:
         self.ref = ref
         self.pos = pos.copy()
         self.fallback = False  # heading to the furthest valid point after on_blocked
+
+    @property
+    def prev(self) -> int:
+        return int(self._t.prev[self._s])
+
+    @prev.setter
+    def prev(self, v: int) -> None:
+        self._t.prev[self._s] = v
+
+    @property
+    def result_fired(self) -> bool:
+        return bool(self._t.fired[self._s])
+
+    @result_fired.setter
+    def result_fired(self, v: bool) -> None:
+        self._t.fired[self._s] = v
+
+    @property
+    def done_armed(self) -> bool:
+        return bool(self._t.armed[self._s])
+
+    @done_armed.setter
+    def done_armed(self, v: bool) -> None:
+        self._t.armed[self._s] = v
 
 
 def _check_callback(cb: Any, name: str) -> Callable | None:
@@ -109,6 +140,11 @@ class RequestTracker:
         self.req: list[_Request | None] = [None] * crowd.max_agents
         self.status: list[str] = ["none"] * crowd.max_agents
         self.events: list[tuple[int, str]] = []
+        n = crowd.max_agents
+        self.prev = np.zeros(n, np.int8)  # target state seen at the last update
+        self.fired = np.zeros(n, np.bool_)  # "result" fired
+        self.armed = np.zeros(n, np.bool_)  # "done" may fire
+        self._called = False  # a callback ran during this after_update
 
     @staticmethod
     def check_callbacks(on_result, on_blocked, on_done) -> tuple:
@@ -120,7 +156,7 @@ class RequestTracker:
 
     # -- hooks called by Crowd -------------------------------------------------------------
     def on_target(self, s: int, ref: int, pos: np.ndarray, cbs: tuple) -> None:
-        self.req[s] = _Request(self.crowd.agents.handle(s), ref, pos, cbs)
+        self.req[s] = _Request(self, s, self.crowd.agents.handle(s), ref, pos, cbs)
         self.status[s] = "pending"
 
     def on_velocity(self, s: int) -> None:
@@ -145,14 +181,69 @@ class RequestTracker:
         d = a.corner_verts[s, n - 1] - a.npos[s]
         return float(np.hypot(d[0], d[2])) <= self.arrival_distance(s)
 
+    def _arrived_all(self) -> np.ndarray:
+        """:meth:`_arrived` of every slot, (max_agents,) bool (same float32 / float64 steps)."""
+        a = self.crowd.agents
+        rows = np.arange(a.n)
+        last = np.maximum(a.ncorners - 1, 0)
+        end = (a.ncorners > 0) & ((a.corner_flags[rows, last] & STRAIGHTPATH_END) != 0)
+        d = a.corner_verts[rows, last] - a.npos
+        dist = np.hypot(d[:, 0], d[:, 2])
+        reach = np.maximum(a.radius.astype(np.float64) * ARRIVAL_RADIUS_FRACTION, ARRIVAL_MIN)
+        return end & (dist <= reach)
+
+    def _quiet(self) -> np.ndarray:
+        """Slots whose request cannot change or fire anything in this update: target
+        state unchanged and pending, or valid with its result fired and its arrival
+        unchanged, or any other state (no new block)."""
+        a = self.crowd.agents
+        ts = a.target_state
+        pending = (
+            (ts == TARGET_REQUESTING) | (ts == TARGET_WAITING_FOR_QUEUE)
+            | (ts == TARGET_WAITING_FOR_PATH)
+        )  # fmt: skip
+        valid = ts == TARGET_VALID
+        arrived = self._arrived_all()
+        # (armed and not arrived: its status is not "done", "done" disarms)
+        calm = self.fired & (arrived != self.armed)
+        quiet = a.active & (ts == self.prev) & (pending | (valid & calm) | ~(valid | pending))
+        rp = self.crowd._replan
+        if rp is not None:  # [replan] a blocked event to fire, or a block that ended
+            quiet &= ~rp.blocked_event & (rp.blocked | ~self._blocked_status())
+        return quiet
+
+    def _blocked_status(self) -> np.ndarray:
+        """(max_agents,) bool: the slots whose request status reads "blocked"."""
+        return np.array([st == "blocked" for st in self.status], np.bool_)
+
+    def _slots(self):
+        """The slots to visit: those holding a request and not quiet, in slot order; once
+        a callback has run (it may change any agent), every later slot holding a
+        request, read lazily (a request made by a callback for a later slot is seen)."""
+        n = self.crowd.max_agents
+        last = -1
+        for s in np.flatnonzero(~self._quiet()).tolist():
+            if self._called:
+                break
+            last = s
+            if self.req[s] is not None:
+                yield s
+        else:
+            if not self._called:
+                return
+        t = last + 1
+        while t < n:
+            if self.req[t] is not None:
+                yield t
+            t += 1
+
     # -- after update ----------------------------------------------------------------------
     def after_update(self) -> None:
         """Detect and fire this update's events in slot order (called after all phases)."""
         crowd, a = self.crowd, self.crowd.agents
         self.events = []
-        # only the slots holding a request (read lazily, as a plain loop over all slots
-        # would: a request made by a callback for a later slot is seen in this update)
-        for s in compress(range(crowd.max_agents), self.req):
+        self._called = False
+        for s in self._slots():
             r = self.req[s]
             if r is None:
                 continue
@@ -170,6 +261,7 @@ class RequestTracker:
                 self.status[s] = "partial" if partial else "moving"
                 self.events.append((r.handle, "result"))
                 if r.on_result is not None and not r.fallback:
+                    self._called = True
                     path = a.c_path[s, : int(a.c_npath[s])].copy()
                     ok = r.on_result(r.handle, path)
                     if self.req[s] is not r:  # the callback made a new request
@@ -199,6 +291,7 @@ class RequestTracker:
                         self.status[s] = "done"
                         self.events.append((r.handle, "done"))
                         if r.on_done is not None:
+                            self._called = True
                             keep = r.on_done(r.handle)
                             if self.req[s] is not r:
                                 continue
@@ -222,6 +315,8 @@ class RequestTracker:
                 crowd._reset(s)
                 self.req[s] = None
                 continue
+            if r.on_blocked is not None:
+                self._called = True
             keep = r.on_blocked(r.handle) if r.on_blocked is not None else None
             if self.req[s] is not r:
                 continue

@@ -10,10 +10,16 @@ in dtCrowd's order, ``walking`` the per-slot STATE_WALKING mask.
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from navkit._jit import F32, njit
 
-__all__ = ["steer", "separate", "integrate", "resolve_collisions"]
+from ._par import twins
+
+__all__ = [
+    "steer", "separate", "integrate", "resolve_collisions", "steer_par", "separate_par",
+    "integrate_par", "resolve_collisions_par",
+]  # fmt: skip
 
 _TARGET_NONE = 0
 _TARGET_VELOCITY = 6
@@ -28,11 +34,10 @@ def _len3(x, y, z):
     return np.sqrt(x * x + y * y + z * z)
 
 
-@njit(cache=True)
-def steer(act, walking, target_state, target_pos, update_flags, ncorners, corner_verts,
+def _steer_impl(act, walking, target_state, target_pos, update_flags, ncorners, corner_verts,
           corner_flags, npos, radius, max_speed, desired_speed, dvel):  # fmt: skip
     """Desired velocity ``dvel`` and ``desired_speed`` of every walking agent with a target."""
-    for i in range(act.shape[0]):
+    for i in prange(act.shape[0]):
         s = act[i]
         if not walking[s] or target_state[s] == _TARGET_NONE:
             continue
@@ -82,11 +87,10 @@ def steer(act, walking, target_state, target_pos, update_flags, ncorners, corner
         dvel[s, 2] = dz * k2
 
 
-@njit(cache=True)
-def separate(act, walking, target_state, update_flags, npos, neis, nneis, qrange, weight,
+def _separate_impl(act, walking, target_state, update_flags, npos, neis, nneis, qrange, weight,
              desired_speed, dvel):  # fmt: skip
     """Add the separation steering to ``dvel`` (agents with the SEPARATION flag)."""
-    for i in range(act.shape[0]):
+    for i in prange(act.shape[0]):
         s = act[i]
         if not walking[s] or target_state[s] == _TARGET_NONE:
             continue
@@ -130,10 +134,9 @@ def separate(act, walking, target_state, update_flags, npos, neis, nneis, qrange
             dvel[s, 2] = vz
 
 
-@njit(cache=True)
-def integrate(act, walking, max_acceleration, dt, nvel, vel, npos):
+def _integrate_impl(act, walking, max_acceleration, dt, nvel, vel, npos):
     """dtCrowd's integrate(): velocity toward ``nvel`` limited by max_acceleration*dt, then move."""
-    for i in range(act.shape[0]):
+    for i in prange(act.shape[0]):
         s = act[i]
         if not walking[s]:
             continue
@@ -160,12 +163,11 @@ def integrate(act, walking, max_acceleration, dt, nvel, vel, npos):
             vel[s, 2] = F32(0.0)
 
 
-@njit(cache=True)
-def resolve_collisions(act, walking, npos, radius, dvel, neis, nneis, disp):
+def _resolve_collisions_impl(act, walking, npos, radius, dvel, neis, nneis, disp):
     """Four iterations: each walking agent's push-out from overlapping neighbours
     (averaged, 0.7 of half the penetration), then all displacements applied."""
     for _ in range(4):
-        for i in range(act.shape[0]):
+        for i in prange(act.shape[0]):
             s = act[i]
             if not walking[s]:
                 continue
@@ -207,9 +209,15 @@ def resolve_collisions(act, walking, npos, radius, dvel, neis, nneis, disp):
             disp[s, 0] = ox
             disp[s, 1] = oy
             disp[s, 2] = oz
-        for i in range(act.shape[0]):
+        for i in prange(act.shape[0]):
             s = act[i]
             if walking[s]:
                 npos[s, 0] = npos[s, 0] + disp[s, 0]
                 npos[s, 1] = npos[s, 1] + disp[s, 1]
                 npos[s, 2] = npos[s, 2] + disp[s, 2]
+
+
+steer, steer_par = twins(_steer_impl)
+separate, separate_par = twins(_separate_impl)
+integrate, integrate_par = twins(_integrate_impl)
+resolve_collisions, resolve_collisions_par = twins(_resolve_collisions_impl)

@@ -21,7 +21,7 @@ import numpy as np
 from navkit._jit import F32, njit
 
 from ._geom import dist_pt_seg_sqr_2d, intersect_seg_seg_2d, tri_area_2d, vequal
-from ._poly import closest_point_on_boundary
+from ._poly import closest_point_on_boundary_s
 from ._portal import (
     BUFFER_TOO_SMALL,
     FAILURE,
@@ -39,6 +39,7 @@ END = 2
 OFFMESH = 4
 AREA_CROSSINGS = 1
 ALL_CROSSINGS = 2
+_PORTAL_CHUNK = 8
 
 
 @njit(inline="always")
@@ -71,8 +72,9 @@ def _append(pos, flag, ref, pts, flags, refs, cnt, max_pts):
 
 
 @njit
-def _portal_pairs(nav, path, npath, lefts, rights, types, valid):
-    """Portals path[i] -> path[i+1] for every i, validating refs (valid[i] False on failure)."""
+def _portal_pairs(nav, path, lo, hi, lefts, rights, types, valid):
+    """Portals path[i] -> path[i+1] for lo <= i < hi, validating refs (valid[i] False on
+    failure)."""
     poly_link = nav.poly_link
     link_ref = nav.link_ref
     link_next = nav.link_next
@@ -84,12 +86,10 @@ def _portal_pairs(nav, path, npath, lefts, rights, types, valid):
     poly_verts = nav.poly_verts
     poly_nverts = nav.poly_nverts
     verts = nav.verts
-    idx = np.empty(npath, np.int64)
-    for i in range(npath):
-        idx[i] = poly_index(nav, path[i])
-    for i in range(npath - 1):
-        a = idx[i]
-        b = idx[i + 1]
+    b = poly_index(nav, path[lo])
+    for i in range(lo, hi):
+        a = b
+        b = poly_index(nav, path[i + 1])
         if a < 0 or b < 0:
             valid[i] = False
             continue
@@ -131,25 +131,43 @@ def _append_portals(nav, i0, i1, endp, path, pts, flags, refs, cnt, max_pts, opt
 @njit
 def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, flags, refs):
     """Funnel over path[:npath]; returns (status, corner count)."""
-    cnt = np.zeros(1, np.int64)
+    n = max(npath, 1)
+    return straight_path_core(
+        nav, path, npath, spos, epos, options, max_pts, pts, flags, refs,
+        np.empty((2, n, 3), np.float32), np.empty(n, np.int64), np.empty(n, np.bool_),
+        np.empty((16, 3), np.float32), np.empty((2, 6), np.float32), np.empty(1, np.int64),
+    )  # fmt: skip
+
+
+@njit
+def straight_path_core(nav, path, npath, spos, epos, options, max_pts, pts, flags, refs,
+                       ports, types, valid, fs, fe, cnt):  # fmt: skip
+    """:func:`straight_path_kernel` with caller scratch (hot loops pass borrowed arrays):
+    ports (2, >= npath, 3) float32, types (>= npath,) int64, valid (>= npath,) bool,
+    fs (16, 3) float32, fe (2, 6) float32, cnt (1,) int64."""
+    cnt[0] = 0
     if max_pts <= 0 or npath <= 0 or path[0] == 0:
         return FAILURE | INVALID_PARAM, 0
     p0 = poly_index(nav, path[0])
     pl = poly_index(nav, path[npath - 1])
     if p0 < 0 or pl < 0:
         return FAILURE | INVALID_PARAM, 0
-    cstart = np.empty(3, np.float32)
-    cend = np.empty(3, np.float32)
-    closest_point_on_boundary(nav, p0, spos, cstart)
-    closest_point_on_boundary(nav, pl, epos, cend)
+    cstart = fs[0]
+    cend = fs[1]
+    pv = fs[8:14]
+    closest_point_on_boundary_s(nav, p0, spos, cstart, pv, fe[0], fe[1])
+    closest_point_on_boundary_s(nav, pl, epos, cend, pv, fe[0], fe[1])
     st = _append(cstart, START, path[0], pts, flags, refs, cnt, max_pts)
     if st != IN_PROGRESS:
         return st, cnt[0]
     crossings = (options & (AREA_CROSSINGS | ALL_CROSSINGS)) != 0
     if npath > 1:
-        apex = cstart.copy()
-        pleft = cstart.copy()
-        pright = cstart.copy()
+        apex = fs[2]
+        pleft = fs[3]
+        pright = fs[4]
+        _cp3(apex, cstart[0], cstart[1], cstart[2])
+        _cp3(pleft, cstart[0], cstart[1], cstart[2])
+        _cp3(pright, cstart[0], cstart[1], cstart[2])
         apex_i = 0
         left_i = 0
         right_i = 0
@@ -157,17 +175,21 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
         right_type = 0
         left_ref = path[0]
         right_ref = path[0]
-        left = np.empty(3, np.float32)
-        right = np.empty(3, np.float32)
-        lefts = np.empty((npath, 3), np.float32)
-        rights = np.empty((npath, 3), np.float32)
-        types = np.zeros(npath, np.int64)
-        valid = np.zeros(npath, np.bool_)
-        _portal_pairs(nav, path, npath, lefts, rights, types, valid)
+        left = fs[5]
+        right = fs[6]
+        lefts = ports[0]
+        rights = ports[1]
+        # portals are computed on demand, a chunk at a time: a capped straight path
+        # (a crowd's 4 corners) reads only the corridor's first few portals
+        nport = 0
         i = 0
         while i < npath:
             to_type = 0
             if i + 1 < npath:
+                if i >= nport:
+                    hi = min(i + _PORTAL_CHUNK, npath - 1)
+                    _portal_pairs(nav, path, nport, hi, lefts, rights, types, valid)
+                    nport = hi
                 ok = valid[i]
                 to_type = types[i]
                 _cp3(left, lefts[i, 0], lefts[i, 1], lefts[i, 2])
@@ -176,7 +198,7 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
                     pi = poly_index(nav, path[i])
                     if pi < 0:
                         return FAILURE | INVALID_PARAM, cnt[0]
-                    closest_point_on_boundary(nav, pi, epos, cend)
+                    closest_point_on_boundary_s(nav, pi, epos, cend, pv, fe[0], fe[1])
                     if crossings:
                         _append_portals(
                             nav, apex_i, i, cend, path, pts, flags, refs, cnt, max_pts, options

@@ -424,23 +424,36 @@ def _insert_interval(tmin, tmax, ref, n, cap, a, b, r):
 @njit
 def move_along_surface_kernel(nav, tiny, flt, start_p, spos, epos, result, visited):
     """Detour's moveAlongSurface; returns (status, visited count)."""
+    return move_along_surface_core(
+        nav, tiny, flt, start_p, spos, epos, result, visited,
+        np.empty(MAX_STACK + 8, np.int64), np.empty((8, 3), np.float32),
+    )  # fmt: skip
+
+
+@njit
+def move_along_surface_core(nav, tiny, flt, start_p, spos, epos, result, visited, si, fs):
+    """:func:`move_along_surface_kernel` with caller scratch si (MAX_STACK + 8,) int64 and
+    fs (8, 3) float32 (hot loops pass borrowed arrays)."""
     start_ref = nav.poly_ref[start_p]
     pool_clear(tiny)
     s = pool_get(tiny, start_ref, 0)
     tiny.parent[s] = -1
     tiny.flags[s] = NODE_CLOSED
-    stack = np.empty(MAX_STACK, np.int64)
+    stack = si[:MAX_STACK]
+    neis = si[MAX_STACK:]
     stack[0] = s
     ns = 1
-    best_pos = spos.copy()
+    best_pos = fs[0]
+    best_pos[0] = spos[0]
+    best_pos[1] = spos[1]
+    best_pos[2] = spos[2]
     best_d = FLT_MAX
     best_node = -1
-    search = np.empty(3, np.float32)
+    search = fs[1]
     lerp3(search, spos, epos, HALF)
     rr = _dist(spos, epos) / F32(2.0) + F32(0.001)
     r2 = rr * rr
-    pv = np.empty((6, 3), np.float32)
-    neis = np.empty(8, np.int64)
+    pv = fs[2:8]
     status = SUCCESS
     while ns > 0:
         cur = stack[0]

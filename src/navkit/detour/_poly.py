@@ -68,6 +68,12 @@ def closest_point_on_boundary(nav, p, pos, out):
     pv = np.empty((6, 3), np.float32)
     ed = np.empty(6, np.float32)
     et = np.empty(6, np.float32)
+    closest_point_on_boundary_s(nav, p, pos, out, pv, ed, et)
+
+
+@njit
+def closest_point_on_boundary_s(nav, p, pos, out, pv, ed, et):
+    """:func:`closest_point_on_boundary` with caller scratch pv (6, 3), ed, et (6,) float32."""
     n = load_poly(nav, p, pv)
     if dist_pt_poly_edges(pos[0], pos[2], pv, n, ed, et):
         out[0] = pos[0]

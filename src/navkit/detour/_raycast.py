@@ -29,12 +29,25 @@ _INV255 = F32(1.0) / F32(255.0)
 def raycast_kernel(
     nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal
 ):
+    """See :func:`raycast_core` (this one allocates its scratch)."""
+    return raycast_core(
+        nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal,
+        np.empty(3, np.float32), np.empty((6, 3), np.float32),
+    )  # fmt: skip
+
+
+@njit
+def raycast_core(
+    nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal,
+    cur_pos, pv,
+):  # fmt: skip
     """Cast spos -> epos from start_ref.
 
     Returns
     -------
     (status, t, hit_edge, path_count, path_cost); ``normal`` (3,) receives the hit normal
-    and ``path[:path_count]`` the visited polygon refs.
+    and ``path[:path_count]`` the visited polygon refs. ``cur_pos`` (3,) and ``pv`` (6, 3)
+    float32 are scratch.
     """
     normal[0] = ZERO
     normal[1] = ZERO
@@ -51,9 +64,9 @@ def raycast_kernel(
     dx = epos[0] - spos[0]
     dy = epos[1] - spos[1]
     dz = epos[2] - spos[2]
-    cur_pos = np.empty(3, np.float32)
-    cur_pos[:] = spos
-    pv = np.empty((6, 3), np.float32)
+    cur_pos[0] = spos[0]
+    cur_pos[1] = spos[1]
+    cur_pos[2] = spos[2]
     status = SUCCESS
     n = 0
     cur_ref = start_ref
