@@ -36,6 +36,20 @@ def raycast_kernel(
     (status, t, hit_edge, path_count, path_cost); ``normal`` (3,) receives the hit normal
     and ``path[:path_count]`` the visited polygon refs.
     """
+    pv = np.empty((6, 3), np.float32)
+    cur_pos = np.empty(3, np.float32)
+    return raycast_core(
+        nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal, pv,
+        cur_pos,
+    )  # fmt: skip
+
+
+@njit
+def raycast_core(
+    nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal, pv,
+    cur_pos,
+):  # fmt: skip
+    """:func:`raycast_kernel` with caller scratch ``pv`` (6, 3) and ``cur_pos`` (3,) float32."""
     normal[0] = ZERO
     normal[1] = ZERO
     normal[2] = ZERO
@@ -51,9 +65,9 @@ def raycast_kernel(
     dx = epos[0] - spos[0]
     dy = epos[1] - spos[1]
     dz = epos[2] - spos[2]
-    cur_pos = np.empty(3, np.float32)
-    cur_pos[:] = spos
-    pv = np.empty((6, 3), np.float32)
+    cur_pos[0] = spos[0]
+    cur_pos[1] = spos[1]
+    cur_pos[2] = spos[2]
     status = SUCCESS
     n = 0
     cur_ref = start_ref
