@@ -39,6 +39,25 @@ def poly_indices_kernel(d, refs, out):
         out[i] = poly_index(nav, refs[i])
 
 
+@njit
+def _raycasts_chunk(
+    nav, flt, acost, refs, starts, ends, options, prev_refs, max_path, i0, i1,
+    out_status, out_t, out_edge, out_n, out_cost, out_normal, out_path,
+):  # fmt: skip
+    pv = np.empty((6, 3), np.float32)
+    cur = np.empty(3, np.float32)
+    for i in range(i0, i1):
+        st, t, edge, k, cost = raycast_core(
+            nav, flt, acost, refs[i], starts[i], ends[i], options, prev_refs[i],
+            out_path[i], max_path, out_normal[i], pv, cur,
+        )  # fmt: skip
+        out_status[i] = st
+        out_t[i] = t
+        out_edge[i] = edge
+        out_n[i] = k
+        out_cost[i] = cost
+
+
 @pnjit
 def raycasts_kernel(
     d, nchunks, flt, acost, refs, starts, ends, options, prev_refs, max_path,
@@ -47,22 +66,31 @@ def raycasts_kernel(
     """:func:`_raycast.raycast_core` for every (refs[i], starts[i], ends[i], prev_refs[i])."""
     n = refs.shape[0]
     for c in numba.prange(nchunks):
-        nav = open_view(d)
-        flt_b, acost_b = borrow(flt), borrow(acost)
-        s_b, e_b, path_b, normal_b = borrow(starts), borrow(ends), borrow(out_path), borrow(out_normal)
-        pv = np.empty((6, 3), np.float32)
-        cur = np.empty(3, np.float32)
+        # The loop runs in a plain (sequential) kernel: the same loop in the prange body
+        # itself ran at half speed.
         i0, i1 = _span(n, nchunks, c)
-        for i in range(i0, i1):
-            st, t, edge, k, cost = raycast_core(
-                nav, flt_b, acost_b, refs[i], s_b[i], e_b[i], options, prev_refs[i],
-                path_b[i], max_path, normal_b[i], pv, cur,
-            )  # fmt: skip
-            out_status[i] = st
-            out_t[i] = t
-            out_edge[i] = edge
-            out_n[i] = k
-            out_cost[i] = cost
+        _raycasts_chunk(
+            open_view(d), borrow(flt), borrow(acost), borrow(refs), borrow(starts),
+            borrow(ends), options, borrow(prev_refs), max_path, i0, i1, borrow(out_status),
+            borrow(out_t), borrow(out_edge), borrow(out_n), borrow(out_cost),
+            borrow(out_normal), borrow(out_path),
+        )  # fmt: skip
+
+
+@njit
+def _nearest_chunk(nav, flt, centers, half, i0, i1, out_p, out_over, out_pt):
+    pt = np.empty(3, np.float32)
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    for i in range(i0, i1):
+        ci = centers[i]
+        oi = out_pt[i]
+        oi[0] = ci[0]
+        oi[1] = ci[1]
+        oi[2] = ci[2]
+        p, over = find_nearest_core(nav, ci, half, flt, oi, pt, pv, tri)
+        out_p[i] = p
+        out_over[i] = over
 
 
 @pnjit
@@ -71,21 +99,32 @@ def nearest_kernel(d, nchunks, flt, centers, half, out_p, out_over, out_pt):
     nothing was found."""
     n = centers.shape[0]
     for c in numba.prange(nchunks):
-        nav = open_view(d)
-        flt_b, half_b, c_b, pt_b = borrow(flt), borrow(half), borrow(centers), borrow(out_pt)
-        pt = np.empty(3, np.float32)
-        pv = np.empty((6, 3), np.float32)
-        tri = np.zeros((5, 3), np.float32)
         i0, i1 = _span(n, nchunks, c)
-        for i in range(i0, i1):
-            ci = c_b[i]
-            oi = pt_b[i]
-            oi[0] = ci[0]
-            oi[1] = ci[1]
-            oi[2] = ci[2]
-            p, over = find_nearest_core(nav, ci, half_b, flt_b, oi, pt, pv, tri)
-            out_p[i] = p
-            out_over[i] = over
+        _nearest_chunk(
+            open_view(d), borrow(flt), borrow(centers), borrow(half), i0, i1, borrow(out_p),
+            borrow(out_over), borrow(out_pt),
+        )  # fmt: skip
+
+
+@njit
+def _closest_chunk(nav, ps, points, i0, i1, out_pt, out_over):
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    for i in range(i0, i1):
+        q = points[i]
+        o = out_pt[i]
+        p = ps[i]
+        if p < 0:
+            o[0] = q[0]
+            o[1] = q[1]
+            o[2] = q[2]
+            out_over[i] = False
+            continue
+        tri[:] = ZERO  # as the fresh scratch of the single call
+        out_over[i] = closest_point_core(
+            nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
+            nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris, p, q, o, pv, tri,
+        )  # fmt: skip
 
 
 @pnjit
@@ -93,26 +132,26 @@ def closest_kernel(d, nchunks, ps, points, out_pt, out_over):
     """closestPointOnPoly of points[i] on polygon ps[i] (ps[i] < 0: the point itself)."""
     n = ps.shape[0]
     for c in numba.prange(nchunks):
-        nav = open_view(d)
-        p_b, o_b = borrow(points), borrow(out_pt)
-        pv = np.empty((6, 3), np.float32)
-        tri = np.zeros((5, 3), np.float32)
         i0, i1 = _span(n, nchunks, c)
-        for i in range(i0, i1):
-            q = p_b[i]
-            o = o_b[i]
-            p = ps[i]
-            if p < 0:
-                o[0] = q[0]
-                o[1] = q[1]
-                o[2] = q[2]
-                out_over[i] = False
-                continue
-            tri[:] = ZERO  # as the fresh scratch of the single call
-            out_over[i] = closest_point_core(
-                nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
-                nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris, p, q, o, pv, tri,
-            )  # fmt: skip
+        _closest_chunk(
+            open_view(d), borrow(ps), borrow(points), i0, i1, borrow(out_pt), borrow(out_over)
+        )
+
+
+@njit
+def _heights_chunk(nav, ps, points, i0, i1, out_h, out_ok):
+    out = np.empty(3, np.float32)
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    for i in range(i0, i1):
+        p = ps[i]
+        if p < 0:
+            out_ok[i] = False
+            out_h[i] = ZERO
+            continue
+        ok, h = poly_height_core(nav, p, points[i], out, pv, tri)
+        out_ok[i] = ok
+        out_h[i] = h
 
 
 @pnjit
@@ -120,21 +159,10 @@ def heights_kernel(d, nchunks, ps, points, out_h, out_ok):
     """getPolyHeight of points[i] in polygon ps[i] (ps[i] < 0: not ok)."""
     n = ps.shape[0]
     for c in numba.prange(nchunks):
-        nav = open_view(d)
-        p_b = borrow(points)
-        out = np.empty(3, np.float32)
-        pv = np.empty((6, 3), np.float32)
-        tri = np.zeros((5, 3), np.float32)
         i0, i1 = _span(n, nchunks, c)
-        for i in range(i0, i1):
-            p = ps[i]
-            if p < 0:
-                out_ok[i] = False
-                out_h[i] = ZERO
-                continue
-            ok, h = poly_height_core(nav, p, p_b[i], out, pv, tri)
-            out_ok[i] = ok
-            out_h[i] = h
+        _heights_chunk(
+            open_view(d), borrow(ps), borrow(points), i0, i1, borrow(out_h), borrow(out_ok)
+        )
 
 
 @njit
@@ -169,6 +197,36 @@ def random_areas_kernel(d, flt, polys, areas, prefix):
     return m
 
 
+@njit
+def _random_chunk(nav, m, polys, areas, prefix, rnd, i0, i1, out_p, out_pt):
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    pt = np.empty(3, np.float32)
+    for i in range(i0, i1):
+        ri = rnd[i]
+        chosen = -1
+        k = m - 1
+        while k >= 0:
+            if ri[k] * prefix[k] <= areas[k]:
+                chosen = polys[k]
+                break
+            k -= 1
+        out_p[i] = chosen
+        o = out_pt[i]
+        if chosen == -1:
+            o[0] = ZERO
+            o[1] = ZERO
+            o[2] = ZERO
+            continue
+        nv = load_poly(nav, chosen, pv)
+        random_point_in_convex_poly(pv, nv, ri[m], ri[m + 1], pt)
+        tri[:] = ZERO
+        closest_point_core(
+            nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
+            nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris, chosen, pt, o, pv, tri,
+        )  # fmt: skip
+
+
 @pnjit
 def random_points_kernel(d, nchunks, m, polys, areas, prefix, rnd, out_p, out_pt):
     """Point i from uniforms rnd[i] as :func:`_local.random_point_kernel` draws it: polygon
@@ -177,35 +235,11 @@ def random_points_kernel(d, nchunks, m, polys, areas, prefix, rnd, out_p, out_pt
     rnd[i, m], rnd[i, m + 1]."""
     n = rnd.shape[0]
     for c in numba.prange(nchunks):
-        nav = open_view(d)
-        r_b, o_b = borrow(rnd), borrow(out_pt)
-        pv = np.empty((6, 3), np.float32)
-        tri = np.zeros((5, 3), np.float32)
-        pt = np.empty(3, np.float32)
         i0, i1 = _span(n, nchunks, c)
-        for i in range(i0, i1):
-            ri = r_b[i]
-            chosen = -1
-            k = m - 1
-            while k >= 0:
-                if ri[k] * prefix[k] <= areas[k]:
-                    chosen = polys[k]
-                    break
-                k -= 1
-            out_p[i] = chosen
-            o = o_b[i]
-            if chosen == -1:
-                o[0] = ZERO
-                o[1] = ZERO
-                o[2] = ZERO
-                continue
-            nv = load_poly(nav, chosen, pv)
-            random_point_in_convex_poly(pv, nv, ri[m], ri[m + 1], pt)
-            tri[:] = ZERO
-            closest_point_core(
-                nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
-                nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris, chosen, pt, o, pv, tri,
-            )  # fmt: skip
+        _random_chunk(
+            open_view(d), m, borrow(polys), borrow(areas), borrow(prefix), borrow(rnd), i0, i1,
+            borrow(out_p), borrow(out_pt),
+        )  # fmt: skip
 
 
 @pnjit

@@ -283,7 +283,7 @@ def _score(nav, p, climb, center, nearest_pt, pt, pv, tri, best, best_d, best_ov
     return best, best_d, best_over
 
 
-@njit
+@njit(inline="always")
 def _nearest_in_cell(nav, x, y, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
                      best, best_d, best_over):  # fmt: skip
     """:func:`_nearest_in_tile` over the tiles at grid cell (x, y), in lookup order."""
@@ -300,7 +300,7 @@ def _nearest_in_cell(nav, x, y, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt,
     return best, best_d, best_over
 
 
-@njit
+@njit(inline="always")
 def find_nearest_core(nav, center, half, flt, nearest_pt, pt, pv, tri):
     """Detour's findNearestPoly with caller scratch ``pt`` (3,), ``pv`` (6, 3), ``tri``
     (5, 3) float32 (no allocation unless the box spans more than 64 tile cells).

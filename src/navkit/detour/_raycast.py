@@ -44,7 +44,7 @@ def raycast_kernel(
     )  # fmt: skip
 
 
-@njit
+@njit(inline="always")
 def raycast_core(
     nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal, pv,
     cur_pos,
