@@ -100,7 +100,9 @@ def test_raycasts_equal_single_calls(data, name, n, max_path, threads):
         assert r.status == rb.status[i]
         assert _same(np.float32(r.t), rb.t[i]) and r.hit == rb.hit[i]
         assert r.hit_edge_index == rb.hit_edge_index[i]
-        assert _same(r.hit_normal, rb.hit_normal[i]) and _same(np.float32(r.path_cost), rb.path_cost[i])
+        assert _same(r.hit_normal, rb.hit_normal[i]) and _same(
+            np.float32(r.path_cost), rb.path_cost[i]
+        )
         k = int(rb.path_count[i])
         assert _same(r.path, rb.path[i, :k]) and not rb.path[i, k:].any()
 

@@ -481,15 +481,23 @@ class NavMeshQuery:
         self, center, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None
     ) -> NearestPoly:
         """Nearest polygon to ``center`` within the box ``center +- half_extents``."""
-        c = _vec3(center, "center")
-        h = _extents(half_extents)
+        # float32 (3,) arrays go straight to the kernel, which checks that they are finite
+        c = center
+        if not (
+            type(c) is np.ndarray and c.dtype is _F32 and c.shape == (3,) and c.strides == (4,)
+        ):
+            c = _vec3(center, "center")
+        h = _DEFAULT_EXTENTS if half_extents is _DEFAULT_EXTENTS_ARG else _extents(half_extents)
         flags = _DEFAULT_ARRAYS[0] if filter is None else self._filter(filter)[0]
-        vh = self._vh()
-        pt = c.copy()
-        p, over = _call(_nearest.find_nearest_entry, vh.desc, c, h, flags, pt)
-        if p < 0:
-            return NearestPoly(0, c.copy(), False, SUCCESS)
-        return NearestPoly(_from_ref(vh.view.poly_ref[p]), pt, bool(over), SUCCESS)
+        pt = np.empty(3, np.float32)  # the kernel writes it
+        ep = _EP.get(_nearest.nearest_ref_entry)
+        args = (self._vh().desc, c, h, flags, pt)
+        ref, over, finite = (
+            ep(*args) if ep is not None else _call(_nearest.nearest_ref_entry, *args)
+        )
+        if not finite:
+            _vec3(center, "center")  # raises, naming the bad coordinate
+        return tuple.__new__(NearestPoly, (ref + (1 << 64) if ref < 0 else ref, pt, over, SUCCESS))
 
     def query_polygons(
         self, center, half_extents, filter: QueryFilter | None = None, max_polys: int = 256
