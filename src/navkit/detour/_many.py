@@ -32,6 +32,12 @@ def _span(n, nchunks, c):
 
 
 @njit
+def _keep(arrays):
+    """A use of ``arrays`` (does nothing): keeps the owners of borrowed scratch alive to here."""
+    return arrays[0].shape[0]
+
+
+@njit
 def poly_indices_kernel(d, refs, out):
     """Global polygon index of each ref into out (-1 for stale or invalid refs)."""
     nav = open_view(d)
@@ -79,9 +85,10 @@ def raycasts_kernel(
 
 @njit
 def _nearest_chunk(nav, flt, centers, half, i0, i1, out_p, out_over, out_pt):
-    pt = np.empty(3, np.float32)
-    pv = np.empty((6, 3), np.float32)
-    tri = np.zeros((5, 3), np.float32)
+    # scratch used through borrowed views: passing an owned array to a helper costs two
+    # atomic reference-count updates per call (the owners live until the loop ends)
+    own = (np.empty(3, np.float32), np.empty((6, 3), np.float32), np.zeros((5, 3), np.float32))
+    pt, pv, tri = borrow(own)
     for i in range(i0, i1):
         ci = centers[i]
         oi = out_pt[i]
@@ -91,6 +98,7 @@ def _nearest_chunk(nav, flt, centers, half, i0, i1, out_p, out_over, out_pt):
         p, over = find_nearest_core(nav, ci, half, flt, oi, pt, pv, tri)
         out_p[i] = p
         out_over[i] = over
+    _keep(own)
 
 
 @pnjit

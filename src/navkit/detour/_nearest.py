@@ -23,7 +23,7 @@ import numpy as np
 from navkit._jit import F32, njit
 
 from ._geom import FLT_MAX, ZERO
-from ._poly import closest_point_core
+from ._poly import closest_point_inline
 from ._portal import passes
 from ._view import POLYTYPE_OFFMESH, open_view, tile_hash
 
@@ -185,7 +185,7 @@ def query_polygons_kernel(nav, center, half, flt, out):
     return n, over
 
 
-@njit
+@njit(inline="always")
 def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
                      best, best_d, best_over):  # fmt: skip
     """findNearestPoly's test of every polygon of tile t overlapping the box (lx..hx, ...):
@@ -263,7 +263,7 @@ def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt
 @njit(inline="always")
 def _score(nav, p, climb, center, nearest_pt, pt, pv, tri, best, best_d, best_over):
     """Detour's distance of candidate p; keeps the first smallest."""
-    over = closest_point_core(
+    over = closest_point_inline(
         nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
         nav.dm_ntris, nav.dverts, nav.dtris, p, center, pt, pv, tri,
     )  # fmt: skip

@@ -195,6 +195,11 @@ def closest_point_core(
     return False
 
 
+#: :func:`closest_point_core` inlined into its caller: for hot loops that call it per
+#: candidate (a call passes 13 arrays, and each costs a reference-count call in and out).
+closest_point_inline = njit(inline="always")(closest_point_core.py_func)
+
+
 # -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
 @njit
 def closest_point_on_poly_entry(d, p, pos, out):

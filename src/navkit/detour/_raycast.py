@@ -191,6 +191,10 @@ def raycast_entry(d, flt, acost, start_ref, spos, epos, options, prev_ref, path,
     for c in range(3):
         if not (np.isfinite(spos[c]) and np.isfinite(epos[c])):
             return FAILURE | INVALID_PARAM, ZERO, -1, -1, ZERO
-    return raycast_kernel(
-        open_view(d), flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal
-    )
+    # raycast_core inlines here: a call passing the whole view costs more than a short ray
+    pv = np.empty((6, 3), np.float32)
+    cur_pos = np.empty(3, np.float32)
+    return raycast_core(
+        open_view(d), flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path,
+        normal, pv, cur_pos,
+    )  # fmt: skip

@@ -491,7 +491,10 @@ class NavMeshQuery:
         flags = _DEFAULT_ARRAYS[0] if filter is None else self._filter(filter)[0]
         pt = np.empty(3, np.float32)  # the kernel writes it
         ep = _EP.get(_nearest.nearest_ref_entry)
-        args = (self._vh().desc, c, h, flags, pt)
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
+        args = (vh.desc, c, h, flags, pt)
         ref, over, finite = (
             ep(*args) if ep is not None else _call(_nearest.nearest_ref_entry, *args)
         )
@@ -687,7 +690,9 @@ class NavMeshQuery:
         if path.shape[0] < mp:
             path = self._rbuf = np.zeros(mp, np.int64)
         normal = np.empty(3, np.float32)  # the kernel writes it
-        vh = self._vh()
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
         sr = (
             start_ref
             if type(start_ref) is int and 0 < start_ref < _REF_SIGN
