@@ -52,6 +52,26 @@ def run_peer(mesh: str, config: dict | None = None, *args: str) -> dict:
     return json.loads(r.stdout)
 
 
+def native_binary() -> Path | None:
+    """The native Recast/Detour peer (../shared/peer-native), or None when absent."""
+    b = SHARED / "peer-native" / "bin" / "recast_native"
+    return b if b.is_file() else None
+
+
+def run_native(mesh: str, config: dict | None = None, *args: str) -> dict:
+    """Run the native peer (``recast_native``, same JSON as the WASM peer) on a sample mesh."""
+    b = native_binary()
+    if b is None:
+        raise FileNotFoundError("../shared/peer-native/bin/recast_native is missing")
+    r = subprocess.run(
+        [str(b), str(mesh_path(mesh)), json.dumps(config or {}), *args, "--quiet"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(r.stdout)
+
+
 def median(xs: list[float]) -> float:
     return float(statistics.median(xs))
 
@@ -66,23 +86,6 @@ def print_table(rows: list[dict], cols: list[tuple[str, str, str]]) -> None:
         print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
         if j == 0:
             print("  ".join("-" * w for w in widths))
-
-
-def native_binary() -> Path:
-    """The native Recast peer (../shared/peer-native/bin/recast_native, g++ -O2)."""
-    return SHARED / "peer-native" / "bin" / "recast_native"
-
-
-def run_native(mesh: str, config: dict | None = None, *args: str) -> dict:
-    """Run the native Recast peer on a sample mesh and return its JSON output
-    (the WASM peer's keys; see ../shared/peer-native/README.md)."""
-    r = subprocess.run(
-        [str(native_binary()), str(mesh_path(mesh)), json.dumps(config or {}), "--quiet", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(r.stdout)
 
 
 def native_cpu_ms(mesh: str, config: dict, section: str, runs: int) -> float:

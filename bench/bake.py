@@ -138,7 +138,7 @@ def main() -> None:
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU-time figures")
     ap.add_argument("--no-wasm", action="store_true", help="skip the WASM peer")
     args = ap.parse_args()
-    have_native = native_binary().is_file()
+    have_native = native_binary() is not None
     if not have_native:
         print(f"note: no native peer at {native_binary()}; native columns stay empty")
 

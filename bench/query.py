@@ -1,24 +1,46 @@
-"""Query benchmark: navkit's NavMeshQuery beside Detour (the peer), same pairs, same run.
+"""Query benchmark: navkit's NavMeshQuery beside Detour natively (C++) and in WebAssembly.
 
-For each sample mesh the peer bakes the solo navmesh, draws 1000 start/end pairs
-with Detour's own ``findRandomPoint`` and times RecastDemo's NavMeshTester flow
-per pair (findNearestPoly x2 + findPath + findStraightPath) and one raycast per
-pair. navkit loads the very same navmesh (Recast's export), takes the very same
-pairs, and times:
+For each sample mesh the WASM peer (../shared/peer) bakes the solo navmesh, draws
+1000 start/end pairs with Detour's own ``findRandomPoint`` and times RecastDemo's
+NavMeshTester flow per pair (findNearestPoly x2 + findPath + findStraightPath) and
+one raycast per pair. The native peer (../shared/peer-native, the same Recast/Detour
+commit compiled with g++ -O2; its navmesh is byte-identical) runs the very same pairs
+(``--pairs-in``). navkit loads the very same navmesh (Recast's export), takes the very
+same pairs, and times per query type:
 
-- ``flow``: the same four calls made one by one from Python;
-- ``path``: ``query.path()``, the same flow in one kernel call;
-- ``batch``: ``query.paths()`` over all pairs at once (parallel);
-- ``raycast``: ``query.raycast(..., max_path=0)`` per pair (the peer's call: Detour's
-  ``dtRaycastHit`` gets no path buffer, so neither side records visited polygons);
-- ``raycast + visited``: ``query.raycast()`` with its default 256-polygon visited list.
+- ``single``: one Python call per item (``path()`` for the pair flow, ``raycast(...,
+  max_path=0)`` -- the peers' call: Detour's raycast gets no path buffer --,
+  ``find_nearest_poly()``, ...);
+- ``batch 1t`` / ``batch 2t``: the batch call over all items (``paths()``,
+  ``raycasts()``, ``find_nearest_polys()``, ...) on one and on two threads
+  (``threads=``); ``scaling`` is their ratio;
+- for the pair flow also ``flow``: the four calls made one by one from Python.
 
-The two sides run interleaved: each of ``--runs`` rounds runs the peer once (a fresh
-node process: bake, the pair flow, the raycasts) and then every navkit variant once
-over the whole set, so both see the same machine load. It prints a table and JSON:
-per pair, the median over rounds of navkit's time and of Detour's (the peer's total
-over the set / count), and their ratio (below 1 = navkit faster). It also checks
-that the paths agree.
+Query types: the pair flow, find_nearest_poly (the pairs' start and end points),
+raycast (from the start's nearest polygon to the end), closest_point_on_poly and
+get_poly_height (end points on the start polygon), move_along_surface (start polygon,
+start -> end), find_random_point (1000 points). The cheap ones (nearest, raycast,
+closest point, height) run over the pairs repeated 10 times, so that one batch call
+lasts long against the thread launch. The peers time the pair flow, its
+nearest-polygon part and the raycast; the other rows compare single calls with the
+batch only. Detour's figures: native ``batch_mean_per_query_ms`` /
+``batch_mean_per_raycast_ms`` (one timed pass over all items, no clock read per item)
+and for findNearestPoly half the mean of ``nearest_pair_ms`` (timed per pair, so it
+carries two clock reads of ~40 ns); WASM: ``total_ms`` / count (per-call timing, mostly
+the JS binding's overhead).
+
+Rounds are interleaved: each of ``--runs`` rounds runs the WASM peer, then the native
+peer, then every navkit variant once over the whole set, so all see the same machine
+load; each figure is the median over rounds of the time per item [us] (wall clock, as
+the peers time); ``native best`` is the native peer's fastest round (its pass over the
+pairs is short, so one preemption on a busy machine moves its median). ``overhead`` is single minus batch 1t: what one Python call costs
+beyond the kernel. Ratios below 1 = navkit faster.
+
+On a loaded machine (other processes on the cores) navkit's longer timed loops are
+preempted far more often than the peers' short passes; ``--clock cpu`` then times
+navkit's one-thread figures (single, batch 1t) in CPU time of the calling thread (the
+batch runs in that thread when ``threads=1``), which approximates what the peers' short
+wall-clock passes measure. The 2-thread figure and the scaling stay wall clock.
 
 Usage::
 
@@ -37,84 +59,171 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _peer import MESHES, median, print_table, run_peer  # noqa: E402
+from _peer import MESHES, median, native_binary, print_table, run_native, run_peer  # noqa: E402
 
 import navkit  # noqa: E402
 
+REPEAT = 10
 
-def run_us(fn, n: int) -> float:
-    """Microseconds per pair of one run of fn over n pairs."""
+
+def run_us(fn, n: int) -> tuple[float, float]:
+    """(wall, CPU of the calling thread) microseconds per item of one run of fn over n items."""
+    c0 = time.thread_time()
     t0 = time.perf_counter()
     fn()
-    return (time.perf_counter() - t0) / n * 1e6
+    t1 = time.perf_counter()
+    c1 = time.thread_time()
+    return (t1 - t0) / n * 1e6, (c1 - c0) / n * 1e6
 
 
-def bench_mesh(name: str, runs: int) -> list[dict]:
-    """Interleaved rounds: each round runs the peer (Detour) once, then every navkit
-    variant once, so both sides see the same machine load; medians over rounds."""
+def _peer_figures(res: dict, native: bool) -> dict[str, float]:
+    """us per item of the peer's timings (see module docstring)."""
+    qp, rp = res["queries"], res["raycast"]
+    out = {"nearest": qp["nearest_pair_ms"]["mean"] / 2 * 1e3}
+    if native:
+        out["pair"] = qp["batch_mean_per_query_ms"] * 1e3
+        out["raycast"] = rp["batch_mean_per_raycast_ms"] * 1e3
+    else:
+        out["pair"] = qp["total_ms"] / qp["queries"] * 1e3
+        out["raycast"] = rp["total_ms"] / rp["raycasts"] * 1e3
+    return out
+
+
+def bench_mesh(name: str, runs: int, with_native: bool, clock: str = "wall") -> list[dict]:
     with tempfile.TemporaryDirectory() as d:
         pairs_file = Path(d) / "pairs.json"
         nav_file = Path(d) / "solo.bin"
         peer_args = ("--sections", "solo,queries,raycast", "--out", str(pairs_file),
                      "--export-solo", str(nav_file))  # fmt: skip
-        peer = run_peer(name, {}, *peer_args)
+        wasm = run_peer(name, {}, *peer_args)
+        native_args = ("--sections", "queries,raycast", "--pairs-in", str(pairs_file),
+                       "--runs", "1")  # fmt: skip
         pairs = json.loads(pairs_file.read_text())["pairs"]
         nm = navkit.NavMesh.from_recast(nav_file)
         q = navkit.NavMeshQuery(nm)
-        starts = np.array([p["start"] for p in pairs], dtype=np.float32)
-        ends = np.array([p["end"] for p in pairs], dtype=np.float32)
+        starts = np.array([p["start"] for p in pairs], np.float32)
+        ends = np.array([p["end"] for p in pairs], np.float32)
         n = len(pairs)
-        ext = (2.0, 4.0, 2.0)
+        # the cheap queries run over the pairs repeated REPEAT times, so that a batch
+        # is long against the thread launch
+        rs, re_ = np.tile(starts, (REPEAT, 1)), np.tile(ends, (REPEAT, 1))
+        both = np.concatenate([rs, re_])
+        refs = q.find_nearest_polys(rs).refs
+        ref_list = [int(r) for r in refs]
+        nr = refs.shape[0]
+        live = refs != 0
+        lrefs, lstarts, lends = refs[live], rs[live], re_[live]
+        lref_list = [int(r) for r in lrefs]
+        nl = int(live.sum())
+        nm_ = min(nl, n)  # moves: the pairs once
 
         def flow():
             for s, e in zip(starts, ends):
-                a = q.find_nearest_poly(s, ext)
-                b = q.find_nearest_poly(e, ext)
+                a = q.find_nearest_poly(s)
+                b = q.find_nearest_poly(e)
                 c = q.find_path(a.ref, b.ref, a.point, b.point)
                 q.find_straight_path(a.point, b.point, c.polys)
 
-        def one_call():
+        def path_single():
             for s, e in zip(starts, ends):
-                q.path(s, e)
+                try:
+                    q.path(s, e)
+                except navkit.errors.QueryError:
+                    pass
 
-        def batch():
-            q.paths(starts, ends)
-
-        start_refs = [q.find_nearest_poly(s, ext).ref for s in starts]
-
-        def rays():  # the peer's call: Detour's dtRaycastHit gets no path buffer
-            for r, s, e in zip(start_refs, starts, ends):
+        def ray_single():
+            for r, s, e in zip(ref_list, rs, re_):
                 q.raycast(r, s, e, max_path=0)
 
-        def rays_path():  # navkit's default also returns the visited polygons
-            for r, s, e in zip(start_refs, starts, ends):
-                q.raycast(r, s, e)
+        def near_single():
+            for c in both:
+                q.find_nearest_poly(c)
 
-        # agreement with Detour on these pairs
+        def closest_single():
+            for r, e in zip(lref_list, lends):
+                q.closest_point_on_poly(r, e)
+
+        def height_single():
+            for r, e in zip(lref_list, lends):
+                q.get_poly_height(r, e)
+
+        def move_single():
+            for r, s, e in zip(lref_list[:nm_], lstarts[:nm_], lends[:nm_]):
+                q.move_along_surface(r, s, e)
+
+        def random_single():
+            g = np.random.default_rng(1)
+            for _ in range(n):
+                q.find_random_point(rng=g)
+
+        def batches(th):
+            return {
+                "pair": lambda: q.paths(starts, ends, threads=th),
+                "raycast": lambda: q.raycasts(refs, rs, re_, threads=th),
+                "nearest": lambda: q.find_nearest_polys(both, threads=th),
+                "closest": lambda: q.closest_points_on_polys(lrefs, lends, threads=th),
+                "height": lambda: q.poly_heights(lrefs, lends, threads=th),
+                "move": lambda: q.move_along_surfaces(
+                    lrefs[:nm_], lstarts[:nm_], lends[:nm_], threads=th
+                ),
+                "random": lambda: q.find_random_points(n, rng=1, threads=th),
+            }
+
+        kinds = {  # kind: (label, single, items)
+            "pair": ("query pair flow", path_single, n),
+            "nearest": ("find_nearest_poly", near_single, 2 * nr),
+            "raycast": ("raycast", ray_single, nr),
+            "closest": ("closest_point_on_poly", closest_single, nl),
+            "height": ("get_poly_height", height_single, nl),
+            "move": ("move_along_surface", move_single, nm_),
+            "random": ("find_random_point", random_single, n),
+        }
+        b1, b2 = batches(1), batches(2)
+        variants = [("flow", "pair", flow, n)]
+        for k, (_, single, items) in kinds.items():
+            variants += [("single", k, single, items), ("batch1", k, b1[k], items),
+                         ("batch2", k, b2[k], items)]  # fmt: skip
         res = q.paths(starts, ends)
         same_complete = int(np.sum(res.complete == np.array([p["complete"] for p in pairs])))
-        variants = (("flow (4 calls)", flow, "pair"), ("path()", one_call, "pair"),
-                    ("paths() batch", batch, "pair"), ("raycast", rays, "ray"),
-                    ("raycast + visited", rays_path, "ray"))  # fmt: skip
-        for _, fn, _ in variants:
+        for _, _, fn, _ in variants:
             fn()  # warm-up (loads or compiles the kernels)
-        ours: dict[str, list[float]] = {label: [] for label, _, _ in variants}
-        theirs: dict[str, list[float]] = {"pair": [], "ray": []}
+        ours: dict[tuple[str, str], list[float]] = {(v, k): [] for v, k, _, _ in variants}
+        cpu: dict[tuple[str, str], list[float]] = {(v, k): [] for v, k, _, _ in variants}
+        peers: dict[str, list[dict]] = {"wasm": [], "native": []}
         for r in range(runs):
             if r:
-                peer = run_peer(name, {}, *peer_args)
-            qp, rp = peer["queries"], peer["raycast"]
-            theirs["pair"].append(qp["total_ms"] / qp["queries"] * 1e3)
-            theirs["ray"].append(rp["total_ms"] / rp["raycasts"] * 1e3)
-            for label, fn, _ in variants:
-                ours[label].append(run_us(fn, n))
+                wasm = run_peer(name, {}, *peer_args)
+            peers["wasm"].append(_peer_figures(wasm, False))
+            if with_native:
+                peers["native"].append(_peer_figures(run_native(name, {}, *native_args), True))
+            for v, k, fn, items in variants:
+                w, c = run_us(fn, items)
+                ours[(v, k)].append(w)
+                cpu[(v, k)].append(c)
     rows: list[dict] = []
-    for label, _, kind in variants:
-        us, ref = median(ours[label]), median(theirs[kind])
-        rows.append({
-            "mesh": name, "query": label, "navkit_us": us, "detour_us": ref,
-            "ratio": us / ref, "pairs": n, "same_complete": same_complete,
-        })  # fmt: skip
+    for k, (label, _, items) in kinds.items():
+        med = {v: median(ours[(v, k)]) for v in ("single", "batch1", "batch2")}
+        wall = dict(med)
+        if clock == "cpu":  # one-thread figures in CPU time of the calling thread
+            med["single"] = median(cpu[("single", k)])
+            med["batch1"] = median(cpu[("batch1", k)])
+        row = {
+            "mesh": name, "query": label, "items": items,
+            "single_us": med["single"], "batch1_us": med["batch1"], "batch2_us": med["batch2"],
+            "scaling": wall["batch1"] / wall["batch2"], "overhead_us": med["single"] - med["batch1"],
+            "clock": clock, "single_wall_us": wall["single"], "batch1_wall_us": wall["batch1"],
+            "flow_us": median(ours[("flow", k)]) if ("flow", k) in ours else None,
+        }  # fmt: skip
+        for side in ("wasm", "native"):
+            figs = [f[k] for f in peers[side] if k in f]
+            ref = median(figs) if figs else None
+            row[f"{side}_us"] = ref
+            row[f"{side}_best_us"] = min(figs) if figs else None
+            row[f"single_vs_{side}"] = med["single"] / ref if ref else None
+            row[f"batch1_vs_{side}"] = med["batch1"] / ref if ref else None
+        if k == "pair":
+            row["same_complete"] = same_complete
+        rows.append(row)
     return rows
 
 
@@ -122,18 +231,40 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--meshes", default=",".join(MESHES))
+    ap.add_argument("--native", action=argparse.BooleanOptionalAction, default=True,
+                    help="also run the native peer (default: when ../shared/peer-native exists)")  # fmt: skip
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="cpu: navkit's one-thread figures (single, batch 1t) in CPU time of "
+                    "the calling thread, for a loaded machine (the 2-thread figure and the "
+                    "scaling stay wall clock)")  # fmt: skip
     ap.add_argument("--json", help="also write the JSON here")
     args = ap.parse_args()
+    with_native = args.native and native_binary() is not None
 
     rows = []
     for name in args.meshes.split(","):
-        rows += bench_mesh(name, args.runs)
+        rows += bench_mesh(name, args.runs, with_native, args.clock)
     print_table(rows, [
-        ("mesh", "mesh", "s"), ("query", "query", "s"), ("navkit_us", "navkit us/pair", ".2f"),
-        ("detour_us", "detour us/pair", ".2f"), ("ratio", "ratio", ".2f"),
-        ("same_complete", "same status", "d"), ("pairs", "pairs", "d"),
+        ("mesh", "mesh", "s"), ("query", "query", "s"), ("single_us", "single us", ".2f"),
+        ("batch1_us", "batch 1t us", ".3f"), ("batch2_us", "batch 2t us", ".3f"),
+        ("scaling", "2t scaling", ".2f"), ("overhead_us", "overhead/call us", ".2f"),
+        ("native_us", "native us", ".3f"), ("native_best_us", "native best", ".3f"),
+        ("wasm_us", "wasm us", ".2f"),
+        ("batch1_vs_native", "batch1/native", ".2f"), ("single_vs_native", "single/native", ".2f"),
+        ("batch1_vs_wasm", "batch1/wasm", ".2f"), ("single_vs_wasm", "single/wasm", ".2f"),
     ])  # fmt: skip
-    text = json.dumps({"bench": "query", "runs": args.runs, "rows": rows}, indent=2)
+    flows = [r for r in rows if r.get("flow_us") is not None]
+    if flows:
+        print(
+            "\nquery pair flow as 4 Python calls (find_nearest_poly x2, find_path, find_straight_path):"
+        )
+        for r in flows:
+            print(f"  {r['mesh']}: {r['flow_us']:.2f} us/pair; same complete status as Detour: "
+                  f"{r['same_complete']}/{r['items']}")  # fmt: skip
+    text = json.dumps(
+        {"bench": "query", "runs": args.runs, "native": with_native, "clock": args.clock,
+         "rows": rows}, indent=2,
+    )  # fmt: skip
     print(text)
     if args.json:
         Path(args.json).write_text(text)

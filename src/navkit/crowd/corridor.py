@@ -321,7 +321,7 @@ def _corners_impl(d, flags_table, costs_table, act, nchunk, walking, target_stat
             f = qfilter[s]
             _, t, _, nres, _ = raycast_core(
                 nav, flags_table[f], costs_table[f], c_path[s, 0], pos, goal, 0, 0, ray_path,
-                _MAX_RES, normal, cur, pv,
+                _MAX_RES, normal, pv, cur,
             )  # fmt: skip
             if nres > 1 and t > _F0_99:
                 c_npath[s] = merge_corridor_start_shortcut(

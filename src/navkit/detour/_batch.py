@@ -15,7 +15,7 @@ import numpy as np
 from navkit._jit import borrow, njit, pnjit
 
 from ._funnel import straight_path_kernel
-from ._nearest import find_nearest_kernel
+from ._nearest import find_nearest_core
 from ._nodes import open_pool
 from ._poly import closest_point_on_poly
 from ._portal import FAILURE
@@ -34,8 +34,11 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
     ``length`` is the straight path's 3D length [wu] (float64), NaN unless code is 0.
     """
     tmp = np.empty(3, np.float32)
-    sp, so = find_nearest_kernel(nav, s, half, flt, tmp)
-    ep, eo = find_nearest_kernel(nav, e, half, flt, tmp)
+    pt = np.empty(3, np.float32)
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    sp, so = find_nearest_core(nav, s, half, flt, tmp, pt, pv, tri)
+    ep, eo = find_nearest_core(nav, e, half, flt, tmp, pt, pv, tri)
     sref = nav.poly_ref[sp] if sp >= 0 else np.int64(0)
     eref = nav.poly_ref[ep] if ep >= 0 else np.int64(0)
     if sp < 0:
@@ -60,6 +63,28 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
     return 0, n, m, sref, eref, st, acc
 
 
+@njit
+def _pairs_chunk(
+    nav, pool, flt, acost, starts, ends, half, max_path, max_pts, i0, i1,
+    out_code, out_np, out_nm, out_sref, out_eref, out_status, out_polys, out_pts, out_flags,
+    out_refs, out_len,
+):  # fmt: skip
+    """Pairs i0..i1 one after the other (a plain kernel: the same loop in the prange
+    body itself ran slower)."""
+    for i in range(i0, i1):
+        code, n, m, sref, eref, st, length = pair_kernel(
+            nav, pool, flt, acost, starts[i], ends[i], half, max_path, max_pts,
+            out_polys[i], out_pts[i], out_flags[i], out_refs[i],
+        )  # fmt: skip
+        out_code[i] = code
+        out_np[i] = n
+        out_nm[i] = m
+        out_sref[i] = sref
+        out_eref[i] = eref
+        out_status[i] = st
+        out_len[i] = length
+
+
 @pnjit
 def batch_kernel(
     d, pool_ds, flt, acost, starts, ends, half, max_path, max_pts,
@@ -75,28 +100,13 @@ def batch_kernel(
         # and a tuple type cannot cross into numba's parfor function.
         # The shared arguments are borrowed too: two threads updating one array's
         # reference count on every helper call would fight over its cache line.
-        nav = open_view(d)
-        pool = open_pool(pool_ds[c])
-        flt_b, acost_b, half_b = borrow(flt), borrow(acost), borrow(half)
-        starts_b, ends_b = borrow(starts), borrow(ends)
-        polys_b, pts_b, flags_b, refs_b = (
-            borrow(out_polys),
-            borrow(out_pts),
-            borrow(out_flags),
-            borrow(out_refs),
-        )
-        for i in range(c * per, min(npairs, (c + 1) * per)):
-            code, n, m, sref, eref, st, length = pair_kernel(
-                nav, pool, flt_b, acost_b, starts_b[i], ends_b[i], half_b, max_path, max_pts,
-                polys_b[i], pts_b[i], flags_b[i], refs_b[i],
-            )  # fmt: skip
-            out_code[i] = code
-            out_np[i] = n
-            out_nm[i] = m
-            out_sref[i] = sref
-            out_eref[i] = eref
-            out_status[i] = st
-            out_len[i] = length
+        _pairs_chunk(
+            open_view(d), open_pool(pool_ds[c]), borrow(flt), borrow(acost), borrow(starts),
+            borrow(ends), borrow(half), max_path, max_pts, c * per, min(npairs, (c + 1) * per),
+            borrow(out_code), borrow(out_np), borrow(out_nm), borrow(out_sref),
+            borrow(out_eref), borrow(out_status), borrow(out_polys), borrow(out_pts),
+            borrow(out_flags), borrow(out_refs), borrow(out_len),
+        )  # fmt: skip
 
 
 # -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --

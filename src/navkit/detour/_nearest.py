@@ -23,7 +23,7 @@ import numpy as np
 from navkit._jit import F32, njit
 
 from ._geom import FLT_MAX, ZERO
-from ._poly import closest_point_core
+from ._poly import closest_point_inline
 from ._portal import passes
 from ._view import POLYTYPE_OFFMESH, open_view, tile_hash
 
@@ -185,62 +185,170 @@ def query_polygons_kernel(nav, center, half, flt, out):
     return n, over
 
 
-@njit
-def find_nearest_kernel(nav, center, half, flt, nearest_pt):
-    """Detour's findNearestPoly. Returns (global poly index or -1, over_poly)."""
-    qmin = np.empty(3, np.float32)
-    qmax = np.empty(3, np.float32)
-    for c in range(3):
-        qmin[c] = center[c] - half[c]
-        qmax[c] = center[c] + half[c]
-    cells = _box_cells(nav, qmin, qmax)
-    best = -1
-    best_d = FLT_MAX
-    best_over = False
-    cand = np.empty(nav.poly_ref.shape[0] + 1, np.int64)
-    pt = np.empty(3, np.float32)
-    pv = np.empty((6, 3), np.float32)
-    tri = np.zeros((5, 3), np.float32)
+@njit(inline="always")
+def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
+                     best, best_d, best_over):  # fmt: skip
+    """findNearestPoly's test of every polygon of tile t overlapping the box (lx..hx, ...):
+    candidates in the order :func:`_tile_candidates` lists them, each scored as it is found
+    (no candidate list). Returns the updated (best, best_d, best_over)."""
+    climb = nav.tile_climb[t]
+    base = nav.tile_pbase[t]
+    nbv = nav.tile_bvcount[t]
     verts = nav.verts
     poly_verts = nav.poly_verts
     poly_nverts = nav.poly_nverts
     poly_type = nav.poly_type
-    dm_vbase = nav.dm_vbase
-    dm_tbase = nav.dm_tbase
-    dm_ntris = nav.dm_ntris
-    dverts = nav.dverts
-    dtris = nav.dtris
-    for ci in range(cells.shape[0]):
-        x = cells[ci, 0]
-        y = cells[ci, 1]
-        t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
-        while t != -1:
-            tt = t
-            t = nav.tile_next[t]
-            if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
+    if nbv > 0:
+        bmin = nav.tile_bmin[t]
+        bmax = nav.tile_bmax[t]
+        q = nav.tile_qfac[t]
+        bx = bmin[0]
+        by = bmin[1]
+        bz = bmin[2]
+        lo0 = (np.int64(q * (_clampf(lx, bx, bmax[0]) - bx)) & 0xFFFF) & 0xFFFE
+        lo1 = (np.int64(q * (_clampf(ly, by, bmax[1]) - by)) & 0xFFFF) & 0xFFFE
+        lo2 = (np.int64(q * (_clampf(lz, bz, bmax[2]) - bz)) & 0xFFFF) & 0xFFFE
+        hi0 = (np.int64(q * (_clampf(hx, bx, bmax[0]) - bx) + F32(1.0)) & 0xFFFF) | 1
+        hi1 = (np.int64(q * (_clampf(hy, by, bmax[1]) - by) + F32(1.0)) & 0xFFFF) | 1
+        hi2 = (np.int64(q * (_clampf(hz, bz, bmax[2]) - bz) + F32(1.0)) & 0xFFFF) | 1
+        bv_min = nav.bv_min
+        bv_max = nav.bv_max
+        bv_i = nav.bv_i
+        i = nav.tile_bvbase[t]
+        end = i + nbv
+        while i < end:
+            overlap = not (
+                lo0 > bv_max[i, 0] or hi0 < bv_min[i, 0]
+                or lo1 > bv_max[i, 1] or hi1 < bv_min[i, 1]
+                or lo2 > bv_max[i, 2] or hi2 < bv_min[i, 2]
+            )  # fmt: skip
+            bi = bv_i[i]
+            leaf = bi >= 0
+            if leaf and overlap:
+                p = base + bi
+                if passes(flt, p, nav):
+                    best, best_d, best_over = _score(
+                        nav, p, climb, center, nearest_pt, pt, pv, tri, best, best_d, best_over
+                    )
+            if overlap or leaf:
+                i += 1
+            else:
+                i -= bi
+    else:
+        for p in range(base, base + nav.tile_pcount[t]):
+            if poly_type[p] == POLYTYPE_OFFMESH:
                 continue
-            m = _tile_candidates(nav, tt, qmin, qmax, flt, cand, 0)
-            climb = nav.tile_climb[tt]
-            for j in range(m):
-                p = cand[j]
-                over = closest_point_core(
-                    verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris,
-                    dverts, dtris, p, center, pt, pv, tri,
+            if not passes(flt, p, nav):
+                continue
+            v = poly_verts[p, 0]
+            mn0 = mx0 = verts[v, 0]
+            mn1 = mx1 = verts[v, 1]
+            mn2 = mx2 = verts[v, 2]
+            for k in range(1, poly_nverts[p]):
+                w = poly_verts[p, k]
+                mn0 = min(mn0, verts[w, 0])
+                mx0 = max(mx0, verts[w, 0])
+                mn1 = min(mn1, verts[w, 1])
+                mx1 = max(mx1, verts[w, 1])
+                mn2 = min(mn2, verts[w, 2])
+                mx2 = max(mx2, verts[w, 2])
+            if lx > mx0 or hx < mn0 or ly > mx1 or hy < mn1 or lz > mx2 or hz < mn2:
+                continue
+            best, best_d, best_over = _score(
+                nav, p, climb, center, nearest_pt, pt, pv, tri, best, best_d, best_over
+            )
+    return best, best_d, best_over
+
+
+@njit(inline="always")
+def _score(nav, p, climb, center, nearest_pt, pt, pv, tri, best, best_d, best_over):
+    """Detour's distance of candidate p; keeps the first smallest."""
+    over = closest_point_inline(
+        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
+        nav.dm_ntris, nav.dverts, nav.dtris, p, center, pt, pv, tri,
+    )  # fmt: skip
+    dx = center[0] - pt[0]
+    dy = center[1] - pt[1]
+    dz = center[2] - pt[2]
+    if over:
+        d = abs(dy) - climb
+        d = d * d if d > ZERO else ZERO
+    else:
+        d = dx * dx + dy * dy + dz * dz
+    if d < best_d:
+        nearest_pt[0] = pt[0]
+        nearest_pt[1] = pt[1]
+        nearest_pt[2] = pt[2]
+        return p, d, over
+    return best, best_d, best_over
+
+
+@njit(inline="always")
+def _nearest_in_cell(nav, x, y, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
+                     best, best_d, best_over):  # fmt: skip
+    """:func:`_nearest_in_tile` over the tiles at grid cell (x, y), in lookup order."""
+    t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
+    while t != -1:
+        tt = t
+        t = nav.tile_next[t]
+        if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
+            continue
+        best, best_d, best_over = _nearest_in_tile(
+            nav, tt, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
+            best, best_d, best_over,
+        )  # fmt: skip
+    return best, best_d, best_over
+
+
+@njit(inline="always")
+def find_nearest_core(nav, center, half, flt, nearest_pt, pt, pv, tri):
+    """Detour's findNearestPoly with caller scratch ``pt`` (3,), ``pv`` (6, 3), ``tri``
+    (5, 3) float32 (no allocation unless the box spans more than 64 tile cells).
+    Returns (global poly index or -1, over_poly); ``nearest_pt`` receives the point
+    (untouched when nothing was found)."""
+    lx = center[0] - half[0]
+    ly = center[1] - half[1]
+    lz = center[2] - half[2]
+    hx = center[0] + half[0]
+    hy = center[1] + half[1]
+    hz = center[2] + half[2]
+    best = -1
+    best_d = FLT_MAX
+    best_over = False
+    tri[:] = ZERO  # closest_point_core may read rows 3-4 before writing them
+    minx, miny = _tile_loc(nav, lx, lz)
+    maxx, maxy = _tile_loc(nav, hx, hz)
+    if maxx < minx or maxy < miny:
+        return best, best_over
+    area = (np.float64(maxx - minx) + 1.0) * (np.float64(maxy - miny) + 1.0)
+    if area <= max(64.0, np.float64(nav.tile_used.shape[0])):
+        for y in range(miny, maxy + 1):
+            for x in range(minx, maxx + 1):
+                best, best_d, best_over = _nearest_in_cell(
+                    nav, x, y, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
+                    best, best_d, best_over,
                 )  # fmt: skip
-                dx = center[0] - pt[0]
-                dy = center[1] - pt[1]
-                dz = center[2] - pt[2]
-                if over:
-                    d = abs(dy) - climb
-                    d = d * d if d > ZERO else ZERO
-                else:
-                    d = dx * dx + dy * dy + dz * dz
-                if d < best_d:
-                    nearest_pt[:] = pt
-                    best_d = d
-                    best = p
-                    best_over = over
+        return best, best_over
+    qmin = np.empty(3, np.float32)
+    qmax = np.empty(3, np.float32)
+    qmin[0], qmin[1], qmin[2] = lx, ly, lz
+    qmax[0], qmax[1], qmax[2] = hx, hy, hz
+    cells = _box_cells(nav, qmin, qmax)
+    for ci in range(cells.shape[0]):
+        best, best_d, best_over = _nearest_in_cell(
+            nav, cells[ci, 0], cells[ci, 1], lx, ly, lz, hx, hy, hz, center, flt, nearest_pt,
+            pt, pv, tri, best, best_d, best_over,
+        )  # fmt: skip
     return best, best_over
+
+
+@njit
+def find_nearest_kernel(nav, center, half, flt, nearest_pt):
+    """Detour's findNearestPoly. Returns (global poly index or -1, over_poly)."""
+    pt = np.empty(3, np.float32)
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    return find_nearest_core(nav, center, half, flt, nearest_pt, pt, pv, tri)
 
 
 # -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
@@ -254,3 +362,22 @@ def find_nearest_entry(d, center, half, flt, nearest_pt):
 def query_polygons_entry(d, center, half, flt, out):
     """:func:`query_polygons_kernel` on the view described by ``d``."""
     return query_polygons_kernel(open_view(d), center, half, flt, out)
+
+
+@njit
+def nearest_ref_entry(d, center, half, flt, nearest_pt):
+    """findNearestPoly for :meth:`NavMeshQuery.find_nearest_poly`: ``nearest_pt`` receives
+    the nearest point (the center when nothing was found). Returns (ref as int64, 0 when
+    nothing was found; over_poly; False when the center is not finite, nothing done)."""
+    for c in range(3):
+        if not np.isfinite(center[c]):
+            return np.int64(0), False, False
+        nearest_pt[c] = center[c]
+    nav = open_view(d)
+    pt = np.empty(3, np.float32)
+    pv = np.empty((6, 3), np.float32)
+    tri = np.empty((5, 3), np.float32)
+    p, over = find_nearest_core(nav, center, half, flt, nearest_pt, pt, pv, tri)
+    if p < 0:
+        return np.int64(0), False, True
+    return nav.poly_ref[p], over, True

@@ -63,6 +63,23 @@ def poly_height(nav, p, pos):
 
 
 @njit
+def poly_height_core(nav, p, pos, out, pv, tri):
+    """:func:`poly_height` with caller scratch ``out`` (3,), ``pv`` (6, 3), ``tri`` (5, 3)."""
+    if nav.poly_type[p] == POLYTYPE_OFFMESH:
+        v0 = nav.verts[nav.poly_verts[p, 0]]
+        v1 = nav.verts[nav.poly_verts[p, 1]]
+        d, t = dist_pt_seg_sqr_2d(pos[0], pos[2], v0[0], v0[2], v1[0], v1[2])
+        return True, v0[1] + (v1[1] - v0[1]) * t
+    tri[:] = ZERO  # as the fresh scratch of closest_point_on_poly
+    if closest_point_core(
+        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
+        nav.dm_ntris, nav.dverts, nav.dtris, p, pos, out, pv, tri,
+    ):  # fmt: skip
+        return True, out[1]
+    return False, ZERO
+
+
+@njit
 def closest_point_on_boundary(nav, p, pos, out):
     """pos itself when inside polygon p (xz), else the nearest point on its outline."""
     pv = np.empty((6, 3), np.float32)
@@ -182,6 +199,11 @@ def closest_point_core(
     for c in range(3):
         out[c] = tri[3, c] + (tri[4, c] - tri[3, c]) * tmin
     return False
+
+
+#: :func:`closest_point_core` inlined into its caller: for hot loops that call it per
+#: candidate (a call passes 13 arrays, and each costs a reference-count call in and out).
+closest_point_inline = njit(inline="always")(closest_point_core.py_func)
 
 
 # -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --

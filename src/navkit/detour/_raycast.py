@@ -29,26 +29,28 @@ _INV255 = F32(1.0) / F32(255.0)
 def raycast_kernel(
     nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal
 ):
-    """See :func:`raycast_core` (this one allocates its scratch)."""
-    return raycast_core(
-        nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal,
-        np.empty(3, np.float32), np.empty((6, 3), np.float32),
-    )  # fmt: skip
-
-
-@njit
-def raycast_core(
-    nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal,
-    cur_pos, pv,
-):  # fmt: skip
     """Cast spos -> epos from start_ref.
 
     Returns
     -------
     (status, t, hit_edge, path_count, path_cost); ``normal`` (3,) receives the hit normal
-    and ``path[:path_count]`` the visited polygon refs. ``cur_pos`` (3,) and ``pv`` (6, 3)
-    float32 are scratch.
+    and ``path[:path_count]`` the visited polygon refs. (:func:`raycast_core` with its
+    scratch allocated here.)
     """
+    pv = np.empty((6, 3), np.float32)
+    cur_pos = np.empty(3, np.float32)
+    return raycast_core(
+        nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal, pv,
+        cur_pos,
+    )  # fmt: skip
+
+
+@njit(inline="always")
+def raycast_core(
+    nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal, pv,
+    cur_pos,
+):  # fmt: skip
+    """:func:`raycast_kernel` with caller scratch ``pv`` (6, 3) and ``cur_pos`` (3,) float32."""
     normal[0] = ZERO
     normal[1] = ZERO
     normal[2] = ZERO
@@ -190,6 +192,10 @@ def raycast_entry(d, flt, acost, start_ref, spos, epos, options, prev_ref, path,
     for c in range(3):
         if not (np.isfinite(spos[c]) and np.isfinite(epos[c])):
             return FAILURE | INVALID_PARAM, ZERO, -1, -1, ZERO
-    return raycast_kernel(
-        open_view(d), flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal
-    )
+    # raycast_core inlines here: a call passing the whole view costs more than a short ray
+    pv = np.empty((6, 3), np.float32)
+    cur_pos = np.empty(3, np.float32)
+    return raycast_core(
+        open_view(d), flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path,
+        normal, pv, cur_pos,
+    )  # fmt: skip

@@ -37,7 +37,7 @@ from navkit import _check
 from navkit._check import MAX_RESULT
 from navkit.errors import InputError, QueryError, StaleHandleError
 
-from . import _batch, _funnel, _local, _nearest, _poly, _portal, _raycast, _search
+from . import _batch, _funnel, _local, _many, _nearest, _poly, _portal, _raycast, _search
 from ._nodes import PoolHandle
 from ._view import Descriptor, NavView, ViewHandle, poly_index_entry, view_from_navmesh
 from .filter import DEFAULT_FILTER, QueryFilter
@@ -45,6 +45,8 @@ from .filter import DEFAULT_FILTER, QueryFilter
 __all__ = [
     "NavMeshQuery", "NearestPoly", "PathCorridor", "StraightPath", "RaycastHit", "Path",
     "PathBatch", "MoveResult", "WallHit", "WallSegments", "PolySearch", "RandomPoint",
+    "NearestPolyBatch", "RaycastBatch", "ClosestPointBatch", "PolyHeightBatch",
+    "RandomPointBatch", "MoveBatch",
     "SUCCESS", "FAILURE", "IN_PROGRESS", "INVALID_PARAM", "BUFFER_TOO_SMALL", "OUT_OF_NODES",
     "PARTIAL_RESULT", "STRAIGHTPATH_START", "STRAIGHTPATH_END", "STRAIGHTPATH_OFFMESH_CONNECTION",
     "STRAIGHTPATH_AREA_CROSSINGS", "STRAIGHTPATH_ALL_CROSSINGS", "RAYCAST_USE_COSTS",
@@ -207,6 +209,70 @@ class RandomPoint(NamedTuple):
 
     ref: int
     point: np.ndarray  # (3,) float32
+
+
+class NearestPolyBatch(NamedTuple):
+    """``find_nearest_polys``: row i answers center i (as :class:`NearestPoly`)."""
+
+    refs: np.ndarray  # (N,) int64 nearest polygon ref, 0 when none is in the box
+    points: np.ndarray  # (N, 3) float32 nearest point [wu] (the center when not found)
+    over_poly: np.ndarray  # (N,) bool the center lies over the polygon (xz)
+    status: np.ndarray  # (N,) int64 Detour status (SUCCESS: "nothing found" is ref 0)
+
+    @property
+    def found(self) -> np.ndarray:
+        """(N,) bool: a polygon was found."""
+        return self.refs != 0  # type: ignore[no-any-return]
+
+
+class RaycastBatch(NamedTuple):
+    """``raycasts``: row i answers ray i (as :class:`RaycastHit`)."""
+
+    t: np.ndarray  # (N,) float32 hit fraction; inf when the end was reached
+    hit_normal: np.ndarray  # (N, 3) float32 wall normal (zero without a hit)
+    hit_edge_index: np.ndarray  # (N,) int32 edge left through last, -1 = none
+    path: np.ndarray  # (N, max(1, max_path)) int64 visited refs; zero past path_count
+    path_count: np.ndarray  # (N,) int32
+    path_cost: np.ndarray  # (N,) float32 (RAYCAST_USE_COSTS)
+    status: np.ndarray  # (N,) int64 Detour status bits
+
+    @property
+    def hit(self) -> np.ndarray:
+        """(N,) bool: the ray hit a wall before its end."""
+        return self.t < 1.0  # type: ignore[no-any-return]
+
+
+class ClosestPointBatch(NamedTuple):
+    """``closest_points_on_polys``: row i answers (refs[i], points[i])."""
+
+    points: np.ndarray  # (N, 3) float32 closest point [wu] (the input point on failure)
+    over_poly: np.ndarray  # (N,) bool
+    status: np.ndarray  # (N,) int64 SUCCESS, or FAILURE | INVALID_PARAM for a stale ref
+
+
+class PolyHeightBatch(NamedTuple):
+    """``poly_heights``: row i answers (refs[i], points[i])."""
+
+    heights: np.ndarray  # (N,) float32 surface height [wu]; nan when not ok
+    ok: np.ndarray  # (N,) bool
+    status: np.ndarray  # (N,) int64 SUCCESS, or FAILURE | INVALID_PARAM (stale ref, or
+    # the point is outside the polygon in xz, as Detour's getPolyHeight)
+
+
+class RandomPointBatch(NamedTuple):
+    """``find_random_points``: n points as n calls of ``find_random_point`` would draw them."""
+
+    refs: np.ndarray  # (n,) int64 polygon ref, 0 when no polygon passes the filter
+    points: np.ndarray  # (n, 3) float32 [wu] (zero when ref is 0)
+
+
+class MoveBatch(NamedTuple):
+    """``move_along_surfaces``: row i answers move i (as :class:`MoveResult`)."""
+
+    positions: np.ndarray  # (N, 3) float32 reached position [wu]
+    visited: np.ndarray  # (N, max(1, max_visited)) int64 visited refs; zero past n_visited
+    n_visited: np.ndarray  # (N,) int32
+    status: np.ndarray  # (N,) int64 Detour status bits
 
 
 _EP: dict = {}
@@ -415,15 +481,26 @@ class NavMeshQuery:
         self, center, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None
     ) -> NearestPoly:
         """Nearest polygon to ``center`` within the box ``center +- half_extents``."""
-        c = _vec3(center, "center")
-        h = _extents(half_extents)
+        # float32 (3,) arrays go straight to the kernel, which checks that they are finite
+        c = center
+        if not (
+            type(c) is np.ndarray and c.dtype is _F32 and c.shape == (3,) and c.strides == (4,)
+        ):
+            c = _vec3(center, "center")
+        h = _DEFAULT_EXTENTS if half_extents is _DEFAULT_EXTENTS_ARG else _extents(half_extents)
         flags = _DEFAULT_ARRAYS[0] if filter is None else self._filter(filter)[0]
-        vh = self._vh()
-        pt = c.copy()
-        p, over = _call(_nearest.find_nearest_entry, vh.desc, c, h, flags, pt)
-        if p < 0:
-            return NearestPoly(0, c.copy(), False, SUCCESS)
-        return NearestPoly(_from_ref(vh.view.poly_ref[p]), pt, bool(over), SUCCESS)
+        pt = np.empty(3, np.float32)  # the kernel writes it
+        ep = _EP.get(_nearest.nearest_ref_entry)
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
+        args = (vh.desc, c, h, flags, pt)
+        ref, over, finite = (
+            ep(*args) if ep is not None else _call(_nearest.nearest_ref_entry, *args)
+        )
+        if not finite:
+            _vec3(center, "center")  # raises, naming the bad coordinate
+        return tuple.__new__(NearestPoly, (ref + (1 << 64) if ref < 0 else ref, pt, over, SUCCESS))
 
     def query_polygons(
         self, center, half_extents, filter: QueryFilter | None = None, max_polys: int = 256
@@ -613,7 +690,9 @@ class NavMeshQuery:
         if path.shape[0] < mp:
             path = self._rbuf = np.zeros(mp, np.int64)
         normal = np.empty(3, np.float32)  # the kernel writes it
-        vh = self._vh()
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
         sr = (
             start_ref
             if type(start_ref) is int and 0 < start_ref < _REF_SIGN
@@ -1054,6 +1133,309 @@ class NavMeshQuery:
             )  # fmt: skip
         return sc
 
+    # -- batch queries ---------------------------------------------------------------------
+    # Each runs one numba kernel over all items, parallel over chunks of items (see
+    # navkit.detour._many); item i is bit for bit the single call's answer for input i.
+    def _nchunks(self, n: int, threads: int | None) -> tuple[int, int]:
+        """(thread count, chunk count) for a batch of n items."""
+        if threads is not None:
+            threads = _check.integer(threads, "threads", 0, 1 << 16)
+        nth = numba.get_num_threads()
+        if threads:
+            nth = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+        return nth, max(1, min(n, nth * 4))
+
+    def _run(self, kernel, n: int, threads: int | None, *args) -> None:
+        """kernel(desc, nchunks, *args) with numba's threads capped for the call."""
+        nth, nchunks = self._nchunks(n, threads)
+        prev = numba.get_num_threads()
+        numba.set_num_threads(nth)
+        try:
+            kernel(self._vh().desc, nchunks, *args)
+        finally:
+            numba.set_num_threads(prev)
+
+    def _poly_indices(self, refs: Any, name: str) -> np.ndarray:
+        """(N,) int64 global polygon index of each ref, -1 when stale or invalid."""
+        r = _ref_array(refs, name)
+        out = np.zeros(r.shape[0], np.int64)
+        _many.poly_indices_kernel(self._vh().desc, r, out)
+        return out
+
+    def find_nearest_polys(
+        self, centers, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None,
+        *, threads: int | None = None,
+    ) -> NearestPolyBatch:  # fmt: skip
+        """:meth:`find_nearest_poly` for many centers in one parallel kernel call.
+
+        Parameters
+        ----------
+        centers : (N, 3) array_like of float
+            Query points [wu] (converted to float32; must be finite).
+        half_extents : (3,) array_like of float
+            Search box half size [wu], shared by every center (each >= 0).
+        filter : QueryFilter, optional
+        threads : int, optional
+            Cap on numba's threads for this call (default: all of them).
+
+        Returns
+        -------
+        NearestPolyBatch
+            ``refs`` (N,) int64 (0: no polygon in the box), ``points`` (N, 3) float32,
+            ``over_poly`` (N,) bool, ``status`` (N,) int64; row i equals
+            ``find_nearest_poly(centers[i], half_extents, filter)``.
+
+        Raises
+        ------
+        InputError
+            Mis-shaped or non-finite centers or half extents.
+        """
+        c = _points(centers, "centers")
+        h = _extents(half_extents)
+        flags = _DEFAULT_ARRAYS[0] if filter is None else self._filter(filter)[0]
+        n = c.shape[0]
+        ps = np.zeros(n, np.int64)
+        over = np.zeros(n, np.bool_)
+        pts = np.zeros((n, 3), np.float32)
+        if n:
+            self._run(_many.nearest_kernel, n, threads, flags, c, h, ps, over, pts)
+        refs = np.where(ps >= 0, self._vh().view.poly_ref[np.maximum(ps, 0)], 0)
+        return NearestPolyBatch(refs, pts, over, np.full(n, SUCCESS, np.int64))
+
+    def raycasts(
+        self, start_refs, starts, ends, filter: QueryFilter | None = None, options: int = 0,
+        prev_refs=None, max_path: int = 0, *, threads: int | None = None,
+    ) -> RaycastBatch:  # fmt: skip
+        """:meth:`raycast` for many rays in one parallel kernel call.
+
+        Parameters
+        ----------
+        start_refs : (N,) array_like of int
+            Polygon each ray starts in (refs; int64 two's complement or Python ints).
+        starts, ends : (N, 3) array_like of float
+            Ray ends [wu] (float32, finite; the test is in xz).
+        filter : QueryFilter, optional
+        options : int
+            ``RAYCAST_USE_COSTS`` to accumulate ``path_cost``.
+        prev_refs : (N,) array_like of int, optional
+            Detour's ``prevRef`` per ray (default 0).
+        max_path : int
+            Visited polygons recorded per ray (0..2**20). Unlike :meth:`raycast`
+            (256), the default 0 records none: Detour's ``raycast`` without a path
+            buffer, the cheapest call.
+        threads : int, optional
+            Cap on numba's threads for this call.
+
+        Returns
+        -------
+        RaycastBatch
+            (N,) arrays: ``t`` float32 (inf when unobstructed), ``hit_normal`` (N, 3)
+            float32, ``hit_edge_index`` int32, ``path`` (N, max(1, max_path)) int64 and
+            ``path_count`` int32, ``path_cost`` float32, ``status`` int64. Row i equals
+            ``raycast(start_refs[i], starts[i], ends[i], filter, options, prev_refs[i],
+            max_path)``; a stale start ref gives ``FAILURE | INVALID_PARAM``.
+        """
+        s = _points(starts, "starts")
+        e = _points(ends, "ends")
+        n = s.shape[0]
+        if e.shape != s.shape:
+            raise InputError(f"starts {s.shape} and ends {e.shape} differ in shape")
+        r = _ref_array(start_refs, "start_refs")
+        if r.shape[0] != n:
+            raise InputError(f"start_refs has {r.shape[0]} refs for {n} rays")
+        pr = np.zeros(n, np.int64) if prev_refs is None else _ref_array(prev_refs, "prev_refs")
+        if pr.shape[0] != n:
+            raise InputError(f"prev_refs has {pr.shape[0]} refs for {n} rays")
+        flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
+        opts = _options(options)
+        mp = _count(max_path, "max_path")
+        st = np.zeros(n, np.int64)
+        t = np.zeros(n, np.float32)
+        edge = np.zeros(n, np.int32)
+        cnt = np.zeros(n, np.int32)
+        cost = np.zeros(n, np.float32)
+        normal = np.zeros((n, 3), np.float32)
+        path = np.zeros((n, max(1, mp)), np.int64)
+        if n:
+            self._run(_many.raycasts_kernel, n, threads, flags, costs, r, s, e, opts, pr, mp,
+                      st, t, edge, cnt, cost, normal, path)  # fmt: skip
+            t[t >= np.float32(_FLT_MAX)] = np.inf
+            if mp:
+                path[np.arange(path.shape[1])[None, :] >= cnt[:, None]] = 0
+        return RaycastBatch(t, normal, edge, path, cnt, cost, st)
+
+    def closest_points_on_polys(
+        self, refs, points, *, threads: int | None = None
+    ) -> ClosestPointBatch:
+        """:meth:`closest_point_on_poly` for many (ref, point) pairs in one kernel call.
+
+        Parameters
+        ----------
+        refs : (N,) array_like of int
+            Polygon refs.
+        points : (N, 3) array_like of float
+            Points [wu] (float32, finite).
+        threads : int, optional
+            Cap on numba's threads for this call.
+
+        Returns
+        -------
+        ClosestPointBatch
+            ``points`` (N, 3) float32, ``over_poly`` (N,) bool, ``status`` (N,) int64.
+            Where the single call raises :class:`~navkit.errors.StaleHandleError` (a
+            ref naming no polygon) the row has ``FAILURE | INVALID_PARAM`` and the
+            input point; elsewhere it equals the single call.
+        """
+        q = _points(points, "points")
+        ps = self._poly_indices(refs, "refs")
+        n = q.shape[0]
+        if ps.shape[0] != n:
+            raise InputError(f"refs has {ps.shape[0]} refs for {n} points")
+        out = np.zeros((n, 3), np.float32)
+        over = np.zeros(n, np.bool_)
+        if n:
+            self._run(_many.closest_kernel, n, threads, ps, q, out, over)
+        return ClosestPointBatch(out, over, np.where(ps >= 0, SUCCESS, FAILURE | INVALID_PARAM))
+
+    def poly_heights(self, refs, points, *, threads: int | None = None) -> PolyHeightBatch:
+        """:meth:`get_poly_height` for many (ref, point) pairs in one kernel call.
+
+        Parameters
+        ----------
+        refs : (N,) array_like of int
+            Polygon refs.
+        points : (N, 3) array_like of float
+            Points [wu] (float32, finite; only x and z are used).
+        threads : int, optional
+            Cap on numba's threads for this call.
+
+        Returns
+        -------
+        PolyHeightBatch
+            ``heights`` (N,) float32 [wu] (nan when not ok), ``ok`` (N,) bool,
+            ``status`` (N,) int64. ``ok`` is False where the single call returns None
+            (point outside the polygon) or raises StaleHandleError (stale ref); both
+            have ``FAILURE | INVALID_PARAM``, as Detour's ``getPolyHeight``.
+        """
+        q = _points(points, "points")
+        ps = self._poly_indices(refs, "refs")
+        n = q.shape[0]
+        if ps.shape[0] != n:
+            raise InputError(f"refs has {ps.shape[0]} refs for {n} points")
+        h = np.zeros(n, np.float32)
+        ok = np.zeros(n, np.bool_)
+        if n:
+            self._run(_many.heights_kernel, n, threads, ps, q, h, ok)
+        h[~ok] = np.nan
+        return PolyHeightBatch(h, ok, np.where(ok, SUCCESS, FAILURE | INVALID_PARAM))
+
+    def find_random_points(
+        self, n: int, filter: QueryFilter | None = None, rng=None, *, threads: int | None = None
+    ) -> RandomPointBatch:
+        """``n`` random points, uniform by area, as ``n`` calls of :meth:`find_random_point`.
+
+        Parameters
+        ----------
+        n : int
+            How many points (0..2**20).
+        filter : QueryFilter, optional
+        rng : numpy Generator or int seed, optional
+            Drawn from exactly as ``n`` successive :meth:`find_random_point` calls with
+            this generator would draw (so the points are theirs, in order).
+        threads : int, optional
+            Cap on numba's threads for this call.
+
+        Returns
+        -------
+        RandomPointBatch
+            ``refs`` (n,) int64 (0 when no polygon passes the filter) and ``points``
+            (n, 3) float32 [wu].
+        """
+        count = _count(n, "n")
+        flags, _ = self._filter(filter)
+        g = self._rng(rng)
+        vh = self._vh()
+        npoly = vh.view.poly_ref.shape[0]
+        polys = np.zeros(npoly, np.int64)
+        areas = np.zeros(npoly, np.float32)
+        prefix = np.zeros(npoly, np.float32)
+        m = int(_many.random_areas_kernel(vh.desc, flags, polys, areas, prefix))
+        ps = np.full(count, -1, np.int64)
+        pts = np.zeros((count, 3), np.float32)
+        width = npoly + 2  # uniforms per point, as the single call draws them
+        block = max(1, (1 << 22) // width)  # rows per draw: bounded memory
+        for b0 in range(0, count, block):
+            b1 = min(count, b0 + block)
+            rnd = np.empty((b1 - b0, width), np.float32)
+            for i in range(b1 - b0):  # one draw per point: the single call's stream
+                g.random(width, dtype=np.float32, out=rnd[i])
+            self._run(_many.random_points_kernel, b1 - b0, threads, m, polys, areas, prefix,
+                      rnd, ps[b0:b1], pts[b0:b1])  # fmt: skip
+        refs = np.where(ps >= 0, vh.view.poly_ref[np.maximum(ps, 0)], 0)
+        return RandomPointBatch(refs, pts)
+
+    def move_along_surfaces(
+        self, start_refs, starts, ends, filter: QueryFilter | None = None,
+        max_visited: int = 16, *, threads: int | None = None,
+    ) -> MoveBatch:  # fmt: skip
+        """:meth:`move_along_surface` for many moves in one parallel kernel call.
+
+        Parameters
+        ----------
+        start_refs : (N,) array_like of int
+            Polygon each move starts in.
+        starts, ends : (N, 3) array_like of float
+            Start and wanted end positions [wu] (float32, finite).
+        filter : QueryFilter, optional
+        max_visited : int
+            Visited-polygon capacity per move (0..2**20; 0 behaves as 1, as the single call).
+        threads : int, optional
+            Cap on numba's threads for this call.
+
+        Returns
+        -------
+        MoveBatch
+            ``positions`` (N, 3) float32, ``visited`` (N, max(1, max_visited)) int64
+            with ``n_visited`` (N,) int32, ``status`` (N,) int64; row i equals
+            ``move_along_surface(start_refs[i], starts[i], ends[i], filter,
+            max_visited)`` (a stale ref: the start, no visited polygon,
+            ``FAILURE | INVALID_PARAM``).
+        """
+        s = _points(starts, "starts")
+        e = _points(ends, "ends")
+        n = s.shape[0]
+        if e.shape != s.shape:
+            raise InputError(f"starts {s.shape} and ends {e.shape} differ in shape")
+        ps = self._poly_indices(start_refs, "start_refs")
+        if ps.shape[0] != n:
+            raise InputError(f"start_refs has {ps.shape[0]} refs for {n} moves")
+        mv = _count(max_visited, "max_visited")
+        flags, _ = self._filter(filter)
+        pos = np.zeros((n, 3), np.float32)
+        vis = np.zeros((n, max(1, mv)), np.int64)
+        cnt = np.zeros(n, np.int32)
+        st = np.zeros(n, np.int64)
+        if n:
+            nth, nchunks = self._nchunks(n, threads)
+            pools = self._tiny_pools(nchunks)
+            prev = numba.get_num_threads()
+            numba.set_num_threads(nth)
+            try:
+                _many.move_kernel(self._vh().desc, pools, flags, ps, s, e, pos, vis, cnt, st)
+            finally:
+                numba.set_num_threads(prev)
+            vis[np.arange(vis.shape[1])[None, :] >= cnt[:, None]] = 0
+        return MoveBatch(pos, vis, cnt, st)
+
+    def _tiny_pools(self, n: int) -> np.ndarray:
+        """(n, D) descriptors of n 64-node pools (Detour's tiny pool; kept on the query)."""
+        tp = getattr(self, "_tpools", None)
+        if tp is None or tp.shape[0] < n:
+            hs = [PoolHandle(64) for _ in range(n)]
+            tp = self._tpools = np.stack([h.desc for h in hs]).view(Descriptor)
+            tp.owner = hs
+        return tp[:n]
+
 
 def _ran_out(status):
     """Whether a find_path status (int or int64 array) is partial because the pool ran out."""
@@ -1097,3 +1479,10 @@ def _points(v: object, name: str) -> np.ndarray:
     if not np.all(np.abs(a) <= _FLT_MAX):
         raise InputError(f"{name} must be finite (as float32)")
     return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def _ref_array(v: object, name: str) -> np.ndarray:
+    """A 1-D sequence of refs as a contiguous int64 array (uint64 viewed as int64)."""
+    if type(v) is np.ndarray and v.ndim == 1 and v.dtype == np.uint64:
+        return np.ascontiguousarray(v).view(np.int64)
+    return _refs(v, name)

@@ -1,0 +1,286 @@
+"""Batch kernels: one Detour query over many inputs, in parallel over cores.
+
+Each kernel runs a ``prange`` loop over chunks of the items. A chunk opens the
+navmesh view (borrowed arrays: no reference counting shared between threads),
+allocates its scratch once, and calls for every item of the chunk the very
+kernel core the single-call query uses, so item ``i`` of a batch is the single
+call's answer for input ``i``, bit for bit. Outputs are written into arrays the
+caller allocated (row ``i`` belongs to item ``i``).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from navkit._jit import borrow, njit, pnjit
+
+from ._geom import ZERO, random_point_in_convex_poly, tri_area_2d
+from ._local import move_along_surface_kernel
+from ._nearest import find_nearest_core
+from ._nodes import open_pool
+from ._poly import closest_point_core, poly_height_core
+from ._portal import FAILURE, INVALID_PARAM, SUCCESS, passes
+from ._raycast import raycast_core
+from ._view import POLYTYPE_GROUND, load_poly, open_view, poly_index
+
+
+@njit(inline="always")
+def _span(n, nchunks, c):
+    per = (n + nchunks - 1) // nchunks
+    return c * per, min(n, (c + 1) * per)
+
+
+@njit
+def _keep(arrays):
+    """A use of ``arrays`` (does nothing): keeps the owners of borrowed scratch alive to here."""
+    return arrays[0].shape[0]
+
+
+@njit
+def poly_indices_kernel(d, refs, out):
+    """Global polygon index of each ref into out (-1 for stale or invalid refs)."""
+    nav = open_view(d)
+    for i in range(refs.shape[0]):
+        out[i] = poly_index(nav, refs[i])
+
+
+@njit
+def _raycasts_chunk(
+    nav, flt, acost, refs, starts, ends, options, prev_refs, max_path, i0, i1,
+    out_status, out_t, out_edge, out_n, out_cost, out_normal, out_path,
+):  # fmt: skip
+    pv = np.empty((6, 3), np.float32)
+    cur = np.empty(3, np.float32)
+    for i in range(i0, i1):
+        st, t, edge, k, cost = raycast_core(
+            nav, flt, acost, refs[i], starts[i], ends[i], options, prev_refs[i],
+            out_path[i], max_path, out_normal[i], pv, cur,
+        )  # fmt: skip
+        out_status[i] = st
+        out_t[i] = t
+        out_edge[i] = edge
+        out_n[i] = k
+        out_cost[i] = cost
+
+
+@pnjit
+def raycasts_kernel(
+    d, nchunks, flt, acost, refs, starts, ends, options, prev_refs, max_path,
+    out_status, out_t, out_edge, out_n, out_cost, out_normal, out_path,
+):  # fmt: skip
+    """:func:`_raycast.raycast_core` for every (refs[i], starts[i], ends[i], prev_refs[i])."""
+    n = refs.shape[0]
+    for c in numba.prange(nchunks):
+        # The loop runs in a plain (sequential) kernel: the same loop in the prange body
+        # itself ran at half speed.
+        i0, i1 = _span(n, nchunks, c)
+        _raycasts_chunk(
+            open_view(d), borrow(flt), borrow(acost), borrow(refs), borrow(starts),
+            borrow(ends), options, borrow(prev_refs), max_path, i0, i1, borrow(out_status),
+            borrow(out_t), borrow(out_edge), borrow(out_n), borrow(out_cost),
+            borrow(out_normal), borrow(out_path),
+        )  # fmt: skip
+
+
+@njit
+def _nearest_chunk(nav, flt, centers, half, i0, i1, out_p, out_over, out_pt):
+    # scratch used through borrowed views: passing an owned array to a helper costs two
+    # atomic reference-count updates per call (the owners live until the loop ends)
+    own = (np.empty(3, np.float32), np.empty((6, 3), np.float32), np.zeros((5, 3), np.float32))
+    pt, pv, tri = borrow(own)
+    for i in range(i0, i1):
+        ci = centers[i]
+        oi = out_pt[i]
+        oi[0] = ci[0]
+        oi[1] = ci[1]
+        oi[2] = ci[2]
+        p, over = find_nearest_core(nav, ci, half, flt, oi, pt, pv, tri)
+        out_p[i] = p
+        out_over[i] = over
+    _keep(own)
+
+
+@pnjit
+def nearest_kernel(d, nchunks, flt, centers, half, out_p, out_over, out_pt):
+    """:func:`_nearest.find_nearest_core` for every center; out_pt[i] is the center when
+    nothing was found."""
+    n = centers.shape[0]
+    for c in numba.prange(nchunks):
+        i0, i1 = _span(n, nchunks, c)
+        _nearest_chunk(
+            open_view(d), borrow(flt), borrow(centers), borrow(half), i0, i1, borrow(out_p),
+            borrow(out_over), borrow(out_pt),
+        )  # fmt: skip
+
+
+@njit
+def _closest_chunk(nav, ps, points, i0, i1, out_pt, out_over):
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    for i in range(i0, i1):
+        q = points[i]
+        o = out_pt[i]
+        p = ps[i]
+        if p < 0:
+            o[0] = q[0]
+            o[1] = q[1]
+            o[2] = q[2]
+            out_over[i] = False
+            continue
+        tri[:] = ZERO  # as the fresh scratch of the single call
+        out_over[i] = closest_point_core(
+            nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
+            nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris, p, q, o, pv, tri,
+        )  # fmt: skip
+
+
+@pnjit
+def closest_kernel(d, nchunks, ps, points, out_pt, out_over):
+    """closestPointOnPoly of points[i] on polygon ps[i] (ps[i] < 0: the point itself)."""
+    n = ps.shape[0]
+    for c in numba.prange(nchunks):
+        i0, i1 = _span(n, nchunks, c)
+        _closest_chunk(
+            open_view(d), borrow(ps), borrow(points), i0, i1, borrow(out_pt), borrow(out_over)
+        )
+
+
+@njit
+def _heights_chunk(nav, ps, points, i0, i1, out_h, out_ok):
+    out = np.empty(3, np.float32)
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    for i in range(i0, i1):
+        p = ps[i]
+        if p < 0:
+            out_ok[i] = False
+            out_h[i] = ZERO
+            continue
+        ok, h = poly_height_core(nav, p, points[i], out, pv, tri)
+        out_ok[i] = ok
+        out_h[i] = h
+
+
+@pnjit
+def heights_kernel(d, nchunks, ps, points, out_h, out_ok):
+    """getPolyHeight of points[i] in polygon ps[i] (ps[i] < 0: not ok)."""
+    n = ps.shape[0]
+    for c in numba.prange(nchunks):
+        i0, i1 = _span(n, nchunks, c)
+        _heights_chunk(
+            open_view(d), borrow(ps), borrow(points), i0, i1, borrow(out_h), borrow(out_ok)
+        )
+
+
+@njit
+def random_areas_kernel(d, flt, polys, areas, prefix):
+    """The polygons findRandomPoint draws from (live ground polygons passing flt, in index
+    order), their xz areas and the running area sums, as the single call accumulates them
+    (float32). Returns how many."""
+    nav = open_view(d)
+    pv = np.empty((6, 3), np.float32)
+    area_sum = ZERO
+    m = 0
+    for p in range(nav.poly_ref.shape[0]):
+        t = nav.poly_tile[p]
+        if nav.tile_used[t] == 0:
+            continue
+        loc = p - nav.tile_pbase[t]
+        if loc < 0 or loc >= nav.tile_pcount[t]:
+            continue
+        if nav.poly_type[p] != POLYTYPE_GROUND:
+            continue
+        if not passes(flt, p, nav):
+            continue
+        nv = load_poly(nav, p, pv)
+        area = ZERO
+        for j in range(2, nv):
+            area += tri_area_2d(pv[0], pv[j - 1], pv[j])
+        area_sum += area
+        polys[m] = p
+        areas[m] = area
+        prefix[m] = area_sum
+        m += 1
+    return m
+
+
+@njit
+def _random_chunk(nav, m, polys, areas, prefix, rnd, i0, i1, out_p, out_pt):
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    pt = np.empty(3, np.float32)
+    for i in range(i0, i1):
+        ri = rnd[i]
+        chosen = -1
+        k = m - 1
+        while k >= 0:
+            if ri[k] * prefix[k] <= areas[k]:
+                chosen = polys[k]
+                break
+            k -= 1
+        out_p[i] = chosen
+        o = out_pt[i]
+        if chosen == -1:
+            o[0] = ZERO
+            o[1] = ZERO
+            o[2] = ZERO
+            continue
+        nv = load_poly(nav, chosen, pv)
+        random_point_in_convex_poly(pv, nv, ri[m], ri[m + 1], pt)
+        tri[:] = ZERO
+        closest_point_core(
+            nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
+            nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris, chosen, pt, o, pv, tri,
+        )  # fmt: skip
+
+
+@pnjit
+def random_points_kernel(d, nchunks, m, polys, areas, prefix, rnd, out_p, out_pt):
+    """Point i from uniforms rnd[i] as :func:`_local.random_point_kernel` draws it: polygon
+    k is kept when ``rnd[i, k] * prefix[k] <= areas[k]`` and the last kept one wins (so
+    the scan runs backwards and stops at the first kept); the point inside it comes from
+    rnd[i, m], rnd[i, m + 1]."""
+    n = rnd.shape[0]
+    for c in numba.prange(nchunks):
+        i0, i1 = _span(n, nchunks, c)
+        _random_chunk(
+            open_view(d), m, borrow(polys), borrow(areas), borrow(prefix), borrow(rnd), i0, i1,
+            borrow(out_p), borrow(out_pt),
+        )  # fmt: skip
+
+
+@pnjit
+def move_kernel(d, pools, flt, ps, starts, ends, out_pos, out_vis, out_n, out_status):
+    """moveAlongSurface from (ps[i], starts[i]) toward ends[i]; chunk c uses tiny pool
+    pools[c]. ps[i] < 0: the start itself with FAILURE | INVALID_PARAM."""
+    n = ps.shape[0]
+    nchunks = pools.shape[0]
+    for c in numba.prange(nchunks):
+        nav = open_view(d)
+        tiny = open_pool(pools[c])
+        flt_b, s_b, e_b = borrow(flt), borrow(starts), borrow(ends)
+        pos_b, vis_b = borrow(out_pos), borrow(out_vis)
+        i0, i1 = _span(n, nchunks, c)
+        for i in range(i0, i1):
+            p = ps[i]
+            if p < 0:
+                o = pos_b[i]
+                s = s_b[i]
+                o[0] = s[0]
+                o[1] = s[1]
+                o[2] = s[2]
+                out_n[i] = 0
+                out_status[i] = FAILURE | INVALID_PARAM
+                continue
+            st, k = move_along_surface_kernel(
+                nav, tiny, flt_b, p, s_b[i], e_b[i], pos_b[i], vis_b[i]
+            )
+            out_n[i] = k
+            out_status[i] = st
+
+
+__all__ = [
+    "SUCCESS", "poly_indices_kernel", "raycasts_kernel", "nearest_kernel", "closest_kernel",
+    "heights_kernel", "random_areas_kernel", "random_points_kernel", "move_kernel",
+]  # fmt: skip
