@@ -61,22 +61,30 @@ class ORCAParams:
         head-on pair, the circle swap), where the optimum of every agent's linear
         program is to stand still (RVO2's examples perturb the preferred velocity
         at random for the same reason).
+    wall_radius : float
+        Radius the agent keeps from the wall segments [fraction of its radius], in
+        [0, 1]. The local boundary is the navmesh edge, already eroded by the agent
+        radius at bake time: the full radius would count it twice (a 1 m door eroded
+        to 0.4 m of navmesh would be closed to agents of radius 0.3).
     """
 
     time_horizon: float = 2.5
     time_horizon_obst: float = 1.0
     pref_turn: float = 0.05
+    wall_radius: float = 0.1
 
     def __post_init__(self) -> None:
         for f in ("time_horizon", "time_horizon_obst"):
             object.__setattr__(self, f, _finite(getattr(self, f), f, 1e-3, 1e30))
         object.__setattr__(self, "pref_turn", _finite(self.pref_turn, "pref_turn", -0.5, 0.5))
+        object.__setattr__(self, "wall_radius", _finite(self.wall_radius, "wall_radius", 0.0, 1.0))
 
     def array(self) -> np.ndarray:
-        """float64 [time_horizon, time_horizon_obst, cos(pref_turn), sin(pref_turn)]."""
+        """float64 [time_horizon, time_horizon_obst, cos(pref_turn), sin(pref_turn),
+        wall_radius]."""
         return np.array(
             [self.time_horizon, self.time_horizon_obst, np.cos(self.pref_turn),
-             np.sin(self.pref_turn)], np.float64,
+             np.sin(self.pref_turn), self.wall_radius], np.float64,
         )  # fmt: skip
 
 
@@ -314,13 +322,15 @@ def _wall_lines(lines, n, px, py, vx, vy, r, segs, nseg, inv_tau):
 
 @njit(cache=True)
 def solve_orca(px, py, vx, vy, r, vmax, prefx, prefy, near, nnear, segs, nseg, tau, tau_obst,
-               dt, lines, proj, res):  # fmt: skip
+               dt, lines, proj, res, wall_r=-1.0):  # fmt: skip
     """New velocity of one agent into ``res`` (2,) float64; returns the line count.
 
+    ``wall_r`` is the radius kept from the walls (negative: ``r``).
     ``near`` rows ``x y vx vy radius kind`` (kind 1: does not reciprocate),
     ``segs`` (n, 6) wall segments (x0 y0 z0 x1 y1 z1).
     """
-    n = _wall_lines(lines, 0, px, py, vx, vy, r, segs, nseg, 1.0 / tau_obst)
+    n = _wall_lines(lines, 0, px, py, vx, vy, r if wall_r < 0.0 else wall_r, segs, nseg,
+                    1.0 / tau_obst)
     n_obst = n
     inv_tau = 1.0 / tau
     for j in range(nnear):
@@ -413,7 +423,8 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
         total += solve_orca(px, pz, np.float64(vel[s, 0]), np.float64(vel[s, 2]),
                             np.float64(radius[s]), np.float64(max_speed[s]),
                             prefx, prefz, near, nn, sg, ns,
-                            prm[0], prm[1], np.float64(dt), lines, proj, res)  # fmt: skip
+                            prm[0], prm[1], np.float64(dt), lines, proj, res,
+                            np.float64(radius[s]) * prm[4])  # fmt: skip
         nvel[s, 0] = res[0]
         nvel[s, 1] = F32(0.0)
         nvel[s, 2] = res[1]

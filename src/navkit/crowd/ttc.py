@@ -112,6 +112,11 @@ class TTCParams:
         Weight of the next-step penetration term (>= 0).
     contact_margin : float
         Gap the penetration term keeps [fraction of r], in [0, 1].
+    wall_radius : float
+        Radius the agent keeps from the wall segments [fraction of its radius], in
+        [0, 1]. The local boundary is the navmesh edge, already eroded by the agent
+        radius at bake time: the full radius would count it twice (a 1 m door
+        eroded to 0.4 m of navmesh would be closed to agents of radius 0.3).
     """
 
     k: float = 1.5
@@ -126,6 +131,7 @@ class TTCParams:
     implicit: bool = True
     contact: float = 1000.0
     contact_margin: float = 0.1
+    wall_radius: float = 0.1
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
@@ -139,15 +145,16 @@ class TTCParams:
         object.__setattr__(
             self, "contact_margin", _finite(self.contact_margin, "contact_margin", 0.0, 1.0)
         )
+        object.__setattr__(self, "wall_radius", _finite(self.wall_radius, "wall_radius", 0.0, 1.0))
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
-        cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin]."""
+        cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin, wall_radius]."""
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
              np.sin(self.pref_turn), self.soft, float(self.implicit), self.contact,
-             1.0 + self.contact_margin],
+             1.0 + self.contact_margin, self.wall_radius],
             np.float32,
         )  # fmt: skip
 
@@ -260,8 +267,8 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
         if l2 > F32(0.0):
             t = ((px - w[0]) * sx + (pz - w[2]) * sz) / l2
             t = min(max(t, F32(0.0)), F32(1.0))
-        j += wwall * ttc_energy(px - (w[0] + t * sx), pz - (w[2] + t * sz), ux, uz, rad, k,
-                                tau0, horizon, soft)  # fmt: skip
+        j += wwall * ttc_energy(px - (w[0] + t * sx), pz - (w[2] + t * sz), ux, uz,
+                                rad * prm[14], k, tau0, horizon, soft)  # fmt: skip
     return j
 
 
@@ -351,7 +358,8 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
                 t = min(max(t, F32(0.0)), F32(1.0))
             qx = w[0] + t * sx
             qz = w[2] + t * sz
-            gx, gz = ttc_force(px - qx, pz - qz, vx, vz, radius[s], k, tau0, horizon, soft)
+            gx, gz = ttc_force(px - qx, pz - qz, vx, vz, radius[s] * prm[14], k, tau0, horizon,
+                               soft)  # fmt: skip
             fx += gx * wwall
             fz += gz * wwall
         fl = np.sqrt(fx * fx + fz * fz)
