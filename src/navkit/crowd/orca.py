@@ -36,8 +36,7 @@ from navkit._jit import F32, njit
 
 from .agents import _finite
 from .boundary import MAX_LOCAL_SEGS
-from .obstacles import MAX_NEAR, gather_circles
-from .proximity import MAX_QUERY_IDS
+from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
 
 __all__ = ["ORCAParams", "plan_orca", "solve_orca"]
 
@@ -322,10 +321,11 @@ def _wall_lines(lines, n, px, py, vx, vy, r, segs, nseg, inv_tau):
 
 @njit(cache=True)
 def solve_orca(px, py, vx, vy, r, vmax, prefx, prefy, near, nnear, segs, nseg, tau, tau_obst,
-               dt, lines, proj, res, wall_r=-1.0):  # fmt: skip
+               dt, lines, proj, res, wall_r=-1.0, slot=-1.0):  # fmt: skip
     """New velocity of one agent into ``res`` (2,) float64; returns the line count.
 
-    ``wall_r`` is the radius kept from the walls (negative: ``r``).
+    ``wall_r`` is the radius kept from the walls (negative: ``r``); ``slot`` the agent's
+    slot, compared with ``near``'s 7th column (when given) to separate coincident agents.
     ``near`` rows ``x y vx vy radius kind`` (kind 1: does not reciprocate),
     ``segs`` (n, 6) wall segments (x0 y0 z0 x1 y1 z1).
     """
@@ -371,7 +371,11 @@ def solve_orca(px, py, vx, vy, r, vmax, prefx, prefy, near, nnear, segs, nseg, t
             if wl < 1e-9:
                 wx, wy, wl = -rpx, -rpy, np.sqrt(d2)
                 if wl < 1e-9:
-                    wx, wy, wl = 1.0, 0.0, 1.0
+                    # coincident: the slots (near's 7th column, when given) pick the sides
+                    sg = 1.0
+                    if near.shape[1] > 6 and near[j, 6] > 0.0 and near[j, 6] < slot:
+                        sg = -1.0
+                    wx, wy, wl = sg, 0.0, 1.0
             uwx, uwy = wx / wl, wy / wl
             dx, dy = uwy, -uwx
             ux, uy = (cr * inv_dt - wl) * uwx, (cr * inv_dt - wl) * uwy
@@ -389,9 +393,9 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
     """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``; returns
     the number of half-planes built. Arguments as :func:`navkit.crowd.ttc.plan_ttc`,
     ``prm`` :meth:`ORCAParams.array`."""
-    ids = np.empty(MAX_QUERY_IDS, np.int64)
-    near32 = np.zeros((MAX_NEAR, 6), np.float32)
-    near = np.zeros((MAX_NEAR, 6))
+    ids = np.empty(GATHER_IDS, np.int64)
+    near32 = np.zeros((MAX_NEAR, 7), np.float32)
+    near = np.zeros((MAX_NEAR, 7))
     lines = np.zeros((_MAX_LINES, 4))
     proj = np.zeros((_MAX_LINES, 4))
     sg = np.zeros((MAX_LOCAL_SEGS, 6))
@@ -404,7 +408,7 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
         nn = gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, items, obs,
                             ids, near32)  # fmt: skip
         for j in range(nn):
-            for c in range(6):
+            for c in range(7):
                 near[j, c] = near32[j, c]
         ns = 0
         px, pz = np.float64(npos[s, 0]), np.float64(npos[s, 2])
@@ -424,7 +428,7 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
                             np.float64(radius[s]), np.float64(max_speed[s]),
                             prefx, prefz, near, nn, sg, ns,
                             prm[0], prm[1], np.float64(dt), lines, proj, res,
-                            np.float64(radius[s]) * prm[4])  # fmt: skip
+                            np.float64(radius[s]) * prm[4], np.float64(s))  # fmt: skip
         nvel[s, 0] = res[0]
         nvel[s, 1] = F32(0.0)
         nvel[s, 2] = res[1]

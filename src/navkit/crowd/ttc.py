@@ -67,8 +67,7 @@ import numpy as np
 from navkit._jit import F32, njit
 
 from .agents import _finite
-from .obstacles import MAX_NEAR, gather_circles
-from .proximity import MAX_QUERY_IDS
+from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
 
 __all__ = ["TTCParams", "plan_ttc", "ttc_force", "ttc_energy"]
 
@@ -208,7 +207,9 @@ def ttc_energy(xx, xz, vx, vz, r, k, tau0, horizon, soft):
         d = np.sqrt(d2)
         rr = min(r - d, F32(0.5) * d)
         if rr <= F32(1e-4):
-            return k * F32(1e6)
+            # at the same point: no direction; the penetration term of the implicit
+            # step separates them (a constant here would swamp the cost in float32)
+            return F32(0.0)
     else:
         rr = r * (F32(1.0) + soft)
     a = vx * vx + vz * vz
@@ -248,6 +249,11 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
         tz = -rvx * fs + rvz * fc
         xx = px - near[i, 0]
         xz = pz - near[i, 1]
+        if xx * xx + xz * xz < F32(1e-8):
+            # coincident agents (both pressed onto one point of an edge): both would
+            # plan alike and stay together; the lower slot steps to -x, the higher to +x
+            xx = F32(1e-3) if s > near[i, 6] else F32(-1e-3)
+            xz = F32(0.0)
         rr = rad + near[i, 4]
         j += ttc_energy(xx, xz, tx, tz, rr, k, tau0, horizon, soft)
         # penetration after this step (the energy alone fades once discs touch)
@@ -267,8 +273,26 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
         if l2 > F32(0.0):
             t = ((px - w[0]) * sx + (pz - w[2]) * sz) / l2
             t = min(max(t, F32(0.0)), F32(1.0))
-        j += wwall * ttc_energy(px - (w[0] + t * sx), pz - (w[2] + t * sz), ux, uz,
-                                rad * prm[14], k, tau0, horizon, soft)  # fmt: skip
+        qx = px - (w[0] + t * sx)
+        qz = pz - (w[2] + t * sz)
+        wr = rad * prm[14]
+        d = np.sqrt(qx * qx + qz * qz)
+        if d > wr:
+            j += wwall * ttc_energy(qx, qz, ux, uz, wr, k, tau0, horizon, soft)
+        # the centre may reach the (eroded) edge, not cross it: penalise the
+        # distance below wr after this step (the energy saturates at contact; an
+        # agent on the edge has no direction from it, the wall's inward normal
+        # (sz, -sx) serves)
+        if d > F32(1e-4):
+            nxw, nzw = qx / d, qz / d
+        else:
+            ln = np.sqrt(l2)
+            if ln <= F32(0.0):
+                continue
+            nxw, nzw = sz / ln, -sx / ln
+        pen = wr - (d + (ux * nxw + uz * nzw) * dt)
+        if pen > F32(0.0):
+            j += prm[12] * k * (pen * pen) / (rad * rad)
     return j
 
 
@@ -284,8 +308,8 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
     """
     k, tau0, xi, fmax, horizon, wwall = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
     fc, fs, pc, ps, soft, implicit = prm[6], prm[7], prm[8], prm[9], prm[10], prm[11]
-    ids = np.empty(MAX_QUERY_IDS, np.int64)
-    near = np.zeros((MAX_NEAR, 6), np.float32)
+    ids = np.empty(GATHER_IDS, np.int64)
+    near = np.zeros((MAX_NEAR, 7), np.float32)
     count = 0
     for i in range(act.shape[0]):
         s = act[i]
