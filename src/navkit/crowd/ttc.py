@@ -71,6 +71,8 @@ from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
 
 __all__ = ["TTCParams", "plan_ttc", "ttc_force", "ttc_energy"]
 
+#: floor of the predicted time to collision in the energy [s]
+TAU_MIN = 0.05
 _SEARCH_DIRS = 8
 _SEARCH_DEPTH = 6
 _DIRS = np.array(
@@ -124,8 +126,8 @@ class TTCParams:
     max_force: float = 20.0
     horizon: float = 9.0
     wall_weight: float = 1.0
-    force_turn: float = 0.3
-    pref_turn: float = 0.05
+    force_turn: float = -0.3
+    pref_turn: float = 0.25
     soft: float = 0.15
     implicit: bool = True
     contact: float = 1000.0
@@ -223,7 +225,9 @@ def ttc_energy(xx, xz, vx, vz, r, k, tau0, horizon, soft):
     tau = (-b - np.sqrt(disc)) / a
     if tau <= F32(0.0) or tau > horizon:
         return F32(0.0)
-    tau = max(tau, F32(1e-3))
+    # saturates below TAU_MIN: k / tau^2 of a deep overlap (1e6 at 1 ms) would swamp
+    # every other term of the float32 cost (the penetration term takes over there)
+    tau = max(tau, F32(TAU_MIN))
     e = k / (tau * tau) * np.exp(-tau / tau0)
     if rr > r:
         w = disc / (a * (rr * rr - r * r))
@@ -262,34 +266,37 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
         pen = rr * prm[13] - np.sqrt(nx * nx + nz * nz)
         if pen > F32(0.0):
             j += prm[12] * k * (pen * pen) / (rr * rr)
+    wr = rad * prm[14]
     for i in range(nsegs):
         w = segs[s, i]
-        if (w[3] - px) * (w[2] - pz) - (w[0] - px) * (w[5] - pz) < F32(0.0):
-            continue
         sx = w[3] - w[0]
         sz = w[5] - w[2]
         l2 = sx * sx + sz * sz
-        t = F32(0.0)
-        if l2 > F32(0.0):
-            t = ((px - w[0]) * sx + (pz - w[2]) * sz) / l2
-            t = min(max(t, F32(0.0)), F32(1.0))
+        if l2 <= F32(0.0):
+            continue
+        ln = np.sqrt(l2)
+        # inward normal (the side dtCrowd's facing test keeps) and signed distance:
+        # an agent the move along the surface left a hair behind the edge line (at
+        # a concave corner) still meets the wall
+        inx, inz = sz / ln, -sx / ln
+        h = (px - w[0]) * inx + (pz - w[2]) * inz
+        if h < -wr:
+            continue
+        t = ((px - w[0]) * sx + (pz - w[2]) * sz) / l2
+        inside = F32(0.0) < t < F32(1.0)
+        t = min(max(t, F32(0.0)), F32(1.0))
         qx = px - (w[0] + t * sx)
         qz = pz - (w[2] + t * sz)
-        wr = rad * prm[14]
         d = np.sqrt(qx * qx + qz * qz)
-        if d > wr:
+        if h > F32(0.0) and d > wr:
             j += wwall * ttc_energy(qx, qz, ux, uz, wr, k, tau0, horizon, soft)
-        # the centre may reach the (eroded) edge, not cross it: penalise the
-        # distance below wr after this step (the energy saturates at contact; an
-        # agent on the edge has no direction from it, the wall's inward normal
-        # (sz, -sx) serves)
-        if d > F32(1e-4):
-            nxw, nzw = qx / d, qz / d
+        # the centre may reach the (eroded) edge, not cross it: penalise the distance
+        # below wr after this step (the energy saturates at contact): along the
+        # normal beside the segment, from the end point beyond it
+        if inside or d <= F32(1e-4):
+            nxw, nzw, d = inx, inz, h
         else:
-            ln = np.sqrt(l2)
-            if ln <= F32(0.0):
-                continue
-            nxw, nzw = sz / ln, -sx / ln
+            nxw, nzw = qx / d, qz / d
         pen = wr - (d + (ux * nxw + uz * nzw) * dt)
         if pen > F32(0.0):
             j += prm[12] * k * (pen * pen) / (rad * rad)
