@@ -114,8 +114,9 @@ class TTCParams:
     contact_margin : float
         Gap the penetration term keeps [fraction of r], in [0, 1].
     wall_radius : float
-        Radius the agent keeps from the wall segments [fraction of its radius], in
-        [0, 1]. The local boundary is the navmesh edge, already eroded by the agent
+        Radius with which the agent meets a wall segment ahead in the energy [fraction
+        of its radius], in [0, 1] (0.1 let agents run into the crossing's corners and
+        stop dead in front of the next one). The local boundary is the navmesh edge, already eroded by the agent
         radius at bake time: the full radius would count it twice (a 1 m door
         eroded to 0.4 m of navmesh would be closed to agents of radius 0.3).
     """
@@ -132,7 +133,9 @@ class TTCParams:
     implicit: bool = True
     contact: float = 1000.0
     contact_margin: float = 0.1
-    wall_radius: float = 0.1
+    wall_radius: float = 0.6
+    contact_steps: float = 1.0
+    corner_radius: float = 0.1
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
@@ -147,15 +150,23 @@ class TTCParams:
             self, "contact_margin", _finite(self.contact_margin, "contact_margin", 0.0, 1.0)
         )
         object.__setattr__(self, "wall_radius", _finite(self.wall_radius, "wall_radius", 0.0, 1.0))
+        object.__setattr__(
+            self, "contact_steps", _finite(self.contact_steps, "contact_steps", 0.1, 100.0)
+        )
+        object.__setattr__(
+            self, "corner_radius", _finite(self.corner_radius, "corner_radius", 0.0, 1.0)
+        )
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
-        cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin, wall_radius]."""
+        cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin, wall_radius,
+        contact_steps, corner_radius]."""
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
              np.sin(self.pref_turn), self.soft, float(self.implicit), self.contact,
-             1.0 + self.contact_margin, self.wall_radius],
+             1.0 + self.contact_margin, self.wall_radius, self.contact_steps,
+             self.corner_radius],
             np.float32,
         )  # fmt: skip
 
@@ -261,12 +272,13 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
         rr = rad + near[i, 4]
         j += ttc_energy(xx, xz, tx, tz, rr, k, tau0, horizon, soft)
         # penetration after this step (the energy alone fades once discs touch)
-        nx = xx + rvx * dt
-        nz = xz + rvz * dt
+        nx = xx + rvx * (dt * prm[15])
+        nz = xz + rvz * (dt * prm[15])
         pen = rr * prm[13] - np.sqrt(nx * nx + nz * nz)
         if pen > F32(0.0):
             j += prm[12] * k * (pen * pen) / (rr * rr)
     wr = rad * prm[14]
+    cr = rad * prm[16]
     for i in range(nsegs):
         w = segs[s, i]
         sx = w[3] - w[0]
@@ -280,7 +292,7 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
         # a concave corner) still meets the wall
         inx, inz = sz / ln, -sx / ln
         h = (px - w[0]) * inx + (pz - w[2]) * inz
-        if h < -wr:
+        if h < -cr:
             continue
         t = ((px - w[0]) * sx + (pz - w[2]) * sz) / l2
         inside = F32(0.0) < t < F32(1.0)
@@ -288,8 +300,11 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
         qx = px - (w[0] + t * sx)
         qz = pz - (w[2] + t * sz)
         d = np.sqrt(qx * qx + qz * qz)
-        if h > F32(0.0) and d > wr:
-            j += wwall * ttc_energy(qx, qz, ux, uz, wr, k, tau0, horizon, soft)
+        # a wall ahead is met at wr, its end points (a door's jambs, convex corners
+        # of the navmesh) at the smaller cr, which keeps narrow doors open
+        er = wr if inside else cr
+        if h > F32(0.0) and d > er:
+            j += wwall * ttc_energy(qx, qz, ux, uz, er, k, tau0, horizon, soft)
         # the centre may reach the (eroded) edge, not cross it: penalise the distance
         # below wr after this step (the energy saturates at contact): along the
         # normal beside the segment, from the end point beyond it
@@ -297,7 +312,7 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
             nxw, nzw, d = inx, inz, h
         else:
             nxw, nzw = qx / d, qz / d
-        pen = wr - (d + (ux * nxw + uz * nzw) * dt)
+        pen = cr - (d + (ux * nxw + uz * nzw) * dt)
         if pen > F32(0.0):
             j += prm[12] * k * (pen * pen) / (rad * rad)
     return j
