@@ -52,10 +52,18 @@ neighbour that does not reciprocate), and the wall segments of the agent's local
 boundary facing it, each a static point (radius 0) at its closest point.
 dtCrowd's integration then limits the acceleration as for every agent.
 
+Walls: the local boundary is the navmesh edge, already eroded by the agent radius,
+so a wall segment ahead is met with ``wall_radius`` (0.6 r) in the energy and its end
+points (door jambs, convex corners) with ``corner_radius`` (0.1 r); the penetration
+term keeps the centre ``corner_radius`` inside the edge (signed distance beside a
+segment). The energy saturates below :data:`TAU_MIN`.
+
 Defaults: the paper's ``k = 1.5``, ``tau0 = 3 s`` and relaxation ``xi = 0.54 s``;
-``horizon`` 9 s (3 tau0), ``soft`` 0.15, ``force_turn`` 0.3 rad, ``pref_turn``
-0.05 rad, ``contact`` 1000, ``margin`` 0.1 (tuned on the circle swap and the
-four-way crossing of tests/crowd/test_models.py).
+``horizon`` 9 s (3 tau0), ``soft`` 0.15, ``force_turn`` -0.3 rad and ``pref_turn``
+0.25 rad (both to the same hand: the 50 + 50 corridor of the scenario suite forms
+lanes; with 0.3 / 0.05 the two turns worked against each other and the corridor
+jammed), ``contact`` 1000, ``margin`` 0.1 (tuned on the circle swap and the four-way
+crossing of tests/crowd/test_models.py and the scenario suite).
 """
 
 from __future__ import annotations
