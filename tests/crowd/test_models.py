@@ -225,6 +225,10 @@ AGENT_CUP = [(12.0, z) for z in np.arange(10.4, 13.61, 0.8)] + [
 def _cup_run(model: str, local_grid: bool, steps: int = 600, blockers: str = "barrels"):
     c = navkit.Crowd(ms.plaza(), 16, ms.RADIUS)
     c.use_recastdemo_presets()
+    if model == "ttc":
+        # without the keep-right turn of the defaults (pref_turn 0.25 slides a ttc agent
+        # out of this cup on its own): an agent walking straight on is trapped in it
+        c.ttc_params = TTCParams(force_turn=0.3, pref_turn=0.0)
     p = ms.params(model)
     if local_grid:
         p = dataclasses.replace(p, update_flags=p.update_flags | LOCAL_GRID)

@@ -29,10 +29,14 @@ from .proximity import _query_items
 
 __all__ = [
     "TemporaryObstacles", "gather_circles", "push_out_of_obstacles",
-    "plan_sampled_with_obstacles", "MAX_NEAR", "MAX_OBSTACLE_CIRCLES",
+    "plan_sampled_with_obstacles", "MAX_NEAR", "MAX_OBSTACLE_CIRCLES", "GATHER_IDS",
 ]  # fmt: skip
 
 MAX_NEAR = 16  # circles (agents + obstacles) one agent considers in the navkit models
+#: grid ids the navkit models read per agent: dtCrowd's getNeighbours reads 32
+#: (MAX_QUERY_IDS) in grid order, which in a dense crowd (the 50 + 50 corridor) drops
+#: agents at random, the one on top of the agent included
+GATHER_IDS = 128
 MAX_OBSTACLE_CIRCLES = 4  # temporary obstacles added to dtCrowd's 6 neighbour circles
 _SLOT_BITS = 32
 _SLOT_MASK = (1 << _SLOT_BITS) - 1
@@ -126,11 +130,12 @@ class TemporaryObstacles:
 def gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, items, obs, ids, out):
     """Nearest moving circles around agent ``s``; returns their count (<= out.shape[0]).
 
-    Agents come from the proximity grid (``ids`` scratch of MAX_QUERY_IDS), within
+    Agents come from the proximity grid (``ids`` scratch, :data:`GATHER_IDS`), within
     ``qrange[s]`` (xz) and overlapping in height; obstacles (``obs`` rows of
     :meth:`TemporaryObstacles.packed`) when their edge is within range and their
     base within the agent's height. ``out`` rows: ``x z vx vz radius kind`` (kind 0
-    agent, 1 obstacle), sorted by distance, the nearest kept.
+    agent, 1 obstacle), and when ``out`` has a 7th column the agent's slot (-1 for an
+    obstacle: a tie-break for coincident agents), sorted by distance, the nearest kept.
     """
     px, py, pz = npos[s, 0], npos[s, 1], npos[s, 2]
     rng = qrange[s]
@@ -146,6 +151,7 @@ def gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, item
                 continue
             if abs(py - npos[o, 1]) >= (height[s] + height[o]) / F32(2.0):
                 continue
+            slot = F32(o)
             ox, oz, ovx, ovz, orad, kind = (
                 npos[o, 0],
                 npos[o, 2],
@@ -159,6 +165,7 @@ def gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, item
             b = obs[k - nid]
             if b[1] - py >= height[s] or py - b[1] >= height[s]:
                 continue
+            slot = F32(-1.0)
             ox, oz, ovx, ovz, orad, kind = b[0], b[2], b[4], b[6], b[3], F32(1.0)
             lim = rng + orad
         dx = ox - px
@@ -182,6 +189,8 @@ def gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, item
         out[at, 3] = ovz
         out[at, 4] = orad
         out[at, 5] = kind
+        if out.shape[1] > 6:
+            out[at, 6] = slot
         if n < cap:
             n += 1
     return n

@@ -22,7 +22,9 @@ largest violation of the agent half-planes while the wall half-planes stay hard.
 dtCrowd's integration then limits the acceleration as for every agent.
 
 Parameters (:class:`ORCAParams`): ``time_horizon`` 2.5 s, ``time_horizon_obst``
-1 s. Neighbours: the nearest :data:`~navkit.crowd.obstacles.MAX_NEAR` agents and
+1 s, ``pref_turn`` 0.25 rad (0.05 left the 50 + 50 corridor of the scenario suite
+jammed: 0.25 makes the two flows form lanes, each keeping to its right),
+``wall_radius`` 0.1. Neighbours: the nearest :data:`~navkit.crowd.obstacles.MAX_NEAR` agents and
 temporary obstacles within the collision query range.
 """
 
@@ -36,8 +38,7 @@ from navkit._jit import F32, njit
 
 from .agents import _finite
 from .boundary import MAX_LOCAL_SEGS
-from .obstacles import MAX_NEAR, gather_circles
-from .proximity import MAX_QUERY_IDS
+from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
 
 __all__ = ["ORCAParams", "plan_orca", "solve_orca"]
 
@@ -61,22 +62,30 @@ class ORCAParams:
         head-on pair, the circle swap), where the optimum of every agent's linear
         program is to stand still (RVO2's examples perturb the preferred velocity
         at random for the same reason).
+    wall_radius : float
+        Radius the agent keeps from the wall segments [fraction of its radius], in
+        [0, 1]. The local boundary is the navmesh edge, already eroded by the agent
+        radius at bake time: the full radius would count it twice (a 1 m door eroded
+        to 0.4 m of navmesh would be closed to agents of radius 0.3).
     """
 
     time_horizon: float = 2.5
     time_horizon_obst: float = 1.0
-    pref_turn: float = 0.05
+    pref_turn: float = 0.25
+    wall_radius: float = 0.1
 
     def __post_init__(self) -> None:
         for f in ("time_horizon", "time_horizon_obst"):
             object.__setattr__(self, f, _finite(getattr(self, f), f, 1e-3, 1e30))
         object.__setattr__(self, "pref_turn", _finite(self.pref_turn, "pref_turn", -0.5, 0.5))
+        object.__setattr__(self, "wall_radius", _finite(self.wall_radius, "wall_radius", 0.0, 1.0))
 
     def array(self) -> np.ndarray:
-        """float64 [time_horizon, time_horizon_obst, cos(pref_turn), sin(pref_turn)]."""
+        """float64 [time_horizon, time_horizon_obst, cos(pref_turn), sin(pref_turn),
+        wall_radius]."""
         return np.array(
             [self.time_horizon, self.time_horizon_obst, np.cos(self.pref_turn),
-             np.sin(self.pref_turn)], np.float64,
+             np.sin(self.pref_turn), self.wall_radius], np.float64,
         )  # fmt: skip
 
 
@@ -314,13 +323,16 @@ def _wall_lines(lines, n, px, py, vx, vy, r, segs, nseg, inv_tau):
 
 @njit(cache=True)
 def solve_orca(px, py, vx, vy, r, vmax, prefx, prefy, near, nnear, segs, nseg, tau, tau_obst,
-               dt, lines, proj, res):  # fmt: skip
+               dt, lines, proj, res, wall_r=-1.0, slot=-1.0):  # fmt: skip
     """New velocity of one agent into ``res`` (2,) float64; returns the line count.
 
+    ``wall_r`` is the radius kept from the walls (negative: ``r``); ``slot`` the agent's
+    slot, compared with ``near``'s 7th column (when given) to separate coincident agents.
     ``near`` rows ``x y vx vy radius kind`` (kind 1: does not reciprocate),
     ``segs`` (n, 6) wall segments (x0 y0 z0 x1 y1 z1).
     """
-    n = _wall_lines(lines, 0, px, py, vx, vy, r, segs, nseg, 1.0 / tau_obst)
+    n = _wall_lines(lines, 0, px, py, vx, vy, r if wall_r < 0.0 else wall_r, segs, nseg,
+                    1.0 / tau_obst)
     n_obst = n
     inv_tau = 1.0 / tau
     for j in range(nnear):
@@ -361,7 +373,11 @@ def solve_orca(px, py, vx, vy, r, vmax, prefx, prefy, near, nnear, segs, nseg, t
             if wl < 1e-9:
                 wx, wy, wl = -rpx, -rpy, np.sqrt(d2)
                 if wl < 1e-9:
-                    wx, wy, wl = 1.0, 0.0, 1.0
+                    # coincident: the slots (near's 7th column, when given) pick the sides
+                    sg = 1.0
+                    if near.shape[1] > 6 and near[j, 6] > 0.0 and near[j, 6] < slot:
+                        sg = -1.0
+                    wx, wy, wl = sg, 0.0, 1.0
             uwx, uwy = wx / wl, wy / wl
             dx, dy = uwy, -uwx
             ux, uy = (cr * inv_dt - wl) * uwx, (cr * inv_dt - wl) * uwy
@@ -379,9 +395,9 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
     """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``; returns
     the number of half-planes built. Arguments as :func:`navkit.crowd.ttc.plan_ttc`,
     ``prm`` :meth:`ORCAParams.array`."""
-    ids = np.empty(MAX_QUERY_IDS, np.int64)
-    near32 = np.zeros((MAX_NEAR, 6), np.float32)
-    near = np.zeros((MAX_NEAR, 6))
+    ids = np.empty(GATHER_IDS, np.int64)
+    near32 = np.zeros((MAX_NEAR, 7), np.float32)
+    near = np.zeros((MAX_NEAR, 7))
     lines = np.zeros((_MAX_LINES, 4))
     proj = np.zeros((_MAX_LINES, 4))
     sg = np.zeros((MAX_LOCAL_SEGS, 6))
@@ -394,7 +410,7 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
         nn = gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, items, obs,
                             ids, near32)  # fmt: skip
         for j in range(nn):
-            for c in range(6):
+            for c in range(7):
                 near[j, c] = near32[j, c]
         ns = 0
         px, pz = np.float64(npos[s, 0]), np.float64(npos[s, 2])
@@ -413,7 +429,8 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
         total += solve_orca(px, pz, np.float64(vel[s, 0]), np.float64(vel[s, 2]),
                             np.float64(radius[s]), np.float64(max_speed[s]),
                             prefx, prefz, near, nn, sg, ns,
-                            prm[0], prm[1], np.float64(dt), lines, proj, res)  # fmt: skip
+                            prm[0], prm[1], np.float64(dt), lines, proj, res,
+                            np.float64(radius[s]) * prm[4], np.float64(s))  # fmt: skip
         nvel[s, 0] = res[0]
         nvel[s, 1] = F32(0.0)
         nvel[s, 2] = res[1]

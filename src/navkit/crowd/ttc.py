@@ -52,10 +52,18 @@ neighbour that does not reciprocate), and the wall segments of the agent's local
 boundary facing it, each a static point (radius 0) at its closest point.
 dtCrowd's integration then limits the acceleration as for every agent.
 
+Walls: the local boundary is the navmesh edge, already eroded by the agent radius,
+so a wall segment ahead is met with ``wall_radius`` (0.6 r) in the energy and its end
+points (door jambs, convex corners) with ``corner_radius`` (0.1 r); the penetration
+term keeps the centre ``corner_radius`` inside the edge (signed distance beside a
+segment). The energy saturates below :data:`TAU_MIN`.
+
 Defaults: the paper's ``k = 1.5``, ``tau0 = 3 s`` and relaxation ``xi = 0.54 s``;
-``horizon`` 9 s (3 tau0), ``soft`` 0.15, ``force_turn`` 0.3 rad, ``pref_turn``
-0.05 rad, ``contact`` 1000, ``margin`` 0.1 (tuned on the circle swap and the
-four-way crossing of tests/crowd/test_models.py).
+``horizon`` 9 s (3 tau0), ``soft`` 0.15, ``force_turn`` -0.3 rad and ``pref_turn``
+0.25 rad (both to the same hand: the 50 + 50 corridor of the scenario suite forms
+lanes; with 0.3 / 0.05 the two turns worked against each other and the corridor
+jammed), ``contact`` 1000, ``margin`` 0.1 (tuned on the circle swap and the four-way
+crossing of tests/crowd/test_models.py and the scenario suite).
 """
 
 from __future__ import annotations
@@ -67,11 +75,12 @@ import numpy as np
 from navkit._jit import F32, njit
 
 from .agents import _finite
-from .obstacles import MAX_NEAR, gather_circles
-from .proximity import MAX_QUERY_IDS
+from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
 
 __all__ = ["TTCParams", "plan_ttc", "ttc_force", "ttc_energy"]
 
+#: floor of the predicted time to collision in the energy [s]
+TAU_MIN = 0.05
 _SEARCH_DIRS = 8
 _SEARCH_DEPTH = 6
 _DIRS = np.array(
@@ -112,6 +121,12 @@ class TTCParams:
         Weight of the next-step penetration term (>= 0).
     contact_margin : float
         Gap the penetration term keeps [fraction of r], in [0, 1].
+    wall_radius : float
+        Radius with which the agent meets a wall segment ahead in the energy [fraction
+        of its radius], in [0, 1] (0.1 let agents run into the crossing's corners and
+        stop dead in front of the next one). The local boundary is the navmesh edge, already eroded by the agent
+        radius at bake time: the full radius would count it twice (a 1 m door
+        eroded to 0.4 m of navmesh would be closed to agents of radius 0.3).
     """
 
     k: float = 1.5
@@ -120,12 +135,15 @@ class TTCParams:
     max_force: float = 20.0
     horizon: float = 9.0
     wall_weight: float = 1.0
-    force_turn: float = 0.3
-    pref_turn: float = 0.05
+    force_turn: float = -0.3
+    pref_turn: float = 0.25
     soft: float = 0.15
     implicit: bool = True
     contact: float = 1000.0
     contact_margin: float = 0.1
+    wall_radius: float = 0.6
+    contact_steps: float = 1.0
+    corner_radius: float = 0.1
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
@@ -139,15 +157,24 @@ class TTCParams:
         object.__setattr__(
             self, "contact_margin", _finite(self.contact_margin, "contact_margin", 0.0, 1.0)
         )
+        object.__setattr__(self, "wall_radius", _finite(self.wall_radius, "wall_radius", 0.0, 1.0))
+        object.__setattr__(
+            self, "contact_steps", _finite(self.contact_steps, "contact_steps", 0.1, 100.0)
+        )
+        object.__setattr__(
+            self, "corner_radius", _finite(self.corner_radius, "corner_radius", 0.0, 1.0)
+        )
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
-        cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin]."""
+        cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin, wall_radius,
+        contact_steps, corner_radius]."""
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
              np.sin(self.pref_turn), self.soft, float(self.implicit), self.contact,
-             1.0 + self.contact_margin],
+             1.0 + self.contact_margin, self.wall_radius, self.contact_steps,
+             self.corner_radius],
             np.float32,
         )  # fmt: skip
 
@@ -201,7 +228,9 @@ def ttc_energy(xx, xz, vx, vz, r, k, tau0, horizon, soft):
         d = np.sqrt(d2)
         rr = min(r - d, F32(0.5) * d)
         if rr <= F32(1e-4):
-            return k * F32(1e6)
+            # at the same point: no direction; the penetration term of the implicit
+            # step separates them (a constant here would swamp the cost in float32)
+            return F32(0.0)
     else:
         rr = r * (F32(1.0) + soft)
     a = vx * vx + vz * vz
@@ -215,7 +244,9 @@ def ttc_energy(xx, xz, vx, vz, r, k, tau0, horizon, soft):
     tau = (-b - np.sqrt(disc)) / a
     if tau <= F32(0.0) or tau > horizon:
         return F32(0.0)
-    tau = max(tau, F32(1e-3))
+    # saturates below TAU_MIN: k / tau^2 of a deep overlap (1e6 at 1 ms) would swamp
+    # every other term of the float32 cost (the penetration term takes over there)
+    tau = max(tau, F32(TAU_MIN))
     e = k / (tau * tau) * np.exp(-tau / tau0)
     if rr > r:
         w = disc / (a * (rr * rr - r * r))
@@ -241,27 +272,57 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
         tz = -rvx * fs + rvz * fc
         xx = px - near[i, 0]
         xz = pz - near[i, 1]
+        if xx * xx + xz * xz < F32(1e-8):
+            # coincident agents (both pressed onto one point of an edge): both would
+            # plan alike and stay together; the lower slot steps to -x, the higher to +x
+            xx = F32(1e-3) if s > near[i, 6] else F32(-1e-3)
+            xz = F32(0.0)
         rr = rad + near[i, 4]
         j += ttc_energy(xx, xz, tx, tz, rr, k, tau0, horizon, soft)
         # penetration after this step (the energy alone fades once discs touch)
-        nx = xx + rvx * dt
-        nz = xz + rvz * dt
+        nx = xx + rvx * (dt * prm[15])
+        nz = xz + rvz * (dt * prm[15])
         pen = rr * prm[13] - np.sqrt(nx * nx + nz * nz)
         if pen > F32(0.0):
             j += prm[12] * k * (pen * pen) / (rr * rr)
+    wr = rad * prm[14]
+    cr = rad * prm[16]
     for i in range(nsegs):
         w = segs[s, i]
-        if (w[3] - px) * (w[2] - pz) - (w[0] - px) * (w[5] - pz) < F32(0.0):
-            continue
         sx = w[3] - w[0]
         sz = w[5] - w[2]
         l2 = sx * sx + sz * sz
-        t = F32(0.0)
-        if l2 > F32(0.0):
-            t = ((px - w[0]) * sx + (pz - w[2]) * sz) / l2
-            t = min(max(t, F32(0.0)), F32(1.0))
-        j += wwall * ttc_energy(px - (w[0] + t * sx), pz - (w[2] + t * sz), ux, uz, rad, k,
-                                tau0, horizon, soft)  # fmt: skip
+        if l2 <= F32(0.0):
+            continue
+        ln = np.sqrt(l2)
+        # inward normal (the side dtCrowd's facing test keeps) and signed distance:
+        # an agent the move along the surface left a hair behind the edge line (at
+        # a concave corner) still meets the wall
+        inx, inz = sz / ln, -sx / ln
+        h = (px - w[0]) * inx + (pz - w[2]) * inz
+        if h < -cr:
+            continue
+        t = ((px - w[0]) * sx + (pz - w[2]) * sz) / l2
+        inside = F32(0.0) < t < F32(1.0)
+        t = min(max(t, F32(0.0)), F32(1.0))
+        qx = px - (w[0] + t * sx)
+        qz = pz - (w[2] + t * sz)
+        d = np.sqrt(qx * qx + qz * qz)
+        # a wall ahead is met at wr, its end points (a door's jambs, convex corners
+        # of the navmesh) at the smaller cr, which keeps narrow doors open
+        er = wr if inside else cr
+        if h > F32(0.0) and d > er:
+            j += wwall * ttc_energy(qx, qz, ux, uz, er, k, tau0, horizon, soft)
+        # the centre may reach the (eroded) edge, not cross it: penalise the distance
+        # below wr after this step (the energy saturates at contact): along the
+        # normal beside the segment, from the end point beyond it
+        if inside or d <= F32(1e-4):
+            nxw, nzw, d = inx, inz, h
+        else:
+            nxw, nzw = qx / d, qz / d
+        pen = cr - (d + (ux * nxw + uz * nzw) * dt)
+        if pen > F32(0.0):
+            j += prm[12] * k * (pen * pen) / (rad * rad)
     return j
 
 
@@ -277,8 +338,8 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
     """
     k, tau0, xi, fmax, horizon, wwall = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
     fc, fs, pc, ps, soft, implicit = prm[6], prm[7], prm[8], prm[9], prm[10], prm[11]
-    ids = np.empty(MAX_QUERY_IDS, np.int64)
-    near = np.zeros((MAX_NEAR, 6), np.float32)
+    ids = np.empty(GATHER_IDS, np.int64)
+    near = np.zeros((MAX_NEAR, 7), np.float32)
     count = 0
     for i in range(act.shape[0]):
         s = act[i]
@@ -351,7 +412,8 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
                 t = min(max(t, F32(0.0)), F32(1.0))
             qx = w[0] + t * sx
             qz = w[2] + t * sz
-            gx, gz = ttc_force(px - qx, pz - qz, vx, vz, radius[s], k, tau0, horizon, soft)
+            gx, gz = ttc_force(px - qx, pz - qz, vx, vz, radius[s] * prm[14], k, tau0, horizon,
+                               soft)  # fmt: skip
             fx += gx * wwall
             fz += gz * wwall
         fl = np.sqrt(fx * fx + fz * fz)
