@@ -130,7 +130,10 @@ ANNOUNCE_AFTER_S = 2.0
 
 
 def _group_of(dispatcher) -> str | None:
-    mod = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+    fn = getattr(dispatcher, "py_func", None)
+    mod = getattr(fn, "__module__", "") or ""
+    if mod == "navkit.detour._batch" and getattr(fn, "__name__", "") != "batch_kernel":
+        return "query"  # path()'s one-call kernel lives beside paths()' batch
     for prefix, group in _GROUPS:
         if mod.startswith(prefix):
             return group

@@ -173,6 +173,40 @@ def compile_path_kernels() -> None:
     _batch.pair_entry.compile(tuple(numba.typeof(a) for a in args))
 
 
+def compile_navmesh_kernels() -> None:
+    """Compile the kernels that turn a bake's polygon mesh into a navmesh (tile data,
+    BV tree, links) on a one-quad mesh, without baking (no Recast kernel runs)."""
+    import numpy as np
+
+    from navkit.detour import navmesh as _nm
+    from navkit.detour import tile as _tile
+    from navkit.recast.types import PolyMesh, PolyMeshDetail
+
+    null = 0xFFFF
+    pm = PolyMesh(
+        verts=np.array([[0, 0, 0], [0, 0, 8], [8, 0, 8], [8, 0, 0]], np.uint16),
+        polys=np.array([[0, 1, 2, 3, null, null] + [null] * 6], np.uint16),
+        regs=np.ones(1, np.uint16), flags=np.ones(1, np.uint16), areas=np.full(1, 63, np.uint8),
+        nvp=6, bmin=np.zeros(3, np.float32), bmax=np.array([2.4, 1.0, 2.4], np.float32),
+        cs=0.3, ch=0.2, border_size=0, max_edge_error=1.3,
+    )  # fmt: skip
+    dm = PolyMeshDetail(
+        meshes=np.array([[0, 4, 0, 2]], np.uint32),
+        verts=np.array([[0, 0, 0], [0, 0, 2.4], [2.4, 0, 2.4], [2.4, 0, 0]], np.float32),
+        tris=np.array([[0, 1, 2, 0], [0, 2, 3, 0]], np.uint8),
+    )
+    data = _tile.create_navmesh_data(
+        pm, dm, walkable_height=2.0, walkable_radius=0.6, walkable_climb=0.9
+    )
+    nm = _nm.NavMesh(
+        _nm.NavMeshParams(
+            orig=(0.0, 0.0, 0.0), tile_width=2.4, tile_height=2.4, max_tiles=1,
+            max_polys=data.poly_count,
+        )
+    )  # fmt: skip
+    nm._add_tile(data, None, check=False)
+
+
 def _tile_cache(tmp: str) -> None:
     """A tile cache: bake, every obstacle kind, update, save (the demo's calls)."""
     import navkit
@@ -192,8 +226,8 @@ def _tile_cache(tmp: str) -> None:
 
 
 def demo_side(query_done=None) -> None:
-    """Worker of a cold ``navkit demo``: compile what the demo needs after its bake
-    (the path query, then the tile cache) while the demo's own process compiles and
+    """Worker of a cold ``navkit demo``: compile what the demo needs late (the path
+    query, the navmesh made from the bake, then the tile cache) while the demo's own process compiles and
     runs the bake, so the two compiles use two cores. ``query_done`` (an event) is
     set once the path kernels are in the cache."""
     try:
@@ -201,6 +235,8 @@ def demo_side(query_done=None) -> None:
     finally:
         if query_done is not None:
             query_done.set()
+    # ahead of the demo's bake, which needs them last
+    compile_navmesh_kernels()
     with tempfile.TemporaryDirectory() as tmp:
         _tile_cache(tmp)
 
