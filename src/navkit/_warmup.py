@@ -205,6 +205,8 @@ def compile_navmesh_kernels() -> None:
         )
     )  # fmt: skip
     nm._add_tile(data, None, check=False)
+    nm.stats()
+    nm.islands()
 
 
 def _tile_cache(tmp: str) -> None:
