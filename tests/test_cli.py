@@ -401,3 +401,20 @@ def test_cold_demo_announces_each_compile_once_and_a_warm_one_never(tmp_path):
         assert (tmp_path / "out" / name).exists()
     r = demo()
     assert "compil" not in (r.stdout + r.stderr).lower(), r.stderr
+
+
+def test_demo_side_compiles_the_signatures_the_demo_uses():
+    """The demo's second process compiles path()'s kernels from made-up arguments and
+    a navmesh from a one-quad mesh: the real calls must reuse those signatures."""
+    from navkit import _warmup
+    from navkit.detour import _batch, tile
+    from navkit.detour.query import NavMeshQuery
+
+    _warmup.compile_path_kernels()
+    _warmup.compile_navmesh_kernels()
+    sigs = set(_batch.pair_entry.signatures)
+    core = set(tile._poly_core_kernel.signatures)
+    nm = navkit.bake(sample_level(), navkit.BakeConfig())
+    NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))
+    assert set(_batch.pair_entry.signatures) == sigs and len(sigs) == 1
+    assert set(tile._poly_core_kernel.signatures) == core and len(core) == 1

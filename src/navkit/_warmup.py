@@ -232,15 +232,20 @@ def demo_side(query_done=None) -> None:
     query, the navmesh made from the bake, then the tile cache) while the demo's own process compiles and
     runs the bake, so the two compiles use two cores. ``query_done`` (an event) is
     set once the path kernels are in the cache."""
+    # Any failure here only means the demo compiles that part itself: stay quiet.
     try:
         compile_path_kernels()
+    except Exception:  # noqa: BLE001
+        pass
     finally:
         if query_done is not None:
             query_done.set()
-    # ahead of the demo's bake, which needs them last
-    compile_navmesh_kernels()
-    with tempfile.TemporaryDirectory() as tmp:
-        _tile_cache(tmp)
+    try:
+        compile_navmesh_kernels()  # ahead of the demo's bake, which needs them last
+        with tempfile.TemporaryDirectory() as tmp:
+            _tile_cache(tmp)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 class DemoSide:
@@ -274,7 +279,10 @@ def start_demo_side() -> DemoSide | None:
     cold = [k for k in (_batch.pair_entry, layers._partition_kernel) if is_cached(k) is False]
     if not cold:
         return None
-    return DemoSide(multiprocessing.get_context("spawn"))
+    try:
+        return DemoSide(multiprocessing.get_context("spawn"))
+    except (OSError, RuntimeError):  # no processes here: the demo compiles everything itself
+        return None
 
 
 def _crowd(tmp: str) -> None:
