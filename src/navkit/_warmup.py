@@ -146,10 +146,168 @@ def _ecm(tmp: str) -> None:
         cm.remove(h)
 
 
+def compile_path_kernels() -> None:
+    """Compile the kernels of :meth:`NavMeshQuery.path` without a navmesh.
+
+    The argument types are those ``path()`` passes (a view descriptor, a node pool
+    descriptor, the default filter arrays, float32 points, int sizes and the result
+    buffers), built here from an empty view; nothing runs, the kernels are only
+    compiled (and cached).
+    """
+    import numba
+    import numpy as np
+
+    from navkit.detour import _batch
+    from navkit.detour._nodes import PoolHandle
+    from navkit.detour._view import VIEW_SPEC, NavView, pack_view
+    from navkit.detour.query import _DEFAULT_ARRAYS, _DEFAULT_EXTENTS
+
+    view = NavView(*(np.zeros((1,) * nd, dt) for _, dt, nd in VIEW_SPEC))
+    flags, costs = _DEFAULT_ARRAYS
+    pt = np.zeros(3, np.float32)
+    args = (
+        pack_view(view), PoolHandle(1).desc, flags, costs, pt, pt, _DEFAULT_EXTENTS, 1, 2,
+        np.zeros(1, np.int64), np.zeros((2, 3), np.float32), np.zeros(2, np.uint8),
+        np.zeros(2, np.int64),
+    )  # fmt: skip
+    _batch.pair_entry.compile(tuple(numba.typeof(a) for a in args))
+
+
+def compile_navmesh_kernels() -> None:
+    """Compile the kernels that turn a bake's polygon mesh into a navmesh (tile data,
+    BV tree, links) on a one-quad mesh, without baking (no Recast kernel runs)."""
+    import numpy as np
+
+    from navkit.detour import navmesh as _nm
+    from navkit.detour import tile as _tile
+    from navkit.recast.types import PolyMesh, PolyMeshDetail
+
+    null = 0xFFFF
+    pm = PolyMesh(
+        verts=np.array([[0, 0, 0], [0, 0, 8], [8, 0, 8], [8, 0, 0]], np.uint16),
+        polys=np.array([[0, 1, 2, 3, null, null] + [null] * 6], np.uint16),
+        regs=np.ones(1, np.uint16), flags=np.ones(1, np.uint16), areas=np.full(1, 63, np.uint8),
+        nvp=6, bmin=np.zeros(3, np.float32), bmax=np.array([2.4, 1.0, 2.4], np.float32),
+        cs=0.3, ch=0.2, border_size=0, max_edge_error=1.3,
+    )  # fmt: skip
+    dm = PolyMeshDetail(
+        meshes=np.array([[0, 4, 0, 2]], np.uint32),
+        verts=np.array([[0, 0, 0], [0, 0, 2.4], [2.4, 0, 2.4], [2.4, 0, 0]], np.float32),
+        tris=np.array([[0, 1, 2, 0], [0, 2, 3, 0]], np.uint8),
+    )
+    data = _tile.create_navmesh_data(
+        pm, dm, walkable_height=2.0, walkable_radius=0.6, walkable_climb=0.9
+    )
+    nm = _nm.NavMesh(
+        _nm.NavMeshParams(
+            orig=(0.0, 0.0, 0.0), tile_width=2.4, tile_height=2.4, max_tiles=1,
+            max_polys=data.poly_count,
+        )
+    )  # fmt: skip
+    nm._add_tile(data, None, check=False)
+    nm.stats()
+    nm.islands()
+
+
+def _tile_cache(tmp: str) -> None:
+    """A tile cache: bake, every obstacle kind, update, save (the demo's calls)."""
+    import navkit
+    from navkit.cli import _DEMO_OBSTACLES
+    from navkit.errors import InputError
+    from navkit.tilecache import TileCache
+
+    tc = TileCache.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=32))
+    for kind, a in _DEMO_OBSTACLES:
+        try:
+            getattr(tc, "add_" + kind)(*a)
+        except InputError:
+            pass
+    while not tc.up_to_date:
+        tc.update()
+    tc.to_bytes()
+
+
+def demo_side(query_done=None) -> None:
+    """Worker of a cold ``navkit demo``: compile what the demo needs late (the path
+    query, the navmesh made from the bake, then the tile cache) while the demo's own process compiles and
+    runs the bake, so the two compiles use two cores. ``query_done`` (an event) is
+    set once the path kernels are in the cache."""
+    # Any failure here only means the demo compiles that part itself: stay quiet.
+    try:
+        compile_path_kernels()
+    except Exception:  # noqa: BLE001
+        pass
+    finally:
+        if query_done is not None:
+            query_done.set()
+    try:
+        compile_navmesh_kernels()  # ahead of the demo's bake, which needs them last
+        with tempfile.TemporaryDirectory() as tmp:
+            _tile_cache(tmp)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+class DemoSide:
+    """The running :func:`demo_side` process: ``wait_query()`` before the demo's
+    path, ``join()`` before its tile cache (loading beats compiling twice)."""
+
+    def __init__(self, ctx) -> None:
+        self.query_done = ctx.Event()
+        self.process = ctx.Process(target=demo_side, args=(self.query_done,), daemon=True)
+        self.process.start()
+
+    def wait_query(self) -> None:
+        while self.process.is_alive() and not self.query_done.wait(0.5):
+            pass
+
+    def join(self) -> None:
+        self.process.join()
+
+
+def start_demo_side() -> DemoSide | None:
+    """Start :func:`demo_side` in a process of its own when the kernels it compiles
+    are not cached yet (None otherwise, or on a single core)."""
+    import multiprocessing
+
+    from navkit._jit import is_cached
+    from navkit.detour import _batch
+    from navkit.tilecache import layers
+
+    if (os.cpu_count() or 1) < 2:
+        return None
+    cold = [k for k in (_batch.pair_entry, layers._partition_kernel) if is_cached(k) is False]
+    if not cold:
+        return None
+    try:
+        return DemoSide(multiprocessing.get_context("spawn"))
+    except (OSError, RuntimeError):  # no processes here: the demo compiles everything itself
+        return None
+
+
+def _crowd(tmp: str) -> None:
+    """A crowd: agents with move targets, a few updates."""
+    import navkit
+    from navkit.detour.navmesh import NavMesh
+    from navkit.detour.query import NavMeshQuery
+
+    nm = NavMesh.load(Path(tmp) / "solo.navmesh")
+    q = NavMeshQuery(nm)
+    crowd = navkit.Crowd(nm, max_agents=8, max_agent_radius=0.6)
+    goal = q.find_nearest_poly(_END)
+    for i in range(4):
+        a = crowd.add_agent(q.find_random_point(rng=i).point, navkit.AgentParams(radius=0.4))
+        crowd.request_move_target(a, goal.ref, goal.point)
+    for _ in range(3):
+        crowd.update(1 / 60)
+
+
 #: Feature groups: name -> (function, needs the bake group's navmesh).
 GROUPS: dict[str, tuple[Callable[[str], None], bool]] = {
     "bake": (_bake, False),
     "corridor-map": (_ecm, False),
+    "tile-cache": (_tile_cache, False),
+    "crowd": (_crowd, True),
     "query": (_query, True),
     "optimal-path": (_optimal, True),
     "batch-path": (_batch, True),

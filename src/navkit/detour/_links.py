@@ -26,7 +26,7 @@ from .._jit import F32, borrow, njit
 EXT_LINK = 0x8000
 
 
-@njit
+@njit(inline="always")
 def ref_base(a, t, tile_bits, poly_bits):
     """Poly ref of poly 0 of tile slot ``t`` (uint64)."""
     return (np.uint64(a.tile_salt[t]) << np.uint64(poly_bits + tile_bits)) | (
@@ -34,17 +34,17 @@ def ref_base(a, t, tile_bits, poly_bits):
     )
 
 
-@njit
+@njit(inline="always")
 def ref_tile(ref, tile_bits, poly_bits):
     return np.int64((ref >> np.uint64(poly_bits)) & np.uint64((1 << tile_bits) - 1))
 
 
-@njit
+@njit(inline="always")
 def ref_poly(ref, poly_bits):
     return np.int64(ref & np.uint64((1 << poly_bits) - 1))
 
 
-@njit
+@njit(inline="always")
 def alloc_link(a, t):
     head = a.tile_link_free[t]
     if head < 0:
@@ -53,13 +53,13 @@ def alloc_link(a, t):
     return head
 
 
-@njit
+@njit(inline="always")
 def free_link(a, t, li):
     a.link_next[li] = a.tile_link_free[t]
     a.tile_link_free[t] = li
 
 
-@njit
+@njit(inline="always")
 def _push_link(a, t, gp, target_ref, target_gp, edge, side, bmin, bmax):
     li = alloc_link(a, t)
     if li < 0:
@@ -75,7 +75,7 @@ def _push_link(a, t, gp, target_ref, target_gp, edge, side, bmin, bmax):
     return li
 
 
-@njit
+@njit(inline="always")
 def init_link_free_list(a, t):
     """Thread the tile's whole link section into its free list (``addTile``)."""
     base = a.tile_link_base[t]
@@ -89,7 +89,7 @@ def init_link_free_list(a, t):
         a.tile_link_free[t] = -1
 
 
-@njit
+@njit(inline="always")
 def connect_int_links(a, t, tile_bits, poly_bits):
     """``connectIntLinks``: links across the tile's internal edges."""
     base = ref_base(a, t, tile_bits, poly_bits)
@@ -419,7 +419,7 @@ def connect_ext_off_mesh_links(a, t, target, side, tile_bits, poly_bits):
             _push_link(a, t, land, tbase | np.uint64(gp - tp0), gp, 0xFF, s, 0, 0)
 
 
-@njit
+@njit(inline="always")
 def _slab_coord(v, side):
     if side == 0 or side == 4:
         return v[0]
@@ -512,7 +512,7 @@ def _find_connecting_polys(a, va, vb, target, side, con, conarea, tile_bits, pol
     return n
 
 
-@njit
+@njit(inline="always")
 def _round_byte(x):
     # roundf(clamp(x, 0, 1) * 255): halves away from zero (x >= 0 here).
     v = min(max(x, F32(0.0)), F32(1.0)) * F32(255.0)

@@ -432,7 +432,7 @@ def _remove_vertex(verts, nverts, polys, areas, npolys, rem, max_tris):
             i += 1
         if not match:
             break
-    tverts = np.zeros((nhole, 4), np.int64)
+    tverts = np.zeros((nhole, 4), np.uint8)  # the contours' dtype: _triangulate compiles once
     tpoly = np.zeros(nhole, np.int64)
     for i in range(nhole):
         pi = hole[i]
@@ -695,7 +695,7 @@ def build_tile_cache_poly_mesh(
         np.asarray(cset.start, np.int64),
         np.asarray(cset.nverts, np.int64),
         np.asarray(cset.area, np.int64),
-        np.ascontiguousarray(cset.verts),
+        np.ascontiguousarray(cset.verts, np.uint8),
     )
     if st != _OK:
         return None
