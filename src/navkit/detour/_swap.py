@@ -162,6 +162,7 @@ def _count_around(a, mask, x, y):
                 s = np.int64(a.tile_next[s])
     return n
 
+
 _DY = (0, 1, 1, 1, 0, -1, -1, -1)
 
 
@@ -206,7 +207,8 @@ def swap_poly_mesh_tile(
         ``np == 0``: the old tile is removed and none added.
     out : (16,) int64
         [status, action (1 removed, 2 added, 3 replaced), old slot, old salt,
-        old poly count, new slot, -, -, then the 8 pool counts needed on NEED_GROW].
+        old poly count, new slot, 1 when the pools were compacted, -, then the 8 pool
+        counts needed on NEED_GROW].
 
     The new polygons get flag 1 and their area (63 -> 0), as ``buildNavMeshTile``.
     """
@@ -325,6 +327,7 @@ def swap_poly_mesh_tile(
         a.tile_salt[old] = salt if salt != 0 else 1
         a.tile_next[old] = -1
     if npolys == 0:
+        _maybe_compact(d, cnt, ibits, out)
         return
     # addTile: the freed slot heads the free list, else the NavMesh's head
     slot = old if old >= 0 else np.int64(free_head)
@@ -443,9 +446,18 @@ def swap_poly_mesh_tile(
             tile_bits, poly_bits,
         )  # fmt: skip
     else:
-        L.connect_tile(
-            a, slot, same[:n_same], nei[:n_nei], sides[:n_nei], tile_bits, poly_bits
-        )
+        L.connect_tile(a, slot, same[:n_same], nei[:n_nei], sides[:n_nei], tile_bits, poly_bits)
+    _maybe_compact(d, cnt, ibits, out)
+
+
+@njit
+def _maybe_compact(d, cnt, ibits, out):
+    """Compact the pools when one of them is more than half dead (out[6] = 1)."""
+    for k in range(8):
+        if cnt[1, k] > 0 and cnt[1, k] * 2 > cnt[0, k]:
+            compact_pools(d, cnt, ibits[0], ibits[1], ibits[2])
+            out[6] = 1
+            return
 
 
 @njit

@@ -460,7 +460,7 @@ class NavMesh:
             for i, arr in enumerate(arrays):
                 d[3 * i] = arr.ctypes.data
                 d[3 * i + 1] = arr.shape[0]
-                d[3 * i + 2] = arr.shape[1] if arr.ndim == 2 else 1
+                d[3 * i + 2] = int(arr.shape[-1]) if arr.ndim == 2 else 1
             self._desc = d
         return self._desc
 
@@ -473,13 +473,13 @@ class NavMesh:
                 start = self._reserve(pool, n)
                 self._used[pool] = start
 
-    def _swap_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    def _swap_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
         """(descriptor, counters, bits, first free slot) for
         :func:`navkit.detour._swap.swap_poly_mesh_tile`; None when the navmesh has
         runtime off-mesh connections (their links reach beyond the neighbours: the
         Python path handles them)."""
         if self._runtime_cons or self._dead_cons:
-            return None  # type: ignore[return-value]
+            return None
         bits = self.__dict__.get("_ibits")
         if bits is None:
             bits = np.array(
@@ -495,24 +495,21 @@ class NavMesh:
         )
 
     def _swap_done(self, out: np.ndarray) -> tuple[int, int]:
-        """Bookkeeping after a swap kernel (``out`` as it filled it): free list,
-        caches, compaction. Returns (old tile ref or 0, its poly count)."""
-        action = int(out[1])
+        """Bookkeeping after a swap kernel (``out`` as it filled it): free list and
+        caches. Returns (old tile ref or 0, its poly count)."""
+        _, action, old, salt, npolys = out[:5].tolist()
         old_ref = 0
         if action & 1:
-            old = int(out[2])
-            old_ref = (int(out[3]) << (self.poly_bits + self.tile_bits)) | (old << self.poly_bits)
-            self._record_pad.pop(old, None)
+            old_ref = (salt << (self.poly_bits + self.tile_bits)) | (old << self.poly_bits)
+            if self._record_pad:
+                self._record_pad.pop(old, None)
             if not action & 2:
                 self._free_slots.insert(0, old)
         elif action & 2:
             self._free_slots.pop(0)
         if action:
             self._arrays = None
-            used, dead = self._cnt[0], self._cnt[1]
-            if ((dead * 2 > used) & (dead > 0)).any():
-                self._compact()
-        return old_ref, int(out[4])
+        return old_ref, npolys
 
     # -- tile storage (local <-> global) ---------------------------------------------------
     def _store(self, slot: int, td: TileData) -> None:

@@ -53,6 +53,26 @@ ADD, REMOVE, MOVE = 0, 1, 2
 f32 = np.float32
 
 
+_ENTRY: dict = {}
+
+
+def _call(kernel, *args):
+    """Call a kernel whose argument types never change through its compiled entry
+    point (skips numba's type resolution of ~20 arguments on every step); the
+    dispatcher on the first call or on a type error."""
+    ep = _ENTRY.get(kernel)
+    if ep is not None:
+        try:
+            return ep(*args)
+        except TypeError:
+            pass
+    res = kernel(*args)
+    ovs = getattr(kernel, "overloads", None)
+    if ovs is not None and len(ovs) == 1:
+        _ENTRY[kernel] = next(iter(ovs.values())).entry_point
+    return res
+
+
 _SWAP_ERRORS = {
     _swap.TOO_MANY_POLYS: "tile has more polys than max_polys allows",
     _swap.NO_FREE_SLOT: "no free tile slot (max_tiles reached)",
@@ -134,6 +154,9 @@ class CacheState:
                 [b0[0] + f32(h.maxx + 1) * cs, b1[1], b0[2] + f32(h.maxy + 1) * cs], f32
             )
             self.tight[t.ref] = (tmin, tmax)
+        self._qgrid: tuple | None = None
+        self._tight_l: dict[int, tuple[list[float], list[float]]] = {}
+        self._touch_memo: dict[int, tuple[Obstacle, list[int]]] = {}
         self.obs = [_Ob() for _ in range(max_obstacles)]
         self.max_obstacles = max_obstacles
         self.next_free = -1
@@ -174,20 +197,34 @@ class CacheState:
 
     def query_tiles(self, bmin: np.ndarray, bmax: np.ndarray, max_results: int) -> list[int]:
         """``queryTiles``: compressed tiles whose tight bounds overlap [bmin, bmax]."""
-        p = self.params
-        tw = f32(p.width) * f32(p.cs)
-        th = f32(p.height) * f32(p.cs)
-        o = np.array(p.orig, np.float32)
-        tx0 = int(math.floor((bmin[0] - o[0]) / tw))
-        tx1 = int(math.floor((bmax[0] - o[0]) / tw))
-        ty0 = int(math.floor((bmin[2] - o[2]) / th))
-        ty1 = int(math.floor((bmax[2] - o[2]) / th))
+        g = self._qgrid
+        if g is None:
+            p = self.params
+            o = np.array(p.orig, np.float32)
+            g = self._qgrid = (o[0], o[2], f32(p.width) * f32(p.cs), f32(p.height) * f32(p.cs))
+            self._tight_l = {r: (a.tolist(), b.tolist()) for r, (a, b) in self.tight.items()}
+        o0, o2, tw, th = g
+        # float32 arithmetic as Detour; the comparisons on exact (float64) copies
+        tx0 = int(math.floor((bmin[0] - o0) / tw))
+        tx1 = int(math.floor((bmax[0] - o0) / tw))
+        ty0 = int(math.floor((bmin[2] - o2) / th))
+        ty1 = int(math.floor((bmax[2] - o2) / th))
+        a0, a1, a2 = bmin.tolist()
+        b0, b1, b2 = bmax.tolist()
+        tight = self._tight_l
         out: list[int] = []
         for ty in range(ty0, ty1 + 1):
             for tx in range(tx0, tx1 + 1):
                 for ref in self.tiles_at(tx, ty)[:_QUERY_MAX_TILES]:
-                    tmin, tmax = self.tight[ref]
-                    if (bmin <= tmax).all() and (bmax >= tmin).all():
+                    tmin, tmax = tight[ref]
+                    if (
+                        a0 <= tmax[0]
+                        and a1 <= tmax[1]
+                        and a2 <= tmax[2]
+                        and b0 >= tmin[0]
+                        and b1 >= tmin[1]
+                        and b2 >= tmin[2]
+                    ):
                         if len(out) < max_results:
                             out.append(ref)
         return out
@@ -198,8 +235,17 @@ class CacheState:
         return expand_obstacle(shape, self.grow) if self.grow > 0 and shape.area == 0 else shape
 
     def touched_by(self, shape: Obstacle) -> list[int]:
+        """Layers under ``shape`` (as marked); the last few answers are kept (an added
+        obstacle is queried when checked and again when its request is processed)."""
+        hit = self._touch_memo.get(id(shape))
+        if hit is not None and hit[0] is shape:
+            return list(hit[1])
         bmin, bmax = obstacle_bounds(self.effective(shape))
-        return self.query_tiles(bmin, bmax, 1 << 30)
+        res = self.query_tiles(bmin, bmax, 1 << 30)
+        if len(self._touch_memo) >= 8:
+            self._touch_memo.clear()
+        self._touch_memo[id(shape)] = (shape, res)
+        return list(res)
 
     # -- obstacle table ----------------------------------------------------------------------
     def obstacle_ref(self, i: int) -> int:
@@ -394,13 +440,14 @@ class CacheState:
         args = nm._swap_args()
         if args is None:
             return None
-        on = self.on_tile.get(ref)
-        sel = np.array(self.live_slots_on(ref), np.int64) if on else self._nosel
+        sel = np.array(self.live_slots_on(ref), np.int64) if self.on_tile.get(ref) else self._nosel
         comp, hdr, bmin, bmax = self._layer(ref)
         out = self._out
         while True:
+            assert args is not None  # (no off-mesh connection appears between calls)
             desc, cnt, bits, free_head = args
-            rebuild_swap(
+            _call(
+                rebuild_swap,
                 comp, hdr, bmin, bmax, sel, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot,
                 self.ob_area, self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb,
                 self._max_error, desc, cnt, bits, self._wp, free_head, out,
@@ -416,7 +463,7 @@ class CacheState:
             raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
         old_ref, n = nm._swap_done(out)
         if old_ref:
-            invalidated.extend(old_ref | k for k in range(n))
+            invalidated.extend(range(old_ref, old_ref + n))
         return True
 
     def build_tile(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
