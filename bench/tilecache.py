@@ -21,14 +21,17 @@ navmesh swap (decompress, mark, regions, contours, polygons, tile data; median
 over every layer of the mesh with one obstacle on it, best of 5 each) and of one
 whole update step on a layer (rebuild + navmesh swap).
 
-What limits it (min-of-15 timings on a quiet machine, the peer's layers): one layer
-rebuild takes 0.08-0.09 ms (kernels: decompress ~15 us, regions ~9, contours ~30,
-polygons ~16; the rest is Python glue and ``create_navmesh_data``). Swapping the tile
-into the navmesh takes ~0.17 ms: ~55 us is numba's dispatch of the NavMeshArrays
-tuple (63 arrays typed on every kernel call), ~47 us appending the tile to the pools
-(``NavMesh._store``), the rest Python bookkeeping. Recast does a whole update step in
-~0.05 ms. Closing the gap needs the swap in one kernel over persistent pools (no
-per-call tuple typing) and the layer pipeline fused into one kernel call.
+``--no-native`` skips the native peer (``../shared/peer-native``: the same Recast
+commit compiled with g++ -O2, same seeds and obstacles); otherwise its medians and
+navkit's ratio to them are printed too.
+
+What limits it (rdtsc per stage inside the step kernel, dungeon, in the obstacle
+sequence): one update step is one kernel call (``tilecache._rebuild.rebuild_swap``):
+decompress ~5 us, obstacle marking ~1, regions ~9, contours ~7, polygons ~17 (median;
+holes make ear clipping and vertex removal grow, p75 ~35) and the navmesh swap ~12
+(Detour's relinking with the 8 neighbours ~9). Python adds ~15 us per add or removal
+(argument checks, touched-tile query, request bookkeeping). Recast (WASM) does a
+whole add + update in ~0.07-0.15 ms depending on the machine's load.
 
 Usage::
 
