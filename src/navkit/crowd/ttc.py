@@ -144,6 +144,7 @@ class TTCParams:
     wall_radius: float = 0.6
     contact_steps: float = 1.0
     corner_radius: float = 0.1
+    pref_turn_oncoming: bool = True
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
@@ -164,17 +165,18 @@ class TTCParams:
         object.__setattr__(
             self, "corner_radius", _finite(self.corner_radius, "corner_radius", 0.0, 1.0)
         )
+        object.__setattr__(self, "pref_turn_oncoming", bool(self.pref_turn_oncoming))
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
         cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin, wall_radius,
-        contact_steps, corner_radius]."""
+        contact_steps, corner_radius, pref_turn, pref_turn_oncoming]."""
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
              np.sin(self.pref_turn), self.soft, float(self.implicit), self.contact,
              1.0 + self.contact_margin, self.wall_radius, self.contact_steps,
-             self.corner_radius],
+             self.corner_radius, self.pref_turn, float(self.pref_turn_oncoming)],
             np.float32,
         )  # fmt: skip
 
@@ -327,6 +329,25 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
 
 
 @njit(cache=True)
+def _oncoming(px, pz, dx, dz, near, n):
+    """How much of a head-on encounter the agent at (px, pz) with desired velocity
+    (dx, dz) is in: the largest speed, against the desired direction, of a neighbour
+    ahead of it, over the desired speed; in [0, 1]."""
+    dl = np.sqrt(dx * dx + dz * dz)
+    if dl < F32(1e-6):
+        return F32(0.0)
+    hx, hz = dx / dl, dz / dl
+    w = F32(0.0)
+    for j in range(n):
+        if (near[j, 0] - px) * hx + (near[j, 1] - pz) * hz <= F32(0.0):
+            continue
+        on = -(near[j, 2] * hx + near[j, 3] * hz) / dl
+        if on > w:
+            w = on
+    return min(w, F32(1.0))
+
+
+@njit(cache=True)
 def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qrange, inv,
              buckets, items, obs, segs, nsegs, prm, dt, nvel):  # fmt: skip
     """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``.
@@ -348,10 +369,18 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
         px, pz = npos[s, 0], npos[s, 2]
         vx, vz = vel[s, 0], vel[s, 2]
         vmax = max_speed[s]
-        prefx = dvel[s, 0] * pc - dvel[s, 2] * ps
-        prefz = dvel[s, 0] * ps + dvel[s, 2] * pc
         n = gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, items, obs,
                            ids, near)  # fmt: skip
+        pcs, pss = pc, ps
+        if prm[18] > F32(0.5):
+            # the turn in proportion to the fastest oncoming neighbour ahead (its speed
+            # against the agent's desired direction over the desired speed, at most 1)
+            w = _oncoming(px, pz, dvel[s, 0], dvel[s, 2], near, n)
+            if w < F32(1.0):
+                ang = prm[17] * w
+                pcs, pss = np.cos(ang), np.sin(ang)
+        prefx = dvel[s, 0] * pcs - dvel[s, 2] * pss
+        prefz = dvel[s, 0] * pss + dvel[s, 2] * pcs
         count += n + nsegs[s]
         if implicit > F32(0.5):
             # pattern search over the velocities reachable this step
