@@ -145,6 +145,8 @@ class TTCParams:
     contact_steps: float = 1.0
     corner_radius: float = 0.1
     pref_turn_oncoming: bool = True
+    follow_headway: float = 0.5
+    follow_gap: float = 0.05
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
@@ -166,17 +168,23 @@ class TTCParams:
             self, "corner_radius", _finite(self.corner_radius, "corner_radius", 0.0, 1.0)
         )
         object.__setattr__(self, "pref_turn_oncoming", bool(self.pref_turn_oncoming))
+        object.__setattr__(
+            self, "follow_headway", _finite(self.follow_headway, "follow_headway", 0.0, 100.0)
+        )
+        object.__setattr__(self, "follow_gap", _finite(self.follow_gap, "follow_gap", 0.0, 10.0))
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
         cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin, wall_radius,
-        contact_steps, corner_radius, pref_turn, pref_turn_oncoming]."""
+        contact_steps, corner_radius, pref_turn, pref_turn_oncoming, follow_headway,
+        follow_gap]."""
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
              np.sin(self.pref_turn), self.soft, float(self.implicit), self.contact,
              1.0 + self.contact_margin, self.wall_radius, self.contact_steps,
-             self.corner_radius, self.pref_turn, float(self.pref_turn_oncoming)],
+             self.corner_radius, self.pref_turn, float(self.pref_turn_oncoming),
+             self.follow_headway, self.follow_gap],
             np.float32,
         )  # fmt: skip
 
@@ -329,22 +337,77 @@ def _cost(ux, uz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs, rad, pr
 
 
 @njit(cache=True)
-def _oncoming(px, pz, dx, dz, near, n):
-    """How much of a head-on encounter the agent at (px, pz) with desired velocity
-    (dx, dz) is in: the largest speed, against the desired direction, of a neighbour
-    ahead of it, over the desired speed; in [0, 1]."""
+def _oncoming(s, px, pz, dvel, near, n):
+    """How much of a head-on encounter agent ``s`` at (px, pz) is in, in [0, 1]: the
+    largest -cos of the angle between its desired direction and that of an agent
+    ahead of it (obstacles and standing agents do not count). Desired directions,
+    not velocities: in a jammed counterflow the oncoming agents stand, yet they are
+    still to be passed on the same hand."""
+    dx, dz = dvel[s, 0], dvel[s, 2]
     dl = np.sqrt(dx * dx + dz * dz)
     if dl < F32(1e-6):
         return F32(0.0)
     hx, hz = dx / dl, dz / dl
     w = F32(0.0)
     for j in range(n):
+        if near[j, 6] < F32(0.0):
+            continue
         if (near[j, 0] - px) * hx + (near[j, 1] - pz) * hz <= F32(0.0):
             continue
-        on = -(near[j, 2] * hx + near[j, 3] * hz) / dl
+        o = int(near[j, 6])
+        ex, ez = dvel[o, 0], dvel[o, 2]
+        el = np.sqrt(ex * ex + ez * ez)
+        if el < F32(1e-6):
+            continue
+        on = -(ex * hx + ez * hz) / el
         if on > w:
             w = on
     return min(w, F32(1.0))
+
+
+@njit(cache=True)
+def _follow(s, px, pz, dvel, near, n, rad, headway, gap):
+    """Factor (in [0, 1]) on agent ``s``'s preferred velocity that queues it behind
+    the agents it follows: a neighbour (an agent, not an obstacle) that wants to go
+    the same way (desired directions within 60 degrees), stands in the agent's path
+    (its centre within the summed radii of the line along the agent's desired
+    direction) and leads it (is further along the agent's direction than the agent
+    is along the neighbour's; ties to the lower slot: of two agents converging on a
+    door exactly one yields). The agent's speed is then at most the leader's speed
+    along that direction plus the free gap over ``headway``: it keeps ``gap`` behind."""
+    dx, dz = dvel[s, 0], dvel[s, 2]
+    dl = np.sqrt(dx * dx + dz * dz)
+    if dl < F32(1e-6):
+        return F32(1.0)
+    hx, hz = dx / dl, dz / dl
+    lim = dl
+    for j in range(n):
+        if near[j, 5] != F32(0.0) or near[j, 6] < F32(0.0):
+            continue
+        o = int(near[j, 6])
+        ex, ez = dvel[o, 0], dvel[o, 2]
+        el = np.sqrt(ex * ex + ez * ez)
+        if el < F32(1e-6):
+            continue
+        ox, oz = ex / el, ez / el
+        if hx * ox + hz * oz < F32(0.5):
+            continue
+        rx, rz = near[j, 0] - px, near[j, 1] - pz
+        along = rx * hx + rz * hz
+        if along <= F32(0.0):
+            continue
+        rr = rad + near[j, 4]
+        side = rx * hz - rz * hx
+        if abs(side) >= rr:
+            continue
+        back = -(rx * ox + rz * oz)  # how far the agent is ahead along the neighbour's way
+        if back > along or (back == along and s < o):
+            continue
+        d = np.sqrt(rx * rx + rz * rz)
+        v = max(near[j, 2] * hx + near[j, 3] * hz, F32(0.0)) + max(d - rr - gap, F32(0.0)) / headway
+        if v < lim:
+            lim = v
+    return lim / dl
 
 
 @njit(cache=True)
@@ -375,12 +438,16 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
         if prm[18] > F32(0.5):
             # the turn in proportion to the fastest oncoming neighbour ahead (its speed
             # against the agent's desired direction over the desired speed, at most 1)
-            w = _oncoming(px, pz, dvel[s, 0], dvel[s, 2], near, n)
+            w = _oncoming(s, px, pz, dvel, near, n)
             if w < F32(1.0):
                 ang = prm[17] * w
                 pcs, pss = np.cos(ang), np.sin(ang)
         prefx = dvel[s, 0] * pcs - dvel[s, 2] * pss
         prefz = dvel[s, 0] * pss + dvel[s, 2] * pcs
+        if prm[19] > F32(0.0):
+            f = _follow(s, px, pz, dvel, near, n, radius[s], prm[19], prm[20])
+            prefx = prefx * f
+            prefz = prefz * f
         count += n + nsegs[s]
         if implicit > F32(0.5):
             # pattern search over the velocities reachable this step
