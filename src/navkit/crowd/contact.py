@@ -132,11 +132,10 @@ def resolve_contacts(act, mask, walking, npos, cpos, radius, height, inv, bucket
             got += 1
     # first undo what dtCrowd's collision phase pushed across a wall (the move along the
     # surface would put the agent back onto a neighbour the rounds below kept it off)
-    walled = False
     for i in range(n):
         s = act[i]
         if mask[s]:
-            walled |= _keep_inside(s, npos, pos0, segs, nsegs)
+            _keep_inside(s, npos, pos0, segs, nsegs)
     done = 0
     for _ in range(rounds):
         done += 1
