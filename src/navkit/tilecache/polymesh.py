@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import njit
+from .._jit import borrow, njit
 from .contours import TileCacheContours
 
 __all__ = ["build_tile_cache_poly_mesh", "NVP"]
@@ -591,6 +591,7 @@ def _adjacency(polys, npolys, verts, cstart, cnverts, cverts):
 
 @njit
 def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numba
+    """(verts, polys, areas, status) of a layer's contours."""
     nconts = cstart.shape[0]
     max_verts = 0
     max_tris = 0
@@ -605,14 +606,32 @@ def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numb
     verts = np.zeros((max_verts, 3), np.int64)
     polys = np.full((max_tris, 2 * NVP), _NULL, np.int64)
     areas = np.zeros(max_tris, np.int64)
-    nverts = 0
-    npolys = 0
     first_vert = np.full(256, _NULL, np.int64)
     next_vert = np.zeros(max(max_verts, 1), np.int64)
     indices = np.zeros(max(max_per, 1), np.int64)
     tris = np.zeros((max(max_per, 1), 3), np.int64)
     tp = np.full((max(max_per, 1), NVP), _NULL, np.int64)
     dummy = np.zeros(1, np.int64)
+    # The helpers take borrowed arrays (no reference counting on each of their many
+    # calls; the arrays above stay alive in this frame).
+    nverts, npolys, st = _polymesh_body(
+        borrow(cstart), borrow(cnverts), borrow(carea), borrow(cverts), borrow(vflags),
+        borrow(verts), borrow(polys), borrow(areas), borrow(first_vert), borrow(next_vert),
+        borrow(indices), borrow(tris), borrow(tp), borrow(dummy), max_tris,
+    )  # fmt: skip
+    if st != _OK:
+        return verts[:0], polys[:0], areas[:0], st
+    return verts[:nverts], polys[:npolys], areas[:npolys], _OK
+
+
+@njit
+def _polymesh_body(
+    cstart, cnverts, carea, cverts, vflags, verts, polys, areas, first_vert, next_vert,
+    indices, tris, tp, dummy, max_tris,
+):  # pragma: no cover - numba  # fmt: skip
+    nconts = cstart.shape[0]
+    nverts = 0
+    npolys = 0
     for c in range(nconts):
         n = cnverts[c]
         if n < 3:
@@ -655,7 +674,7 @@ def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numb
             areas[npolys] = carea[c]
             npolys += 1
             if npolys > max_tris:
-                return verts[:0], polys[:0], areas[:0], _ERR_BUFFER
+                return 0, 0, _ERR_BUFFER
     i = 0
     while i < nverts:
         if vflags[i]:
@@ -664,15 +683,13 @@ def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numb
                 continue
             nverts, npolys, st = _remove_vertex(verts, nverts, polys, areas, npolys, i, max_tris)
             if st != _OK:
-                return verts[:0], polys[:0], areas[:0], st
+                return 0, 0, st
             for j in range(i, nverts):
                 vflags[j] = vflags[j + 1]
             i -= 1
         i += 1
-    verts = verts[:nverts]
-    polys = polys[:npolys]
-    _adjacency(polys, npolys, verts, cstart, cnverts, cverts)
-    return verts, polys, areas[:npolys], _OK
+    _adjacency(polys[:npolys], npolys, verts[:nverts], cstart, cnverts, cverts)
+    return nverts, npolys, _OK
 
 
 def build_tile_cache_poly_mesh(
