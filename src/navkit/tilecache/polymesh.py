@@ -590,6 +590,12 @@ def _adjacency(polys, npolys, verts, cstart, cnverts, cverts):
 
 
 @njit
+def _keep_alive(arrays):
+    """A use of ``arrays``: their owner lives until here (see :func:`navkit._jit.borrow`)."""
+    return len(arrays)
+
+
+@njit
 def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numba
     """(verts, polys, areas, status) of a layer's contours."""
     nconts = cstart.shape[0]
@@ -613,12 +619,16 @@ def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numb
     tp = np.full((max(max_per, 1), NVP), _NULL, np.int64)
     dummy = np.zeros(1, np.int64)
     # The helpers take borrowed arrays (no reference counting on each of their many
-    # calls; the arrays above stay alive in this frame).
+    # calls). A borrowed view does not own its memory: numba frees a local array after
+    # its last use, so the scratch owners are used again after the call (without that
+    # they were freed before the body ran, and its own allocations reused them).
+    scratch = (vflags, first_vert, next_vert, indices, tris, tp, dummy)
     nverts, npolys, st = _polymesh_body(
         borrow(cstart), borrow(cnverts), borrow(carea), borrow(cverts), borrow(vflags),
         borrow(verts), borrow(polys), borrow(areas), borrow(first_vert), borrow(next_vert),
         borrow(indices), borrow(tris), borrow(tp), borrow(dummy), max_tris,
     )  # fmt: skip
+    _keep_alive(scratch)
     if st != _OK:
         return verts[:0], polys[:0], areas[:0], st
     return verts[:nverts], polys[:npolys], areas[:npolys], _OK
