@@ -193,42 +193,6 @@ def _uleft(verts, a, b, c):
 
 
 @njit
-def _merge_value(pa, pb, verts):
-    """getPolyMergeValue: (value, ea, eb); value -1 when the polygons cannot merge."""
-    na = _count_poly_verts(pa)
-    nb = _count_poly_verts(pb)
-    if na + nb - 2 > NVP:
-        return -1, -1, -1
-    ea = -1
-    eb = -1
-    for i in range(na):
-        va0 = pa[i]
-        va1 = pa[(i + 1) % na]
-        if va0 > va1:
-            va0, va1 = va1, va0
-        for j in range(nb):
-            vb0 = pb[j]
-            vb1 = pb[(j + 1) % nb]
-            if vb0 > vb1:
-                vb0, vb1 = vb1, vb0
-            if va0 == vb0 and va1 == vb1:
-                ea = i
-                eb = j
-                break
-    if ea == -1 or eb == -1:
-        return -1, ea, eb
-    if not _uleft(verts, pa[(ea + na - 1) % na], pa[ea], pb[(eb + 2) % nb]):
-        return -1, ea, eb
-    if not _uleft(verts, pb[(eb + nb - 1) % nb], pb[eb], pa[(ea + 2) % na]):
-        return -1, ea, eb
-    va = pa[ea]
-    vb = pa[(ea + 1) % na]
-    dx = np.int64(verts[va, 0]) - np.int64(verts[vb, 0])
-    dy = np.int64(verts[va, 2]) - np.int64(verts[vb, 2])
-    return dx * dx + dy * dy, ea, eb
-
-
-@njit
 def _merge_polys(pa, pb, ea, eb):
     na = _count_poly_verts(pa)
     nb = _count_poly_verts(pb)
@@ -245,8 +209,49 @@ def _merge_polys(pa, pb, ea, eb):
 
 
 @njit
+def _pair_value(polys, j, k, na, nb, verts):
+    """``getPolyMergeValue`` of rows ``j`` and ``k`` (``na``/``nb`` vertices, na + nb - 2
+    <= NVP): (value, ea, eb), value -1 when they cannot merge. Works on the rows in
+    place (no array views) and without modulo in the edge loops."""
+    ea = -1
+    eb = -1
+    for i in range(na):
+        va0 = polys[j, i]
+        va1 = polys[j, i + 1] if i + 1 < na else polys[j, 0]
+        if va0 > va1:
+            va0, va1 = va1, va0
+        for m in range(nb):
+            vb0 = polys[k, m]
+            vb1 = polys[k, m + 1] if m + 1 < nb else polys[k, 0]
+            if vb0 > vb1:
+                vb0, vb1 = vb1, vb0
+            if va0 == vb0 and va1 == vb1:
+                ea = i
+                eb = m
+                break
+    if ea == -1:
+        return -1, ea, eb
+    if not _uleft(verts, polys[j, (ea + na - 1) % na], polys[j, ea], polys[k, (eb + 2) % nb]):
+        return -1, ea, eb
+    if not _uleft(verts, polys[k, (eb + nb - 1) % nb], polys[k, eb], polys[j, (ea + 2) % na]):
+        return -1, ea, eb
+    va = polys[j, ea]
+    vb = polys[j, ea + 1] if ea + 1 < na else polys[j, 0]
+    dx = np.int64(verts[va, 0]) - np.int64(verts[vb, 0])
+    dy = np.int64(verts[va, 2]) - np.int64(verts[vb, 2])
+    return dx * dx + dy * dy, ea, eb
+
+
+@njit
 def _merge_loop(polys, npolys, verts, pareas, has_areas):
-    """Greedy merge of ``polys[:npolys]`` (rows of NVP); returns the new count."""
+    """Greedy merge of ``polys[:npolys]`` (rows of NVP); returns the new count.
+
+    Recast's loop: every pair's merge value, the best pair merged, again until none
+    merges. The vertex counts are kept beside the rows, and pairs with too many
+    vertices are skipped before their edges are compared (their value is -1)."""
+    cnt = np.empty(max(npolys, 1), np.int64)
+    for j in range(npolys):
+        cnt[j] = _count_poly_verts(polys[j])
     while True:
         best_val = 0
         best_pa = 0
@@ -254,8 +259,12 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
         best_ea = 0
         best_eb = 0
         for j in range(npolys - 1):
+            na = cnt[j]
             for k in range(j + 1, npolys):
-                v, ea, eb = _merge_value(polys[j], polys[k], verts)
+                nb = cnt[k]
+                if na + nb - 2 > NVP:
+                    continue
+                v, ea, eb = _pair_value(polys, j, k, na, nb, verts)
                 if v > best_val:
                     best_val = v
                     best_pa = j
@@ -264,7 +273,9 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
                     best_eb = eb
         if best_val > 0:
             _merge_polys(polys[best_pa], polys[best_pb], best_ea, best_eb)
+            cnt[best_pa] = cnt[best_pa] + cnt[best_pb] - 2
             polys[best_pb, :] = polys[npolys - 1, :]
+            cnt[best_pb] = cnt[npolys - 1]
             if has_areas:
                 pareas[best_pb] = pareas[npolys - 1]
             npolys -= 1
