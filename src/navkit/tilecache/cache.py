@@ -101,10 +101,13 @@ def _offmesh(offmesh: Any) -> OffMeshConnections | None:
     return cons if len(cons.rad) else None
 
 
+_NUM = (float, int)  # (``type(x) in``: bool and numpy scalars take the checked path)
+
+
 def _vec3(v: Any, name: str) -> np.ndarray:
     if type(v) in (list, tuple) and len(v) == 3:  # fast path: three plain numbers
         x, y, z = v
-        if type(x) is float and type(y) is float and type(z) is float:
+        if type(x) in _NUM and type(y) in _NUM and type(z) in _NUM:
             if abs(x) <= 1e30 and abs(y) <= 1e30 and abs(z) <= 1e30:  # (False for nan)
                 return np.array(v, np.float32)
     try:
@@ -426,7 +429,7 @@ class TileCache:
             )
         if not self._state.compatible:
             return
-        n = len(self._state.touched_by(shape))
+        n = len(self._state.touched_by(shape, (bmin, bmax)))
         if n > MAX_TOUCHED_TILES:
             raise InputError(
                 f"the obstacle touches {n} layers; recast_compatible mode handles at most "

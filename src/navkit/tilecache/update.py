@@ -234,13 +234,17 @@ class CacheState:
         (area-marking obstacles are not grown)."""
         return expand_obstacle(shape, self.grow) if self.grow > 0 and shape.area == 0 else shape
 
-    def touched_by(self, shape: Obstacle) -> list[int]:
+    def touched_by(
+        self, shape: Obstacle, bounds: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> list[int]:
         """Layers under ``shape`` (as marked); the last few answers are kept (an added
-        obstacle is queried when checked and again when its request is processed)."""
+        obstacle is queried when checked and again when its request is processed).
+        ``bounds``: ``obstacle_bounds(shape)`` when the caller has it."""
         hit = self._touch_memo.get(id(shape))
         if hit is not None and hit[0] is shape:
             return list(hit[1])
-        bmin, bmax = obstacle_bounds(self.effective(shape))
+        e = self.effective(shape)
+        bmin, bmax = bounds if bounds is not None and e is shape else obstacle_bounds(e)
         res = self.query_tiles(bmin, bmax, 1 << 30)
         if len(self._touch_memo) >= 8:
             self._touch_memo.clear()
