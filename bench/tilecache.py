@@ -25,13 +25,15 @@ whole update step on a layer (rebuild + navmesh swap).
 commit compiled with g++ -O2, same seeds and obstacles); otherwise its medians and
 navkit's ratio to them are printed too.
 
-What limits it (rdtsc per stage inside the step kernel, dungeon, in the obstacle
-sequence): one update step is one kernel call (``tilecache._rebuild.rebuild_swap``):
-decompress ~5 us, obstacle marking ~1, regions ~9, contours ~7, polygons ~17 (median;
-holes make ear clipping and vertex removal grow, p75 ~35) and the navmesh swap ~12
-(Detour's relinking with the 8 neighbours ~9). Python adds ~15 us per add or removal
-(argument checks, touched-tile query, request bookkeeping). Recast (WASM) does a
-whole add + update in ~0.07-0.15 ms depending on the machine's load.
+What limits it (thread CPU time per stage kernel called alone, dungeon's layers with
+the 50 obstacles on them, median layer): one update step is one kernel call
+(``tilecache._rebuild.rebuild_swap``): decompress ~4 us, obstacle marking ~1, regions
+~7, contours ~7, polygons ~15 (ear clipping and the greedy merge, quadratic as in
+Recast) and the navmesh swap ~10 (a compaction every 20-30 steps, 20-50 us); 45-50 us
+a step, against ~25 us for native Recast, spread over every stage. An obstacle touches
+1.8 layers on average. Python adds ~9 us per add (argument checks, bounds, touched-layer
+query) and ~5 us per step. Recast (WASM) does a whole add + update in ~0.055-0.08 ms
+at a load of 9-12 (docs/benchmarks.md).
 
 ``--build-only`` times the build alone, interleaved with the peer to even out the
 load of a shared machine: ``--peer-runs`` rounds of (one peer invocation timing
