@@ -190,3 +190,29 @@ def test_one_kernel_step_equals_the_python_path(mesh, monkeypatch):
         assert fast.navmesh.poly_refs() == slow.navmesh.poly_refs()
         assert fast.navmesh._free_slots == slow.navmesh._free_slots
     assert calls and all(calls)  # the fast step did run
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_copied_cache_updates_its_own_navmesh(mesh, how):
+    """A copied cache (deepcopy, pickle) updates its own navmesh pools: the one-kernel
+    step gets a descriptor of the copy's arrays and the copy's counters; the original
+    is untouched, and the copy follows what the original does with the same obstacle."""
+    import copy
+    import pickle
+
+    tc = navkit.TileCache.bake(mesh, navkit.BakeConfig(tile_size=48), recast_compatible=True)
+    tc.navmesh._kernel_desc()  # a descriptor exists before the copy
+    before = tc.navmesh.to_recast()
+    base = canonical(tc.navmesh)
+    cp = copy.deepcopy(tc) if how == "deepcopy" else pickle.loads(pickle.dumps(tc))
+    p = _points(tc, 1, 21)[0]
+    h = cp.add_cylinder(p, 1.5, 2.0)
+    _settle(cp)
+    assert tc.navmesh.to_recast() == before
+    assert cp.navmesh.to_recast() != before
+    tc.add_cylinder(p, 1.5, 2.0)
+    _settle(tc)
+    assert cp.navmesh.to_recast() == tc.navmesh.to_recast()
+    cp.remove(h)
+    _settle(cp)
+    assert canonical(cp.navmesh) == base  # (the salts moved on: not the same bytes)

@@ -410,6 +410,22 @@ class NavMesh:
         return self.encode_ref(int(self._t["tile_salt"][slot]), slot, 0)
 
     # -- arrays ----------------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        """Copy/pickle state without the kernel descriptor (raw addresses of this
+        object's arrays), the cached views and the counter views: a copy rebuilds them
+        over its own arrays (:meth:`__setstate__`)."""
+        state = self.__dict__.copy()
+        for k in ("_desc", "_arrays", "_used", "_dead"):
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._desc = None
+        self._arrays = None
+        self._used = _PoolCounts(self._cnt[0])
+        self._dead = _PoolCounts(self._cnt[1])
+
     def arrays(self) -> NavMeshArrays:
         """The current pools (views trimmed to the used length) for kernels."""
         if self._arrays is None:
