@@ -21,14 +21,19 @@ navmesh swap (decompress, mark, regions, contours, polygons, tile data; median
 over every layer of the mesh with one obstacle on it, best of 5 each) and of one
 whole update step on a layer (rebuild + navmesh swap).
 
-What limits it (min-of-15 timings on a quiet machine, the peer's layers): one layer
-rebuild takes 0.08-0.09 ms (kernels: decompress ~15 us, regions ~9, contours ~30,
-polygons ~16; the rest is Python glue and ``create_navmesh_data``). Swapping the tile
-into the navmesh takes ~0.17 ms: ~55 us is numba's dispatch of the NavMeshArrays
-tuple (63 arrays typed on every kernel call), ~47 us appending the tile to the pools
-(``NavMesh._store``), the rest Python bookkeeping. Recast does a whole update step in
-~0.05 ms. Closing the gap needs the swap in one kernel over persistent pools (no
-per-call tuple typing) and the layer pipeline fused into one kernel call.
+``--no-native`` skips the native peer (``../shared/peer-native``: the same Recast
+commit compiled with g++ -O2, same seeds and obstacles); otherwise its medians and
+navkit's ratio to them are printed too.
+
+What limits it (thread CPU time per stage kernel called alone, dungeon's layers with
+the 50 obstacles on them, median layer): one update step is one kernel call
+(``tilecache._rebuild.rebuild_swap``): decompress ~4 us, obstacle marking ~1, regions
+~7, contours ~7, polygons ~15 (ear clipping and the greedy merge, quadratic as in
+Recast) and the navmesh swap ~10 (a compaction every 20-30 steps, 20-50 us); 45-50 us
+a step, against ~25 us for native Recast, spread over every stage. An obstacle touches
+1.8 layers on average. Python adds ~9 us per add (argument checks, bounds, touched-layer
+query) and ~5 us per step. Recast (WASM) does a whole add + update in ~0.055-0.08 ms
+at a load of 9-12 (docs/benchmarks.md).
 
 ``--build-only`` times the build alone, interleaved with the peer to even out the
 load of a shared machine: ``--peer-runs`` rounds of (one peer invocation timing
@@ -45,18 +50,46 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _peer import MESHES, median, mesh_path, print_table, run_peer  # noqa: E402
+from _peer import MESHES, SHARED, median, mesh_path, print_table, run_peer  # noqa: E402
 
 import navkit  # noqa: E402
 from navkit.tilecache import TileCache  # noqa: E402
 from navkit.tilecache.format import LAYER_HEADER_SIZE  # noqa: E402
 from navkit.tilecache.tilemesh import build_layer_tile  # noqa: E402
+
+NATIVE = SHARED / "peer-native" / "bin" / "recast_native"
+
+
+def run_native(name: str, runs: int) -> dict | None:
+    """The native peer's tile-cache section (same settings, seeds and obstacles as the
+    WASM peer), or None without ../shared/peer-native."""
+    if not NATIVE.exists():
+        return None
+    r = subprocess.run(
+        [str(NATIVE), str(mesh_path(name)), json.dumps({"tileSize": 48}), "--sections",
+         "tilecache", "--runs", str(runs), "--quiet"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(r.stdout)["tilecache"]
+
+
+def peer_figures(tcs: list[dict]) -> dict[str, float]:
+    """Median over peer invocations of each timed operation [ms]."""
+    obs = [t["obstacles"] for t in tcs]
+    return {
+        "build": median([t["build_ms"]["median"] for t in tcs]),
+        "add1": median([o["incremental_add_update_ms"]["median"] for o in obs]),
+        "remove1": median([o["incremental_remove_update_ms"]["median"] for o in obs]),
+        "add50": median([o["batch_add_and_update_ms"] for o in obs]),
+        "remove50": median([o["batch_remove_and_update_ms"] for o in obs]),
+    }
 
 
 def add(tc: TileCache, s: dict) -> int:
@@ -143,16 +176,20 @@ def layer_rebuild_ms(tc: TileCache, shape: dict) -> tuple[float, float]:
     return median(rebuild), median(swap)
 
 
-def bench_mesh(name: str, runs: int, peer_runs: int) -> dict:
+def bench_mesh(name: str, runs: int, peer_runs: int, native: bool) -> dict:
     mesh = navkit.load_obj(mesh_path(name))
     cfg = navkit.BakeConfig(tile_size=48)
-    # the peer times each batch once per run: median over peer_runs runs
+    # the peers time each batch once per run: median over peer_runs invocations
     peers = [
         run_peer(name, {"runs": runs, "tileSize": 48}, "--sections", "tilecache")["tilecache"]
         for _ in range(peer_runs)
     ]
+    natives = [run_native(name, runs) for _ in range(peer_runs)] if native else []
+    natives = [n for n in natives if n is not None]
     peer = peers[0]
     ob = peer["obstacles"]
+    if natives and natives[0]["obstacles"]["shapes"] != ob["shapes"]:
+        raise SystemExit(f"{name}: the native peer placed other obstacles than the WASM peer")
     tc = TileCache.bake(mesh, cfg, recast_compatible=True)  # warm-up (compiles on first use)
     builds = []
     for _ in range(runs):
@@ -162,14 +199,8 @@ def bench_mesh(name: str, runs: int, peer_runs: int) -> dict:
     time_ops(tc, ob["shapes"])  # warm-up
     rounds = [time_ops(tc, ob["shapes"]) for _ in range(runs)]
     ours = {k: median([r[k] for r in rounds]) for k in rounds[0]}
-    pobs = [p["obstacles"] for p in peers]
-    theirs = {
-        "build": median([p["build_ms"]["median"] for p in peers]),
-        "add1": median([o["incremental_add_update_ms"]["median"] for o in pobs]),
-        "remove1": median([o["incremental_remove_update_ms"]["median"] for o in pobs]),
-        "add50": median([o["batch_add_and_update_ms"] for o in pobs]),
-        "remove50": median([o["batch_remove_and_update_ms"] for o in pobs]),
-    }
+    theirs = peer_figures(peers)
+    nat = peer_figures(natives) if natives else None
     ours["build"] = median(builds)
     rebuild, swap = layer_rebuild_ms(tc, ob["shapes"][0])
     tset = tc.tile_cache_set
@@ -185,7 +216,16 @@ def bench_mesh(name: str, runs: int, peer_runs: int) -> dict:
         "mesh": name,
         "layers": len(tset.tiles),
         "ops": {
-            k: {"navkit_ms": ours[k], "recast_ms": theirs[k], "ratio": ours[k] / theirs[k]}
+            k: {
+                "navkit_ms": ours[k],
+                "recast_ms": theirs[k],
+                "ratio": ours[k] / theirs[k],
+                **(
+                    {"native_ms": nat[k], "ratio_native": ours[k] / nat[k]}
+                    if nat is not None
+                    else {}
+                ),
+            }
             for k in ("build", "add1", "remove1", "add50", "remove50")
         },
         "layer_rebuild_ms": rebuild,
@@ -232,6 +272,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--meshes", default=",".join(MESHES))
     ap.add_argument("--peer-runs", type=int, default=3, help="peer invocations (batch medians)")
+    ap.add_argument(
+        "--no-native", action="store_true", help="skip ../shared/peer-native (native Recast)"
+    )
     ap.add_argument("--json", help="also write the JSON here")
     ap.add_argument("--build-only", action="store_true", help="time the build alone")
     args = ap.parse_args()
@@ -252,18 +295,20 @@ def main() -> None:
         if args.json:
             Path(args.json).write_text(text)
         return
-    res = [bench_mesh(m, args.runs, args.peer_runs) for m in args.meshes.split(",")]
+    res = [
+        bench_mesh(m, args.runs, args.peer_runs, not args.no_native) for m in args.meshes.split(",")
+    ]
     rows = [{"mesh": r["mesh"], "op": LABELS[k], **v} for r in res for k, v in r["ops"].items()]
-    print_table(
-        rows,
-        [
-            ("mesh", "mesh", "s"),
-            ("op", "operation", "s"),
-            ("navkit_ms", "navkit ms", ".2f"),
-            ("recast_ms", "recast ms", ".2f"),
-            ("ratio", "ratio", ".2f"),
-        ],
-    )
+    cols = [
+        ("mesh", "mesh", "s"),
+        ("op", "operation", "s"),
+        ("navkit_ms", "navkit ms", ".3f"),
+        ("recast_ms", "WASM ms", ".3f"),
+        ("ratio", "ratio", ".2f"),
+    ]
+    if any("native_ms" in r for r in rows):
+        cols += [("native_ms", "native ms", ".3f"), ("ratio_native", "ratio nat", ".2f")]
+    print_table(rows, cols)
     print()
     brows = [
         {

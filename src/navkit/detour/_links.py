@@ -350,6 +350,8 @@ def find_nearest_poly_in_tile(a, t, center, half, nearest):
 @njit
 def base_off_mesh_links(a, t, tile_bits, poly_bits):
     """``baseOffMeshLinks``: off-mesh start points onto their tile's ground polygons."""
+    if a.tile_off_count[t] == 0:
+        return
     base = ref_base(a, t, tile_bits, poly_bits)
     p0 = a.tile_poly_base[t]
     o0 = a.tile_off_base[t]
@@ -382,6 +384,8 @@ def base_off_mesh_links(a, t, tile_bits, poly_bits):
 @njit
 def connect_ext_off_mesh_links(a, t, target, side, tile_bits, poly_bits):
     """``connectExtOffMeshLinks``: off-mesh connections of ``target`` landing in ``t``."""
+    if a.tile_off_count[target] == 0:
+        return
     opp = 0xFF if side == -1 else (side + 4) & 7
     tbase = ref_base(a, target, tile_bits, poly_bits)
     base = ref_base(a, t, tile_bits, poly_bits)
@@ -478,12 +482,13 @@ def _overlap_slabs(amin, amax, bmin, bmax, px, py):
     return False
 
 
-@njit
-def _find_connecting_polys(a, va, vb, target, side, con, conarea, tile_bits, poly_bits):
-    amin = np.zeros(2, np.float32)
-    amax = np.zeros(2, np.float32)
-    bmin = np.zeros(2, np.float32)
-    bmax = np.zeros(2, np.float32)
+@njit(inline="always")
+def _find_connecting_polys(a, va, vb, target, side, con, conarea, slab):
+    """``findConnectingPolys``; ``slab`` (4, 2) float32 scratch (a and b slab ends)."""
+    amin = slab[0]
+    amax = slab[1]
+    bmin = slab[2]
+    bmax = slab[3]
     _slab_end_points(va, vb, side, amin, amax)
     apos = _slab_coord(va, side)
     m = EXT_LINK | side
@@ -522,11 +527,12 @@ def _round_byte(x):
     return np.int64(r)
 
 
-@njit
+@njit(inline="always")
 def connect_ext_links(a, t, target, side, tile_bits, poly_bits):
     """``connectExtLinks``: portal edges of ``t`` facing ``side`` onto ``target``."""
     con = np.zeros(4, np.int64)
     conarea = np.zeros((4, 2), np.float32)
+    slab = np.zeros((4, 2), np.float32)
     tbase = ref_base(a, target, tile_bits, poly_bits)
     tp0 = a.tile_poly_base[target]
     p0 = a.tile_poly_base[t]
@@ -541,9 +547,7 @@ def connect_ext_links(a, t, target, side, tile_bits, poly_bits):
                 continue
             va = a.verts[a.poly_verts[gp, j]]
             vb = a.verts[a.poly_verts[gp, (j + 1) % nv]]
-            nn = _find_connecting_polys(
-                a, va, vb, target, (d + 4) & 7, con, conarea, tile_bits, poly_bits
-            )
+            nn = _find_connecting_polys(a, va, vb, target, (d + 4) & 7, con, conarea, slab)
             for k in range(nn):
                 li = alloc_link(a, t)
                 if li < 0:
@@ -567,7 +571,7 @@ def connect_ext_links(a, t, target, side, tile_bits, poly_bits):
                     a.link_bmax[li] = _round_byte(tmax)
 
 
-@njit
+@njit(inline="always")
 def unconnect_links(a, t, target, tile_bits, poly_bits):
     """``unconnectLinks``: drop ``t``'s links that point into tile slot ``target``."""
     p0 = a.tile_poly_base[t]
@@ -615,23 +619,30 @@ def connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
     ``same_xy``: the other layers at the tile's (x, y) in lookup order;
     ``nei_slots``/``nei_sides``: the tiles around it, side 0..7 in order.
     """
+    # (the off-mesh steps are called only for tiles with off-mesh connections: each
+    # call passes the whole pool tuple, which costs more than the empty loop)
     init_link_free_list(a, t)
     connect_int_links(a, t, tile_bits, poly_bits)
-    base_off_mesh_links(a, t, tile_bits, poly_bits)
-    connect_ext_off_mesh_links(a, t, t, -1, tile_bits, poly_bits)
+    if a.tile_off_count[t] > 0:
+        base_off_mesh_links(a, t, tile_bits, poly_bits)
+        connect_ext_off_mesh_links(a, t, t, -1, tile_bits, poly_bits)
     for s in same_xy:
         connect_ext_links(a, t, s, -1, tile_bits, poly_bits)
         connect_ext_links(a, s, t, -1, tile_bits, poly_bits)
-        connect_ext_off_mesh_links(a, t, s, -1, tile_bits, poly_bits)
-        connect_ext_off_mesh_links(a, s, t, -1, tile_bits, poly_bits)
+        if a.tile_off_count[s] > 0:
+            connect_ext_off_mesh_links(a, t, s, -1, tile_bits, poly_bits)
+        if a.tile_off_count[t] > 0:
+            connect_ext_off_mesh_links(a, s, t, -1, tile_bits, poly_bits)
     for k in range(nei_slots.shape[0]):
         s = nei_slots[k]
         side = nei_sides[k]
         opp = (side + 4) & 7
         connect_ext_links(a, t, s, side, tile_bits, poly_bits)
         connect_ext_links(a, s, t, opp, tile_bits, poly_bits)
-        connect_ext_off_mesh_links(a, t, s, side, tile_bits, poly_bits)
-        connect_ext_off_mesh_links(a, s, t, opp, tile_bits, poly_bits)
+        if a.tile_off_count[s] > 0:
+            connect_ext_off_mesh_links(a, t, s, side, tile_bits, poly_bits)
+        if a.tile_off_count[t] > 0:
+            connect_ext_off_mesh_links(a, s, t, opp, tile_bits, poly_bits)
 
 
 @njit

@@ -246,6 +246,31 @@ class NavMeshParams(NamedTuple):
     max_polys: int
 
 
+class _PoolCounts:
+    """Per-pool counters (``used`` or ``dead``) backed by one row of ``NavMesh._cnt``,
+    so that kernels update them in place; indexed by pool name like a dict."""
+
+    __slots__ = ("row",)
+
+    def __init__(self, row: np.ndarray) -> None:
+        self.row = row
+
+    def __getitem__(self, pool: str) -> int:
+        return int(self.row[_POOL_INDEX[pool]])
+
+    def __setitem__(self, pool: str, v: int) -> None:
+        self.row[_POOL_INDEX[pool]] = v
+
+    def __iter__(self):
+        return iter(_POOLS)
+
+    def items(self):
+        return [(k, self[k]) for k in _POOLS]
+
+
+_POOL_INDEX = {k: i for i, k in enumerate(_POOLS)}
+
+
 def _next_pow2(v: int) -> int:
     v = int(v) & 0xFFFFFFFF
     v -= 1
@@ -336,8 +361,11 @@ class NavMesh:
         self._p: dict[str, np.ndarray] = {}
         for name, (dt, w) in _POOL_SPEC.items():
             self._p[name] = np.zeros((16, w) if w else 16, dt)
-        self._used = dict.fromkeys(_POOLS, 0)
-        self._dead = dict.fromkeys(_POOLS, 0)
+        #: used (row 0) and dead (row 1) elements per pool (``_POOLS`` order)
+        self._cnt = np.zeros((2, len(_POOLS)), np.int64)
+        self._used = _PoolCounts(self._cnt[0])
+        self._dead = _PoolCounts(self._cnt[1])
+        self._desc: np.ndarray | None = None
         #: Extra bytes kept per slot for file round trips (e.g. MSET record padding).
         self._record_pad: dict[int, bytes] = {}
         #: Runtime off-mesh connections: poly ref -> (start slot, end slot); removed ones.
@@ -382,6 +410,22 @@ class NavMesh:
         return self.encode_ref(int(self._t["tile_salt"][slot]), slot, 0)
 
     # -- arrays ----------------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        """Copy/pickle state without the kernel descriptor (raw addresses of this
+        object's arrays), the cached views and the counter views: a copy rebuilds them
+        over its own arrays (:meth:`__setstate__`)."""
+        state = self.__dict__.copy()
+        for k in ("_desc", "_arrays", "_used", "_dead"):
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._desc = None
+        self._arrays = None
+        self._used = _PoolCounts(self._cnt[0])
+        self._dead = _PoolCounts(self._cnt[1])
+
     def arrays(self) -> NavMeshArrays:
         """The current pools (views trimmed to the used length) for kernels."""
         if self._arrays is None:
@@ -409,9 +453,82 @@ class NavMesh:
                 new = np.zeros((cap, *arr.shape[1:]), arr.dtype)
                 new[:start] = arr[:start]
                 self._p[name] = new
+                self._desc = None
         self._used[pool] = need
         self._arrays = None
         return start
+
+    def _kernel_desc(self) -> np.ndarray:
+        """Descriptor of the tile table, lookup table and pools at full capacity for
+        :mod:`navkit.detour._swap` kernels: (3 * 63,) int64 (address, rows, columns)
+        per :class:`NavMeshArrays` field; it keeps the arrays alive. Rebuilt when a
+        pool is reallocated."""
+        if self._desc is None:
+            from ._view import Descriptor
+
+            arrays = []
+            for name in NavMeshArrays._fields:
+                if name == "lut":
+                    arrays.append(self._lut)
+                elif name in self._t:
+                    arrays.append(self._t[name])
+                else:
+                    arrays.append(self._p[name])
+            d = np.zeros(3 * len(arrays), np.int64).view(Descriptor)
+            d.owner = arrays
+            for i, arr in enumerate(arrays):
+                d[3 * i] = arr.ctypes.data
+                d[3 * i + 1] = arr.shape[0]
+                d[3 * i + 2] = int(arr.shape[-1]) if arr.ndim == 2 else 1
+            self._desc = d
+        return self._desc
+
+    def _grow_pools(self, need: np.ndarray) -> None:
+        """Make room for ``need`` (8,) more elements per pool (``_POOLS`` order),
+        capacity doubled as needed; the used counts do not change."""
+        for k, pool in enumerate(_POOLS):
+            n = int(need[k])
+            if n:
+                start = self._reserve(pool, n)
+                self._used[pool] = start
+
+    def _swap_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
+        """(descriptor, counters, bits, first free slot) for
+        :func:`navkit.detour._swap.swap_poly_mesh_tile`; None when the navmesh has
+        runtime off-mesh connections (their links reach beyond the neighbours: the
+        Python path handles them)."""
+        if self._runtime_cons or self._dead_cons:
+            return None
+        bits = self.__dict__.get("_ibits")
+        if bits is None:
+            bits = np.array(
+                [self.salt_bits, self.tile_bits, self.poly_bits, self._lut_mask, int(self.ref64)],
+                np.int64,
+            )
+            self._ibits = bits
+        return (
+            self._kernel_desc(),
+            self._cnt,
+            bits,
+            self._free_slots[0] if self._free_slots else -1,
+        )
+
+    def _swap_done(self, out: np.ndarray) -> tuple[int, int]:
+        """Bookkeeping after a swap kernel (``out`` as it filled it): free list and
+        caches. Returns (old tile ref or 0, its poly count)."""
+        _, action, old, salt, npolys = out[:5].tolist()
+        old_ref = 0
+        if action & 1:
+            old_ref = (salt << (self.poly_bits + self.tile_bits)) | (old << self.poly_bits)
+            if self._record_pad:
+                self._record_pad.pop(old, None)
+            if not action & 2:
+                self._free_slots.insert(0, old)
+        elif action & 2:
+            self._free_slots.pop(0)
+        if action:
+            self._arrays = None
+        return old_ref, npolys
 
     # -- tile storage (local <-> global) ---------------------------------------------------
     def _store(self, slot: int, td: TileData) -> None:
@@ -665,21 +782,14 @@ class NavMesh:
             self._compact()
 
     def _compact(self) -> None:
-        """Rewrite the pools with only the live tiles (slot order); refs do not change."""
-        live = [int(s) for s in np.flatnonzero(self._t["tile_used"])]
-        heads = {
-            s: int(self._t["tile_link_free"][s]) - int(self._t["tile_link_base"][s]) for s in live
-        }
-        tiles = {s: self.tile_data(s) for s in live}
-        for k in _POOLS:
-            self._used[k] = 0
-            self._dead[k] = 0
-        for s in live:
-            self._store(s, tiles[s])
-            h = heads[s]
-            self._t["tile_link_free"][s] = -1 if h < 0 else h + int(self._t["tile_link_base"][s])
-        a = self.arrays()
-        L.resolve_link_polys(a, self._used["link"], self.salt_bits, self.tile_bits, self.poly_bits)
+        """Drop the dead ranges of every pool (in place, live ranges keep their pool
+        order); refs, links and exports do not change."""
+        from ._swap import compact_pools
+
+        compact_pools(
+            self._kernel_desc(), self._cnt, self.salt_bits, self.tile_bits, self.poly_bits
+        )
+        self._arrays = None
 
     # -- tile lookup -----------------------------------------------------------------------
     def _chain(self, x: int, y: int):

@@ -101,7 +101,15 @@ def _offmesh(offmesh: Any) -> OffMeshConnections | None:
     return cons if len(cons.rad) else None
 
 
+_NUM = (float, int)  # (``type(x) in``: bool and numpy scalars take the checked path)
+
+
 def _vec3(v: Any, name: str) -> np.ndarray:
+    if type(v) in (list, tuple) and len(v) == 3:  # fast path: three plain numbers
+        x, y, z = v
+        if type(x) in _NUM and type(y) in _NUM and type(z) in _NUM:
+            if abs(x) <= 1e30 and abs(y) <= 1e30 and abs(z) <= 1e30:  # (False for nan)
+                return np.array(v, np.float32)
     try:
         a = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError):
@@ -219,6 +227,7 @@ class TileCache:
         self._world_max = np.array(
             [o[0] + nx * tw, max(ys, default=o[1]), o[2] + ny * tw], np.float64
         )
+        self._world_lists = (self._world_min.tolist(), self._world_max.tolist())
         self._subscribers: list[Callable[[Changes], None]] = []
 
     # -- construction ------------------------------------------------------------------------
@@ -411,14 +420,16 @@ class TileCache:
 
     def _check_shape(self, shape: Obstacle) -> None:
         bmin, bmax = obstacle_bounds(shape)
-        if (bmax < self._world_min).any() or (bmin > self._world_max).any():
+        lo, hi = self._world_lists
+        b0, b1 = bmin.tolist(), bmax.tolist()
+        if any(b < w for b, w in zip(b1, lo)) or any(b > w for b, w in zip(b0, hi)):
             raise InputError(
                 f"obstacle bounds {bmin.tolist()}..{bmax.tolist()} lie outside the cache's "
                 f"world {self._world_min.tolist()}..{self._world_max.tolist()}"
             )
         if not self._state.compatible:
             return
-        n = len(self._state.touched_by(shape))
+        n = len(self._state.touched_by(shape, (bmin, bmax)))
         if n > MAX_TOUCHED_TILES:
             raise InputError(
                 f"the obstacle touches {n} layers; recast_compatible mode handles at most "

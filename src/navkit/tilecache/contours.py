@@ -245,6 +245,26 @@ def _corner_height(heights, areas, cons, regs, w, h, x, y, z, climb):
 
 @njit
 def _contours_kernel(heights, areas, cons, regs, w, h, nregs, climb, max_error):  # pragma: no cover
+    """(start, nverts, reg, area, verts, err): err -1 when a contour overflows."""
+    cap_out = 4 * (w + h) + 64
+    while True:
+        res = _contours_into(heights, areas, cons, regs, w, h, nregs, climb, max_error, cap_out)
+        if res[5] != _OUT_FULL:
+            return res
+        cap_out *= 4
+
+
+_OUT_FULL = -2
+
+
+@njit
+def _contours_into(
+    heights, areas, cons, regs, w, h, nregs, climb, max_error, cap_out
+):  # pragma: no cover - numba
+    """:func:`_contours_kernel` with room for ``cap_out`` output vertices (err
+    ``_OUT_FULL`` when they do not fit). The output buffer is never reallocated here:
+    an array variable reassigned inside the cell loop costs numba a reference-count
+    update per cell (this kernel ran 5x slower so)."""
     cap = (w + h) * 2 * 2
     tv = np.zeros((cap, 4), np.int64)
     poly = np.zeros(cap, np.int64)
@@ -252,7 +272,7 @@ def _contours_kernel(heights, areas, cons, regs, w, h, nregs, climb, max_error):
     start = np.zeros(nregs, np.int64)
     creg = np.zeros(nregs, np.uint8)
     carea = np.zeros(nregs, np.uint8)
-    out = np.zeros((16, 4), np.uint8)
+    out = np.zeros((cap_out, 4), np.uint8)
     nout = 0
     for y in range(h):
         for x in range(w):
@@ -271,13 +291,8 @@ def _contours_kernel(heights, areas, cons, regs, w, h, nregs, climb, max_error):
                 continue
             nv = _simplify(tv, nv, poly, max_error)
             nverts[ri] = nv
-            if nout + nv > out.shape[0]:
-                cap2 = out.shape[0] * 2
-                while cap2 < nout + nv:
-                    cap2 *= 2
-                grown = np.zeros((cap2, 4), np.uint8)
-                grown[:nout] = out[:nout]
-                out = grown
+            if nout + nv > cap_out:
+                return start, nverts, creg, carea, out[:0].copy(), _OUT_FULL
             start[ri] = nout
             j = nv - 1
             for i in range(nv):

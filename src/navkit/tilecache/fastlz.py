@@ -283,15 +283,19 @@ def _decompress(src, out):  # pragma: no cover - numba
             if op + count > cap or dist > op:
                 return -1
             ref = op - dist
-            for k in range(count):
-                out[op + k] = out[ref + k]
+            if dist == 1:  # a run of one byte
+                out[op : op + count] = out[ref]
+            elif dist >= count:  # no overlap: a block copy
+                out[op : op + count] = out[ref : ref + count]
+            else:  # overlapping: byte by byte, as the format defines it
+                for k in range(count):
+                    out[op + k] = out[ref + k]
             op += count
         else:
             count = ctrl + 1
             if op + count > cap or ip + count > n:
                 return -1
-            for k in range(count):
-                out[op + k] = src[ip + k]
+            out[op : op + count] = src[ip : ip + count]
             op += count
             ip += count
         if ip >= n:

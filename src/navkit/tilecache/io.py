@@ -263,6 +263,7 @@ def _restore(cache: TileCache, h: dict, what: str) -> None:
         raise FormatError(f"{what}: bad rebuild queue")
     st.reqs, st.update = reqs, upd
     st.removal_queued = {r for a, r in reqs if a == REMOVE}
+    st.reindex()
     # the navmesh: every layer with an applied obstacle is rebuilt with it
     applied = sorted(
         {r for ob in st.obs if ob.state not in (EMPTY, REMOVING) for r in ob.touched},

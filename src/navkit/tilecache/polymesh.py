@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import njit
+from .._jit import borrow, njit
 from .contours import TileCacheContours
 
 __all__ = ["build_tile_cache_poly_mesh", "NVP"]
@@ -193,42 +193,6 @@ def _uleft(verts, a, b, c):
 
 
 @njit
-def _merge_value(pa, pb, verts):
-    """getPolyMergeValue: (value, ea, eb); value -1 when the polygons cannot merge."""
-    na = _count_poly_verts(pa)
-    nb = _count_poly_verts(pb)
-    if na + nb - 2 > NVP:
-        return -1, -1, -1
-    ea = -1
-    eb = -1
-    for i in range(na):
-        va0 = pa[i]
-        va1 = pa[(i + 1) % na]
-        if va0 > va1:
-            va0, va1 = va1, va0
-        for j in range(nb):
-            vb0 = pb[j]
-            vb1 = pb[(j + 1) % nb]
-            if vb0 > vb1:
-                vb0, vb1 = vb1, vb0
-            if va0 == vb0 and va1 == vb1:
-                ea = i
-                eb = j
-                break
-    if ea == -1 or eb == -1:
-        return -1, ea, eb
-    if not _uleft(verts, pa[(ea + na - 1) % na], pa[ea], pb[(eb + 2) % nb]):
-        return -1, ea, eb
-    if not _uleft(verts, pb[(eb + nb - 1) % nb], pb[eb], pa[(ea + 2) % na]):
-        return -1, ea, eb
-    va = pa[ea]
-    vb = pa[(ea + 1) % na]
-    dx = np.int64(verts[va, 0]) - np.int64(verts[vb, 0])
-    dy = np.int64(verts[va, 2]) - np.int64(verts[vb, 2])
-    return dx * dx + dy * dy, ea, eb
-
-
-@njit
 def _merge_polys(pa, pb, ea, eb):
     na = _count_poly_verts(pa)
     nb = _count_poly_verts(pb)
@@ -245,8 +209,49 @@ def _merge_polys(pa, pb, ea, eb):
 
 
 @njit
+def _pair_value(polys, j, k, na, nb, verts):
+    """``getPolyMergeValue`` of rows ``j`` and ``k`` (``na``/``nb`` vertices, na + nb - 2
+    <= NVP): (value, ea, eb), value -1 when they cannot merge. Works on the rows in
+    place (no array views) and without modulo in the edge loops."""
+    ea = -1
+    eb = -1
+    for i in range(na):
+        va0 = polys[j, i]
+        va1 = polys[j, i + 1] if i + 1 < na else polys[j, 0]
+        if va0 > va1:
+            va0, va1 = va1, va0
+        for m in range(nb):
+            vb0 = polys[k, m]
+            vb1 = polys[k, m + 1] if m + 1 < nb else polys[k, 0]
+            if vb0 > vb1:
+                vb0, vb1 = vb1, vb0
+            if va0 == vb0 and va1 == vb1:
+                ea = i
+                eb = m
+                break
+    if ea == -1:
+        return -1, ea, eb
+    if not _uleft(verts, polys[j, (ea + na - 1) % na], polys[j, ea], polys[k, (eb + 2) % nb]):
+        return -1, ea, eb
+    if not _uleft(verts, polys[k, (eb + nb - 1) % nb], polys[k, eb], polys[j, (ea + 2) % na]):
+        return -1, ea, eb
+    va = polys[j, ea]
+    vb = polys[j, ea + 1] if ea + 1 < na else polys[j, 0]
+    dx = np.int64(verts[va, 0]) - np.int64(verts[vb, 0])
+    dy = np.int64(verts[va, 2]) - np.int64(verts[vb, 2])
+    return dx * dx + dy * dy, ea, eb
+
+
+@njit
 def _merge_loop(polys, npolys, verts, pareas, has_areas):
-    """Greedy merge of ``polys[:npolys]`` (rows of NVP); returns the new count."""
+    """Greedy merge of ``polys[:npolys]`` (rows of NVP); returns the new count.
+
+    Recast's loop: every pair's merge value, the best pair merged, again until none
+    merges. The vertex counts are kept beside the rows, and pairs with too many
+    vertices are skipped before their edges are compared (their value is -1)."""
+    cnt = np.empty(max(npolys, 1), np.int64)
+    for j in range(npolys):
+        cnt[j] = _count_poly_verts(polys[j])
     while True:
         best_val = 0
         best_pa = 0
@@ -254,8 +259,12 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
         best_ea = 0
         best_eb = 0
         for j in range(npolys - 1):
+            na = cnt[j]
             for k in range(j + 1, npolys):
-                v, ea, eb = _merge_value(polys[j], polys[k], verts)
+                nb = cnt[k]
+                if na + nb - 2 > NVP:
+                    continue
+                v, ea, eb = _pair_value(polys, j, k, na, nb, verts)
                 if v > best_val:
                     best_val = v
                     best_pa = j
@@ -264,7 +273,9 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
                     best_eb = eb
         if best_val > 0:
             _merge_polys(polys[best_pa], polys[best_pb], best_ea, best_eb)
+            cnt[best_pa] = cnt[best_pa] + cnt[best_pb] - 2
             polys[best_pb, :] = polys[npolys - 1, :]
+            cnt[best_pb] = cnt[npolys - 1]
             if has_areas:
                 pareas[best_pb] = pareas[npolys - 1]
             npolys -= 1
@@ -590,7 +601,14 @@ def _adjacency(polys, npolys, verts, cstart, cnverts, cverts):
 
 
 @njit
+def _keep_alive(arrays):
+    """A use of ``arrays``: their owner lives until here (see :func:`navkit._jit.borrow`)."""
+    return len(arrays)
+
+
+@njit
 def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numba
+    """(verts, polys, areas, status) of a layer's contours."""
     nconts = cstart.shape[0]
     max_verts = 0
     max_tris = 0
@@ -605,14 +623,36 @@ def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numb
     verts = np.zeros((max_verts, 3), np.int64)
     polys = np.full((max_tris, 2 * NVP), _NULL, np.int64)
     areas = np.zeros(max_tris, np.int64)
-    nverts = 0
-    npolys = 0
     first_vert = np.full(256, _NULL, np.int64)
     next_vert = np.zeros(max(max_verts, 1), np.int64)
     indices = np.zeros(max(max_per, 1), np.int64)
     tris = np.zeros((max(max_per, 1), 3), np.int64)
     tp = np.full((max(max_per, 1), NVP), _NULL, np.int64)
     dummy = np.zeros(1, np.int64)
+    # The helpers take borrowed arrays (no reference counting on each of their many
+    # calls). A borrowed view does not own its memory: numba frees a local array after
+    # its last use, so the scratch owners are used again after the call (without that
+    # they were freed before the body ran, and its own allocations reused them).
+    scratch = (vflags, first_vert, next_vert, indices, tris, tp, dummy)
+    nverts, npolys, st = _polymesh_body(
+        borrow(cstart), borrow(cnverts), borrow(carea), borrow(cverts), borrow(vflags),
+        borrow(verts), borrow(polys), borrow(areas), borrow(first_vert), borrow(next_vert),
+        borrow(indices), borrow(tris), borrow(tp), borrow(dummy), max_tris,
+    )  # fmt: skip
+    _keep_alive(scratch)
+    if st != _OK:
+        return verts[:0], polys[:0], areas[:0], st
+    return verts[:nverts], polys[:npolys], areas[:npolys], _OK
+
+
+@njit
+def _polymesh_body(
+    cstart, cnverts, carea, cverts, vflags, verts, polys, areas, first_vert, next_vert,
+    indices, tris, tp, dummy, max_tris,
+):  # pragma: no cover - numba  # fmt: skip
+    nconts = cstart.shape[0]
+    nverts = 0
+    npolys = 0
     for c in range(nconts):
         n = cnverts[c]
         if n < 3:
@@ -655,7 +695,7 @@ def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numb
             areas[npolys] = carea[c]
             npolys += 1
             if npolys > max_tris:
-                return verts[:0], polys[:0], areas[:0], _ERR_BUFFER
+                return 0, 0, _ERR_BUFFER
     i = 0
     while i < nverts:
         if vflags[i]:
@@ -664,15 +704,13 @@ def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numb
                 continue
             nverts, npolys, st = _remove_vertex(verts, nverts, polys, areas, npolys, i, max_tris)
             if st != _OK:
-                return verts[:0], polys[:0], areas[:0], st
+                return 0, 0, st
             for j in range(i, nverts):
                 vflags[j] = vflags[j + 1]
             i -= 1
         i += 1
-    verts = verts[:nverts]
-    polys = polys[:npolys]
-    _adjacency(polys, npolys, verts, cstart, cnverts, cverts)
-    return verts, polys, areas[:npolys], _OK
+    _adjacency(polys[:npolys], npolys, verts[:nverts], cstart, cnverts, cverts)
+    return nverts, npolys, _OK
 
 
 def build_tile_cache_poly_mesh(

@@ -32,12 +32,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..detour import _swap
 from ..detour.navmesh import NavMesh
 from ..detour.tile import OffMeshConnections
-from ..errors import BuildError
-from .format import TileCacheSet
-from .obstacles import Obstacle, expand_obstacle, obstacle_bounds
-from .tilemesh import build_layer_tile
+from ..errors import BuildError, InputError
+from ._rebuild import BUILD_FAILED, rebuild_swap
+from .format import LAYER_HEADER_SIZE, TileCacheSet
+from .obstacles import PRISM, Obstacle, expand_obstacle, obstacle_bounds
+from .tilemesh import build_layer_tile, walkable_climb_vx
 
 __all__ = ["Changes", "CacheState", "MAX_REQUESTS", "MAX_UPDATE", "MAX_TOUCHED_TILES"]
 
@@ -49,6 +51,35 @@ _QUERY_MAX_TILES = 32
 EMPTY, PROCESSING, PROCESSED, REMOVING = 0, 1, 2, 3
 ADD, REMOVE, MOVE = 0, 1, 2
 f32 = np.float32
+
+
+_ENTRY: dict = {}
+
+
+def _call(kernel, *args):
+    """Call a kernel whose argument types never change through its compiled entry
+    point (skips numba's type resolution of ~20 arguments on every step); the
+    dispatcher on the first call or on a type error."""
+    ep = _ENTRY.get(kernel)
+    if ep is not None:
+        try:
+            return ep(*args)
+        except TypeError:
+            pass
+    res = kernel(*args)
+    ovs = getattr(kernel, "overloads", None)
+    if ovs is not None and len(ovs) == 1:
+        _ENTRY[kernel] = next(iter(ovs.values())).entry_point
+    return res
+
+
+_SWAP_ERRORS = {
+    _swap.TOO_MANY_POLYS: "tile has more polys than max_polys allows",
+    _swap.NO_FREE_SLOT: "no free tile slot (max_tiles reached)",
+    _swap.BAD_POLY: "polygon with fewer than 3 vertices",
+    _swap.BAD_VERTEX: "polygon vertex index out of range",
+    _swap.TOO_MANY_VERTS: "Detour tiles hold fewer than 65535 vertices",
+}
 
 
 class Changes(NamedTuple):
@@ -123,6 +154,9 @@ class CacheState:
                 [b0[0] + f32(h.maxx + 1) * cs, b1[1], b0[2] + f32(h.maxy + 1) * cs], f32
             )
             self.tight[t.ref] = (tmin, tmax)
+        self._qgrid: tuple | None = None
+        self._tight_l: dict[int, tuple[list[float], list[float]]] = {}
+        self._touch_memo: dict[int, tuple[Obstacle, list[int]]] = {}
         self.obs = [_Ob() for _ in range(max_obstacles)]
         self.max_obstacles = max_obstacles
         self.next_free = -1
@@ -132,6 +166,29 @@ class CacheState:
         self.reqs: list[tuple[int, int]] = []
         self.removal_queued: set[int] = set()  # refs with a queued REMOVE request
         self.update: list[int] = []
+        # -- indexes for the one-kernel rebuild (kept in step with ``obs``; reindex()
+        # rebuilds them after the table was written directly) --
+        #: layer ref -> slots whose ``touched`` holds it
+        self.on_tile: dict[int, set[int]] = {}
+        #: slots in state PROCESSING or REMOVING
+        self.busy: set[int] = set()
+        n = max_obstacles
+        self.ob_kind = np.zeros(n, np.int64)
+        self.ob_a = np.zeros((n, 3), np.float32)
+        self.ob_b = np.zeros((n, 3), np.float32)
+        self.ob_rot = np.zeros((n, 2), np.float32)
+        self.ob_area = np.zeros(n, np.uint8)
+        self.ob_pstart = np.zeros(n, np.int64)
+        self.ob_pcount = np.zeros(n, np.int64)
+        self.ob_pts = np.zeros((0, 2), np.float32)
+        self._layer_args: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._climb = walkable_climb_vx(p)
+        self._max_error = np.float32(p.max_simplification_error)
+        self._wp = np.array(
+            [p.cs, p.ch, p.walkable_height, p.walkable_radius, p.walkable_climb], np.float32
+        )
+        self._out = np.zeros(16, np.int64)
+        self._nosel = np.zeros(0, np.int64)
 
     # -- lookups ---------------------------------------------------------------------------
     def tiles_at(self, tx: int, ty: int) -> list[int]:
@@ -140,20 +197,34 @@ class CacheState:
 
     def query_tiles(self, bmin: np.ndarray, bmax: np.ndarray, max_results: int) -> list[int]:
         """``queryTiles``: compressed tiles whose tight bounds overlap [bmin, bmax]."""
-        p = self.params
-        tw = f32(p.width) * f32(p.cs)
-        th = f32(p.height) * f32(p.cs)
-        o = np.array(p.orig, np.float32)
-        tx0 = int(math.floor((bmin[0] - o[0]) / tw))
-        tx1 = int(math.floor((bmax[0] - o[0]) / tw))
-        ty0 = int(math.floor((bmin[2] - o[2]) / th))
-        ty1 = int(math.floor((bmax[2] - o[2]) / th))
+        g = self._qgrid
+        if g is None:
+            p = self.params
+            o = np.array(p.orig, np.float32)
+            g = self._qgrid = (o[0], o[2], f32(p.width) * f32(p.cs), f32(p.height) * f32(p.cs))
+            self._tight_l = {r: (a.tolist(), b.tolist()) for r, (a, b) in self.tight.items()}
+        o0, o2, tw, th = g
+        # float32 arithmetic as Detour; the comparisons on exact (float64) copies
+        tx0 = int(math.floor((bmin[0] - o0) / tw))
+        tx1 = int(math.floor((bmax[0] - o0) / tw))
+        ty0 = int(math.floor((bmin[2] - o2) / th))
+        ty1 = int(math.floor((bmax[2] - o2) / th))
+        a0, a1, a2 = bmin.tolist()
+        b0, b1, b2 = bmax.tolist()
+        tight = self._tight_l
         out: list[int] = []
         for ty in range(ty0, ty1 + 1):
             for tx in range(tx0, tx1 + 1):
                 for ref in self.tiles_at(tx, ty)[:_QUERY_MAX_TILES]:
-                    tmin, tmax = self.tight[ref]
-                    if (bmin <= tmax).all() and (bmax >= tmin).all():
+                    tmin, tmax = tight[ref]
+                    if (
+                        a0 <= tmax[0]
+                        and a1 <= tmax[1]
+                        and a2 <= tmax[2]
+                        and b0 >= tmin[0]
+                        and b1 >= tmin[1]
+                        and b2 >= tmin[2]
+                    ):
                         if len(out) < max_results:
                             out.append(ref)
         return out
@@ -163,9 +234,22 @@ class CacheState:
         (area-marking obstacles are not grown)."""
         return expand_obstacle(shape, self.grow) if self.grow > 0 and shape.area == 0 else shape
 
-    def touched_by(self, shape: Obstacle) -> list[int]:
-        bmin, bmax = obstacle_bounds(self.effective(shape))
-        return self.query_tiles(bmin, bmax, 1 << 30)
+    def touched_by(
+        self, shape: Obstacle, bounds: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> list[int]:
+        """Layers under ``shape`` (as marked); the last few answers are kept (an added
+        obstacle is queried when checked and again when its request is processed).
+        ``bounds``: ``obstacle_bounds(shape)`` when the caller has it."""
+        hit = self._touch_memo.get(id(shape))
+        if hit is not None and hit[0] is shape:
+            return list(hit[1])
+        e = self.effective(shape)
+        bmin, bmax = bounds if bounds is not None and e is shape else obstacle_bounds(e)
+        res = self.query_tiles(bmin, bmax, 1 << 30)
+        if len(self._touch_memo) >= 8:
+            self._touch_memo.clear()
+        self._touch_memo[id(shape)] = (shape, res)
+        return list(res)
 
     # -- obstacle table ----------------------------------------------------------------------
     def obstacle_ref(self, i: int) -> int:
@@ -185,14 +269,65 @@ class CacheState:
             return -1
         return i
 
+    def _set_touched(self, i: int, tiles: list[int]) -> None:
+        ob = self.obs[i]
+        for t in ob.touched:
+            self.on_tile[t].discard(i)
+        ob.touched = tiles
+        for t in tiles:
+            self.on_tile.setdefault(t, set()).add(i)
+
+    def _pack(self, i: int, shape: Obstacle) -> None:
+        """Store slot ``i``'s shape as marked (:meth:`effective`) for the rebuild kernel."""
+        e = self.effective(shape)
+        self.ob_kind[i] = e.kind
+        self.ob_a[i] = e.a
+        self.ob_b[i] = e.b
+        self.ob_rot[i] = e.rot
+        self.ob_area[i] = e.area
+        if e.kind == PRISM:
+            pts = np.asarray(e.points, np.float32).reshape(-1, 2)
+            self.ob_pstart[i] = self.ob_pts.shape[0]
+            self.ob_pcount[i] = pts.shape[0]
+            self.ob_pts = np.concatenate([self.ob_pts, pts])
+            if self.ob_pts.shape[0] > 64 * (self.max_obstacles + 16):
+                self._repack_points()
+
+    def _repack_points(self) -> None:
+        pts = [np.zeros((0, 2), np.float32)]
+        k = 0
+        for i in range(self.max_obstacles):
+            if self.ob_kind[i] == PRISM and self.obs[i].shape is not None:
+                s0, n = int(self.ob_pstart[i]), int(self.ob_pcount[i])
+                pts.append(self.ob_pts[s0 : s0 + n])
+                self.ob_pstart[i] = k
+                k += n
+        self.ob_pts = np.concatenate(pts)
+
+    def reindex(self) -> None:
+        """Rebuild the rebuild kernel's obstacle arrays and the slot indexes from ``obs``
+        (after the obstacle table was written directly, e.g. by a file load)."""
+        self.on_tile = {}
+        self.busy = set()
+        self.ob_pts = np.zeros((0, 2), np.float32)
+        for i, ob in enumerate(self.obs):
+            for t in ob.touched:
+                self.on_tile.setdefault(t, set()).add(i)
+            if ob.state in (PROCESSING, REMOVING):
+                self.busy.add(i)
+            if ob.shape is not None:
+                self._pack(i, ob.shape)
+
     def add(self, shape: Obstacle) -> int:
         i = self.next_free
         ob = self.obs[i]
         self.next_free = ob.next
         ob.next = -1
         ob.state = PROCESSING
+        self.busy.add(i)
         ob.shape = shape
-        ob.touched = []
+        self._pack(i, shape)
+        self._set_touched(i, [])
         ob.pending = []
         ref = self.obstacle_ref(i)
         self.reqs.append((ADD, ref))
@@ -204,6 +339,7 @@ class CacheState:
 
     def move(self, ref: int, shape: Obstacle) -> None:
         self.obs[int(ref) & 0xFFFF].shape = shape
+        self._pack(int(ref) & 0xFFFF, shape)
         self.reqs.append((MOVE, int(ref)))
 
     # -- update --------------------------------------------------------------------------------
@@ -224,18 +360,20 @@ class CacheState:
                 continue
             if action == ADD:
                 assert ob.shape is not None
-                ob.touched = self.touched_by(ob.shape)[: self.max_touched]
+                self._set_touched(i, self.touched_by(ob.shape)[: self.max_touched])
                 ob.pending = []
                 self._queue(ob, ob.touched)
             elif action == REMOVE:
                 ob.state = REMOVING
+                self.busy.add(i)
                 ob.pending = []
                 self._queue(ob, ob.touched)
             else:  # MOVE (navkit): the old and the new footprint are rebuilt
                 assert ob.shape is not None
                 old = ob.touched
-                ob.touched = self.touched_by(ob.shape)[: self.max_touched]
+                self._set_touched(i, self.touched_by(ob.shape)[: self.max_touched])
                 ob.state = PROCESSING
+                self.busy.add(i)
                 ob.pending = []
                 self._queue(ob, old + [t for t in ob.touched if t not in old])
         self.reqs = []
@@ -254,37 +392,92 @@ class CacheState:
         ref = self.update.pop(0)
         loc = self.build_tile(ref, invalidated)
         (rebuilt if loc[3] else failed).append(loc[:3])
-        for i in range(self.max_obstacles):
+        for i in sorted(self.busy):  # (slot order: freed slots join the free list so)
             ob = self.obs[i]
-            if ob.state in (PROCESSING, REMOVING):
-                for j in range(len(ob.pending)):
-                    if ob.pending[j] == ref:
-                        ob.pending[j] = ob.pending[-1]
-                        ob.pending.pop()
-                        break
-                if not ob.pending:
-                    if ob.state == PROCESSING:
-                        ob.state = PROCESSED
-                    else:
-                        ob.state = EMPTY
-                        ob.shape = None
-                        ob.salt = (ob.salt + 1) & 0xFFFF or 1
-                        ob.next = self.next_free
-                        self.next_free = i
+            pending = ob.pending
+            for j in range(len(pending)):
+                if pending[j] == ref:
+                    pending[j] = pending[-1]
+                    pending.pop()
+                    break
+            if not pending:
+                self.busy.discard(i)
+                if ob.state == PROCESSING:
+                    ob.state = PROCESSED
+                else:
+                    ob.state = EMPTY
+                    ob.shape = None
+                    ob.salt = (ob.salt + 1) & 0xFFFF or 1
+                    ob.next = self.next_free
+                    self.next_free = i
+
+    def live_slots_on(self, ref: int) -> list[int]:
+        """Slots of the obstacles marked on layer ``ref``, in slot order."""
+        obs = self.obs
+        return sorted(
+            i
+            for i in self.on_tile.get(ref, ())
+            if obs[i].state not in (EMPTY, REMOVING) and obs[i].shape is not None
+        )
 
     def live_shapes_on(self, ref: int) -> list[Obstacle]:
-        out = []
-        for ob in self.obs:
-            if ob.state in (EMPTY, REMOVING) or ob.shape is None:
-                continue
-            if ref in ob.touched:
-                out.append(self.effective(ob.shape))
-        return out
+        return [self.effective(self.obs[i].shape) for i in self.live_slots_on(ref)]  # type: ignore[arg-type]
+
+    def _layer(self, ref: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        la = self._layer_args.get(ref)
+        if la is None:
+            t = self.tiles[ref]
+            h = t.header
+            la = (
+                np.frombuffer(t.data, np.uint8)[LAYER_HEADER_SIZE:],
+                np.array([h.width, h.height, h.tx, h.ty, h.tlayer], np.int64),
+                np.array(h.bmin, np.float32),
+                np.array(h.bmax, np.float32),
+            )
+            self._layer_args[ref] = la
+        return la
+
+    def _build_tile_fast(self, ref: int, invalidated: list) -> bool | None:
+        """:meth:`build_tile` in one kernel call (recast-compatible tiles); None when
+        the navmesh needs the Python path (runtime off-mesh connections)."""
+        nm = self.navmesh
+        args = nm._swap_args()
+        if args is None:
+            return None
+        sel = np.array(self.live_slots_on(ref), np.int64) if self.on_tile.get(ref) else self._nosel
+        comp, hdr, bmin, bmax = self._layer(ref)
+        out = self._out
+        while True:
+            assert args is not None  # (no off-mesh connection appears between calls)
+            desc, cnt, bits, free_head = args
+            _call(
+                rebuild_swap,
+                comp, hdr, bmin, bmax, sel, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot,
+                self.ob_area, self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb,
+                self._max_error, desc, cnt, bits, self._wp, free_head, out,
+            )  # fmt: skip
+            st = int(out[0])
+            if st != _swap.NEED_GROW:
+                break
+            nm._grow_pools(out[8:16])
+            args = nm._swap_args()
+        if st == BUILD_FAILED:
+            return False
+        if st != _swap.OK:
+            raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
+        old_ref, n = nm._swap_done(out)
+        if old_ref:
+            invalidated.extend(range(old_ref, old_ref + n))
+        return True
 
     def build_tile(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
         """``buildNavMeshTile``: rebuild the layer ``ref`` and swap it into the navmesh."""
         t = self.tiles[ref]
         h = t.header
+        if self.compatible:
+            ok = self._build_tile_fast(ref, invalidated)
+            if ok is not None:
+                return h.tx, h.ty, h.tlayer, ok
         try:
             td = build_layer_tile(
                 t.data,

@@ -1,0 +1,613 @@
+"""In-place tile swaps and pool compaction over a NavMesh's pools, in numba.
+
+The tile cache replaces one navmesh tile per update step. Done from Python
+(:meth:`NavMesh._replace_tile`) that costs ~0.15 ms: the tile's arrays are
+appended to the pools with numpy slicing, and the link kernel receives the 63
+arrays of :class:`~navkit.detour.navmesh.NavMeshArrays` (numba types and unboxes
+each on every call). Here the whole swap is one kernel over the pools described
+by one int64 array (:meth:`NavMesh._kernel_desc`: address and shape of every
+tile-table and pool array at full capacity, as ``_view.pack_arrays`` does for the
+query view), with the used/dead counts of the pools in ``cnt`` ((2, 8) int64, the
+NavMesh's own counters). Nothing is allocated in Python.
+
+:func:`swap_poly_mesh_tile` is ``removeTile`` + ``dtCreateNavMeshData`` +
+``addTile`` for a tile without detail mesh, BV tree or off-mesh connection (what
+``dtTileCache::buildNavMeshTile`` creates): same slot, salt, lookup chain, link
+slots and free lists as :meth:`NavMesh._remove_tile` / :meth:`NavMesh._add_tile`
+(the link steps are the kernels of :mod:`navkit.detour._links`). The new tile is
+appended at the end of the pools; when a pool lacks room it returns the counts
+it needs before touching anything, and the caller grows the pools and calls again.
+
+:func:`compact_pools` removes the dead ranges of every pool in place (live ranges
+move down in pool order; every cross-pool index is shifted, ``link_poly``
+re-resolved from the refs). Pool positions are internal: refs, links and exports
+do not change.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import carray
+
+from .._jit import F32, njit
+from . import _links as L
+from ._view import _ptr
+from .navmesh import NavMeshArrays
+
+#: Pools in ``cnt`` column order (NavMesh._POOLS order).
+POOL_NAMES = ("vert", "poly", "link", "dmesh", "dvert", "dtri", "bv", "off")
+VERT, POLY, LINK, DMESH, DVERT, DTRI, BV, OFF = range(8)
+#: descriptor row of each pool's first array (its capacity)
+_CAP_ROW = (32, 33, 41, 48, 52, 53, 54, 57)
+
+#: swap_poly_mesh_tile statuses (out[0])
+OK = 0
+NEED_GROW = 1
+TOO_MANY_POLYS = 2
+NO_FREE_SLOT = 3
+BAD_POLY = 4
+BAD_VERTEX = 5
+TOO_MANY_VERTS = 6
+
+_NVP = 6
+_NULL = 0xFFFF
+
+
+@njit
+def open_arrays(d, cnt):  # pragma: no cover - numba
+    """The NavMeshArrays described by ``d``, pools trimmed to ``cnt[0]`` (borrowed arrays)."""
+    return NavMeshArrays(
+        tile_salt=carray(_ptr(d[0]), d[1], np.uint32),
+        tile_used=carray(_ptr(d[3]), d[4], np.uint8),
+        tile_x=carray(_ptr(d[6]), d[7], np.int32),
+        tile_y=carray(_ptr(d[9]), d[10], np.int32),
+        tile_layer=carray(_ptr(d[12]), d[13], np.int32),
+        tile_user_id=carray(_ptr(d[15]), d[16], np.uint32),
+        tile_bmin=carray(_ptr(d[18]), (d[19], 3), np.float32),
+        tile_bmax=carray(_ptr(d[21]), (d[22], 3), np.float32),
+        tile_walkable_height=carray(_ptr(d[24]), d[25], np.float32),
+        tile_walkable_radius=carray(_ptr(d[27]), d[28], np.float32),
+        tile_walkable_climb=carray(_ptr(d[30]), d[31], np.float32),
+        tile_bv_quant=carray(_ptr(d[33]), d[34], np.float32),
+        tile_off_mesh_base=carray(_ptr(d[36]), d[37], np.int32),
+        tile_link_free=carray(_ptr(d[39]), d[40], np.int64),
+        tile_next=carray(_ptr(d[42]), d[43], np.int32),
+        tile_vert_base=carray(_ptr(d[45]), d[46], np.int64),
+        tile_vert_count=carray(_ptr(d[48]), d[49], np.int64),
+        tile_poly_base=carray(_ptr(d[51]), d[52], np.int64),
+        tile_poly_count=carray(_ptr(d[54]), d[55], np.int64),
+        tile_link_base=carray(_ptr(d[57]), d[58], np.int64),
+        tile_link_count=carray(_ptr(d[60]), d[61], np.int64),
+        tile_dmesh_base=carray(_ptr(d[63]), d[64], np.int64),
+        tile_dmesh_count=carray(_ptr(d[66]), d[67], np.int64),
+        tile_dvert_base=carray(_ptr(d[69]), d[70], np.int64),
+        tile_dvert_count=carray(_ptr(d[72]), d[73], np.int64),
+        tile_dtri_base=carray(_ptr(d[75]), d[76], np.int64),
+        tile_dtri_count=carray(_ptr(d[78]), d[79], np.int64),
+        tile_bv_base=carray(_ptr(d[81]), d[82], np.int64),
+        tile_bv_count=carray(_ptr(d[84]), d[85], np.int64),
+        tile_off_base=carray(_ptr(d[87]), d[88], np.int64),
+        tile_off_count=carray(_ptr(d[90]), d[91], np.int64),
+        lut=carray(_ptr(d[93]), d[94], np.int32),
+        verts=carray(_ptr(d[96]), (cnt[0, 0], 3), np.float32),
+        poly_verts=carray(_ptr(d[99]), (cnt[0, 1], 6), np.int64),
+        poly_neis=carray(_ptr(d[102]), (cnt[0, 1], 6), np.uint16),
+        poly_flags=carray(_ptr(d[105]), cnt[0, 1], np.uint16),
+        poly_area=carray(_ptr(d[108]), cnt[0, 1], np.uint8),
+        poly_type=carray(_ptr(d[111]), cnt[0, 1], np.uint8),
+        poly_vert_count=carray(_ptr(d[114]), cnt[0, 1], np.uint8),
+        poly_first_link=carray(_ptr(d[117]), cnt[0, 1], np.int64),
+        poly_tile=carray(_ptr(d[120]), cnt[0, 1], np.int32),
+        link_ref=carray(_ptr(d[123]), cnt[0, 2], np.uint64),
+        link_poly=carray(_ptr(d[126]), cnt[0, 2], np.int64),
+        link_next=carray(_ptr(d[129]), cnt[0, 2], np.int64),
+        link_edge=carray(_ptr(d[132]), cnt[0, 2], np.uint8),
+        link_side=carray(_ptr(d[135]), cnt[0, 2], np.uint8),
+        link_bmin=carray(_ptr(d[138]), cnt[0, 2], np.uint8),
+        link_bmax=carray(_ptr(d[141]), cnt[0, 2], np.uint8),
+        dmesh_vert_base=carray(_ptr(d[144]), cnt[0, 3], np.int64),
+        dmesh_tri_base=carray(_ptr(d[147]), cnt[0, 3], np.int64),
+        dmesh_vert_count=carray(_ptr(d[150]), cnt[0, 3], np.uint8),
+        dmesh_tri_count=carray(_ptr(d[153]), cnt[0, 3], np.uint8),
+        dverts=carray(_ptr(d[156]), (cnt[0, 4], 3), np.float32),
+        dtris=carray(_ptr(d[159]), (cnt[0, 5], 4), np.uint8),
+        bv_bmin=carray(_ptr(d[162]), (cnt[0, 6], 3), np.uint16),
+        bv_bmax=carray(_ptr(d[165]), (cnt[0, 6], 3), np.uint16),
+        bv_i=carray(_ptr(d[168]), cnt[0, 6], np.int32),
+        off_pos=carray(_ptr(d[171]), (cnt[0, 7], 6), np.float32),
+        off_rad=carray(_ptr(d[174]), cnt[0, 7], np.float32),
+        off_poly=carray(_ptr(d[177]), cnt[0, 7], np.int64),
+        off_flags=carray(_ptr(d[180]), cnt[0, 7], np.uint8),
+        off_side=carray(_ptr(d[183]), cnt[0, 7], np.uint8),
+        off_user_id=carray(_ptr(d[186]), cnt[0, 7], np.uint32),
+    )
+
+
+@njit
+def capacity(d, k):
+    """Allocated rows of pool ``k``."""
+    return d[3 * _CAP_ROW[k] + 1]
+
+
+@njit
+def _hash(x, y, mask):
+    return ((np.int64(0x8DA6B343) * x + np.int64(0xD8163841) * y) & 0xFFFFFFFF) & mask
+
+
+@njit
+def _slots_at(a, mask, x, y, skip, out, n):
+    """Append the slots at (x, y) (lookup-chain order, except ``skip``) to ``out[n:]``."""
+    s = np.int64(a.lut[_hash(x, y, mask)])
+    while s >= 0:
+        if a.tile_x[s] == x and a.tile_y[s] == y and s != skip:
+            out[n] = s
+            n += 1
+        s = np.int64(a.tile_next[s])
+    return n
+
+
+_DX = (1, 1, 0, -1, -1, -1, 0, 1)
+
+
+@njit
+def _count_around(a, mask, x, y):
+    """Tiles at (x, y) and its 8 neighbours."""
+    n = 0
+    for dy in range(-1, 2):
+        for dx in range(-1, 2):
+            s = np.int64(a.lut[_hash(x + dx, y + dy, mask)])
+            while s >= 0:
+                if a.tile_x[s] == x + dx and a.tile_y[s] == y + dy:
+                    n += 1
+                s = np.int64(a.tile_next[s])
+    return n
+
+
+_DY = (0, 1, 1, 1, 0, -1, -1, -1)
+
+
+@njit
+def _neighbours(a, mask, x, y, nei, sides):
+    """Tiles around (x, y), side 0..7 in order (``getNeighbourTilesAt``)."""
+    n = 0
+    for side in range(8):
+        m = _slots_at(a, mask, x + _DX[side], y + _DY[side], -1, nei, n)
+        for k in range(n, m):
+            sides[k] = side
+        n = m
+    return n
+
+
+@njit
+def _ilog2_next_pow2(v):
+    p = 1
+    b = 0
+    while p < v:
+        p <<= 1
+        b += 1
+    return b
+
+
+@njit
+def swap_poly_mesh_tile(
+    d, cnt, ibits, tx, ty, tlayer, bmin, bmax, wp, free_head, pverts, polys, pareas, out
+):  # pragma: no cover - numba
+    """Replace the tile at (tx, ty, tlayer) by the one built from a polygon mesh.
+
+    Parameters
+    ----------
+    d : int64 descriptor (NavMesh._kernel_desc); cnt : (2, 8) int64 used/dead per pool.
+    ibits : (5,) int64 salt_bits, tile_bits, poly_bits, lut mask, ref64.
+    bmin, bmax : (3,) float32 tile bounds [wu].
+    wp : (5,) float32 cs, ch, walkable_height, walkable_radius, walkable_climb.
+    free_head : the NavMesh's first free slot (-1: none); used only when no tile
+        is at the location.
+    pverts : (nv, 3) int64 voxel vertices; polys : (np, 12) int64 (``0xffff`` none;
+        ``0x8000 | dir`` portals, Recast's rcPolyMesh layout with nvp 6); pareas (np,).
+        ``np == 0``: the old tile is removed and none added.
+    out : (16,) int64
+        [status, action (1 removed, 2 added, 3 replaced), old slot, old salt,
+        old poly count, new slot, 1 when the pools were compacted, -, then the 8 pool
+        counts needed on NEED_GROW].
+
+    The new polygons get flag 1 and their area (63 -> 0), as ``buildNavMeshTile``.
+    """
+    for k in range(16):
+        out[k] = 0
+    out[2] = -1
+    out[5] = -1
+    salt_bits, tile_bits, poly_bits, mask, ref64 = ibits[0], ibits[1], ibits[2], ibits[3], ibits[4]
+    nverts = pverts.shape[0]
+    npolys = polys.shape[0]
+    cs, ch = wp[0], wp[1]
+    # counts and checks (nothing is modified before they pass)
+    need = np.zeros(8, np.int64)
+    edges = 0
+    portals = 0
+    tris = 0
+    if npolys > 0:
+        if nverts >= 0xFFFF:
+            out[0] = TOO_MANY_VERTS
+            return
+        for i in range(npolys):
+            n = 0
+            while n < _NVP and polys[i, n] != _NULL:
+                n += 1
+            if n < 3:
+                out[0] = BAD_POLY
+                return
+            for j in range(n):
+                if polys[i, j] >= nverts:
+                    out[0] = BAD_VERTEX
+                    return
+                raw = polys[i, _NVP + j]
+                if (raw & 0x8000) != 0 and (raw & 0xF) != 0xF:
+                    portals += 1
+            edges += n
+            tris += n - 2
+        if ref64 == 0 and poly_bits < _ilog2_next_pow2(npolys):
+            out[0] = TOO_MANY_POLYS
+            return
+        need[VERT] = nverts
+        need[POLY] = npolys
+        need[LINK] = edges + 2 * portals
+        need[DMESH] = npolys
+        need[DTRI] = tris
+    grow = False
+    for k in range(8):
+        if cnt[0, k] + need[k] > capacity(d, k):
+            grow = True
+    if grow:
+        out[0] = NEED_GROW
+        for k in range(8):
+            out[8 + k] = need[k]
+        return
+    a = open_arrays(d, cnt)
+    # the tile at the location
+    old = np.int64(-1)
+    s = np.int64(a.lut[_hash(tx, ty, mask)])
+    while s >= 0:
+        if a.tile_x[s] == tx and a.tile_y[s] == ty and a.tile_layer[s] == tlayer:
+            old = s
+            break
+        s = np.int64(a.tile_next[s])
+    if old < 0 and npolys > 0 and free_head < 0:
+        out[0] = NO_FREE_SLOT
+        return
+    others = np.zeros(_count_around(a, mask, tx, ty) + 1, np.int64)
+    n_others = 0
+    if old >= 0:
+        out[2] = old
+        out[3] = a.tile_salt[old]
+        out[4] = a.tile_poly_count[old]
+        out[1] |= 1
+        # removeTile: out of the lookup chain
+        hb = _hash(tx, ty, mask)
+        prev = np.int64(-1)
+        cur = np.int64(a.lut[hb])
+        while cur >= 0:
+            if cur == old:
+                if prev < 0:
+                    a.lut[hb] = a.tile_next[cur]
+                else:
+                    a.tile_next[prev] = a.tile_next[cur]
+                break
+            prev = cur
+            cur = np.int64(a.tile_next[cur])
+        n_others = _slots_at(a, mask, tx, ty, -1, others, 0)
+        sides0 = np.zeros(others.shape[0], np.int64)
+        m = _neighbours(a, mask, tx, ty, others[n_others:], sides0)
+        n_others += m
+        if npolys == 0:
+            L.disconnect_tile(a, old, others[:n_others], tile_bits, poly_bits)
+        # release the slot's ranges
+        pb = a.tile_poly_base[old]
+        for gp in range(pb, pb + a.tile_poly_count[old]):
+            a.poly_tile[gp] = -1
+            a.poly_first_link[gp] = -1
+        cnt[1, VERT] += a.tile_vert_count[old]
+        cnt[1, POLY] += a.tile_poly_count[old]
+        cnt[1, LINK] += a.tile_link_count[old]
+        cnt[1, DMESH] += a.tile_dmesh_count[old]
+        cnt[1, DVERT] += a.tile_dvert_count[old]
+        cnt[1, DTRI] += a.tile_dtri_count[old]
+        cnt[1, BV] += a.tile_bv_count[old]
+        cnt[1, OFF] += a.tile_off_count[old]
+        a.tile_vert_count[old] = 0
+        a.tile_poly_count[old] = 0
+        a.tile_link_count[old] = 0
+        a.tile_dmesh_count[old] = 0
+        a.tile_dvert_count[old] = 0
+        a.tile_dtri_count[old] = 0
+        a.tile_bv_count[old] = 0
+        a.tile_off_count[old] = 0
+        a.tile_used[old] = 0
+        a.tile_link_free[old] = -1
+        salt = (np.int64(a.tile_salt[old]) + 1) & ((np.int64(1) << salt_bits) - 1)
+        a.tile_salt[old] = salt if salt != 0 else 1
+        a.tile_next[old] = -1
+    if npolys == 0:
+        _maybe_compact(d, cnt, ibits, out)
+        return
+    # addTile: the freed slot heads the free list, else the NavMesh's head
+    slot = old if old >= 0 else np.int64(free_head)
+    out[5] = slot
+    out[1] |= 2
+    hb = _hash(tx, ty, mask)
+    a.tile_next[slot] = a.lut[hb]
+    a.lut[hb] = slot
+    base = np.zeros(8, np.int64)
+    for k in range(8):
+        base[k] = cnt[0, k]
+        cnt[0, k] += need[k]
+    a = open_arrays(d, cnt)
+    vb = base[VERT]
+    pb = base[POLY]
+    lb = base[LINK]
+    for i in range(nverts):
+        a.verts[vb + i, 0] = bmin[0] + F32(pverts[i, 0]) * cs
+        a.verts[vb + i, 1] = bmin[1] + F32(pverts[i, 1]) * ch
+        a.verts[vb + i, 2] = bmin[2] + F32(pverts[i, 2]) * cs
+    tb = base[DTRI]
+    for i in range(npolys):
+        gp = pb + i
+        n = 0
+        while n < _NVP and polys[i, n] != _NULL:
+            n += 1
+        for j in range(_NVP):
+            if j < n:
+                a.poly_verts[gp, j] = vb + polys[i, j]
+                raw = polys[i, _NVP + j]
+                if raw & 0x8000:
+                    dd = raw & 0xF
+                    if dd == 0xF:
+                        a.poly_neis[gp, j] = 0
+                    elif dd == 0:
+                        a.poly_neis[gp, j] = 0x8000 | 4
+                    elif dd == 1:
+                        a.poly_neis[gp, j] = 0x8000 | 2
+                    elif dd == 2:
+                        a.poly_neis[gp, j] = 0x8000
+                    else:
+                        a.poly_neis[gp, j] = 0x8000 | 6
+                else:
+                    a.poly_neis[gp, j] = (raw + 1) & 0xFFFF
+            else:
+                a.poly_verts[gp, j] = vb
+                a.poly_neis[gp, j] = 0
+        a.poly_flags[gp] = 1
+        ar = pareas[i]
+        a.poly_area[gp] = 0 if ar == 63 else ar
+        a.poly_type[gp] = 0
+        a.poly_vert_count[gp] = n
+        a.poly_first_link[gp] = -1
+        a.poly_tile[gp] = slot
+        dm = base[DMESH] + i
+        a.dmesh_vert_base[dm] = base[DVERT]
+        a.dmesh_tri_base[dm] = tb
+        a.dmesh_vert_count[dm] = 0
+        a.dmesh_tri_count[dm] = n - 2
+        for j in range(2, n):
+            f = 4
+            if j == 2:
+                f |= 1
+            if j == n - 1:
+                f |= 16
+            a.dtris[tb, 0] = 0
+            a.dtris[tb, 1] = j - 1
+            a.dtris[tb, 2] = j
+            a.dtris[tb, 3] = f
+            tb += 1
+    for li in range(lb, lb + need[LINK]):
+        a.link_ref[li] = 0
+        a.link_poly[li] = -1
+        a.link_next[li] = -1
+        a.link_edge[li] = 0
+        a.link_side[li] = 0
+        a.link_bmin[li] = 0
+        a.link_bmax[li] = 0
+    a.tile_vert_base[slot] = vb
+    a.tile_poly_base[slot] = pb
+    a.tile_link_base[slot] = lb
+    a.tile_dmesh_base[slot] = base[DMESH]
+    a.tile_dvert_base[slot] = base[DVERT]
+    a.tile_dtri_base[slot] = base[DTRI]
+    a.tile_bv_base[slot] = base[BV]
+    a.tile_off_base[slot] = base[OFF]
+    a.tile_vert_count[slot] = need[VERT]
+    a.tile_poly_count[slot] = need[POLY]
+    a.tile_link_count[slot] = need[LINK]
+    a.tile_dmesh_count[slot] = need[DMESH]
+    a.tile_dvert_count[slot] = 0
+    a.tile_dtri_count[slot] = need[DTRI]
+    a.tile_bv_count[slot] = 0
+    a.tile_off_count[slot] = 0
+    a.tile_used[slot] = 1
+    a.tile_x[slot] = tx
+    a.tile_y[slot] = ty
+    a.tile_layer[slot] = tlayer
+    a.tile_user_id[slot] = 0
+    for k in range(3):
+        a.tile_bmin[slot, k] = bmin[k]
+        a.tile_bmax[slot, k] = bmax[k]
+    a.tile_walkable_height[slot] = wp[2]
+    a.tile_walkable_radius[slot] = wp[3]
+    a.tile_walkable_climb[slot] = wp[4]
+    a.tile_bv_quant[slot] = F32(1.0) / cs
+    a.tile_off_mesh_base[slot] = npolys
+    same = np.zeros(others.shape[0], np.int64)
+    n_same = _slots_at(a, mask, tx, ty, slot, same, 0)
+    nei = np.zeros(others.shape[0], np.int64)
+    sides = np.zeros(others.shape[0], np.int64)
+    n_nei = _neighbours(a, mask, tx, ty, nei, sides)
+    if old >= 0:
+        L.replace_tile(
+            a, old, others[:n_others], slot, same[:n_same], nei[:n_nei], sides[:n_nei],
+            tile_bits, poly_bits,
+        )  # fmt: skip
+    else:
+        L.connect_tile(a, slot, same[:n_same], nei[:n_nei], sides[:n_nei], tile_bits, poly_bits)
+    _maybe_compact(d, cnt, ibits, out)
+
+
+@njit
+def _maybe_compact(d, cnt, ibits, out):
+    """Compact the pools when one of them is more than half dead (out[6] = 1)."""
+    for k in range(8):
+        if cnt[1, k] > 0 and cnt[1, k] * 2 > cnt[0, k]:
+            compact_pools(d, cnt, ibits[0], ibits[1], ibits[2])
+            out[6] = 1
+            return
+
+
+@njit
+def _move1(arr, src, dst, n):
+    for i in range(n):
+        arr[dst + i] = arr[src + i]
+
+
+@njit
+def _move2(arr, src, dst, n):
+    for i in range(n):
+        for j in range(arr.shape[1]):
+            arr[dst + i, j] = arr[src + i, j]
+
+
+@njit
+def _tile_base(a, k):
+    if k == VERT:
+        return a.tile_vert_base
+    if k == POLY:
+        return a.tile_poly_base
+    if k == LINK:
+        return a.tile_link_base
+    if k == DMESH:
+        return a.tile_dmesh_base
+    if k == DVERT:
+        return a.tile_dvert_base
+    if k == DTRI:
+        return a.tile_dtri_base
+    if k == BV:
+        return a.tile_bv_base
+    return a.tile_off_base
+
+
+@njit
+def _tile_count(a, k):
+    if k == VERT:
+        return a.tile_vert_count
+    if k == POLY:
+        return a.tile_poly_count
+    if k == LINK:
+        return a.tile_link_count
+    if k == DMESH:
+        return a.tile_dmesh_count
+    if k == DVERT:
+        return a.tile_dvert_count
+    if k == DTRI:
+        return a.tile_dtri_count
+    if k == BV:
+        return a.tile_bv_count
+    return a.tile_off_count
+
+
+@njit
+def _move_rows(a, k, src, dst, n):
+    if k == VERT:
+        _move2(a.verts, src, dst, n)
+    elif k == POLY:
+        _move2(a.poly_verts, src, dst, n)
+        _move2(a.poly_neis, src, dst, n)
+        _move1(a.poly_flags, src, dst, n)
+        _move1(a.poly_area, src, dst, n)
+        _move1(a.poly_type, src, dst, n)
+        _move1(a.poly_vert_count, src, dst, n)
+        _move1(a.poly_first_link, src, dst, n)
+        _move1(a.poly_tile, src, dst, n)
+    elif k == LINK:
+        _move1(a.link_ref, src, dst, n)
+        _move1(a.link_poly, src, dst, n)
+        _move1(a.link_next, src, dst, n)
+        _move1(a.link_edge, src, dst, n)
+        _move1(a.link_side, src, dst, n)
+        _move1(a.link_bmin, src, dst, n)
+        _move1(a.link_bmax, src, dst, n)
+    elif k == DMESH:
+        _move1(a.dmesh_vert_base, src, dst, n)
+        _move1(a.dmesh_tri_base, src, dst, n)
+        _move1(a.dmesh_vert_count, src, dst, n)
+        _move1(a.dmesh_tri_count, src, dst, n)
+    elif k == DVERT:
+        _move2(a.dverts, src, dst, n)
+    elif k == DTRI:
+        _move2(a.dtris, src, dst, n)
+    elif k == BV:
+        _move2(a.bv_bmin, src, dst, n)
+        _move2(a.bv_bmax, src, dst, n)
+        _move1(a.bv_i, src, dst, n)
+    else:
+        _move2(a.off_pos, src, dst, n)
+        _move1(a.off_rad, src, dst, n)
+        _move1(a.off_poly, src, dst, n)
+        _move1(a.off_flags, src, dst, n)
+        _move1(a.off_side, src, dst, n)
+        _move1(a.off_user_id, src, dst, n)
+
+
+@njit
+def compact_pools(d, cnt, salt_bits, tile_bits, poly_bits):  # pragma: no cover - numba
+    """Remove every pool's dead ranges in place (see the module docstring)."""
+    a = open_arrays(d, cnt)
+    nt = a.tile_used.shape[0]
+    live = np.zeros(nt, np.int64)
+    nlive = 0
+    for t in range(nt):
+        if a.tile_used[t] != 0:
+            live[nlive] = t
+            nlive += 1
+    live = live[:nlive]
+    shift = np.zeros((8, nlive), np.int64)
+    for k in range(8):
+        tb = _tile_base(a, k)
+        tc = _tile_count(a, k)
+        bases = np.zeros(nlive, np.int64)
+        for i in range(nlive):
+            bases[i] = tb[live[i]]
+        order = np.argsort(bases, kind="mergesort")
+        run = 0
+        for i in order:
+            t = live[i]
+            n = tc[t]
+            src = tb[t]
+            if n > 0 and src != run:
+                _move_rows(a, k, src, run, n)
+            shift[k, i] = run - src
+            tb[t] = run
+            run += n
+        cnt[0, k] = run
+        cnt[1, k] = 0
+    a = open_arrays(d, cnt)
+    for i in range(nlive):
+        t = live[i]
+        dv = shift[VERT, i]
+        dl = shift[LINK, i]
+        pb = a.tile_poly_base[t]
+        for gp in range(pb, pb + a.tile_poly_count[t]):
+            for j in range(a.poly_verts.shape[1]):
+                a.poly_verts[gp, j] += dv
+            if a.poly_first_link[gp] >= 0:
+                a.poly_first_link[gp] += dl
+        lb = a.tile_link_base[t]
+        for li in range(lb, lb + a.tile_link_count[t]):
+            if a.link_next[li] >= 0:
+                a.link_next[li] += dl
+        if a.tile_link_free[t] >= 0:
+            a.tile_link_free[t] += dl
+        db = a.tile_dmesh_base[t]
+        for m in range(db, db + a.tile_dmesh_count[t]):
+            a.dmesh_vert_base[m] += shift[DVERT, i]
+            a.dmesh_tri_base[m] += shift[DTRI, i]
+        ob = a.tile_off_base[t]
+        for m in range(ob, ob + a.tile_off_count[t]):
+            a.off_poly[m] += shift[POLY, i]
+    L.resolve_link_polys(a, cnt[0, LINK], salt_bits, tile_bits, poly_bits)
