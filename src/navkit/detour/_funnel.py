@@ -51,7 +51,7 @@ def _cp3(dst, x, y, z):
     dst[2] = z
 
 
-@njit(inline="always")
+@njit(lent=True)
 def _append(pos, flag, ref, pts, flags, refs, cnt, max_pts):
     n = cnt[0]
     if n > 0 and vequal(pts[n - 1], pos):
