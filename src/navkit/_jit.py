@@ -129,8 +129,8 @@ _GROUPS = (
 COMPILE_ESTIMATE_S = {
     "bake": 100,
     "navmesh": 10,
-    "query": 25,
-    "batch-path": 40,
+    "query": 20,
+    "batch-path": 30,
     "optimal-path": 20,
     "corridor-map": 60,
 }
