@@ -48,7 +48,7 @@ def test_lent_kernel_has_no_reference_counting():
 
 
 def test_open_view_reads_the_pools():
-    from navkit.detour._view import VIEW_SPEC, NavView, pack_view, open_view
+    from navkit.detour._view import VIEW_SPEC, NavView, open_view, pack_view
 
     view = NavView(
         *(np.arange(12, dtype=dt).reshape((4, 3) if nd == 2 else (12,)) for _, dt, nd in VIEW_SPEC)
