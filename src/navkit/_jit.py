@@ -482,7 +482,7 @@ def _lend_machinery():
         if isinstance(t, LentArray):
             return t
         if isinstance(t, types.Array):
-            return _lent_type(t) if t.mutable else t
+            return _lent_type(t) if t.mutable and t.aligned else t
         if (
             isinstance(t, types.BaseTuple) and not isinstance(t, types.BaseNamedTuple)
             and any(isinstance(m, types.Array) for m in t)
