@@ -14,7 +14,7 @@ from typing import Any
 import numba
 from numba.core import event as _event
 
-__all__ = ["njit", "pnjit", "borrow", "F32"]
+__all__ = ["njit", "pnjit", "borrow", "lend", "F32"]
 
 #: numpy float32 constructor, for literals inside kernels: ``x * F32(0.5)`` keeps
 #: float32 arithmetic where ``x * 0.5`` would widen to float64.
@@ -23,7 +23,7 @@ import numpy as _np
 F32 = _np.float32
 
 
-def _one_signature(disp):
+def _one_signature(disp, lent=False):
     """Make calls from other kernels type ``disp``'s arguments without literals.
 
     numba types a constant argument of a call between kernels as a literal
@@ -39,6 +39,9 @@ def _one_signature(disp):
     def get_call_template(args, kws):
         args = tuple(_unliteral(a) for a in args)
         kws = {k: _unliteral(v) for k, v in kws.items()}
+        if lent:
+            args = tuple(_lent_arg(a) for a in args)
+            kws = {k: _lent_arg(v) for k, v in kws.items()}
         return orig(args, kws)
 
     disp.get_call_template = get_call_template
@@ -51,21 +54,28 @@ def _unliteral(t):
     return types.unliteral(t) if isinstance(t, types.Literal) else t
 
 
-def njit(*args, **kwargs):
+def njit(*args, lent=False, **kwargs):
     """``numba.njit`` with navkit's policy (cache, nogil, no fastmath, one
-    signature per kernel for calls between kernels: see :func:`_one_signature`)."""
+    signature per kernel for calls between kernels: see :func:`_one_signature`).
+
+    ``lent=True``: called from another kernel, the kernel takes its (writable) array
+    arguments, alone or in tuples, as lent arrays (:data:`LentArray`): no reference
+    counting on the way in or inside, and one signature whether the caller passes
+    owned, borrowed or lent arrays. Only for kernels that return no array argument
+    (nor a view of one) and keep none: the caller's reference is all that keeps a
+    lent array alive."""
     kwargs.setdefault("cache", True)
     kwargs.setdefault("nogil", True)
     kwargs.setdefault("fastmath", False)
     kwargs.setdefault("error_model", "numpy")
     if len(args) == 1 and callable(args[0]) and not kwargs.get("inline"):
-        return _one_signature(numba.njit(**kwargs)(args[0]))
+        return _one_signature(numba.njit(**kwargs)(args[0]), lent)
     dec = numba.njit(*args, **kwargs)
     if kwargs.get("inline") or args:
         return dec
 
     def wrap(fn):
-        return _one_signature(dec(fn))
+        return _one_signature(dec(fn), lent)
 
     return wrap
 
@@ -119,8 +129,8 @@ _GROUPS = (
 COMPILE_ESTIMATE_S = {
     "bake": 100,
     "navmesh": 10,
-    "query": 25,
-    "batch-path": 40,
+    "query": 20,
+    "batch-path": 30,
     "optimal-path": 20,
     "corridor-map": 60,
 }
@@ -317,3 +327,170 @@ def _borrow_intrinsic():
 
 
 borrow = _borrow_intrinsic()
+
+
+# --- lent arrays: borrowed arrays whose type has no reference count -----------------
+
+
+def _lend_machinery():
+    import numpy as np
+    from numba.core import cgutils, types
+    from numba.core.datamodel.models import ArrayModel
+    from numba.extending import intrinsic, lower_cast, register_model
+    from numba.np.arrayobj import populate_array
+
+    class LentArray(types.Array):
+        """The numba type of a lent array: an array without a memory-manager handle
+        whose *type* says so, so numba emits no reference counting for it at all.
+
+        Each array passed to a non-inlined kernel (alone or inside a tuple such as
+        the navmesh view) costs a call to ``NRT_incref`` and one to ``NRT_decref``,
+        out-of-line functions even when the handle is null: the 42-array view made
+        ~170 such calls per helper call (~0.13-0.3 us). A lent array makes none, so
+        helpers can take the view as ordinary (non-inlined) kernels. Slices and
+        copies of a lent array are plain arrays (a slice still has a null handle).
+        """
+
+        def __init__(self, dtype, ndim, layout):
+            super().__init__(dtype, ndim, layout, name=f"lent array({dtype}, {ndim}d, {layout})")
+
+        @property
+        def key(self):
+            return (*super().key, "lent")
+
+        def __repr__(self):
+            return f"LentArray({self.dtype!r}, {self.ndim}, '{self.layout}')"
+
+    @register_model(LentArray)
+    class LentArrayModel(ArrayModel):
+        def traverse(self, builder):
+            return []
+
+        def traverse_models(self):
+            return []
+
+        def has_nrt_meminfo(self):
+            return False
+
+    @lower_cast(LentArray, types.Array)
+    def _lent_to_array(context, builder, fromty, toty, val):
+        return val  # same layout in memory; the handle stays null
+
+    @lower_cast(types.Array, LentArray)
+    def _array_to_lent(context, builder, fromty, toty, val):
+        # an argument lent to a kernel (njit(lent=True)): the caller owns it for the call
+        return _lent_one(context, builder, fromty, val)
+
+    def _lent_one(context, builder, ty, val):
+        src = context.make_array(ty)(context, builder, value=val)
+        out = context.make_array(ty)(context, builder)
+        populate_array(
+            out, data=src.data, shape=src.shape, strides=src.strides, itemsize=src.itemsize,
+            meminfo=None,
+        )  # fmt: skip
+        return out._getvalue()
+
+    def _lent_type(t):
+        return LentArray(t.dtype, t.ndim, t.layout)
+
+    @intrinsic
+    def lend(typingctx, arr):
+        """The array without its memory-manager handle, typed as a lent array (no
+        reference counting anywhere it goes); given a tuple (or named tuple) of
+        arrays, the same tuple of lent arrays.
+
+        As for :func:`borrow`, the caller keeps the originals alive while the lent
+        arrays are used, and a kernel never returns a lent array to Python.
+        """
+        if isinstance(arr, types.Array):
+
+            def codegen(context, builder, signature, args):
+                return _lent_one(context, builder, arr, args[0])
+
+            return _lent_type(arr)(arr), codegen
+        if isinstance(arr, types.BaseTuple) and all(isinstance(t, types.Array) for t in arr):
+            members = [_lent_type(t) for t in arr]
+            if isinstance(arr, types.BaseNamedTuple):
+                out_t = types.NamedTuple(members, arr.instance_class)
+            else:
+                out_t = types.Tuple(members)
+
+            def codegen_t(context, builder, signature, args):
+                vals = [
+                    _lent_one(context, builder, t, builder.extract_value(args[0], i))
+                    for i, t in enumerate(arr)
+                ]
+                return context.make_tuple(builder, out_t, vals)
+
+            return out_t(arr), codegen_t
+        return None
+
+    def lent_opener(tuple_class, spec):
+        """An intrinsic ``open(d)`` -> ``tuple_class`` of lent arrays, from a descriptor
+        ``d`` ((3 * len(spec),) int64 of address, shape0, shape1 per array; see
+        ``navkit.detour._view.pack_arrays``). ``spec`` gives (name, dtype, ndim) per
+        field. One intrinsic instead of one ``numba.carray`` per field: nothing to
+        type-infer, and no carray implementation compiled per dtype and rank."""
+        from numba.np import numpy_support
+
+        members = [LentArray(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for _, dt, nd in spec]
+        out_t = types.NamedTuple(members, tuple_class)
+
+        @intrinsic
+        def open_lent(typingctx, d):
+            if not (isinstance(d, types.Array) and d.dtype == types.int64 and d.ndim == 1):
+                return None
+
+            def codegen(context, builder, signature, args):
+                from llvmlite import ir
+
+                i64 = ir.IntType(64)
+                data = context.make_array(d)(context, builder, value=args[0]).data
+
+                def word(k):
+                    return builder.load(builder.gep(data, [ir.Constant(i64, k)]))
+
+                vals = []
+                for i, t in enumerate(members):
+                    arr = context.make_array(t)(context, builder)
+                    ll_dtype = context.get_data_type(t.dtype)
+                    isz = context.get_abi_sizeof(ll_dtype)
+                    ptr = builder.inttoptr(word(3 * i), ll_dtype.as_pointer())
+                    n0 = word(3 * i + 1)
+                    itemsize = ir.Constant(i64, isz)
+                    if t.ndim == 1:
+                        shape = [n0]
+                        strides = [itemsize]
+                    else:
+                        n1 = word(3 * i + 2)
+                        shape = [n0, n1]
+                        strides = [builder.mul(n1, itemsize), itemsize]
+                    populate_array(
+                        arr, data=ptr, shape=cgutils.pack_array(builder, shape),
+                        strides=cgutils.pack_array(builder, strides), itemsize=itemsize,
+                        meminfo=None,
+                    )  # fmt: skip
+                    vals.append(arr._getvalue())
+                return context.make_tuple(builder, out_t, vals)
+
+            return out_t(d), codegen
+
+        return open_lent
+
+    def lent_arg(t):
+        """The type a ``lent=True`` kernel takes for an argument of type t."""
+        if isinstance(t, LentArray):
+            return t
+        if isinstance(t, types.Array):
+            return _lent_type(t) if t.mutable and t.aligned else t
+        if (
+            isinstance(t, types.BaseTuple) and not isinstance(t, types.BaseNamedTuple)
+            and any(isinstance(m, types.Array) for m in t)
+        ):  # fmt: skip
+            return types.Tuple([lent_arg(m) for m in t])
+        return t  # named tuples as they are (numba cannot cast them; open_view's are lent)
+
+    return LentArray, lend, lent_opener, lent_arg
+
+
+LentArray, lend, lent_opener, _lent_arg = _lend_machinery()

@@ -14,10 +14,10 @@ import numpy as np
 
 from navkit._jit import borrow, njit, pnjit
 
-from ._funnel import straight_path_kernel
+from ._funnel import straight_path_core
 from ._nearest import find_nearest_core
 from ._nodes import open_pool
-from ._poly import closest_point_on_poly
+from ._poly import closest_point_core
 from ._portal import FAILURE
 from ._search import find_path_kernel
 from ._view import open_view, poly_index_unsafe
@@ -27,7 +27,7 @@ NO_END = 2
 NO_PATH = 3
 
 
-@njit
+@njit(lent=True)
 def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs):
     """One pair. Returns (code, n_polys, n_points, start_ref, end_ref, path_status, length).
 
@@ -37,6 +37,8 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
     pt = np.empty(3, np.float32)
     pv = np.empty((6, 3), np.float32)
     tri = np.zeros((5, 3), np.float32)
+    # the cores directly, with this kernel's scratch: each wrapper level would be one
+    # more kernel to compile, and numba optimises a kernel together with all it calls
     sp, so = find_nearest_core(nav, s, half, flt, tmp, pt, pv, tri)
     ep, eo = find_nearest_core(nav, e, half, flt, tmp, pt, pv, tri)
     sref = nav.poly_ref[sp] if sp >= 0 else np.int64(0)
@@ -50,8 +52,18 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
         return NO_PATH, 0, 0, sref, eref, st, np.nan
     end = e.copy()
     if polys[n - 1] != eref:
-        closest_point_on_poly(nav, poly_index_unsafe(nav, polys[n - 1]), e, end)
-    sst, m = straight_path_kernel(nav, polys, n, s, end, 0, max_pts, pts, flags, refs)
+        tri[:] = 0.0  # as closest_point_on_poly's fresh scratch
+        closest_point_core(
+            nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
+            nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris,
+            poly_index_unsafe(nav, polys[n - 1]), e, end, pv, tri,
+        )  # fmt: skip
+    sst, m = straight_path_core(
+        nav, polys, n, s, end, 0, max_pts, pts, flags, refs,
+        np.empty((2, max(n, 1), 3), np.float32), np.empty(max(n, 1), np.int64),
+        np.empty(max(n, 1), np.bool_), np.empty((16, 3), np.float32),
+        np.empty((2, 6), np.float32), np.empty(1, np.int64),
+    )  # fmt: skip
     if (sst & FAILURE) != 0 or m == 0:
         return NO_PATH, n, 0, sref, eref, st, np.nan
     acc = 0.0

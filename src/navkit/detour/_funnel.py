@@ -51,7 +51,7 @@ def _cp3(dst, x, y, z):
     dst[2] = z
 
 
-@njit(inline="always")
+@njit(lent=True)
 def _append(pos, flag, ref, pts, flags, refs, cnt, max_pts):
     n = cnt[0]
     if n > 0 and vequal(pts[n - 1], pos):
@@ -71,7 +71,7 @@ def _append(pos, flag, ref, pts, flags, refs, cnt, max_pts):
     return IN_PROGRESS
 
 
-@njit
+@njit(lent=True)
 def _portal_pairs(nav, path, lo, hi, lefts, rights, types, valid):
     """Portals path[i] -> path[i+1] for lo <= i < hi, validating refs (valid[i] False on
     failure)."""
@@ -101,7 +101,7 @@ def _portal_pairs(nav, path, lo, hi, lefts, rights, types, valid):
         types[i] = poly_type[b]
 
 
-@njit
+@njit(lent=True)
 def _append_portals(nav, i0, i1, endp, path, pts, flags, refs, cnt, max_pts, options):
     n = cnt[0]
     start = pts[n - 1].copy()
@@ -128,7 +128,7 @@ def _append_portals(nav, i0, i1, endp, path, pts, flags, refs, cnt, max_pts, opt
     return IN_PROGRESS
 
 
-@njit
+@njit(lent=True)
 def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, flags, refs):
     """Funnel over path[:npath]; returns (status, corner count)."""
     n = max(npath, 1)
@@ -139,7 +139,7 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
     )  # fmt: skip
 
 
-@njit
+@njit(lent=True)
 def straight_path_core(nav, path, npath, spos, epos, options, max_pts, pts, flags, refs,
                        ports, types, valid, fs, fe, cnt):  # fmt: skip
     """:func:`straight_path_kernel` with caller scratch (hot loops pass borrowed arrays):

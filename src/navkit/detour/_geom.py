@@ -90,7 +90,7 @@ def dist_pt_seg_sqr_2d(px, pz, ax, az, bx, bz):
     return ex * ex + ez * ez, t
 
 
-@njit
+@njit(lent=True)
 def point_in_poly(px, pz, pv, n):
     """Crossing-number test of (px, pz) against the first n rows of pv (n, 3)."""
     inside = False
@@ -106,7 +106,7 @@ def point_in_poly(px, pz, pv, n):
     return inside
 
 
-@njit
+@njit(lent=True)
 def dist_pt_poly_edges(px, pz, pv, n, ed, et):
     """Point-in-polygon plus the squared distance/parameter to every edge.
 
@@ -128,7 +128,7 @@ def dist_pt_poly_edges(px, pz, pv, n, ed, et):
     return inside
 
 
-@njit
+@njit(lent=True)
 def intersect_seg_poly_2d(p0, p1, pv, n):
     """Clip segment p0-p1 against convex polygon pv[:n] on the xz-plane.
 
@@ -174,7 +174,7 @@ def intersect_seg_poly_2d(p0, p1, pv, n):
     return True, tmin, tmax, smin, smax
 
 
-@njit
+@njit(lent=True)
 def intersect_seg_seg_2d(ap, aq, bp, bq):
     """Parameters (s, t) where xz-lines ap-aq and bp-bq cross; ok False when parallel."""
     ux = aq[0] - ap[0]
@@ -216,7 +216,7 @@ def height_on_triangle_xyz(px, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
     return False, ZERO
 
 
-@njit
+@njit(lent=True)
 def height_on_triangle(px, pz, a, b, c):
     """Height of the vertical line through (px, pz) on triangle abc.
 
@@ -225,7 +225,7 @@ def height_on_triangle(px, pz, a, b, c):
     return height_on_triangle_xyz(px, pz, a[0], a[1], a[2], b[0], b[1], b[2], c[0], c[1], c[2])
 
 
-@njit
+@njit(lent=True)
 def closest_pt_on_triangle(out, p, a, b, c):
     """Closest point to p on 3D triangle abc (Voronoi-region method), into out (3,)."""
     abx = b[0] - a[0]
@@ -304,7 +304,7 @@ def _project_poly(nx, nz, pv, n):
     return lo, hi
 
 
-@njit
+@njit(lent=True)
 def overlap_poly_poly_2d(pa, na, pb, nb):
     """Separating-axis test of two convex xz-polygons (touching within 1e-4 counts as apart)."""
     eps = F32(1e-4)
@@ -323,7 +323,7 @@ def overlap_poly_poly_2d(pa, na, pb, nb):
     return True
 
 
-@njit
+@njit(lent=True)
 def random_point_in_convex_poly(pv, n, s, t, out):
     """Area-weighted random point in convex polygon pv[:n] from two uniforms s, t in [0, 1)."""
     areas = np.zeros(n, dtype=np.float32)

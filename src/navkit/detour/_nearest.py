@@ -23,7 +23,7 @@ import numpy as np
 from navkit._jit import F32, njit
 
 from ._geom import FLT_MAX, ZERO
-from ._poly import closest_point_inline
+from ._poly import closest_point_core
 from ._portal import passes
 from ._view import POLYTYPE_OFFMESH, open_view, tile_hash
 
@@ -86,15 +86,46 @@ def _box_cells(nav, qmin, qmax):
             continue
         keys[n] = (np.uint64(y + 2147483648) << np.uint64(32)) | np.uint64(x + 2147483648)
         n += 1
-    keys = np.unique(keys[:n])
-    cells = np.empty((keys.shape[0], 2), np.int64)
-    for i in range(keys.shape[0]):
+    _heap_sort(keys, n)
+    m = 0  # distinct keys (tiles of several layers share a cell)
+    for i in range(n):
+        if m == 0 or keys[i] != keys[m - 1]:
+            keys[m] = keys[i]
+            m += 1
+    cells = np.empty((m, 2), np.int64)
+    for i in range(m):
         cells[i, 0] = np.int64(keys[i] & np.uint64(0xFFFFFFFF)) - 2147483648
         cells[i, 1] = np.int64(keys[i] >> np.uint64(32)) - 2147483648
     return cells
 
 
-@njit
+@njit(lent=True)
+def _heap_sort(a, n):
+    """Sort a[:n] ascending in place (heap sort, O(n log n): a few lines to compile where
+    np.unique / np.sort pull in numba's generic quicksort, ~2 s of compile)."""
+    end = n
+    start = n // 2
+    while end > 1:
+        if start > 0:  # heapify phase: sift down a[start - 1] over a[:n]
+            start -= 1
+            i = start
+        else:  # extraction phase: move the maximum behind the heap, sift down the new root
+            end -= 1
+            a[0], a[end] = a[end], a[0]
+            i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= end:
+                break
+            if c + 1 < end and a[c + 1] > a[c]:
+                c += 1
+            if a[i] >= a[c]:
+                break
+            a[i], a[c] = a[c], a[i]
+            i = c
+
+
+@njit(lent=True)
 def _tile_candidates(nav, t, qmin, qmax, flt, out, n0):
     """Append the polygons of tile t overlapping the box (and passing flt) to out from n0."""
     n = n0
@@ -154,7 +185,7 @@ def _tile_candidates(nav, t, qmin, qmax, flt, out, n0):
     return n
 
 
-@njit
+@njit(lent=True)
 def query_polygons_kernel(nav, center, half, flt, out):
     """Polygons whose bounds overlap the box; returns (count, overflowed)."""
     qmin = np.empty(3, np.float32)
@@ -185,12 +216,13 @@ def query_polygons_kernel(nav, center, half, flt, out):
     return n, over
 
 
-@njit(inline="always")
+@njit(lent=True)
 def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
                      best, best_d, best_over):  # fmt: skip
     """findNearestPoly's test of every polygon of tile t overlapping the box (lx..hx, ...):
     candidates in the order :func:`_tile_candidates` lists them, each scored as it is found
-    (no candidate list). Returns the updated (best, best_d, best_over)."""
+    (no candidate list; Detour's distance, the first smallest kept). Returns the updated
+    (best, best_d, best_over)."""
     climb = nav.tile_climb[t]
     base = nav.tile_pbase[t]
     nbv = nav.tile_bvcount[t]
@@ -198,7 +230,11 @@ def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt
     poly_verts = nav.poly_verts
     poly_nverts = nav.poly_nverts
     poly_type = nav.poly_type
-    if nbv > 0:
+    bv_min = nav.bv_min
+    bv_max = nav.bv_max
+    bv_i = nav.bv_i
+    lo0 = lo1 = lo2 = hi0 = hi1 = hi2 = np.int64(0)
+    if nbv > 0:  # walk the BV tree
         bmin = nav.tile_bmin[t]
         bmax = nav.tile_bmax[t]
         q = nav.tile_qfac[t]
@@ -211,12 +247,15 @@ def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt
         hi0 = (np.int64(q * (_clampf(hx, bx, bmax[0]) - bx) + F32(1.0)) & 0xFFFF) | 1
         hi1 = (np.int64(q * (_clampf(hy, by, bmax[1]) - by) + F32(1.0)) & 0xFFFF) | 1
         hi2 = (np.int64(q * (_clampf(hz, bz, bmax[2]) - bz) + F32(1.0)) & 0xFFFF) | 1
-        bv_min = nav.bv_min
-        bv_max = nav.bv_max
-        bv_i = nav.bv_i
         i = nav.tile_bvbase[t]
         end = i + nbv
-        while i < end:
+    else:  # every ground polygon, by its vertex bounds
+        i = base
+        end = base + nav.tile_pcount[t]
+    while i < end:
+        # the next candidate p (-1: none at this step), in either walk
+        p = -1
+        if nbv > 0:
             overlap = not (
                 lo0 > bv_max[i, 0] or hi0 < bv_min[i, 0]
                 or lo1 > bv_max[i, 1] or hi1 < bv_min[i, 1]
@@ -226,86 +265,60 @@ def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt
             leaf = bi >= 0
             if leaf and overlap:
                 p = base + bi
-                if passes(flt, p, nav):
-                    best, best_d, best_over = _score(
-                        nav, p, climb, center, nearest_pt, pt, pv, tri, best, best_d, best_over
-                    )
             if overlap or leaf:
                 i += 1
             else:
                 i -= bi
-    else:
-        for p in range(base, base + nav.tile_pcount[t]):
-            if poly_type[p] == POLYTYPE_OFFMESH:
-                continue
-            if not passes(flt, p, nav):
-                continue
-            v = poly_verts[p, 0]
-            mn0 = mx0 = verts[v, 0]
-            mn1 = mx1 = verts[v, 1]
-            mn2 = mx2 = verts[v, 2]
-            for k in range(1, poly_nverts[p]):
-                w = poly_verts[p, k]
-                mn0 = min(mn0, verts[w, 0])
-                mx0 = max(mx0, verts[w, 0])
-                mn1 = min(mn1, verts[w, 1])
-                mx1 = max(mx1, verts[w, 1])
-                mn2 = min(mn2, verts[w, 2])
-                mx2 = max(mx2, verts[w, 2])
-            if lx > mx0 or hx < mn0 or ly > mx1 or hy < mn1 or lz > mx2 or hz < mn2:
-                continue
-            best, best_d, best_over = _score(
-                nav, p, climb, center, nearest_pt, pt, pv, tri, best, best_d, best_over
-            )
-    return best, best_d, best_over
-
-
-@njit(inline="always")
-def _score(nav, p, climb, center, nearest_pt, pt, pv, tri, best, best_d, best_over):
-    """Detour's distance of candidate p; keeps the first smallest."""
-    over = closest_point_inline(
-        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
-        nav.dm_ntris, nav.dverts, nav.dtris, p, center, pt, pv, tri,
-    )  # fmt: skip
-    dx = center[0] - pt[0]
-    dy = center[1] - pt[1]
-    dz = center[2] - pt[2]
-    if over:
-        d = abs(dy) - climb
-        d = d * d if d > ZERO else ZERO
-    else:
-        d = dx * dx + dy * dy + dz * dz
-    if d < best_d:
-        nearest_pt[0] = pt[0]
-        nearest_pt[1] = pt[1]
-        nearest_pt[2] = pt[2]
-        return p, d, over
-    return best, best_d, best_over
-
-
-@njit(inline="always")
-def _nearest_in_cell(nav, x, y, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
-                     best, best_d, best_over):  # fmt: skip
-    """:func:`_nearest_in_tile` over the tiles at grid cell (x, y), in lookup order."""
-    t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
-    while t != -1:
-        tt = t
-        t = nav.tile_next[t]
-        if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
+        else:
+            pp = i
+            i += 1
+            if poly_type[pp] != POLYTYPE_OFFMESH:
+                v = poly_verts[pp, 0]
+                mn0 = mx0 = verts[v, 0]
+                mn1 = mx1 = verts[v, 1]
+                mn2 = mx2 = verts[v, 2]
+                for k in range(1, poly_nverts[pp]):
+                    w = poly_verts[pp, k]
+                    mn0 = min(mn0, verts[w, 0])
+                    mx0 = max(mx0, verts[w, 0])
+                    mn1 = min(mn1, verts[w, 1])
+                    mx1 = max(mx1, verts[w, 1])
+                    mn2 = min(mn2, verts[w, 2])
+                    mx2 = max(mx2, verts[w, 2])
+                if not (lx > mx0 or hx < mn0 or ly > mx1 or hy < mn1 or lz > mx2 or hz < mn2):
+                    p = pp
+        if p < 0 or not passes(flt, p, nav):
             continue
-        best, best_d, best_over = _nearest_in_tile(
-            nav, tt, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
-            best, best_d, best_over,
+        over = closest_point_core(
+            verts, poly_verts, poly_nverts, poly_type, nav.dm_vbase, nav.dm_tbase,
+            nav.dm_ntris, nav.dverts, nav.dtris, p, center, pt, pv, tri,
         )  # fmt: skip
+        dx = center[0] - pt[0]
+        dy = center[1] - pt[1]
+        dz = center[2] - pt[2]
+        if over:
+            d = abs(dy) - climb
+            d = d * d if d > ZERO else ZERO
+        else:
+            d = dx * dx + dy * dy + dz * dz
+        if d < best_d:
+            nearest_pt[0] = pt[0]
+            nearest_pt[1] = pt[1]
+            nearest_pt[2] = pt[2]
+            best, best_d, best_over = p, d, over
     return best, best_d, best_over
 
 
-@njit(inline="always")
+@njit(lent=True)
 def find_nearest_core(nav, center, half, flt, nearest_pt, pt, pv, tri):
     """Detour's findNearestPoly with caller scratch ``pt`` (3,), ``pv`` (6, 3), ``tri``
     (5, 3) float32 (no allocation unless the box spans more than 64 tile cells).
     Returns (global poly index or -1, over_poly); ``nearest_pt`` receives the point
-    (untouched when nothing was found)."""
+    (untouched when nothing was found).
+
+    The helpers are ordinary kernels (not inlined): with the view and the arrays lent
+    (``lent=True``: no reference counting) a call costs a few nanoseconds, and each
+    helper compiles once."""
     lx = center[0] - half[0]
     ly = center[1] - half[1]
     lz = center[2] - half[2]
@@ -320,29 +333,41 @@ def find_nearest_core(nav, center, half, flt, nearest_pt, pt, pv, tri):
     maxx, maxy = _tile_loc(nav, hx, hz)
     if maxx < minx or maxy < miny:
         return best, best_over
-    area = (np.float64(maxx - minx) + 1.0) * (np.float64(maxy - miny) + 1.0)
-    if area <= max(64.0, np.float64(nav.tile_used.shape[0])):
-        for y in range(miny, maxy + 1):
-            for x in range(minx, maxx + 1):
-                best, best_d, best_over = _nearest_in_cell(
-                    nav, x, y, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
-                    best, best_d, best_over,
-                )  # fmt: skip
-        return best, best_over
-    qmin = np.empty(3, np.float32)
-    qmax = np.empty(3, np.float32)
-    qmin[0], qmin[1], qmin[2] = lx, ly, lz
-    qmax[0], qmax[1], qmax[2] = hx, hy, hz
-    cells = _box_cells(nav, qmin, qmax)
-    for ci in range(cells.shape[0]):
-        best, best_d, best_over = _nearest_in_cell(
-            nav, cells[ci, 0], cells[ci, 1], lx, ly, lz, hx, hy, hz, center, flt, nearest_pt,
-            pt, pv, tri, best, best_d, best_over,
-        )  # fmt: skip
+    w = maxx - minx + 1
+    area = np.float64(w) * (np.float64(maxy - miny) + 1.0)
+    small = area <= max(64.0, np.float64(nav.tile_used.shape[0]))
+    if small:  # every cell of the box, rows of y then x
+        ncells = np.int64(area)
+        cells = np.empty((0, 2), np.int64)
+    else:  # only the cells holding a tile (same order)
+        qmin = np.empty(3, np.float32)
+        qmax = np.empty(3, np.float32)
+        qmin[0], qmin[1], qmin[2] = lx, ly, lz
+        qmax[0], qmax[1], qmax[2] = hx, hy, hz
+        cells = _box_cells(nav, qmin, qmax)
+        ncells = cells.shape[0]
+    has_lut = nav.lut.shape[0] > 0
+    for ci in range(ncells):
+        if small:
+            y = miny + ci // w
+            x = minx + ci % w
+        else:
+            x = cells[ci, 0]
+            y = cells[ci, 1]
+        t = nav.lut[tile_hash(nav, x, y)] if has_lut else -1
+        while t != -1:
+            tt = t
+            t = nav.tile_next[t]
+            if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
+                continue
+            best, best_d, best_over = _nearest_in_tile(
+                nav, tt, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
+                best, best_d, best_over,
+            )  # fmt: skip
     return best, best_over
 
 
-@njit
+@njit(lent=True)
 def find_nearest_kernel(nav, center, half, flt, nearest_pt):
     """Detour's findNearestPoly. Returns (global poly index or -1, over_poly)."""
     pt = np.empty(3, np.float32)

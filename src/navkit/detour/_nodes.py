@@ -19,11 +19,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import carray
 
-from navkit._jit import njit
+from navkit._jit import lent_opener, njit
 
-from ._view import _ptr, pack_arrays
+from ._view import pack_arrays
 
 NODE_OPEN = 1
 NODE_CLOSED = 2
@@ -77,23 +76,9 @@ class PoolHandle:
         self.desc = pack_arrays(self.pool, POOL_SPEC)
 
 
-@njit
-def open_pool(d):
-    """The NodePool described by ``d`` (see :class:`PoolHandle`), as borrowed arrays."""
-    return NodePool(
-        carray(_ptr(d[0]), d[1], np.int64),
-        carray(_ptr(d[3]), d[4], np.int32),
-        carray(_ptr(d[6]), d[7], np.int32),
-        carray(_ptr(d[9]), d[10], np.float32),
-        carray(_ptr(d[12]), d[13], np.float32),
-        carray(_ptr(d[15]), (d[16], d[17]), np.float32),
-        carray(_ptr(d[18]), d[19], np.int32),
-        carray(_ptr(d[21]), d[22], np.int32),
-        carray(_ptr(d[24]), d[25], np.int32),
-        carray(_ptr(d[27]), d[28], np.int32),
-        carray(_ptr(d[30]), d[31], np.int32),
-        carray(_ptr(d[33]), d[34], np.int64),
-    )
+#: The NodePool described by ``d`` (see :class:`PoolHandle`), as lent arrays
+#: (:func:`navkit._jit.lend`: no reference counting). A numba intrinsic, for kernels only.
+open_pool = lent_opener(NodePool, POOL_SPEC)
 
 
 def _next_pow2(v: int) -> int:

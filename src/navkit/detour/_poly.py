@@ -29,7 +29,7 @@ from ._view import POLYTYPE_OFFMESH, load_poly, open_view
 _DETAIL_EDGE_BOUNDARY = 1
 
 
-@njit
+@njit(lent=True)
 def height_in_poly(nav, p, pos):
     """(ok, h): surface height under pos when its xz-projection lies in ground polygon p."""
     if nav.poly_type[p] == POLYTYPE_OFFMESH:
@@ -40,7 +40,7 @@ def height_in_poly(nav, p, pos):
     return False, ZERO
 
 
-@njit
+@njit(lent=True)
 def closest_point_on_poly(nav, p, pos, out):
     """Closest point of polygon p to pos into out (3,); returns True when pos is over p."""
     pv = np.empty((6, 3), np.float32)
@@ -51,7 +51,7 @@ def closest_point_on_poly(nav, p, pos, out):
     )  # fmt: skip
 
 
-@njit
+@njit(lent=True)
 def poly_height(nav, p, pos):
     """(ok, h) as dtNavMeshQuery::getPolyHeight (off-mesh polys interpolate their segment)."""
     if nav.poly_type[p] == POLYTYPE_OFFMESH:
@@ -62,7 +62,7 @@ def poly_height(nav, p, pos):
     return height_in_poly(nav, p, pos)
 
 
-@njit
+@njit(lent=True)
 def poly_height_core(nav, p, pos, out, pv, tri):
     """:func:`poly_height` with caller scratch ``out`` (3,), ``pv`` (6, 3), ``tri`` (5, 3)."""
     if nav.poly_type[p] == POLYTYPE_OFFMESH:
@@ -79,7 +79,7 @@ def poly_height_core(nav, p, pos, out, pv, tri):
     return False, ZERO
 
 
-@njit
+@njit(lent=True)
 def closest_point_on_boundary(nav, p, pos, out):
     """pos itself when inside polygon p (xz), else the nearest point on its outline."""
     pv = np.empty((6, 3), np.float32)
@@ -88,7 +88,7 @@ def closest_point_on_boundary(nav, p, pos, out):
     closest_point_on_boundary_s(nav, p, pos, out, pv, ed, et)
 
 
-@njit
+@njit(lent=True)
 def closest_point_on_boundary_s(nav, p, pos, out, pv, ed, et):
     """:func:`closest_point_on_boundary` with caller scratch pv (6, 3), ed, et (6,) float32."""
     n = load_poly(nav, p, pv)
@@ -133,7 +133,7 @@ def _height_on_rows(px, pz, t):
     )
 
 
-@njit
+@njit(lent=True)
 def closest_point_core(
     verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris, dverts, dtris,
     p, pos, out, pv, tri,
@@ -199,11 +199,6 @@ def closest_point_core(
     for c in range(3):
         out[c] = tri[3, c] + (tri[4, c] - tri[3, c]) * tmin
     return False
-
-
-#: :func:`closest_point_core` inlined into its caller: for hot loops that call it per
-#: candidate (a call passes 13 arrays, and each costs a reference-count call in and out).
-closest_point_inline = njit(inline="always")(closest_point_core.py_func)
 
 
 # -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --

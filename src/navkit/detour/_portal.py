@@ -60,7 +60,7 @@ def find_link(nav, p, ref):
     return _find_link(nav.poly_link, nav.link_ref, nav.link_next, p, ref)
 
 
-@njit(inline="always")
+@njit(lent=True)
 def _portal_core(
     poly_link, link_ref, link_next, link_edge, link_side, link_bmin, link_bmax,
     poly_type, poly_verts, poly_nverts, verts, fp, to_ref, tp, from_ref, left, right,

@@ -64,7 +64,7 @@ def _dist(a, b):
     return vdist(a[0], a[1], a[2], b[0], b[1], b[2])
 
 
-@njit
+@njit(lent=True)
 def path_to_node(pool, node, out, max_path):
     """Write the parent chain ending at node into out (start first); returns (status, count)."""
     length = 0
@@ -85,7 +85,7 @@ def path_to_node(pool, node, out, max_path):
     return SUCCESS, length
 
 
-@njit
+@njit(lent=True)
 def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_path, out):
     """Detour's findPath. Returns (status, path length)."""
     sp = poly_index(nav, start_ref)
