@@ -43,6 +43,7 @@ from .recast.build import (
     MAX_SOLO_CELLS,
     ConvexVolume,
     TileResult,
+    _build_chained,
     _build_polymesh_run,
     grid_size,
     mesh_bounds,
@@ -385,6 +386,17 @@ def _build_tile(
     if sel.size == 0:
         return TileResult(tx, ty, None, None, {}, {}, None)
     size = rc.tile_size + 2 * rc.border_size
+    filters = (
+        config.filter_low_hanging_obstacles,
+        config.filter_ledge_spans,
+        config.filter_walkable_low_height_spans,
+    )
+    if not volumes and tri_areas is not None:
+        # the tile's triangles are picked inside the kernel (no per-tile copies)
+        return _build_chained(
+            vertices, triangles, tri_areas, sel, rc, tbmin, tbmax, size, size,
+            config.partition, filters, tx, ty,
+        )  # fmt: skip
     areas = None if tri_areas is None else tri_areas[sel]
     return _build_polymesh_run(
         vertices,
