@@ -109,6 +109,26 @@ def tile_bounds(grid: TileGrid, rc: RcConfig, tx: int, ty: int) -> tuple[np.ndar
     return tbmin.astype(np.float32), tbmax.astype(np.float32)
 
 
+def _tile_bounds_table(
+    grid: TileGrid, rc: RcConfig
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`tile_bounds` of every column and row at once: x bounds of tile column
+    ``tx`` are ``(xs_lo[tx], xs_hi[tx])``, z bounds of row ``ty`` ``(zs_lo[ty],
+    zs_hi[ty])`` (float32, the same values: x depends only on ``tx``, z on ``ty``)."""
+    tcs = float(rc.tile_size) * float(rc.cs)
+    pad = float(rc.border_size) * float(rc.cs)
+    b0 = float(np.float64(grid.bmin[0]))
+    b2 = float(np.float64(grid.bmin[2]))
+    tx = np.arange(grid.tiles_x, dtype=np.float64)
+    tz = np.arange(grid.tiles_z, dtype=np.float64)
+    # the same float64 expressions as tile_bounds, element by element
+    xs_lo = ((b0 + tx * tcs) - pad).astype(np.float32)
+    xs_hi = ((b0 + (tx + 1) * tcs) + pad).astype(np.float32)
+    zs_lo = ((b2 + tz * tcs) - pad).astype(np.float32)
+    zs_hi = ((b2 + (tz + 1) * tcs) + pad).astype(np.float32)
+    return xs_lo, xs_hi, zs_lo, zs_hi
+
+
 def tile_triangles(
     mesh_v: np.ndarray, mesh_t: np.ndarray, tbmin: np.ndarray, tbmax: np.ndarray
 ) -> np.ndarray:
@@ -181,16 +201,7 @@ def bin_triangles(
         Triangle indices, ascending within each tile.
     """
     tw, th = grid.tiles_x, grid.tiles_z
-    xs_lo = np.empty(tw, np.float32)
-    xs_hi = np.empty(tw, np.float32)
-    zs_lo = np.empty(th, np.float32)
-    zs_hi = np.empty(th, np.float32)
-    for tx in range(tw):
-        lo, hi = tile_bounds(grid, rc, tx, 0)
-        xs_lo[tx], xs_hi[tx] = lo[0], hi[0]
-    for ty in range(th):
-        lo, hi = tile_bounds(grid, rc, 0, ty)
-        zs_lo[ty], zs_hi[ty] = lo[2], hi[2]
+    xs_lo, xs_hi, zs_lo, zs_hi = _tile_bounds_table(grid, rc)
     lo, hi = _tri_xz_bounds(mesh_v, mesh_t)
     # first tile with tile_hi >= tri_lo .. last tile with tile_lo <= tri_hi
     x0 = np.searchsorted(xs_hi, lo[:, 0], side="left")
@@ -592,9 +603,13 @@ def bake(
                 f"with geometry, more than a navmesh holds ({1 << 14}); use a larger tile_size"
             )
 
+        xs_lo, xs_hi, zs_lo, zs_hi = _tile_bounds_table(grid, rc)
+        y_lo, y_hi = np.float32(bmin[1]), np.float32(bmax[1])
+
         def tile_args(x: int, y: int) -> tuple:
             k = y * grid.tiles_x + x
-            tbmin, tbmax = tile_bounds(grid, rc, x, y)
+            tbmin = np.array([xs_lo[x], y_lo, zs_lo[y]], np.float32)
+            tbmax = np.array([xs_hi[x], y_hi, zs_hi[y]], np.float32)
             sel = bin_tris[bin_start[k] : bin_start[k + 1]]
             return (verts, tris, tri_areas, config, rc, tbmin, tbmax, sel, x, y, tuple(volumes))
 
