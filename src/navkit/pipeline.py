@@ -211,6 +211,50 @@ def bin_triangles(
     return _bin_kernel(x0, x1, z0, z1, tw, th)
 
 
+@njit
+def _mesh_scan(verts, tris):  # pragma: no cover - numba
+    """Bounds of the vertices the triangles use (:func:`mesh_bounds`) and the number of
+    zero-area triangles (``TriMesh.degenerate_mask().sum()``: the float64 cross
+    product of two edges is exactly zero) in one pass."""
+    used = np.zeros(verts.shape[0], np.bool_)
+    ndeg = 0
+    for t in range(tris.shape[0]):
+        a = tris[t, 0]
+        b = tris[t, 1]
+        c = tris[t, 2]
+        used[a] = True
+        used[b] = True
+        used[c] = True
+        ax = np.float64(verts[a, 0])
+        ay = np.float64(verts[a, 1])
+        az = np.float64(verts[a, 2])
+        e0x = np.float64(verts[b, 0]) - ax
+        e0y = np.float64(verts[b, 1]) - ay
+        e0z = np.float64(verts[b, 2]) - az
+        e1x = np.float64(verts[c, 0]) - ax
+        e1y = np.float64(verts[c, 1]) - ay
+        e1z = np.float64(verts[c, 2]) - az
+        cx = e0y * e1z - e0z * e1y
+        cy = e0z * e1x - e0x * e1z
+        cz = e0x * e1y - e0y * e1x
+        if cx * cx + cy * cy + cz * cz == 0.0:
+            ndeg += 1
+    lo = np.empty(3, verts.dtype)
+    hi = np.empty(3, verts.dtype)
+    first = True
+    for i in range(verts.shape[0]):
+        if not used[i]:
+            continue
+        for k in range(3):
+            v = verts[i, k]
+            if first or v < lo[k]:
+                lo[k] = v
+            if first or v > hi[k]:
+                hi[k] = v
+        first = False
+    return lo, hi, ndeg
+
+
 # -- 3: executor and progress ------------------------------------------------------------------
 def tile_coords(tiles_x: int, tiles_z: int) -> list[tuple[int, int]]:
     """Every tile ``(x, y)`` of a ``tiles_x`` by ``tiles_z`` grid, in row order."""
@@ -510,13 +554,16 @@ def bake(
     )
     config = config or BakeConfig()
     rc = config.voxel()
-    bmin, bmax = mesh_bounds(mesh)
+    if mesh.n_triangles == 0:
+        raise InputError(f"{mesh.name}: the mesh has no triangles")
     report = BuildReport(config=config.to_dict())
-    report.degenerate_triangles = int(mesh.degenerate_mask().sum())
     from .recast.rasterize import _as_areas, _as_triangles, _as_vertices
 
     verts = _as_vertices(mesh.vertices)
     tris = _as_triangles(mesh.triangles, verts.shape[0])
+    # mesh_bounds(mesh) and mesh.degenerate_mask().sum() in one kernel pass
+    bmin, bmax, ndeg = _mesh_scan(verts, tris)
+    report.degenerate_triangles = int(ndeg)
     tri_areas = None if mesh.areas is None else _as_areas(mesh.areas, tris.shape[0], "areas")
     filters = (
         config.filter_low_hanging_obstacles,
