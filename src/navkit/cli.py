@@ -212,9 +212,10 @@ def _warn_if_cold() -> None:
     the compile here when the bake's kernels are not in the cache yet. (In-process
     compiles announce themselves: navkit._jit.announcer.)"""
     from ._jit import announcer, is_cached
-    from .recast import detail, rasterize
+    from .recast import _chain
 
-    if is_cached(rasterize._rasterize_kernel) is False or is_cached(detail._detail_kernel) is False:
+    # a grid's stages run in the two chain kernels (which link the stage kernels)
+    if is_cached(_chain.front_kernel) is False or is_cached(_chain.back_kernel) is False:
         announcer.announce("bake")
 
 

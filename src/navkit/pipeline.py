@@ -43,6 +43,7 @@ from .recast.build import (
     MAX_SOLO_CELLS,
     ConvexVolume,
     TileResult,
+    _build_chained,
     _build_polymesh_run,
     grid_size,
     mesh_bounds,
@@ -106,6 +107,26 @@ def tile_bounds(grid: TileGrid, rc: RcConfig, tx: int, ty: int) -> tuple[np.ndar
     tbmin = np.array([bmin[0] + tx * tcs - pad, bmin[1], bmin[2] + ty * tcs - pad])
     tbmax = np.array([bmin[0] + (tx + 1) * tcs + pad, bmax[1], bmin[2] + (ty + 1) * tcs + pad])
     return tbmin.astype(np.float32), tbmax.astype(np.float32)
+
+
+def _tile_bounds_table(
+    grid: TileGrid, rc: RcConfig
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`tile_bounds` of every column and row at once: x bounds of tile column
+    ``tx`` are ``(xs_lo[tx], xs_hi[tx])``, z bounds of row ``ty`` ``(zs_lo[ty],
+    zs_hi[ty])`` (float32, the same values: x depends only on ``tx``, z on ``ty``)."""
+    tcs = float(rc.tile_size) * float(rc.cs)
+    pad = float(rc.border_size) * float(rc.cs)
+    b0 = float(np.float64(grid.bmin[0]))
+    b2 = float(np.float64(grid.bmin[2]))
+    tx = np.arange(grid.tiles_x, dtype=np.float64)
+    tz = np.arange(grid.tiles_z, dtype=np.float64)
+    # the same float64 expressions as tile_bounds, element by element
+    xs_lo = ((b0 + tx * tcs) - pad).astype(np.float32)
+    xs_hi = ((b0 + (tx + 1) * tcs) + pad).astype(np.float32)
+    zs_lo = ((b2 + tz * tcs) - pad).astype(np.float32)
+    zs_hi = ((b2 + (tz + 1) * tcs) + pad).astype(np.float32)
+    return xs_lo, xs_hi, zs_lo, zs_hi
 
 
 def tile_triangles(
@@ -180,16 +201,7 @@ def bin_triangles(
         Triangle indices, ascending within each tile.
     """
     tw, th = grid.tiles_x, grid.tiles_z
-    xs_lo = np.empty(tw, np.float32)
-    xs_hi = np.empty(tw, np.float32)
-    zs_lo = np.empty(th, np.float32)
-    zs_hi = np.empty(th, np.float32)
-    for tx in range(tw):
-        lo, hi = tile_bounds(grid, rc, tx, 0)
-        xs_lo[tx], xs_hi[tx] = lo[0], hi[0]
-    for ty in range(th):
-        lo, hi = tile_bounds(grid, rc, 0, ty)
-        zs_lo[ty], zs_hi[ty] = lo[2], hi[2]
+    xs_lo, xs_hi, zs_lo, zs_hi = _tile_bounds_table(grid, rc)
     lo, hi = _tri_xz_bounds(mesh_v, mesh_t)
     # first tile with tile_hi >= tri_lo .. last tile with tile_lo <= tri_hi
     x0 = np.searchsorted(xs_hi, lo[:, 0], side="left")
@@ -197,6 +209,50 @@ def bin_triangles(
     z0 = np.searchsorted(zs_hi, lo[:, 2], side="left")
     z1 = np.searchsorted(zs_lo, hi[:, 2], side="right") - 1
     return _bin_kernel(x0, x1, z0, z1, tw, th)
+
+
+@njit
+def _mesh_scan(verts, tris):  # pragma: no cover - numba
+    """Bounds of the vertices the triangles use (:func:`mesh_bounds`) and the number of
+    zero-area triangles (``TriMesh.degenerate_mask().sum()``: the float64 cross
+    product of two edges is exactly zero) in one pass."""
+    used = np.zeros(verts.shape[0], np.bool_)
+    ndeg = 0
+    for t in range(tris.shape[0]):
+        a = tris[t, 0]
+        b = tris[t, 1]
+        c = tris[t, 2]
+        used[a] = True
+        used[b] = True
+        used[c] = True
+        ax = np.float64(verts[a, 0])
+        ay = np.float64(verts[a, 1])
+        az = np.float64(verts[a, 2])
+        e0x = np.float64(verts[b, 0]) - ax
+        e0y = np.float64(verts[b, 1]) - ay
+        e0z = np.float64(verts[b, 2]) - az
+        e1x = np.float64(verts[c, 0]) - ax
+        e1y = np.float64(verts[c, 1]) - ay
+        e1z = np.float64(verts[c, 2]) - az
+        cx = e0y * e1z - e0z * e1y
+        cy = e0z * e1x - e0x * e1z
+        cz = e0x * e1y - e0y * e1x
+        if cx * cx + cy * cy + cz * cz == 0.0:
+            ndeg += 1
+    lo = np.empty(3, verts.dtype)
+    hi = np.empty(3, verts.dtype)
+    first = True
+    for i in range(verts.shape[0]):
+        if not used[i]:
+            continue
+        for k in range(3):
+            v = verts[i, k]
+            if first or v < lo[k]:
+                lo[k] = v
+            if first or v > hi[k]:
+                hi[k] = v
+        first = False
+    return lo, hi, ndeg
 
 
 # -- 3: executor and progress ------------------------------------------------------------------
@@ -385,6 +441,17 @@ def _build_tile(
     if sel.size == 0:
         return TileResult(tx, ty, None, None, {}, {}, None)
     size = rc.tile_size + 2 * rc.border_size
+    filters = (
+        config.filter_low_hanging_obstacles,
+        config.filter_ledge_spans,
+        config.filter_walkable_low_height_spans,
+    )
+    if not volumes and tri_areas is not None:
+        # the tile's triangles are picked inside the kernel (no per-tile copies)
+        return _build_chained(
+            vertices, triangles, tri_areas, sel, rc, tbmin, tbmax, size, size,
+            config.partition, filters, tx, ty,
+        )  # fmt: skip
     areas = None if tri_areas is None else tri_areas[sel]
     return _build_polymesh_run(
         vertices,
@@ -487,13 +554,16 @@ def bake(
     )
     config = config or BakeConfig()
     rc = config.voxel()
-    bmin, bmax = mesh_bounds(mesh)
+    if mesh.n_triangles == 0:
+        raise InputError(f"{mesh.name}: the mesh has no triangles")
     report = BuildReport(config=config.to_dict())
-    report.degenerate_triangles = int(mesh.degenerate_mask().sum())
     from .recast.rasterize import _as_areas, _as_triangles, _as_vertices
 
     verts = _as_vertices(mesh.vertices)
     tris = _as_triangles(mesh.triangles, verts.shape[0])
+    # mesh_bounds(mesh) and mesh.degenerate_mask().sum() in one kernel pass
+    bmin, bmax, ndeg = _mesh_scan(verts, tris)
+    report.degenerate_triangles = int(ndeg)
     tri_areas = None if mesh.areas is None else _as_areas(mesh.areas, tris.shape[0], "areas")
     filters = (
         config.filter_low_hanging_obstacles,
@@ -580,9 +650,13 @@ def bake(
                 f"with geometry, more than a navmesh holds ({1 << 14}); use a larger tile_size"
             )
 
+        xs_lo, xs_hi, zs_lo, zs_hi = _tile_bounds_table(grid, rc)
+        y_lo, y_hi = np.float32(bmin[1]), np.float32(bmax[1])
+
         def tile_args(x: int, y: int) -> tuple:
             k = y * grid.tiles_x + x
-            tbmin, tbmax = tile_bounds(grid, rc, x, y)
+            tbmin = np.array([xs_lo[x], y_lo, zs_lo[y]], np.float32)
+            tbmax = np.array([xs_hi[x], y_hi, zs_hi[y]], np.float32)
             sel = bin_tris[bin_start[k] : bin_start[k + 1]]
             return (verts, tris, tri_areas, config, rc, tbmin, tbmax, sel, x, y, tuple(volumes))
 

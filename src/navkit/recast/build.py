@@ -14,14 +14,16 @@ matches Recast's.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import BuildError, InputError
 from ..geometry.trimesh import TriMesh
+from . import _chain
 from . import area as _area
 from . import compact as _compact
 from . import contours as _contours
@@ -303,6 +305,11 @@ def _build_polymesh_run(
     public functions' checks of arrays these stages made themselves.
     """
 
+    if not keep_intermediates and not volumes:
+        return _build_chained(
+            vertices, triangles, tri_areas, None, rc, bmin, bmax, width, height, partition,
+            filters, tx, ty,
+        )  # fmt: skip
     tm = _Timer()
     counts: dict[str, int] = {}
     inter: dict[str, Any] | None = {} if keep_intermediates else None
@@ -400,3 +407,176 @@ def _build_polymesh_run(
     if inter is not None:
         inter["detail"] = dmesh
     return TileResult(tx, ty, pmesh, dmesh, tm.t, counts, inter)
+
+
+_NO_SEL = np.zeros(0, np.int64)
+
+
+def _build_chained(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    tri_areas: np.ndarray | None,
+    sel: np.ndarray | None,
+    rc: RcConfig,
+    bmin: np.ndarray,
+    bmax: np.ndarray,
+    width: int,
+    height: int,
+    partition: str,
+    filters: tuple[bool, bool, bool],
+    tx: int = 0,
+    ty: int = 0,
+) -> TileResult:
+    """:func:`_build_polymesh_run` without intermediates or volumes: the stages in
+    :mod:`navkit.recast._chain`'s two kernels, the partition between them.
+
+    ``sel`` (optional) selects the triangles of ``triangles`` to rasterize (a tile's);
+    the results equal :func:`_build_polymesh_run`'s on ``triangles[sel]``.
+    """
+    timings: dict[str, float] = {}
+    if tri_areas is None:
+        t0 = time.perf_counter()
+        tri_areas = _rasterize.mark_walkable_triangles(vertices, triangles, rc.walkable_slope_angle)
+        timings["mark_walkable_triangles"] = (time.perf_counter() - t0) * 1e3
+    cs32, ch32 = np.float32(rc.cs), np.float32(rc.ch)
+    _rasterize.check_grid(width, height, bmin, bmax, ch32)
+    wh, wc, wr = int(rc.walkable_height), int(rc.walkable_climb), int(rc.walkable_radius)
+    info = np.zeros(8, np.int64)
+    ticks = np.zeros(len(_chain.FRONT) + 1, np.int64)
+    cidx, ccnt, ys, hh, con, areas = _chain.front_kernel(
+        vertices, triangles, tri_areas, _NO_SEL if sel is None else sel, sel is not None,
+        width, height, bmin, bmax, cs32, ch32, wh, wc, wr,
+        filters[0], filters[1], filters[2], info, ticks,
+    )  # fmt: skip
+    timings.update(_chain.ticks_to_ms(ticks, _chain.FRONT))
+    st = int(info[0])
+    if st != _chain.OK:
+        _front_error(st, int(info[1]))
+    counts = {
+        "spans": int(info[_chain.F_SPANS]),
+        "walkable_spans": int(info[_chain.F_WALKABLE]),
+        "compact_spans": int(info[_chain.F_COMPACT]),
+    }
+    n = ys.shape[0]
+    b = int(rc.border_size)
+    cbmax = bmax.copy()
+    cbmax[1] = np.float32(cbmax[1] + np.float32(np.float32(wh) * ch32))
+    flat_i = cidx.reshape(-1)
+    flat_c = ccnt.reshape(-1)
+    region_kw: dict[str, int] = {"border_size": b, "min_region_area": rc.min_region_area}
+    if partition == "watershed":
+        t0 = time.perf_counter()
+        dist, mx = _distance._kernel(flat_i, flat_c, con, areas, width, height)
+        t1 = time.perf_counter()
+        reg, nreg, status = _ws._kernel(
+            flat_i, flat_c, con, areas, dist, width, height, int(mx), b,
+            int(rc.min_region_area), int(rc.merge_region_area),
+        )  # fmt: skip
+        timings["build_distance_field"] = (t1 - t0) * 1e3
+        timings["build_regions"] = (time.perf_counter() - t1) * 1e3
+        if status < 0:
+            raise BuildError("watershed partition: region id overflow (more than 65534 regions)")
+        nreg = int(nreg)
+    else:
+        chf = CompactHeightfield(
+            width, height, wh, wc, 0, 0, 0, bmin.copy(), cbmax, float(cs32), float(ch32),
+            cidx, ccnt, ys, hh, con, np.zeros(n, np.uint16), areas, np.zeros(n, np.uint16),
+        )  # fmt: skip
+        if partition == "monotone":
+            build_regions: Callable[..., CompactHeightfield] = _mono.build_regions_monotone
+            region_kw["merge_region_area"] = rc.merge_region_area
+        elif partition == "layers":
+            build_regions = _layers.build_layer_regions
+        else:  # validated by BakeConfig
+            raise InputError(f"unknown partition {partition!r}")
+        t0 = time.perf_counter()
+        chf = build_regions(chf, **region_kw)
+        timings["build_regions"] = (time.perf_counter() - t0) * 1e3
+        reg, nreg = chf.reg, int(chf.max_regions)
+    counts["regions"] = nreg
+
+    sd = np.float32(rc.detail_sample_dist)
+    sme = np.float32(rc.detail_sample_max_error)
+    if not (np.isfinite(sd) and sd >= 0 and np.isfinite(sme) and sme >= 0):
+        raise InputError(f"detail sample settings must be finite and >= 0, got {sd!r}, {sme!r}")
+    me = np.float32(rc.max_simplification_error)
+    # the contour set's (and polygon mesh's) bounds: shifted inward by the border
+    pbmin = bmin.copy()
+    pbmax = cbmax.copy()
+    if b > 0:
+        pad = np.float32(b) * cs32
+        pbmin[0] += pad
+        pbmin[2] += pad
+        pbmax[0] -= pad
+        pbmax[2] -= pad
+    radius = max(1, int(math.ceil(me)))
+    nvp = int(rc.max_verts_per_poly)
+    info[:] = 0
+    ticks = np.zeros(len(_chain.BACK) + 1, np.int64)
+    pv, pp, pr, pa, meshes, dverts, dtris = _chain.back_kernel(
+        width, height, b, flat_i, flat_c, con, ys, reg, areas, nreg, me,
+        int(rc.max_edge_len), _contours.CONTOUR_TESS_WALL_EDGES, nvp, cs32, ch32, pbmin,
+        sd, sme, radius, cs32, ch32, info, ticks,
+    )  # fmt: skip
+    timings.update(_chain.ticks_to_ms(ticks, _chain.BACK))
+    st = int(info[0])
+    counts["contours"] = int(info[_chain.B_CONTOURS])
+    counts["contour_verts"] = int(info[_chain.B_CVERTS])
+    counts["raw_contour_verts"] = int(info[_chain.B_RAW])
+    if st == _chain.ERR_CONTOUR_CELLS:
+        raise InputError(
+            f"compact heightfield span {int(info[1])}: cell range or neighbour link out of bounds"
+        )
+    if st == _chain.EMPTY and counts["contours"] == 0:
+        return TileResult(tx, ty, None, None, timings, counts, None)
+    if st == _chain.ERR_POLY_VERTS:
+        raise BuildError(
+            f"rcBuildPolyMesh: too many vertices {int(info[1])} "
+            f"(limit {_polymesh._MAX_INPUT_VERTS - 1})"
+        )
+    if st == _chain.ERR_POLYS:
+        raise BuildError("rcBuildPolyMesh: too many polygons")
+    bad_c, bad_h = int(info[_chain.B_BAD_CONTOURS]), int(info[_chain.B_BAD_HOLES])
+    if bad_c or bad_h:
+        _polymesh._warn_bad(bad_c, bad_h)
+    counts["polys"] = int(pp.shape[0])
+    counts["poly_verts"] = int(pv.shape[0])
+    if st == _chain.EMPTY:
+        return TileResult(tx, ty, None, None, timings, counts, None)
+    if st == _chain.ERR_SAMPLES:
+        raise InputError(
+            f"sample_dist {float(sd)!r} is too small for polygons {int(info[1])} x "
+            f"{int(info[2])} voxels wide (> {_detail._MAX_GRID_SAMPLES} grid samples)"
+        )
+    pmesh = PolyMesh(
+        verts=pv, polys=pp, regs=pr, flags=np.zeros(pp.shape[0], np.uint16), areas=pa,
+        nvp=nvp, bmin=pbmin, bmax=pbmax, cs=float(cs32), ch=float(ch32), border_size=b,
+        max_edge_error=float(me),
+    )  # fmt: skip
+    dmesh = PolyMeshDetail(meshes, dverts, dtris)
+    counts["detail_meshes"] = dmesh.nmeshes
+    counts["detail_verts"] = dmesh.nverts
+    counts["detail_tris"] = dmesh.ntris
+    return TileResult(tx, ty, pmesh, dmesh, timings, counts, None)
+
+
+def _front_error(status: int, value: int) -> None:
+    """Raise what the public stage functions raise for a front kernel status."""
+    if status == _chain.ERR_SPAN_POOL:  # pragma: no cover - guarded by the reservation
+        raise BuildError("internal error: the span pool reservation was too small")
+    if status == _chain.ERR_TOO_MANY_SPANS:
+        raise BuildError(
+            f"{value} walkable spans exceed Recast's compact heightfield limit of "
+            f"{_compact._MAX_SPANS}; bake with tiles (set tile_size)"
+        )
+    if status == _chain.ERR_COLUMN_SPANS:
+        raise BuildError(
+            f"a column holds {value} walkable spans, more than the 255 a compact cell "
+            "counts; raise cell_height or simplify the geometry"
+        )
+    if status == _chain.ERR_LAYERS:
+        raise BuildError(
+            f"heightfield has too many layers: a neighbour link needs layer {value} "
+            f"(max {_compact._MAX_LAYERS}); raise cell_height or simplify the geometry"
+        )
+    raise InputError("compact heightfield has a neighbour link outside its grid or cells")

@@ -204,7 +204,8 @@ def _walk(x, z, i, w, cidx, con, ys, reg, areas, flags, pts):
                     r |= AREA_BORDER
             if border:
                 r |= BORDER_VERTEX
-            pts = _grow(pts, n + 1)
+            if n >= pts.shape[0]:  # the call only when growing: no refcounts per vertex
+                pts = _grow(pts, n + 1)
             pts[n, 0] = px
             pts[n, 1] = top
             pts[n, 2] = pz

@@ -389,6 +389,17 @@ def _build_kernel(cverts, cstart, ccount, creg, carea, nvp, border_size, width, 
 
 
 # -- public API -------------------------------------------------------------------------------
+def _warn_bad(bad_contours: int, bad_holes: int, stacklevel: int = 2) -> None:
+    """Recast logs these as warnings and keeps the triangles it found."""
+    warnings.warn(
+        f"build_poly_mesh: {bad_contours} contour(s) and {bad_holes} border-vertex "
+        "hole(s) could not be fully triangulated (self-overlapping outline); "
+        "their partial triangulation was kept, as Recast does",
+        RuntimeWarning,
+        stacklevel=stacklevel,
+    )
+
+
 def _check_nvp(nvp: int) -> int:
     if isinstance(nvp, bool) or not float(nvp).is_integer() or not 3 <= int(nvp) <= _MAX_NVP:
         raise ConfigError("nvp", f"must be an integer in [3, {_MAX_NVP}], got {nvp!r}")
@@ -464,14 +475,7 @@ def build_poly_mesh(cset: ContourSet, *, nvp: int) -> PolyMesh:
     if status == _ERR_TOO_MANY_POLYS:
         raise BuildError("rcBuildPolyMesh: too many polygons")
     if bad_contours or bad_holes:
-        # Recast logs these as warnings and keeps the triangles it found
-        warnings.warn(
-            f"build_poly_mesh: {bad_contours} contour(s) and {bad_holes} border-vertex "
-            "hole(s) could not be fully triangulated (self-overlapping outline); "
-            "their partial triangulation was kept, as Recast does",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+        _warn_bad(bad_contours, bad_holes, stacklevel=3)
     return PolyMesh(
         verts=mverts[:nv].astype(np.uint16),
         polys=polys[:npolys].astype(np.uint16),
