@@ -340,12 +340,14 @@ class Replanner:
             return False
         flags = crowd._filter_tables()[0]
         code, first_bad = self._code, self._first_bad
+        # level of detail: only the due (and marked) agents, with the time since their last check
+        act, kdt = crowd._scan_act(self.marked)
+        dt = dt * kdt
         scan_kernel(
-            crowd.query._vh().desc, flags, crowd._act, a.state == STATE_WALKING,
+            crowd.query._vh().desc, flags, act, a.state == STATE_WALKING,
             a.query_filter, a.target_state, a.target_ref, a.target_replan_time, a.c_path,
             a.c_npath, self.lookahead, self.marked, dt, code, first_bad,
         )  # fmt: skip
-        act = crowd._act
         c = code[act]
         whole = self.marked.copy()
         self.marked[act] = False
