@@ -76,7 +76,7 @@ from .boundary import Boundaries
 # navkit extensions (temporary obstacles, TTC / ORCA, local grid): the dtCrowd path runs
 # unchanged while no agent uses them
 from .local_grid import LocalGridParams, LocalGridPlanner, track_progress
-from .lod import LodState, hold, select, stamp
+from .lod import LodState, build_cells, cell_neighbours, cell_neighbours_par, hold, select, stamp
 from .obstacles import TemporaryObstacles, plan_sampled_with_obstacles, push_out_of_obstacles
 from .orca import ORCAParams, plan_orca
 from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
@@ -791,6 +791,8 @@ class Crowd:
         g.pool_head = build_grid(
             self._act, a.npos, a.radius, g.inv_cell_size, g.buckets, g.items, g.lo
         )
+        if self._lod.k > 1:  # level of detail: the neighbour query's own grid (crowd/lod.py)
+            self._cells = build_cells(self._act, a.npos, a.collision_query_range)
 
     def _neighbours(self, dt) -> None:
         a, g, b, par = self.agents, self.grid, self.boundary, self.parallel
@@ -803,6 +805,12 @@ class Crowd:
             a.collision_query_range, a.query_filter, b.center, b.segs, b.seg_d, b.nsegs,
             b.polys, b.npolys,
         ))  # fmt: skip
+        if self._lod.k > 1:
+            (cell_neighbours_par if par else cell_neighbours)(
+                due, walking, a.npos, a.height, a.collision_query_range, *self._cells, a.neis,
+                a.nei_dist, a.nneis,
+            )  # fmt: skip
+            return
         find = _proximity.find_neighbours_par if par else _proximity.find_neighbours
         find(
             due, self._act, walking, a.npos, a.height, a.collision_query_range, g.inv_cell_size,

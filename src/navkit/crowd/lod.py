@@ -32,9 +32,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from numba import prange
+
 from navkit._jit import F32, njit
 
-__all__ = ["select", "stamp", "hold", "LodState"]
+from ._par import twins
+
+__all__ = [
+    "select", "stamp", "hold", "LodState", "build_cells", "cell_neighbours",
+    "cell_neighbours_par",
+]  # fmt: skip
 
 _TARGET_NONE = 0
 _TARGET_VELOCITY = 6
@@ -135,3 +142,108 @@ def hold(act, due, walking, active, update_flags, dvel, nvel, neis, nneis, nei_d
             nvel[s, 0] = nvel[s, 0] * f
             nvel[s, 1] = nvel[s, 1] * f
             nvel[s, 2] = nvel[s, 2] * f
+
+
+# -- neighbour grid of the staggered crowd ---------------------------------------------------
+@njit(cache=True)
+def build_cells(act, npos, qrange):
+    """Agents bucketed by the cell of their centre (xz), cells of the largest query range
+    (a counting sort): returns (origin x, origin z, inverse cell size, width, height,
+    cell start offsets (w * h + 1), slots sorted by cell, their (x, y, z))."""
+    n = act.shape[0]
+    cs = F32(0.0)
+    minx = F32(np.inf)
+    minz = F32(np.inf)
+    maxx = F32(-np.inf)
+    maxz = F32(-np.inf)
+    for i in range(n):
+        s = act[i]
+        cs = max(cs, qrange[s])
+        minx = min(minx, npos[s, 0])
+        maxx = max(maxx, npos[s, 0])
+        minz = min(minz, npos[s, 2])
+        maxz = max(maxz, npos[s, 2])
+    if n == 0:
+        minx = minz = maxx = maxz = F32(0.0)
+    cs = max(cs, F32(1e-3))
+    # at most ~4 cells per agent (a sparse crowd over a large world gets larger cells)
+    while ((maxx - minx) / cs + F32(1.0)) * ((maxz - minz) / cs + F32(1.0)) > 4 * n + 1024:
+        cs = cs * F32(2.0)
+    inv = F32(1.0) / cs
+    w = np.int64((maxx - minx) * inv) + 1
+    h = np.int64((maxz - minz) * inv) + 1
+    start = np.zeros(w * h + 1, np.int64)
+    cell = np.empty(n, np.int64)
+    for i in range(n):
+        s = act[i]
+        cx = min(np.int64((npos[s, 0] - minx) * inv), w - 1)
+        cz = min(np.int64((npos[s, 2] - minz) * inv), h - 1)
+        c = cz * w + cx
+        cell[i] = c
+        start[c + 1] += 1
+    for c in range(w * h):
+        start[c + 1] += start[c]
+    fill = start[:-1].copy()
+    slots = np.empty(n, np.int64)
+    xyz = np.empty((n, 3), np.float32)
+    for i in range(n):
+        k = fill[cell[i]]
+        fill[cell[i]] += 1
+        s = act[i]
+        slots[k] = s
+        xyz[k, 0] = npos[s, 0]
+        xyz[k, 1] = npos[s, 1]
+        xyz[k, 2] = npos[s, 2]
+    return minx, minz, inv, w, h, start, slots, xyz
+
+
+def _cell_neighbours_impl(sel, walking, npos, height, qrange, minx, minz, inv, w, h, start,
+                          slots, xyz, neis, nei_dist, nneis):  # fmt: skip
+    """Every walking agent of ``sel``: the nearest (xz) agents within its collision query
+    range whose vertical extents overlap (dtCrowd's neighbour test), sorted by
+    distance, at most ``neis.shape[1]``; all candidates of the covering cells are
+    considered (no cap on the ids visited, unlike dtProximityGrid's 32)."""
+    maxn = neis.shape[1]
+    for i in prange(sel.shape[0]):
+        s = sel[i]
+        if not walking[s]:
+            continue
+        px, py, pz = npos[s, 0], npos[s, 1], npos[s, 2]
+        rng = qrange[s]
+        r2 = rng * rng
+        hs = height[s]
+        x0 = max(np.int64(np.floor((px - rng - minx) * inv)), 0)
+        x1 = min(np.int64(np.floor((px + rng - minx) * inv)), w - 1)
+        z0 = max(np.int64(np.floor((pz - rng - minz) * inv)), 0)
+        z1 = min(np.int64(np.floor((pz + rng - minz) * inv)), h - 1)
+        n = 0
+        for cz in range(z0, z1 + 1):
+            for cx in range(x0, x1 + 1):
+                c = cz * w + cx
+                for k in range(start[c], start[c + 1]):
+                    o = slots[k]
+                    if o == s:
+                        continue
+                    dx = px - xyz[k, 0]
+                    dz = pz - xyz[k, 2]
+                    d2 = dx * dx + dz * dz
+                    if d2 > r2:
+                        continue
+                    if abs(py - xyz[k, 1]) >= (hs + height[o]) / F32(2.0):
+                        continue
+                    if n == maxn and d2 >= nei_dist[s, n - 1]:
+                        continue
+                    at = n if n < maxn else maxn - 1
+                    while at > 0 and nei_dist[s, at - 1] > d2:
+                        if at < maxn:
+                            neis[s, at] = neis[s, at - 1]
+                            nei_dist[s, at] = nei_dist[s, at - 1]
+                        at -= 1
+                    neis[s, at] = o
+                    nei_dist[s, at] = d2
+                    if n < maxn:
+                        n += 1
+        nneis[s] = n
+
+
+cell_neighbours, cell_neighbours_par = twins(_cell_neighbours_impl)

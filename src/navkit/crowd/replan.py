@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from navkit import _check
-from navkit._jit import njit
+from navkit._jit import borrow, njit
 from navkit.detour._portal import passes
 from navkit.detour._view import open_view, poly_index
 from navkit.detour.query import FAILURE, PARTIAL_RESULT, SUCCESS
@@ -124,6 +124,10 @@ def scan_kernel(d, flags_table, act, walking, qfilter, target_state, target_ref,
     ``code`` (int8) and ``first_bad`` (int32) per slot and adds dt to the
     agents' replan timers."""
     nav = open_view(d)
+    (flags_table, act, walking, qfilter, target_state, target_ref, replan_time, c_path, c_npath,
+     marked, code, first_bad) = borrow((flags_table, act, walking, qfilter, target_state,
+                                        target_ref, replan_time, c_path, c_npath, marked, code,
+                                        first_bad))  # fmt: skip
     for i in range(act.shape[0]):
         s = act[i]
         code[s] = _OK
