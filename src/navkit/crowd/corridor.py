@@ -13,9 +13,9 @@ from numba import prange
 
 from navkit._jit import borrow, njit
 from navkit.detour._funnel import OFFMESH, straight_path_core
+from navkit.detour._geom import point_in_poly
 from navkit.detour._local import MAX_STACK, move_along_surface_core
 from navkit.detour._nodes import open_pool
-from navkit.detour._geom import point_in_poly
 from navkit.detour._poly import closest_point_core, poly_height_core
 from navkit.detour._raycast import raycast_core
 from navkit.detour._view import POLYTYPE_OFFMESH, load_poly, open_view, poly_index

@@ -31,7 +31,6 @@ velocities and neighbour lists over.
 from __future__ import annotations
 
 import numpy as np
-
 from numba import prange
 
 from navkit._jit import F32, njit
