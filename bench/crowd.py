@@ -148,7 +148,7 @@ def run_navkit(
     rp = crowd.replanner
     if lod and rp is not None:
         budget = (rp.budget, rp.reserve)
-        rp.budget, rp.reserve = 1 << 40, 1 << 38
+        rp.budget, rp.reserve = 1 << 30, 1 << 28
         for _ in range(10):
             crowd.update(tr["dt"])
         rp.budget, rp.reserve = budget

@@ -13,7 +13,10 @@ agents:
 * rebuild their local boundary when they moved a quarter of their query range
   (or it became invalid);
 * query their neighbours (the others keep their neighbour list, minus agents
-  that were removed);
+  that were removed), in a grid of their own (:func:`build_cells`: a counting
+  sort of the agents' centres into cells of the largest query range, 3 x 3 cells
+  a query, every candidate considered; dtProximityGrid's hash of 3 r cells
+  visits 9 x 9 buckets for dtCrowd's 12 r range and keeps only the first 32 ids);
 * plan their velocity (sampled, TTC or ORCA avoidance); the others keep their
   last planned velocity, shortened to their current desired speed (and, without
   OBSTACLE_AVOIDANCE, take their desired velocity).
