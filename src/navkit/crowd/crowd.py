@@ -146,7 +146,7 @@ class Crowd:
         dtCrowd); navkit mode, all searches of the update together (default 1000).
 
     level_of_detail : int, keyword-only
-        Only with ``mode="navkit"`` (default 1: every agent's every phase every
+        Only with ``mode="navkit"``, 1..16 (default 1: every agent's every phase every
         update). ``k > 1`` staggers each agent's expensive work over k updates,
         round robin by slot (:mod:`navkit.crowd.lod`): corridor checks, local
         boundaries, neighbour queries and velocity planning run for a k-th of the
@@ -202,7 +202,7 @@ class Crowd:
             raise ConfigError("mode", f"must be one of {MODES}, got {mode!r}")
         if mode == "dtcrowd" and replanning:
             raise ConfigError("replanning", 'needs mode="navkit" (dtCrowd does not replan so)')
-        lod = _check.integer(level_of_detail, "level_of_detail", 1, 64)
+        lod = _check.integer(level_of_detail, "level_of_detail", 1, 16)
         if mode == "dtcrowd" and lod != 1:
             raise ConfigError("level_of_detail", 'needs mode="navkit" (dtCrowd updates every agent)')
         self.max_agents = _check.integer(max_agents, "max_agents", 1, 65535)
