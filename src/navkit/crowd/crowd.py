@@ -769,8 +769,12 @@ class Crowd:
             & ((a.update_flags[act] & OPTIMIZE_TOPO) != 0)
         ]  # fmt: skip
         a.topology_opt_time[sel] += dt  # float32, as each agent's own addition
-        for s in sel[a.topology_opt_time[sel] >= _OPT_TIME_THR].tolist():
-            _insert_by_time(s, a.topology_opt_time, queue, 1)
+        # dtCrowd's addToOptQueue with one place: the first agent with the greatest time
+        # (argmax returns the first of equal maxima; one numpy call instead of a Python
+        # loop over every agent past the threshold, which is all of them after 0.5 s)
+        due = sel[a.topology_opt_time[sel] >= _OPT_TIME_THR]
+        if due.shape[0]:
+            queue.append(int(due[np.argmax(a.topology_opt_time[due])]))
         for s in queue:
             npath = int(a.c_npath[s])
             if npath >= 3:
