@@ -75,6 +75,7 @@ from .boundary import Boundaries
 
 # navkit extensions (temporary obstacles, TTC / ORCA, local grid): the dtCrowd path runs
 # unchanged while no agent uses them
+from .contact import CONTACT_ALLOW, CONTACT_ROUNDS, CONTACT_TOLERANCE, resolve_contacts
 from .local_grid import LocalGridParams, LocalGridPlanner, track_progress
 from .lod import LodState, build_cells, cell_neighbours, cell_neighbours_par, hold, select, stamp
 from .obstacles import TemporaryObstacles, plan_sampled_with_obstacles, push_out_of_obstacles
@@ -999,6 +1000,14 @@ class Crowd:
         if obs.shape[0]:
             push_out_of_obstacles(self._act, a.state == STATE_WALKING, a.npos, a.radius,
                                   a.height, obs)  # fmt: skip
+        # navkit extension: TTC / ORCA agents resolve their contacts fully (crowd/contact.py)
+        walking = a.state == STATE_WALKING
+        mask = walking & (a.avoidance_model != 0)
+        if mask[self._act].any():
+            b, g = self.boundary, self.grid
+            resolve_contacts(self._act, mask, walking, a.npos, a.c_pos, a.radius, a.height,
+                             g.inv_cell_size, g.buckets, g.items, b.segs, b.nsegs,
+                             CONTACT_ROUNDS, F(CONTACT_TOLERANCE), F(CONTACT_ALLOW))  # fmt: skip
 
     def _move_along_surface(self, dt) -> None:
         a, par = self.agents, self.parallel

@@ -436,12 +436,12 @@ def _constrain(
 
 @pnjit
 def integrate(
-    dt, pos, vel, new_vel, rad, vmax, state, kc, CX, CY, CR, cptr, ccnt, separate,
+    dt, pos, vel, new_vel, rad, vmax, state, kc, CX, CY, CR, cptr, ccnt, separate, rounds,
     ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
     gx0_, gy0_, gside, gnx, gny, gstart, gitems, tmp, out_pos,
 ):  # fmt: skip
     """Move every moving agent by its new velocity, push overlapping agents
-    apart (``separate`` of each overlap per round, three rounds, shared between the two), keep
+    apart (``separate`` of each overlap per round, ``rounds`` rounds, shared between the two), keep
     each inside its corridor and clear of obstacles; ``out_pos`` the result,
     ``vel`` the velocity actually travelled."""
     n = pos.shape[0]
@@ -451,7 +451,7 @@ def integrate(
         if state[i] == MOVING:
             tmp[i, 0] += new_vel[i, 0] * dt
             tmp[i, 1] += new_vel[i, 1] * dt
-    for rnd in range(3):  # separation and constraints, three rounds (Jacobi)
+    for rnd in range(rounds):  # separation and constraints (Jacobi)
         for i in numba.prange(n):
             x = tmp[i, 0]
             y = tmp[i, 1]
@@ -515,7 +515,7 @@ def integrate(
             out_pos[i, 1] = y
             vel[i, 0] = (x - pos[i, 0]) / dt
             vel[i, 1] = (y - pos[i, 1]) / dt
-        if rnd < 2:
+        if rnd < rounds - 1:
             for i in numba.prange(n):
                 tmp[i, 0] = out_pos[i, 0]
                 tmp[i, 1] = out_pos[i, 1]
