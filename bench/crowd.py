@@ -119,12 +119,17 @@ def bytes_per_agent(crowd) -> dict:
 
 
 def run_navkit(
-    nm, tr: dict, *, parallel: bool = False, steps: int | None = None, **override
+    nm, tr: dict, *, parallel: bool = False, steps: int | None = None, lod: int = 0,
+    **override,
 ) -> tuple[list[float], np.ndarray, np.ndarray, int, dict]:
     """(ms per update, (T + 1, K, 3) trajectory, reachable, agents placed as the peer,
     median ms of each update phase). ``override``: AgentParams fields to change;
-    ``steps`` the number of updates (default: the trace's)."""
-    crowd = navkit.Crowd(nm, tr["agents"], tr["max_agent_radius"], parallel=parallel)
+    ``steps`` the number of updates (default: the trace's). ``lod`` > 0: navkit mode
+    with that level of detail, after 10 untimed updates with an unlimited path budget
+    (every agent gets its path, as in dtCrowd's first update; the timed updates then
+    run navkit's default budget)."""
+    kw = {"mode": "navkit", "level_of_detail": lod} if lod else {}
+    crowd = navkit.Crowd(nm, tr["agents"], tr["max_agent_radius"], parallel=parallel, **kw)
     crowd.use_recastdemo_presets()
     ap = agent_params(tr["agent_params"])
     if override:
@@ -140,19 +145,28 @@ def run_navkit(
     )
     ok = reachable(nm, crowd, sl, tr) if steps is None else np.ones(len(sl), bool)
     steps = len(tr["steps"]) if steps is None else steps
+    rp = crowd.replanner
+    if lod and rp is not None:
+        budget = (rp.budget, rp.reserve)
+        rp.budget, rp.reserve = 1 << 30, 1 << 28
+        for _ in range(10):
+            crowd.update(tr["dt"])
+        rp.budget, rp.reserve = budget
     traj = np.empty((steps + 1, len(sl), 3), np.float32)
     traj[0] = crowd.positions[sl]
-    ms = []
+    ms, cpu = [], []
     phases: dict[str, list[float]] = {p: [] for p in crowd.PHASES}
     for k in range(steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         crowd.update(tr["dt"])
         ms.append((time.perf_counter() - t0) * 1e3)
+        cpu.append((time.process_time() - c0) * 1e3)
         traj[k + 1] = crowd.positions[sl]
         for p, t in crowd.timings.items():
             phases[p].append(t * 1e3)
     phase_ms = {p: median(v) for p, v in phases.items()} if steps else {}
     phase_ms["bytes_per_agent"] = bytes_per_agent(crowd)["total"]
+    phase_ms["cpu_ms"] = median(cpu) if steps else 0.0  # all threads' CPU time per update
     return ms, traj, ok, placed_same, phase_ms
 
 
@@ -267,9 +281,13 @@ def bench_big(steps: int, native: bool) -> list[dict]:
     preset = tr["agent_params"]["obstacleAvoidanceType"]
     r = float(tr["agent_params"]["radius"])
     own = {"avoidance_type": 0, "collision_query_range": 4 * r, "path_optimization_range": 10 * r}
-    for parallel, override in ((False, {}), (True, {}), (False, own), (True, own)):
+    runs: list[tuple[bool, dict, int]] = [
+        (False, {}, 0), (True, {}, 0), (False, own, 0), (True, own, 0),
+        (False, {}, 1), (False, {}, 4), (True, {}, 4), (False, {}, 8), (True, {}, 8),
+    ]  # fmt: skip
+    for parallel, override, lod in runs:
         ms, traj, _, placed, phase_ms = run_navkit(
-            nm, tr, parallel=parallel, steps=steps, **override
+            nm, tr, parallel=parallel, steps=steps, lod=lod, **override
         )
         targets = np.asarray(tr["targets"], np.float32)
         moved = np.linalg.norm(traj[-1] - traj[0], axis=1)
@@ -278,7 +296,7 @@ def bench_big(steps: int, native: bool) -> list[dict]:
         ovl = _overlap(traj[-1], ap_["radius"], ap_["height"])
         row = {
             "mode": "parallel" if parallel else "serial",
-            "settings": "reduced" if override else "dtCrowd",
+            "settings": (f"navkit lod {lod}" if lod else "reduced" if override else "dtCrowd"),
             "avoidance": f"preset {override.get('avoidance_type', preset)}",
             "agents": k, "steps": steps, "placed_as_peer": placed,
             "navkit_ms": median(ms), "navkit_p90_ms": float(np.percentile(ms, 90)),
@@ -286,6 +304,7 @@ def bench_big(steps: int, native: bool) -> list[dict]:
             "mean_moved": float(moved.mean()), "mean_left": float(left.mean()),
             "final_mean_overlap": ovl[0], "final_worst_overlap": ovl[1],
             "bytes_per_agent": phase_ms.pop("bytes_per_agent"), "navkit_phase_ms": phase_ms,
+            "navkit_cpu_ms": phase_ms.pop("cpu_ms"),
         }  # fmt: skip
         row["ratio"] = row["navkit_ms"] / row["detour_ms"]
         if nat is not None:
@@ -312,6 +331,7 @@ def main_big(args) -> None:
         ("mode", "mode", "s"), ("settings", "settings", "s"), ("avoidance", "avoidance", "s"),
         ("agents", "K", "d"),
         ("navkit_ms", "navkit ms", ".2f"), ("navkit_p90_ms", "p90 ms", ".2f"),
+        ("navkit_cpu_ms", "cpu ms", ".2f"),
         ("detour_ms", "detour ms", ".2f"), ("ratio", "ratio", ".2f"),
     ]  # fmt: skip
     if args.native:

@@ -13,11 +13,12 @@ from numba import prange
 
 from navkit._jit import borrow, njit
 from navkit.detour._funnel import OFFMESH, straight_path_core
+from navkit.detour._geom import point_in_poly
 from navkit.detour._local import MAX_STACK, move_along_surface_core
 from navkit.detour._nodes import open_pool
-from navkit.detour._poly import poly_height
+from navkit.detour._poly import closest_point_core, poly_height_core
 from navkit.detour._raycast import raycast_core
-from navkit.detour._view import open_view, poly_index
+from navkit.detour._view import POLYTYPE_OFFMESH, load_poly, open_view, poly_index
 from navkit.detour.query import FAILURE, STRAIGHTPATH_OFFMESH_CONNECTION, NavMeshQuery
 from navkit.errors import InputError, StaleHandleError
 
@@ -338,7 +339,12 @@ def _move_impl(d, tiny_ds, flags_table, act, nchunk, walking, target_state, qfil
     """dtCrowd's move phase: dtPathCorridor::movePosition toward npos for every walking
     agent (moveAlongSurface, merge the visited polygons, height from the first
     polygon), npos = the corridor's position; a corridor without a path target is
-    cut to its first polygon."""
+    cut to its first polygon.
+
+    When npos lies inside the corridor's first polygon (moveAlongSurface's first
+    test), the result is npos itself and the visited list that polygon alone: that
+    case is done here without the search (same float32 result), merging only when
+    the polygon recurs further along the corridor."""
     npos, c_pos, c_target, c_path, c_npath = borrow((npos, c_pos, c_target, c_path, c_npath))
     n_act = act.shape[0]
     cap = c_path.shape[1]
@@ -350,7 +356,12 @@ def _move_impl(d, tiny_ds, flags_table, act, nchunk, walking, target_state, qfil
         visited_o = np.zeros(_MAX_VISITED, np.int64)
         si_o = np.empty(MAX_STACK + 8, np.int64)
         fs_o = np.empty((8, 3), np.float32)
-        res, epos, visited, si, fs = borrow((res_o, epos_o, visited_o, si_o, fs_o))
+        pv_o = np.empty((6, 3), np.float32)
+        tri_o = np.zeros((5, 3), np.float32)
+        hout_o = np.empty(3, np.float32)
+        res, epos, visited, si, fs, pv, tri, hout = borrow(
+            (res_o, epos_o, visited_o, si_o, fs_o, pv_o, tri_o, hout_o)
+        )
         for i in range((n_act * c) // nchunk, (n_act * (c + 1)) // nchunk):
             s = act[i]
             if not walking[s]:
@@ -360,9 +371,39 @@ def _move_impl(d, tiny_ds, flags_table, act, nchunk, walking, target_state, qfil
                 epos[0] = npos[s, 0]
                 epos[1] = npos[s, 1]
                 epos[2] = npos[s, 2]
-                st, nvis = move_along_surface_core(
-                    nav, tiny, flags_table[qfilter[s]], p0, c_pos[s], epos, res, visited, si, fs
-                )
+                inside = False
+                if nav.poly_type[p0] != POLYTYPE_OFFMESH:
+                    nv = load_poly(nav, p0, pv)
+                    inside = point_in_poly(epos[0], epos[2], pv, nv)
+                if inside:  # moveAlongSurface ends at once: epos, visited = [path[0]]
+                    ref0 = c_path[s, 0]
+                    again = False
+                    for j in range(1, c_npath[s]):
+                        if c_path[s, j] == ref0:
+                            again = True
+                    if again:
+                        visited[0] = ref0
+                        c_npath[s] = merge_corridor_start_moved(
+                            c_path[s], c_npath[s], cap, visited, 1
+                        )
+                    tri[:] = 0
+                    h = c_pos[s, 1]
+                    if closest_point_core(
+                        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type,
+                        nav.dm_vbase, nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris, p0,
+                        epos, hout, pv, tri,
+                    ):  # fmt: skip
+                        h = hout[1]
+                    c_pos[s, 0] = epos[0]
+                    c_pos[s, 1] = h
+                    c_pos[s, 2] = epos[2]
+                    st = FAILURE  # done (nothing left to merge)
+                    nvis = 1
+                else:
+                    st, nvis = move_along_surface_core(
+                        nav, tiny, flags_table[qfilter[s]], p0, c_pos[s], epos, res, visited,
+                        si, fs,
+                    )  # fmt: skip
                 if (st & FAILURE) == 0:
                     c_npath[s] = merge_corridor_start_moved(
                         c_path[s], c_npath[s], cap, visited, nvis
@@ -370,7 +411,7 @@ def _move_impl(d, tiny_ds, flags_table, act, nchunk, walking, target_state, qfil
                     h = c_pos[s, 1]
                     q0 = poly_index(nav, c_path[s, 0])
                     if q0 >= 0:
-                        ok, hh = poly_height(nav, q0, res)
+                        ok, hh = poly_height_core(nav, q0, res, hout, pv, tri)
                         if ok:
                             h = hh
                     c_pos[s, 0] = res[0]
@@ -385,7 +426,7 @@ def _move_impl(d, tiny_ds, flags_table, act, nchunk, walking, target_state, qfil
                 c_target[s, 0] = c_pos[s, 0]
                 c_target[s, 1] = c_pos[s, 1]
                 c_target[s, 2] = c_pos[s, 2]
-        keep((res_o, epos_o, visited_o, si_o, fs_o))
+        keep((res_o, epos_o, visited_o, si_o, fs_o, pv_o, tri_o, hout_o))
 
 
 move_kernel, move_kernel_par = twins(_move_impl)

@@ -77,6 +77,7 @@ from .boundary import Boundaries
 # unchanged while no agent uses them
 from .contact import CONTACT_ALLOW, CONTACT_ROUNDS, CONTACT_TOLERANCE, resolve_contacts
 from .local_grid import LocalGridParams, LocalGridPlanner, track_progress
+from .lod import LodState, build_cells, cell_neighbours, cell_neighbours_par, hold, select, stamp
 from .obstacles import TemporaryObstacles, plan_sampled_with_obstacles, push_out_of_obstacles
 from .orca import ORCAParams, plan_orca
 from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
@@ -145,6 +146,16 @@ class Crowd:
         A* iterations per update: dtcrowd mode, the path queue's (default 100, as
         dtCrowd); navkit mode, all searches of the update together (default 1000).
 
+    level_of_detail : int, keyword-only
+        Only with ``mode="navkit"``, 1..16 (default 1: every agent's every phase every
+        update). ``k > 1`` staggers each agent's expensive work over k updates,
+        round robin by slot (:mod:`navkit.crowd.lod`): corridor checks, local
+        boundaries, neighbour queries and velocity planning run for a k-th of the
+        agents per update, corners when due or when the corridor changed;
+        steering, integration, collisions and the move along the surface still run
+        for every agent every update. For crowds of thousands (see
+        docs/benchmarks.md for the speed and what it costs in quality).
+
     :attr:`mode` holds the mode; :attr:`replanner` the navkit mode's replanner (its
     per-agent counters: replans, local fixes, route switches; the last update's A*
     iterations).
@@ -184,6 +195,7 @@ class Crowd:
         self, navmesh, max_agents: int, max_agent_radius: float, *, mode: str = "dtcrowd",
         replanning: bool | None = None, lookahead: int = 10,
         max_iterations_per_update: int | None = None, parallel: bool = False,
+        level_of_detail: int = 1,
     ) -> None:  # fmt: skip
         if not hasattr(navmesh, "arrays"):
             raise InputError("navmesh must be a navkit NavMesh")
@@ -191,6 +203,9 @@ class Crowd:
             raise ConfigError("mode", f"must be one of {MODES}, got {mode!r}")
         if mode == "dtcrowd" and replanning:
             raise ConfigError("replanning", 'needs mode="navkit" (dtCrowd does not replan so)')
+        lod = _check.integer(level_of_detail, "level_of_detail", 1, 16)
+        if mode == "dtcrowd" and lod != 1:
+            raise ConfigError("level_of_detail", 'needs mode="navkit" (dtCrowd updates every agent)')
         self.max_agents = _check.integer(max_agents, "max_agents", 1, 65535)
         r = _check.real(max_agent_radius, "max_agent_radius", 0.0, lo_open=True, unit="wu")
         self.navmesh = navmesh
@@ -217,6 +232,13 @@ class Crowd:
         self._nsamples = np.zeros(self.max_agents, np.int64)
         self._ftables = self._filter_tables()
         self._walking = np.zeros(self.max_agents, np.bool_)
+        # level of detail (navkit mode, crowd/lod.py): the due agents of this update
+        self.level_of_detail = lod
+        self._lod = LodState(self.max_agents, lod)
+        self._due = self._act
+        self._corner_act = self._act
+        self._due_buf = np.zeros(self.max_agents, np.int64)
+        self._corner_buf = np.zeros(self.max_agents, np.int64)
         self.boundary_updates = 0  # local boundaries rebuilt in the last update
         # -- navkit extensions
         self.temporary_obstacles = TemporaryObstacles()
@@ -535,21 +557,50 @@ class Crowd:
         self._act = np.flatnonzero(self.agents.active).astype(np.int64)
         self._active = self._act.tolist()
         self._ftables = self._filter_tables()
+        self._select_due(dt32)
         for name in self.PHASES:
             t0 = time.perf_counter()
             getattr(self, "_" + name)(dt32)
             self.timings[name] = time.perf_counter() - t0
         self._requests.after_update()  # callbacks: after all phases, never inside a kernel
 
+    def _select_due(self, dt) -> None:
+        """Level of detail (crowd/lod.py): the due agents and the corner refreshes."""
+        lod, a = self._lod, self.agents
+        if lod.k == 1:
+            self._due = self._corner_act = self._act
+            return
+        lod.frame += 1
+        nd, nc = select(
+            self._act, lod.frame, lod.k, a.state == STATE_WALKING, a.target_state, a.c_path,
+            a.c_npath, a.c_target, a.ncorners, a.corner_verts, a.npos, a.radius, a.max_speed,
+            dt, lod.stamp_ref, lod.stamp_target, lod.due, self._due_buf, self._corner_buf,
+        )  # fmt: skip
+        self._due = self._due_buf[:nd].copy()
+        self._corner_act = self._corner_buf[:nc].copy()
+
+    def _scan_act(self, marked: np.ndarray | None = None) -> tuple[np.ndarray, np.float32]:
+        """Agents whose corridor is checked this update, and the time since their last
+        check: all every update, or the due ones (and the marked) every k updates."""
+        k = self._lod.k
+        if k == 1:
+            return self._act, F(1.0)
+        act = self._act
+        sel = self._lod.due[act]
+        if marked is not None:
+            sel |= marked[act]
+        return act[sel], F(k)
+
     # -- phases ----------------------------------------------------------------------------
     def _check_path_validity(self, dt) -> None:
         if self._replan is not None and self._replan.check_path_validity(dt):  # [replan]
             return
         a = self.agents
+        scan, kdt = self._scan_act()
         code = path_validity_kernel(
-            self.query._vh().desc, self._ftables[0], self._act, a.state == STATE_WALKING,
+            self.query._vh().desc, self._ftables[0], scan, a.state == STATE_WALKING,
             a.query_filter, a.target_state, a.target_ref, a.target_replan_time, a.c_path,
-            a.c_npath, dt,
+            a.c_npath, dt * kdt,
         )  # fmt: skip
         for s in np.flatnonzero(code).tolist():  # in dtCrowd's order (act is sorted)
             if code[s] == 2:
@@ -719,8 +770,12 @@ class Crowd:
             & ((a.update_flags[act] & OPTIMIZE_TOPO) != 0)
         ]  # fmt: skip
         a.topology_opt_time[sel] += dt  # float32, as each agent's own addition
-        for s in sel[a.topology_opt_time[sel] >= _OPT_TIME_THR].tolist():
-            _insert_by_time(s, a.topology_opt_time, queue, 1)
+        # dtCrowd's addToOptQueue with one place: the first agent with the greatest time
+        # (argmax returns the first of equal maxima; one numpy call instead of a Python
+        # loop over every agent past the threshold, which is all of them after 0.5 s)
+        due = sel[a.topology_opt_time[sel] >= _OPT_TIME_THR]
+        if due.shape[0]:
+            queue.append(int(due[np.argmax(a.topology_opt_time[due])]))
         for s in queue:
             npath = int(a.c_npath[s])
             if npath >= 3:
@@ -741,20 +796,29 @@ class Crowd:
         g.pool_head = build_grid(
             self._act, a.npos, a.radius, g.inv_cell_size, g.buckets, g.items, g.lo
         )
+        if self._lod.k > 1:  # level of detail: the neighbour query's own grid (crowd/lod.py)
+            self._cells = build_cells(self._act, a.npos, a.collision_query_range)
 
     def _neighbours(self, dt) -> None:
         a, g, b, par = self.agents, self.grid, self.boundary, self.parallel
         walking = a.state == STATE_WALKING
         upd = _boundary.update_boundaries_par if par else _boundary.update_boundaries
+        due = self._due
         self.boundary_updates = int(upd(
-            self.query._vh().desc, self._tiny.desc, self._ftables[0], self._act,
-            chunks(self._act.shape[0], par), walking, a.c_path, a.npos,
+            self.query._vh().desc, self._tiny.desc, self._ftables[0], due,
+            chunks(due.shape[0], par), walking, a.c_path, a.npos,
             a.collision_query_range, a.query_filter, b.center, b.segs, b.seg_d, b.nsegs,
             b.polys, b.npolys,
         ))  # fmt: skip
+        if self._lod.k > 1:
+            (cell_neighbours_par if par else cell_neighbours)(
+                due, walking, a.npos, a.height, a.collision_query_range, *self._cells, a.neis,
+                a.nei_dist, a.nneis,
+            )  # fmt: skip
+            return
         find = _proximity.find_neighbours_par if par else _proximity.find_neighbours
         find(
-            self._act, walking, a.npos, a.height, a.collision_query_range, g.inv_cell_size,
+            due, self._act, walking, a.npos, a.height, a.collision_query_range, g.inv_cell_size,
             g.buckets, g.items, g.lo, a.neis, a.nei_dist, a.nneis,
         )  # fmt: skip
 
@@ -769,12 +833,17 @@ class Crowd:
         a, par = self.agents, self.parallel
         flags, costs = self._ftables
         kernel = cor.corners_kernel_par if par else cor.corners_kernel
+        sel = self._corner_act
         kernel(
-            self.query._vh().desc, flags, costs, self._act, chunks(self._act.shape[0], par),
+            self.query._vh().desc, flags, costs, sel, chunks(sel.shape[0], par),
             a.state == STATE_WALKING, a.target_state, a.update_flags, a.query_filter, a.path_optimization_range, a.c_pos,
             a.c_target, a.c_path, a.c_npath, a.corner_verts, a.corner_flags, a.corner_polys,
             a.ncorners,
         )  # fmt: skip
+        if self._lod.k > 1:
+            lod = self._lod
+            stamp(sel, a.c_path, a.c_npath, a.c_target, lod.stamp_ref, lod.stamp_target)
+            lod.corners_refreshed = int(sel.shape[0])
 
     def _offmesh_triggers(self, dt) -> None:
         a, act = self.agents, self._act
@@ -861,8 +930,14 @@ class Crowd:
         a, b, par = self.agents, self.boundary, self.parallel
         fp, ip = self._avoidance_tables()
         # -- navkit extension: per-agent model dispatch, temporary obstacles
+        if self._lod.k > 1:
+            hold(
+                self._act, self._lod.due, a.state == STATE_WALKING, a.active, a.update_flags,
+                a.dvel, a.nvel, a.neis, a.nneis, a.nei_dist,
+            )  # fmt: skip
+        due = self._due
         obs = self.temporary_obstacles.packed()
-        if obs.shape[0] or a.avoidance_model[self._act].any():
+        if obs.shape[0] or a.avoidance_model[due].any():
             self._velocity_planning_models(dt, fp, ip, obs)
             return
         # -- end navkit extension
@@ -870,7 +945,7 @@ class Crowd:
         ns[:] = 0
         plan = _avoidance.plan_velocities_par if par else _avoidance.plan_velocities
         plan(
-            self._act, chunks(self._act.shape[0], par), a.state == STATE_WALKING, a.update_flags,
+            due, chunks(due.shape[0], par), a.state == STATE_WALKING, a.update_flags,
             a.npos, a.radius, a.vel, a.dvel, a.desired_speed, a.neis, a.nneis, b.segs, b.nsegs,
             a.avoidance_type, fp, ip, a.nvel, ns,
         )  # fmt: skip
@@ -883,7 +958,7 @@ class Crowd:
         walking = a.state == STATE_WALKING
         avoiding = walking & ((a.update_flags & 2) != 0)  # OBSTACLE_AVOIDANCE
         model = a.avoidance_model
-        act = self._act
+        act = self._due
         sampled = act[~(avoiding[act] & (model[act] != 0))]
         if obs.shape[0]:
             self.velocity_samples = plan_sampled_with_obstacles(

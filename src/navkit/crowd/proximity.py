@@ -124,8 +124,8 @@ def _query_items(minx, miny, maxx, maxy, inv, buckets, items, ids):
     return n
 
 
-def _find_neighbours_impl(act, walking, npos, height, qrange, inv, buckets, items, lo, neis,
-                          nei_dist, nneis):  # fmt: skip
+def _find_neighbours_impl(sel, act, walking, npos, height, qrange, inv, buckets, items, lo,
+                          neis, nei_dist, nneis):  # fmt: skip
     """dtCrowd's getNeighbours for every walking agent: the nearest (xz) agents within
     its collision query range whose vertical extents overlap, sorted by distance,
     at most ``neis.shape[1]``; ``neis`` holds agent slots.
@@ -134,14 +134,17 @@ def _find_neighbours_impl(act, walking, npos, height, qrange, inv, buckets, item
     items newest first, the first MAX_QUERY_IDS distinct ids) is fused with the
     neighbour filter. An item's first cell in that order is the query box's
     corner clamped to the item's lower corner ``lo``; any other cell of the item
-    is a repeat, which replaces Detour's linear search of the ids found so far."""
-    act, npos, height, qrange, buckets, items, lo, neis, nei_dist, nneis = borrow(
-        (act, npos, height, qrange, buckets, items, lo, neis, nei_dist, nneis)
+    is a repeat, which replaces Detour's linear search of the ids found so far.
+
+    ``sel`` is the slots to query for (``act`` itself, or a subset: the level of
+    detail's due agents); ``act`` the slots the grid was built from (item id = rank)."""
+    sel, act, npos, height, qrange, buckets, items, lo, neis, nei_dist, nneis = borrow(
+        (sel, act, npos, height, qrange, buckets, items, lo, neis, nei_dist, nneis)
     )
     maxn = neis.shape[1]
     nb = buckets.shape[0]
-    for i in prange(act.shape[0]):
-        s = act[i]
+    for i in prange(sel.shape[0]):
+        s = sel[i]
         if not walking[s]:
             continue
         px, py, pz = npos[s, 0], npos[s, 1], npos[s, 2]
