@@ -52,11 +52,7 @@ def pairs():
 
 
 #: known failures (strict: a fix shows up)
-LATE = {
-    ("bottleneck", "ttc"): "since the contact resolution (navkit.crowd.contact) keeps overlaps "
-    "under 10% of a radius, ttc agents stand off at the door's mouth: all 10 arrive, the "
-    "last after 43 s",
-}
+LATE: dict[tuple[str, str], str] = {}
 
 
 def arrival_pairs():

@@ -75,9 +75,19 @@ def box_mesh(
     )
 
 
-def _walls_around(x0: float, z0: float, x1: float, z1: float, t: float = 0.2, h: float = 2.0):
+def _walls_around(
+    x0: float,
+    z0: float,
+    x1: float,
+    z1: float,
+    t: float = 0.2,
+    h: float = 2.0,
+    tz: float | None = None,
+):
+    # t: the west and east walls' thickness; tz: the south and north walls' (default t)
+    tz = t if tz is None else tz
     return [
-        (x0 - t, 0, z0 - t, x1 + t, h, z0), (x0 - t, 0, z1, x1 + t, h, z1 + t),
+        (x0 - t, 0, z0 - tz, x1 + t, h, z0), (x0 - t, 0, z1, x1 + t, h, z1 + tz),
         (x0 - t, 0, z0, x0, h, z1), (x1, 0, z0, x1 + t, h, z1),
     ]  # fmt: skip
 
@@ -102,7 +112,14 @@ def _crossing():
 def _bottleneck():
     # a 10 x 10 m room on each side of a 0.2 m wall with a 1 m door at z = 0
     boxes = [_floor(-10, -5, 10, 5), (-0.1, 0, -5, 0.1, 2.0, -0.5), (-0.1, 0, 0.5, 0.1, 2.0, 5)]
-    boxes += _walls_around(-10, -5, 10, 5)
+    # The voxel grid starts at the level's min corner. Recast's rasterization marks a
+    # cell solid when a wall touches it, even along the cell's edge: with 0.2 m outer
+    # walls the 0.15 m cells' edges fall at z = -0.55, -0.4, ..., 0.35, 0.5, so only 5
+    # cells (0.75 m) of the 1 m door stay open, and 0.15 m of navmesh after the 0.3 m
+    # erosion on each side. 0.25 m south and north walls put the cell edges at
+    # z = +-0.45: 6 cells (0.9 m) open, 0.3 m of navmesh (the exact figure for a 1 m
+    # door and 0.3 m agents is 0.4 m; a cell is the bake's resolution).
+    boxes += _walls_around(-10, -5, 10, 5, tz=0.25)
     return box_mesh(boxes, name="bottleneck")
 
 
