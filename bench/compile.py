@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENE = ROOT / "docs" / "examples" / "scene.json"
+SCENE = ROOT / "src" / "navkit" / "data" / "scene.json"  # shipped as package data
 
 # Each feature: (setup code, feature code). Both run in the same process; names
 # defined by the setup are visible to the feature. ``NAVMESH`` and ``SCENE`` are
