@@ -671,6 +671,11 @@ def cmd_crowd(args: argparse.Namespace) -> int:
             "(scenario modes go with --scenario)"
         )
     args.mode = modes[0]
+    _check.integer(args.level_of_detail, "--level-of-detail", 1, 16)
+    if args.level_of_detail > 1 and args.mode != "navkit":
+        raise errors.InputError(
+            "--level-of-detail needs --mode navkit (dtCrowd updates every agent every step)"
+        )
     src = Path(args.level)
     if src.suffix.lower() == ".obj":
         from .recast.config import BakeConfig
@@ -682,7 +687,10 @@ def cmd_crowd(args: argparse.Namespace) -> int:
         out = getattr(args, opt)
         if out and not Path(out).resolve().parent.is_dir():
             raise errors.InputError(f"--{opt} {out}: no such folder")
-    run = random_crowd_run(nm, args.agents, args.seconds, seed=args.seed, mode=args.mode)
+    run = random_crowd_run(
+        nm, args.agents, args.seconds, seed=args.seed, mode=args.mode,
+        level_of_detail=args.level_of_detail,
+    )  # fmt: skip
     m = run.metrics
     ms = float(sorted(run.update_ms)[len(run.update_ms) // 2])
     anims = {}
@@ -703,6 +711,7 @@ def cmd_crowd(args: argparse.Namespace) -> int:
     if args.json:
         out = {"level": src.name, "seed": args.seed, "seconds": args.seconds, "hz": 60}
         out["mode"] = args.mode
+        out["level_of_detail"] = args.level_of_detail
         out.update(m.as_dict())
         out["update_ms_median"] = ms
         out["frames"] = anims
@@ -919,6 +928,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="random run: dtcrowd (Detour's dtCrowd step for step, the default) or navkit "
         "(replanning and an iteration budget for path requests); with --scenario: the "
         "scenario modes to compare (default: dtcrowd-good; the animation shows the first)",
+    )  # fmt: skip
+    p.add_argument(
+        "--level-of-detail", type=int, default=1, metavar="K",
+        help="random run in navkit mode: each agent's corridor check, boundary, neighbours "
+        "and avoidance run every K-th update, staggered (1-16; default: 1, every update)",
     )  # fmt: skip
     p.add_argument("--scale", type=float, default=1.0, help="with --scenario: agent count factor")
     p.add_argument("--agents", type=int, default=50, help="number of agents (default: 50)")

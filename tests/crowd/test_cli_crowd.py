@@ -44,6 +44,20 @@ def test_crowd_navkit_mode():
     assert run(str(navkit.data.path("dungeon.obj")), "--mode", "fast").returncode == 2
 
 
+def test_crowd_level_of_detail():
+    level = str(navkit.data.path("dungeon.obj"))
+    r = run(level, "--agents", "6", "--seconds", "2", "--mode", "navkit",
+            "--level-of-detail", "4", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m["mode"] == "navkit" and m["level_of_detail"] == 4 and m["steps"] == 120
+    # dtCrowd mode updates every agent: asking it to stagger is an error, said up front
+    r = run(level, "--level-of-detail", "4")
+    assert r.returncode == 2 and "--mode navkit" in r.stderr
+    r = run(level, "--mode", "navkit", "--level-of-detail", "0")
+    assert r.returncode == 2 and "--level-of-detail" in r.stderr
+
+
 def test_crowd_text_and_bad_input(tmp_path):
     r = run(str(navkit.data.path("dungeon.obj")), "--agents", "0")
     assert r.returncode == 2

@@ -218,6 +218,7 @@ def random_crowd_run(
     params=None,
     target_tries: int = 20,
     mode: str = "dtcrowd",
+    level_of_detail: int = 1,
 ) -> CrowdRun:
     """Place ``agents`` agents at random navmesh points with random reachable targets and run.
 
@@ -226,7 +227,9 @@ def random_crowd_run(
     ``target_tries`` times) until an A* search from the agent's polygon reaches it.
     ``params`` defaults to RecastDemo CrowdTool's agent (radius 0.6, height 2,
     max speed 3.5, acceleration 8, obstacle avoidance preset 1). ``mode`` is the
-    crowd's (:class:`~navkit.crowd.Crowd`: "dtcrowd" or "navkit").
+    crowd's (:class:`~navkit.crowd.Crowd`: "dtcrowd" or "navkit"), and
+    ``level_of_detail`` its staggering of per-agent work (navkit mode only; see
+    :class:`~navkit.crowd.Crowd`).
     """
     import time
 
@@ -245,7 +248,7 @@ def random_crowd_run(
         raise InputError("params must be an AgentParams")
     rng = np.random.default_rng(seed)
     q = NavMeshQuery(navmesh, max_nodes=65535)
-    crowd = Crowd(navmesh, n, params.radius, mode=mode)  # mode: "dtcrowd" or "navkit"
+    crowd = Crowd(navmesh, n, params.radius, mode=mode, level_of_detail=level_of_detail)
     crowd.use_recastdemo_presets()
     slots = np.empty(n, np.int64)
     targets = np.empty((n, 3), np.float32)
