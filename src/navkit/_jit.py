@@ -494,3 +494,30 @@ def _lend_machinery():
 
 
 LentArray, lend, lent_opener, _lent_arg = _lend_machinery()
+
+
+#: kernel -> the compiled entry point of its single overload (see :func:`entry_call`)
+ENTRY_POINTS: dict = {}
+
+
+def entry_call(kernel, *args):
+    """Call a kernel, bypassing numba's dispatcher once its single overload is known.
+
+    Callers that always pass the same argument types (the query layer, the tile
+    cache's update step) skip the dispatcher's type resolution of every argument
+    after the first call. Falls back to the dispatcher on a type error, and keeps
+    no entry point while a kernel has several overloads (or none: a plain function).
+    """
+    ep = ENTRY_POINTS.get(kernel)
+    if ep is not None:
+        try:
+            return ep(*args)
+        except TypeError:
+            pass
+    res = kernel(*args)
+    ovs = getattr(kernel, "overloads", None)
+    if ovs is not None and len(ovs) == 1:
+        ENTRY_POINTS[kernel] = next(iter(ovs.values())).entry_point
+    else:
+        ENTRY_POINTS.pop(kernel, None)
+    return res

@@ -35,6 +35,7 @@ import numpy as np
 
 from navkit import _check
 from navkit._check import MAX_RESULT
+from navkit._jit import ENTRY_POINTS, entry_call
 from navkit.errors import InputError, QueryError, StaleHandleError
 
 from . import _batch, _funnel, _local, _many, _nearest, _poly, _portal, _raycast, _search
@@ -275,7 +276,8 @@ class MoveBatch(NamedTuple):
     status: np.ndarray  # (N,) int64 Detour status bits
 
 
-_EP: dict = {}
+_EP = ENTRY_POINTS  # kernel -> compiled entry point (navkit._jit.entry_call)
+_call = entry_call
 _DEFAULT_EXTENTS_ARG = (2.0, 4.0, 2.0)
 _REF_SIGN = 1 << 63
 _INF = float("inf")
@@ -287,27 +289,6 @@ _AUTO_NODES = 2048  # the pool of NavMeshQuery(max_nodes=None) before path()/pat
 _NO_REFS = np.zeros(0, np.int64)  # shared empty result (read-only; never passed to a kernel)
 _NO_REFS.flags.writeable = False
 _EXTENTS_CACHE: dict[tuple, np.ndarray] = {}  # half-extent tuples seen (kernels never write them)
-
-
-def _call(kernel, *args):
-    """Call a kernel, bypassing numba's dispatcher once its single overload is known.
-
-    The query layer always passes the same argument types, so after the first
-    call the compiled entry point is used directly (saves the type resolution of
-    the navmesh view on every call). Falls back to the dispatcher on a type error.
-    """
-    ep = _EP.get(kernel)
-    if ep is not None:
-        try:
-            return ep(*args)
-        except TypeError:
-            pass
-    res = kernel(*args)
-    if len(kernel.overloads) == 1:
-        _EP[kernel] = next(iter(kernel.overloads.values())).entry_point
-    else:
-        _EP.pop(kernel, None)
-    return res
 
 
 _F32 = np.dtype(np.float32)

@@ -32,6 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._jit import entry_call
 from ..detour import _swap
 from ..detour.navmesh import NavMesh
 from ..detour.tile import OffMeshConnections
@@ -53,24 +54,7 @@ ADD, REMOVE, MOVE = 0, 1, 2
 f32 = np.float32
 
 
-_ENTRY: dict = {}
-
-
-def _call(kernel, *args):
-    """Call a kernel whose argument types never change through its compiled entry
-    point (skips numba's type resolution of ~20 arguments on every step); the
-    dispatcher on the first call or on a type error."""
-    ep = _ENTRY.get(kernel)
-    if ep is not None:
-        try:
-            return ep(*args)
-        except TypeError:
-            pass
-    res = kernel(*args)
-    ovs = getattr(kernel, "overloads", None)
-    if ovs is not None and len(ovs) == 1:
-        _ENTRY[kernel] = next(iter(ovs.values())).entry_point
-    return res
+_call = entry_call  # same argument types on every step: the compiled entry point
 
 
 _SWAP_ERRORS = {
