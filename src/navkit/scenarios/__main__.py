@@ -18,7 +18,7 @@ from pathlib import Path
 from navkit import errors
 
 from .modes import MODES
-from .report import markdown_table, run_suite, text_table, write_animation, write_text
+from .report import kept_notes, markdown_table, run_suite, text_table, write_animation, write_text
 from .suite import SCENARIOS
 
 
@@ -78,7 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             cmd = "python -m navkit.scenarios " + " ".join(
                 argv if argv is not None else sys.argv[1:]
             )
-            write_text(args.table, markdown_table(results, command=cmd.strip(), gifs=gif_rel))
+            old = Path(args.table)
+            notes = kept_notes(old.read_text(encoding="utf-8")) if old.is_file() else ""
+            write_text(args.table, markdown_table(results, command=cmd.strip(), gifs=gif_rel,
+                                                  notes=notes))  # fmt: skip
             print(f"wrote {args.table}", file=sys.stderr)
     except errors.NavkitError as exc:
         print(f"navkit.scenarios: error: {exc}", file=sys.stderr)
