@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"subset of the registered modes: {', '.join(MODES)}")  # fmt: skip
     ap.add_argument("--scale", type=float, default=1.0, help="agent count factor (default: 1)")
     ap.add_argument("--hz", type=float, default=20.0, help="crowd updates per second (default: 20)")
-    ap.add_argument("--seed", type=int, default=0, help="random scenarios' seed (default: 0)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="random scenarios' seed; > 0 also moves the starts of crossing, "
+                    "bottleneck, corridor and circle by up to 0.1 m (default: 0)")  # fmt: skip
     ap.add_argument("--table", metavar="OUT.md", help="write the markdown comparison here")
     ap.add_argument("--gif", metavar="DIR",
                     help="write DIR/<scenario>.gif (the first mode's run) per scenario")  # fmt: skip
