@@ -7,32 +7,44 @@ agent arrives within a bound, nobody is stuck (the suite's measure: moved less t
 10% of a radius in any frame. The time-to-collision mode against dtCrowd's four
 presets in crossing and circle: fewer or equally few overlaps, smoother (mean
 |acceleration| and |jerk|), and arriving at least as early (mean and last arrival)
-as every preset whose agents all arrive (dtcrowd-high deadlocks in the circle:
-nobody arrives, which is "smooth"; it is beaten on arrival).
+as every preset whose agents all arrive (a preset that deadlocks is "smooth"; it is
+beaten on arrival).
+
+Every criterion must hold on :data:`SEEDS`: seed 0 is the scenario as laid out,
+seeds 1 and 2 move every start by up to 0.1 m (``run_scenario(seed=)``). The
+outcomes of counterflow and doors are chaotic in the initial conditions (one seed
+passing says little), and the laid-out seed 0 is degenerate in the circle (exactly
+symmetric: dtcrowd-high deadlocks there and nowhere else).
 
 The dtCrowd presets reproduce Detour's dtCrowd and are not held to these criteria
 (docs/scenarios.md: they overlap, and agents queue or deadlock, in bottleneck and
 corridor).
 
-Known failures, marked ``xfail(strict=True)`` (so that a fix shows up) with the
-figures of docs/scenarios.md:
+Known failures, marked ``xfail(strict=True)`` (so that a fix shows up), figures
+for seeds 0 / 1 / 2 (the tables of docs/scenarios.md are seed 0):
 
-- bottleneck, every navkit mode: 9 to 14 agents wait at the 1 m door longer than
-  5 s. The door passes 0.74 (ttc), 0.68 (orca), 0.89 (ecm-corridor) agents/s;
-  dtcrowd-low passes 1.35/s with nobody stuck, by pushing through (overlaps of 0.14
-  of a radius). ttc's last agent arrives after 45 s; one orca agent of 20 ends 1.8 m
-  from its target, blocked against the far wall by an agent standing at its own
-  target (orca's last arrival 34 s). With the door's former navmesh (0.15 m wide
-  through it: docs/scenarios.md) the waiting agents' navmesh path distance to the
-  target did not shrink over their worst 5 s window (it grew by up to 1-2 m: the
-  crowd at the door pushed them back), so they were waiting, not a moving queue the
-  metric misreads.
-- corridor, ttc and orca: 98% and 99% arrive; 18 and 4 agents stand 5 s where the
-  flows meet.
+- bottleneck, every navkit mode: agents wait at the 1 m door longer than 5 s
+  (ttc 15 / 17 / 18 of 20, orca 9 / 11 / 12, ecm-corridor 12 / 14 / 10). ttc's door
+  passes its first agents at about 1.5/s, then stalls: two agents at a time stand
+  at the door's mouth, each against the wall on one side of its 0.3 m of navmesh;
+  its last agent arrives after 43.8 / 46.1 / 51.4 s. orca: everybody arrives
+  (agents settled at their goal make way: ``ORCAParams.make_way``; before it one
+  agent stayed blocked 1.8 m from its goal on seed 0), the last after 32.0 / 32.8 /
+  30.4 s against the bound of 30 s. With the door's former navmesh the waiting
+  agents' navmesh path distance to the target did not shrink over their worst 5 s
+  window, so they were waiting, not a moving queue the metric misreads.
+- corridor, ttc and orca: ttc 100% / 100% / 94% arrive (the last at 33.8 / 33.3 s
+  on seeds 0 and 1; seed 2 jams where the flows meet), orca 100% / 100% / 99%;
+  agents stand 5 s in the blocks of goals at the far ends (0.8 m apart: 0.2 m
+  between two bodies), ttc 19 / 10 / 30, orca 3 / 9 / 14. ecm-corridor (seen once
+  the criteria were checked on three seeds): seed 1, 98% arrive and 4 stand 5 s.
+- crossing, ecm-corridor (likewise): on seeds 1 and 2, 2 agents stand 5 s and the
+  last arrives after 26.4 s (bound 25; seed 0: 23.1 s, nobody stuck).
 - crossing, ttc against the presets: smoother and without overlaps, but its mean
-  arrival (19.2 s) is later than dtcrowd-good's (18.8 s): its agents keep to the
-  right (path over shortest 1.06 against 1.02). Turning less (``pref_turn`` 0.15,
-  ``force_turn`` -0.5: 18.3 s mean, 19.4 s last) jams the 50 + 50 corridor.
+  arrival (19.2 / 19.0 / 19.2 s) is later than the best preset's (dtcrowd-good 18.85
+  s on seed 0, dtcrowd-high 18.97 and 19.06 s on seeds 1 and 2): its agents keep
+  to the right (``pref_turn`` 0.25: path over shortest 1.06 against 1.02). Turning
+  less (``pref_turn`` 0.1: 18.2 s) jams the 50 + 50 corridor (72-78% arrive).
 """
 
 from __future__ import annotations
@@ -49,25 +61,38 @@ BOUND = {"crossing": 25.0, "bottleneck": 30.0, "corridor": 35.0, "circle": 20.0}
 NAVKIT_MODES = ("ttc", "orca", "ecm-corridor")
 
 
+#: seed 0: the scenario as laid out; 1, 2: starts moved by up to 0.1 m
+SEEDS = (0, 1, 2)
+
+
 @functools.cache
-def run(name: str, mode: str):
-    return run_scenario(name, mode)
+def run(name: str, mode: str, seed: int):
+    return run_scenario(name, mode, seed=seed)
+
+
+def each_seed(name: str, mode: str):
+    for seed in SEEDS:
+        yield seed, run(name, mode, seed).metrics
 
 
 #: (scenario, mode) -> reason, per criterion (module docstring)
 NOT_YET = {
     "arrival": {
-        ("bottleneck", "ttc"): "the door passes 0.74 agents/s: the last arrives after 45 s",
-        ("bottleneck", "orca"): "95% arrive (one blocked at the far wall); the door passes 0.68/s",
-        ("corridor", "ttc"): "98% arrive",
-        ("corridor", "orca"): "99% arrive",
+        ("bottleneck", "ttc"): "the door stalls: the last arrives after 43.8-51.4 s",
+        ("bottleneck", "orca"): "all arrive, the last after 32.0 / 32.8 / 30.4 s (bound 30)",
+        ("corridor", "ttc"): "seed 2: 94% arrive (a jam where the flows meet)",
+        ("corridor", "orca"): "seed 2: 99% arrive",
+        ("corridor", "ecm-corridor"): "seed 1: 98% arrive",
+        ("crossing", "ecm-corridor"): "seeds 1, 2: the last arrives after 26.4 s (bound 25)",
     },
     "stuck": {
         ("bottleneck", "ttc"): "agents wait at the door (no path progress for 5 s)",
         ("bottleneck", "orca"): "agents wait at the door (no path progress for 5 s)",
         ("bottleneck", "ecm-corridor"): "agents wait at the door (no path progress for 5 s)",
-        ("corridor", "ttc"): "agents stand where the flows meet",
-        ("corridor", "orca"): "agents stand where the flows meet",
+        ("corridor", "ttc"): "agents stand in the blocks of goals (and where the flows meet)",
+        ("corridor", "orca"): "agents stand in the blocks of goals",
+        ("corridor", "ecm-corridor"): "seed 1: 4 agents stand 5 s",
+        ("crossing", "ecm-corridor"): "seeds 1, 2: 2 agents stand 5 s",
     },
 }
 
@@ -84,33 +109,35 @@ def cases(criterion: str):
 
 @pytest.mark.parametrize("name,mode", cases("arrival"))
 def test_everybody_arrives_within_the_bound(name, mode):
-    m = run(name, mode).metrics
-    assert m.arrival_fraction == 1.0, m
-    assert m.arrival_time_max is not None and m.arrival_time_max <= BOUND[name], m
+    for seed, m in each_seed(name, mode):
+        assert m.arrival_fraction == 1.0, (seed, m)
+        assert m.arrival_time_max is not None and m.arrival_time_max <= BOUND[name], (seed, m)
 
 
 @pytest.mark.parametrize("name,mode", cases("stuck"))
 def test_nobody_stuck(name, mode):
-    m = run(name, mode).metrics
-    assert m.stuck == 0, m
+    for seed, m in each_seed(name, mode):
+        assert m.stuck == 0, (seed, m)
 
 
 @pytest.mark.parametrize("name,mode", cases("overlap"))
 def test_no_overlap_beyond_a_tenth_of_a_radius_in_any_frame(name, mode):
-    m = run(name, mode).metrics
-    assert m.overlap_worst <= 0.10, m
+    for seed, m in each_seed(name, mode):
+        assert m.overlap_worst <= 0.10, (seed, m)
 
 
 @pytest.mark.parametrize("name", [
     pytest.param("crossing", marks=pytest.mark.xfail(
-        reason="mean arrival 19.2 s against dtcrowd-good's 18.8 s", strict=True)),
+        reason="mean arrival 19.2 / 19.0 / 19.2 s against the best preset's 18.85 / 18.97 / "
+        "19.06 s", strict=True)),
     "circle",
 ])  # fmt: skip
-def test_ttc_beats_every_dtcrowd_preset(name):
-    ttc = run(name, "ttc").metrics
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ttc_beats_every_dtcrowd_preset(name, seed):
+    ttc = run(name, "ttc", seed).metrics
     assert ttc.arrival_fraction == 1.0
     for preset in DEFAULT_MODES:
-        p = run(name, preset).metrics
+        p = run(name, preset, seed).metrics
         assert ttc.overlap_worst <= p.overlap_worst, (preset, ttc, p)
         assert ttc.overlap_mean <= p.overlap_mean, (preset, ttc, p)
         if p.arrival_fraction < 1.0:

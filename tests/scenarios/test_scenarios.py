@@ -164,6 +164,15 @@ def test_suite_main_writes_the_table(tmp_path, capsys):
     text = out.read_text()
     assert "| dtcrowd-low |" in text and "![circle](./circle.gif)" in text
     assert (tmp_path / "circle.gif").exists()
+    # a hand-written notes block survives the next regeneration; text outside it does not
+    from navkit.scenarios.report import NOTES_BEGIN, NOTES_END
+
+    block = f"{NOTES_BEGIN}\nThe door passes 0.7 agents/s.\n{NOTES_END}"
+    out.write_text(text.replace("| scenario | what |", f"{block}\n\nstray words\n\n| scenario | what |"))
+    assert main(["--scenarios", "circle", "--modes", "dtcrowd-low", "--scale", "0.25",
+                 "--table", str(out)]) == 0  # fmt: skip
+    again = out.read_text()
+    assert again.count(block) == 1 and "stray words" not in again and "| dtcrowd-low |" in again
 
 
 @pytest.mark.parametrize("name", ["crossing", "circle", "bottleneck"])

@@ -38,6 +38,7 @@ from navkit._jit import F32, njit
 
 from .agents import _finite
 from .boundary import MAX_LOCAL_SEGS
+from .make_way import make_way
 from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
 
 __all__ = ["ORCAParams", "plan_orca", "solve_orca"]
@@ -67,25 +68,31 @@ class ORCAParams:
         [0, 1]. The local boundary is the navmesh edge, already eroded by the agent
         radius at bake time: the full radius would count it twice (a 1 m door eroded
         to 0.4 m of navmesh would be closed to agents of radius 0.3).
+    make_way : float
+        An agent settled at its goal steps aside for an agent walking toward it that
+        is closer than the summed radii plus ``make_way`` [wu] (:mod:`navkit.crowd.make_way`;
+        0: off). Default 1.
     """
 
     time_horizon: float = 2.5
     time_horizon_obst: float = 1.0
     pref_turn: float = 0.25
     wall_radius: float = 0.1
+    make_way: float = 1.0
 
     def __post_init__(self) -> None:
         for f in ("time_horizon", "time_horizon_obst"):
             object.__setattr__(self, f, _finite(getattr(self, f), f, 1e-3, 1e30))
         object.__setattr__(self, "pref_turn", _finite(self.pref_turn, "pref_turn", -0.5, 0.5))
         object.__setattr__(self, "wall_radius", _finite(self.wall_radius, "wall_radius", 0.0, 1.0))
+        object.__setattr__(self, "make_way", _finite(self.make_way, "make_way", 0.0, 100.0))
 
     def array(self) -> np.ndarray:
         """float64 [time_horizon, time_horizon_obst, cos(pref_turn), sin(pref_turn),
-        wall_radius]."""
+        wall_radius, make_way]."""
         return np.array(
             [self.time_horizon, self.time_horizon_obst, np.cos(self.pref_turn),
-             np.sin(self.pref_turn), self.wall_radius], np.float64,
+             np.sin(self.pref_turn), self.wall_radius, self.make_way], np.float64,
         )  # fmt: skip
 
 
@@ -426,6 +433,12 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
         dx, dz = np.float64(dvel[s, 0]), np.float64(dvel[s, 2])
         prefx = dx * prm[2] - dz * prm[3]
         prefz = dx * prm[3] + dz * prm[2]
+        if prm[5] > 0.0:
+            # settled at its goal: step aside for the walkers coming through (make_way.py)
+            mwx, mwz = make_way(s, npos[s, 0], npos[s, 2], dvel, max_speed, near32, nn,
+                                radius[s], F32(prm[5]))  # fmt: skip
+            prefx += np.float64(mwx) * 0.5 * np.float64(max_speed[s])
+            prefz += np.float64(mwz) * 0.5 * np.float64(max_speed[s])
         total += solve_orca(px, pz, np.float64(vel[s, 0]), np.float64(vel[s, 2]),
                             np.float64(radius[s]), np.float64(max_speed[s]),
                             prefx, prefz, near, nn, sg, ns,

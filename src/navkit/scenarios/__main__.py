@@ -18,7 +18,7 @@ from pathlib import Path
 from navkit import errors
 
 from .modes import MODES
-from .report import markdown_table, run_suite, text_table, write_animation, write_text
+from .report import kept_notes, markdown_table, run_suite, text_table, write_animation, write_text
 from .suite import SCENARIOS
 
 
@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"subset of the registered modes: {', '.join(MODES)}")  # fmt: skip
     ap.add_argument("--scale", type=float, default=1.0, help="agent count factor (default: 1)")
     ap.add_argument("--hz", type=float, default=20.0, help="crowd updates per second (default: 20)")
-    ap.add_argument("--seed", type=int, default=0, help="random scenarios' seed (default: 0)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="random scenarios' seed; > 0 also moves the starts of crossing, "
+                    "bottleneck, corridor and circle by up to 0.1 m (default: 0)")  # fmt: skip
     ap.add_argument("--table", metavar="OUT.md", help="write the markdown comparison here")
     ap.add_argument("--gif", metavar="DIR",
                     help="write DIR/<scenario>.gif (the first mode's run) per scenario")  # fmt: skip
@@ -78,7 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             cmd = "python -m navkit.scenarios " + " ".join(
                 argv if argv is not None else sys.argv[1:]
             )
-            write_text(args.table, markdown_table(results, command=cmd.strip(), gifs=gif_rel))
+            old = Path(args.table)
+            notes = kept_notes(old.read_text(encoding="utf-8")) if old.is_file() else ""
+            write_text(args.table, markdown_table(results, command=cmd.strip(), gifs=gif_rel,
+                                                  notes=notes))  # fmt: skip
             print(f"wrote {args.table}", file=sys.stderr)
     except errors.NavkitError as exc:
         print(f"navkit.scenarios: error: {exc}", file=sys.stderr)

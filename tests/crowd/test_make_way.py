@@ -1,0 +1,57 @@
+"""navkit.crowd.make_way: settled agents step aside for the walkers coming through.
+
+Hand-built neighbourhoods of agent 0 at the origin; the expected steps follow from
+the rule in the module docstring (not from a run of the crowd).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from navkit.crowd.make_way import make_way
+from navkit.crowd.obstacles import MAX_NEAR
+
+F = np.float32
+R = F(0.3)
+VMAX = 1.4
+
+
+def step(own_dvel, rows, ahead=1.0):
+    """``rows``: (x, z, desired vx, desired vz, kind) of the neighbours (agents 1..)."""
+    near = np.zeros((MAX_NEAR, 7), F)
+    dvel = np.zeros((len(rows) + 1, 3), F)
+    dvel[0] = (own_dvel[0], 0.0, own_dvel[1])
+    for i, (x, z, dx, dz, kind) in enumerate(rows):
+        near[i] = (x, z, dx, dz, R, kind, -1.0 if kind else i + 1)
+        dvel[i + 1] = (dx, 0.0, dz)
+    vmax = np.full(len(rows) + 1, VMAX, F)
+    mx, mz = make_way(0, F(0.0), F(0.0), dvel, vmax, near, len(rows), R, F(ahead))
+    return float(mx), float(mz)
+
+
+def test_steps_aside_away_from_the_walkers_line():
+    # a walker 1 m to -x heading +x, 0.2 m to -z of the settled agent: step to +z, by
+    # (0.6 - 0.2) / 0.6 of a full step
+    mx, mz = step((0.0, 0.0), [(-1.0, -0.2, 1.4, 0.0, 0)])
+    assert mx == pytest.approx(0.0, abs=1e-6) and mz == pytest.approx(2 / 3, abs=1e-5)
+    mx, mz = step((0.0, 0.0), [(-1.0, 0.2, 1.4, 0.0, 0)])
+    assert mz == pytest.approx(-2 / 3, abs=1e-5)
+
+
+def test_only_when_settled_and_someone_walks_into_it():
+    walker = (-1.0, -0.2, 1.4, 0.0, 0)
+    assert step((1.0, 0.0), [walker]) == (0.0, 0.0)  # walking itself (over half speed)
+    assert step((0.0, 0.0), [walker], ahead=0.0) == (0.0, 0.0)  # off
+    assert step((0.0, 0.0), [(-1.0, -0.2, 0.5, 0.0, 0)]) == (0.0, 0.0)  # walker settling
+    assert step((0.0, 0.0), [(-1.0, -0.7, 1.4, 0.0, 0)]) == (0.0, 0.0)  # passes by
+    assert step((0.0, 0.0), [(1.0, -0.2, 1.4, 0.0, 0)]) == (0.0, 0.0)  # walks away
+    assert step((0.0, 0.0), [(-2.0, -0.2, 1.4, 0.0, 0)]) == (0.0, 0.0)  # not yet close
+    assert step((0.0, 0.0), [(-1.0, -0.2, 1.4, 0.0, 1)]) == (0.0, 0.0)  # an obstacle
+
+
+def test_steps_add_up_to_at_most_one():
+    rows = [(-1.0, -0.05, 1.4, 0.0, 0), (0.0, -1.0, 0.0, 1.4, 0)]
+    mx, mz = step((0.0, 0.0), rows)
+    assert np.hypot(mx, mz) == pytest.approx(1.0, abs=1e-5)
+    assert mx < 0.0 and mz > 0.0  # away from both lines: -x of the second, +z of the first
