@@ -68,6 +68,9 @@ def njit(*args, lent=False, **kwargs):
     kwargs.setdefault("nogil", True)
     kwargs.setdefault("fastmath", False)
     kwargs.setdefault("error_model", "numpy")
+    # No C-callable wrapper: navkit never takes a kernel's address (cfunc / first-class
+    # function); numba otherwise builds and optimises one per compile (~3% of compile CPU).
+    kwargs.setdefault("no_cfunc_wrapper", True)
     if len(args) == 1 and callable(args[0]) and not kwargs.get("inline"):
         return _one_signature(numba.njit(**kwargs)(args[0]), lent)
     dec = numba.njit(*args, **kwargs)
@@ -261,6 +264,41 @@ class _LazyGc(_event.Listener):
 #: First-generation garbage-collection threshold while numba compiles (see :class:`_LazyGc`).
 COMPILE_GC_THRESHOLD = 100_000
 _event.register("numba:compile", _LazyGc())
+
+
+def _plain_slice_error() -> None:
+    """Make a mismatched slice assignment (``a[i:j] = b``) raise a fixed message.
+
+    numba (0.60+) formats the two shapes into the ValueError's message, and the
+    formatting (``str`` of ints, ``str.join``, f-strings: ~36 compiled functions)
+    is compiled the first time any kernel of the process assigns a slice from an
+    array: ~2.6 s of CPU per process, for an error navkit's kernels never raise.
+    numba's array code looks its stub up by module global at each compile, so
+    replacing the stub (with one whose only overload raises a constant message)
+    switches every later slice assignment over; nothing else changes.
+    """
+    try:
+        from numba.core.extending import overload
+        from numba.np import arrayobj
+    except ImportError:  # pragma: no cover - numba layout changed: keep its version
+        return
+    if not hasattr(arrayobj, "raise_with_shape_context"):  # pragma: no cover
+        return
+
+    def raise_with_shape_context(src_shapes, index_shape):  # pragma: no cover - stub
+        raise NotImplementedError
+
+    @overload(raise_with_shape_context)
+    def _ol(src_shapes, index_shape):
+        def impl(src_shapes, index_shape):  # pragma: no cover - numba
+            raise ValueError("cannot assign slice from input of different size")
+
+        return impl
+
+    arrayobj.raise_with_shape_context = raise_with_shape_context
+
+
+_plain_slice_error()
 
 
 def _install_announcer() -> _Announcer:

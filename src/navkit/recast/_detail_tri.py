@@ -58,7 +58,7 @@ EV_UNDEF = -1  #: edge side not yet assigned a face
 EV_HULL = -2  #: edge side outside the hull
 
 
-@njit
+@njit(lent=True)
 def vdist2(p: np.ndarray, a: int, q: np.ndarray, b: int):
     """xz distance between ``p[a]`` and ``q[b]`` [wu], float32."""
     dx = q[b, 0] - p[a, 0]
@@ -66,7 +66,7 @@ def vdist2(p: np.ndarray, a: int, q: np.ndarray, b: int):
     return F32(np.sqrt(dx * dx + dz * dz))
 
 
-@njit
+@njit(lent=True)
 def _cross2(p: np.ndarray, a: int, b: int, c: int):
     """xz cross product of (b - a) and (c - a), float32."""
     u1 = p[b, 0] - p[a, 0]
@@ -76,7 +76,7 @@ def _cross2(p: np.ndarray, a: int, b: int, c: int):
     return u1 * v2 - v1 * u2
 
 
-@njit
+@njit(lent=True)
 def dist_pt_seg2d(px, pz, ax, az, bx, bz):
     """Squared xz distance from point p to segment a-b, float32."""
     pqx = bx - ax
@@ -96,7 +96,7 @@ def dist_pt_seg2d(px, pz, ax, az, bx, bz):
     return dx * dx + dz * dz
 
 
-@njit
+@njit(lent=True)
 def dist_pt_seg3(pts: np.ndarray, i: int, a: int, b: int):
     """Squared 3D distance from ``pts[i]`` to segment ``pts[a]``-``pts[b]``, float32."""
     pqx = pts[b, 0] - pts[a, 0]
@@ -119,7 +119,7 @@ def dist_pt_seg3(pts: np.ndarray, i: int, a: int, b: int):
     return dx * dx + dy * dy + dz * dz
 
 
-@njit
+@njit(lent=True)
 def dist_to_poly(poly: np.ndarray, n: int, px, pz):
     """Signed squared xz distance from p to the polygon outline (negative inside)."""
     inside = False
@@ -139,7 +139,7 @@ def dist_to_poly(poly: np.ndarray, n: int, px, pz):
     return -dmin if inside else dmin
 
 
-@njit
+@njit(lent=True)
 def tri_cache(pts: np.ndarray, tris: np.ndarray, ntris: int, tc: np.ndarray):
     """Per-triangle terms of Recast's ``distPtTri`` that do not depend on the point.
 
@@ -173,7 +173,7 @@ def tri_cache(pts: np.ndarray, tris: np.ndarray, ntris: int, tc: np.ndarray):
         tc[k, 12] = _ONE / (dot00 * dot11 - dot01 * dot01)
 
 
-@njit
+@njit(lent=True)
 def dist_to_tri_mesh(px, py, pz, tc: np.ndarray, ntris: int):
     """Recast's ``distToTriMesh``: smallest |height difference| at p over the triangles
     containing p in xz (barycentric tolerance 1e-4), or -1 when none does.
@@ -198,7 +198,7 @@ def dist_to_tri_mesh(px, py, pz, tc: np.ndarray, ntris: int):
     return dmin
 
 
-@njit
+@njit(lent=True)
 def poly_min_extent(pts: np.ndarray, n: int):
     """Smallest over edges of the largest xz distance of a vertex to that edge [wu]."""
     min_dist = FLT_MAX
@@ -216,7 +216,7 @@ def poly_min_extent(pts: np.ndarray, n: int):
     return F32(np.sqrt(min_dist))
 
 
-@njit
+@njit(lent=True)
 def triangulate_hull(pts: np.ndarray, hull: np.ndarray, nhull: int, nin: int, tris: np.ndarray):
     """Strip-triangulate the convex hull ``hull[:nhull]``; write rows of ``tris``, return count.
 
@@ -274,7 +274,7 @@ def triangulate_hull(pts: np.ndarray, hull: np.ndarray, nhull: int, nin: int, tr
 # -- Delaunay hull ---------------------------------------------------------------------
 
 
-@njit
+@njit(lent=True)
 def _find_edge(edges: np.ndarray, nedges: int, s: int, t: int):
     for i in range(nedges):
         if (edges[i, 0] == s and edges[i, 1] == t) or (edges[i, 0] == t and edges[i, 1] == s):
@@ -282,7 +282,7 @@ def _find_edge(edges: np.ndarray, nedges: int, s: int, t: int):
     return EV_UNDEF
 
 
-@njit
+@njit(lent=True)
 def _add_edge(
     edges: np.ndarray, nedges: int, max_edges: int, s: int, t: int, left: int, right: int
 ):
@@ -298,7 +298,7 @@ def _add_edge(
     return nedges + 1
 
 
-@njit
+@njit(lent=True)
 def _set_face(edges: np.ndarray, e: int, s: int, t: int, f: int):
     """Record face f on the side of edge e that sees s -> t (if still unassigned)."""
     if edges[e, 0] == s and edges[e, 1] == t and edges[e, 2] == EV_UNDEF:
@@ -307,7 +307,7 @@ def _set_face(edges: np.ndarray, e: int, s: int, t: int, f: int):
         edges[e, 3] = f
 
 
-@njit
+@njit(lent=True)
 def _segs_cross(pts: np.ndarray, a: int, b: int, c: int, d: int):
     a1 = _cross2(pts, a, b, d)
     a2 = _cross2(pts, a, b, c)
@@ -319,7 +319,7 @@ def _segs_cross(pts: np.ndarray, a: int, b: int, c: int, d: int):
     return False
 
 
-@njit
+@njit(lent=True)
 def _crosses_any(pts: np.ndarray, edges: np.ndarray, nedges: int, s1: int, t1: int):
     for i in range(nedges):
         s0 = edges[i, 0]
@@ -331,7 +331,7 @@ def _crosses_any(pts: np.ndarray, edges: np.ndarray, nedges: int, s1: int, t1: i
     return False
 
 
-@njit
+@njit(lent=True)
 def _circumcircle(pts: np.ndarray, p1: int, p2: int, p3: int):
     """Circumcircle (cx, cz, r) of three points in xz, computed relative to p1."""
     v2x = pts[p2, 0] - pts[p1, 0]
@@ -353,7 +353,7 @@ def _circumcircle(pts: np.ndarray, p1: int, p2: int, p3: int):
     return pts[p1, 0], pts[p1, 2], _ZERO
 
 
-@njit
+@njit(lent=True)
 def _complete_facet(pts, npts, edges, nedges, max_edges, nfaces, e):
     """Close the open side of edge e with the best point; return (nedges, nfaces)."""
     if edges[e, 2] == EV_UNDEF:
@@ -409,7 +409,7 @@ def _complete_facet(pts, npts, edges, nedges, max_edges, nfaces, e):
     return nedges, nfaces
 
 
-@njit
+@njit(lent=True)
 def delaunay_hull(pts, npts, hull, nhull, edges, tris):
     """Delaunay-triangulate ``pts[:npts]`` inside ``hull[:nhull]``; return the triangle count.
 
@@ -470,7 +470,7 @@ def delaunay_hull(pts, npts, hull, nhull, edges, tris):
     return nt
 
 
-@njit
+@njit(lent=True)
 def _on_outline(pts, a, b, poly, npoly):
     for i in range(npoly):
         j = npoly - 1 if i == 0 else i - 1
@@ -484,7 +484,7 @@ def _on_outline(pts, a, b, poly, npoly):
     return 0
 
 
-@njit
+@njit(lent=True)
 def tri_edge_flags(pts, a, b, c, poly, npoly):
     """Recast's ``getTriFlags``: 1 << (2*k) for each triangle edge k on the polygon outline."""
     f = _on_outline(pts, a, b, poly, npoly)

@@ -22,13 +22,13 @@ _BUCKETS = 1 << 12  #: vertex hash buckets
 
 
 # -- 2D integer predicates on the xz plane ---------------------------------------------------
-@njit
+@njit(lent=True)
 def _area2(ax, az, bx, bz, cx, cz):
     """Twice the signed area of (a, b, c); negative when c is left of a -> b."""
     return (bx - ax) * (cz - az) - (cx - ax) * (bz - az)
 
 
-@njit
+@njit(lent=True)
 def _on_segment(ax, az, bx, bz, cx, cz):
     """c is collinear with a-b and lies on the closed segment."""
     if _area2(ax, az, bx, bz, cx, cz) != 0:
@@ -38,7 +38,7 @@ def _on_segment(ax, az, bx, bz, cx, cz):
     return (az <= cz <= bz) or (az >= cz >= bz)
 
 
-@njit
+@njit(lent=True)
 def _cross_properly(ax, az, bx, bz, cx, cz, dx, dz):
     """Segments a-b and c-d share a point interior to both (no collinear triple)."""
     abc = _area2(ax, az, bx, bz, cx, cz)
@@ -50,7 +50,7 @@ def _cross_properly(ax, az, bx, bz, cx, cz, dx, dz):
     return ((abc < 0) != (abd < 0)) and ((cda < 0) != (cdb < 0))
 
 
-@njit
+@njit(lent=True)
 def _touch(ax, az, bx, bz, cx, cz, dx, dz):
     """Segments a-b and c-d intersect, properly or at an end point."""
     if _cross_properly(ax, az, bx, bz, cx, cz, dx, dz):
@@ -64,17 +64,17 @@ def _touch(ax, az, bx, bz, cx, cz, dx, dz):
 
 
 # -- ear-clipping triangulation -----------------------------------------------------------
-@njit
+@njit(lent=True)
 def _succ(i, n):
     return i + 1 if i + 1 < n else 0
 
 
-@njit
+@njit(lent=True)
 def _pred(i, n):
     return i - 1 if i >= 1 else n - 1
 
 
-@njit
+@njit(lent=True)
 def _clear_of_edges(i, j, n, px, pz, ring, loose):
     """Diagonal ring[i]-ring[j] meets no polygon edge not incident to it."""
     ax = px[ring[i]]
@@ -101,7 +101,7 @@ def _clear_of_edges(i, j, n, px, pz, ring, loose):
     return True
 
 
-@njit
+@njit(lent=True)
 def _inside_cone(i, j, n, px, pz, ring, loose):
     """Diagonal ring[i]-ring[j] starts into the polygon's interior at ring[i]."""
     a = ring[i]
@@ -121,14 +121,14 @@ def _inside_cone(i, j, n, px, pz, ring, loose):
     return not (t1 <= 0 and t2 <= 0)
 
 
-@njit
+@njit(lent=True)
 def _is_diagonal(i, j, n, px, pz, ring, loose):
     return _inside_cone(i, j, n, px, pz, ring, loose) and _clear_of_edges(
         i, j, n, px, pz, ring, loose
     )
 
 
-@njit
+@njit(lent=True)
 def _triangulate(n, px, pz, ring, ear, tris):
     """Ear-clip the polygon ``ring[:n]`` (indices into px/pz) into ``tris``.
 
@@ -199,7 +199,7 @@ def _triangulate(n, px, pz, ring, ear, tris):
 
 
 # -- vertex welding ---------------------------------------------------------------------------
-@njit
+@njit(lent=True)
 def _weld_vertex(x, y, z, verts, first, chain, nv):
     """Index of the vertex (x, y +-2, z) in ``verts[:nv]``, appending it if new.
 
@@ -220,7 +220,7 @@ def _weld_vertex(x, y, z, verts, first, chain, nv):
 
 
 # -- polygon merging --------------------------------------------------------------------------
-@njit
+@njit(lent=True)
 def _nverts_of(polys, p, nvp):
     for i in range(nvp):
         if polys[p, i] == _NULL:
@@ -228,12 +228,12 @@ def _nverts_of(polys, p, nvp):
     return nvp
 
 
-@njit
+@njit(lent=True)
 def _strictly_left(verts, a, b, c):
     return _area2(verts[a, 0], verts[a, 2], verts[b, 0], verts[b, 2], verts[c, 0], verts[c, 2]) < 0
 
 
-@njit
+@njit(lent=True)
 def _merge_score(polys, pa, pb, verts, nvp):
     """``(squared shared edge length, edge in pa, edge in pb)``, or ``(-1, .., ..)``
     when the pair shares no edge or would merge into a non-convex or too big polygon."""
@@ -278,7 +278,7 @@ def _merge_score(polys, pa, pb, verts, nvp):
 _SCORE_CACHE_MAX = 2048  #: polygons per merge problem up to which pair scores are cached
 
 
-@njit
+@njit(lent=True)
 def _score_pair(score, sea, seb, polys, p, q, verts, nvp):
     """Store the merge score of the pair (p, q), scored as Recast does: lower index first."""
     j = min(p, q)
@@ -289,7 +289,7 @@ def _score_pair(score, sea, seb, polys, p, q, verts, nvp):
     seb[j, k] = eb
 
 
-@njit
+@njit(lent=True)
 def _merge_greedily(polys, npolys, pregs, pareas, verts, nvp, row):
     """Merge ``polys[:npolys]`` pairwise, longest shared edge first; returns the new count.
 
@@ -366,7 +366,7 @@ def _merge_greedily(polys, npolys, pregs, pareas, verts, nvp, row):
 
 
 # -- adjacency and portals ------------------------------------------------------------------
-@njit
+@njit(lent=True)
 def _link_neighbours(polys, npolys, nv, nvp):
     """Fill the neighbour half of ``polys`` from shared edges (``buildMeshAdjacency``)."""
     cap = max(npolys * nvp, 1)
@@ -411,7 +411,7 @@ def _link_neighbours(polys, npolys, nv, nvp):
             polys[p1[e], nvp + s1[e]] = p0[e]
 
 
-@njit
+@njit(lent=True)
 def _mark_portals(polys, npolys, verts, nvp, width, height):
     """Tag open edges lying on the tile boundary as portals ``0x8000 | dir``."""
     for i in range(npolys):

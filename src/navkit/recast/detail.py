@@ -40,7 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from navkit._jit import F32, borrow, njit
+from navkit._jit import F32, lend, njit
 from navkit.errors import InputError
 
 from ._detail_tri import (
@@ -87,7 +87,7 @@ _ONE = F32(1.0)
 # -- height patch ---------------------------------------------------------------------------
 
 
-@njit
+@njit(lent=True)
 def _patch_height(fx, fy, fz, ics, ch, radius, hp, xmin, zmin, pw, ph):
     """Recast's ``getHeight``: the patch height under (fx, fz) [vx, uint16 semantics].
 
@@ -134,7 +134,7 @@ def _patch_height(fx, fy, fz, ics, ch, radius, hp, xmin, zmin, pw, ph):
     return h
 
 
-@njit
+@njit(lent=True)
 def _seed_from_center(
     pverts, poly, npoly, bs, hp, xmin, zmin, pw, ph, cidx, ccnt, cw, sy, con, queue
 ):
@@ -232,7 +232,7 @@ def _seed_from_center(
     return 1
 
 
-@njit
+@njit(lent=True)
 def _fill_height_patch(
     pverts, poly, npoly, region, bs, hp, xmin, zmin, pw, ph, cidx, ccnt, cw, sy, con, sreg, queue
 ):
@@ -307,7 +307,7 @@ def _jitter(i, mul):
     return F32((i * mul) & 0xFFFF) / _JITTER_SCALE * _TWO - _ONE
 
 
-@njit
+@njit(lent=True)
 def _sample_edges(inp, nin, sd, sme, ics, ch, radius, hp, xmin, zmin, pw, ph, verts, hull, epts):
     """Tessellate the outline; append kept samples to ``verts``; return (nverts, nhull)."""
     nverts = nin
@@ -376,7 +376,7 @@ def _sample_edges(inp, nin, sd, sme, ics, ch, radius, hp, xmin, zmin, pw, ph, ve
     return nverts, nhull
 
 
-@njit
+@njit(lent=True)
 def _build_poly_detail(
     inp,
     nin,
@@ -555,7 +555,7 @@ def _detail_kernel(
     # buffers: no reference counting in their calls (docs/architecture.md, Kernels).
     # ``scratch`` keeps the owners; it is used after the loop.
     scratch = (hp, queue, poly, inp, verts, hull, epts, edges, tris, tc)
-    hp, queue, poly, inp, verts, hull, epts, edges, tris, tc = borrow(scratch)
+    hp, queue, poly, inp, verts, hull, epts, edges, tris, tc = lend(scratch)
 
     meshes = np.empty((npolys, 4), np.uint32)
     vcap = npv + npv // 2

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from navkit._jit import borrow, njit
+from navkit._jit import lend, njit
 from navkit.errors import BuildError, ConfigError, InputError
 from navkit.recast._polymesh_kernels import (
     _BUCKETS,
@@ -68,7 +68,7 @@ _ERR_TOO_MANY_POLYS = 1
 
 
 # -- border vertex removal ------------------------------------------------------------------
-@njit
+@njit(lent=True)
 def _removable(polys, npolys, nvp, rem):
     """Whether removing vertex ``rem`` leaves a single hole that can be re-filled."""
     touched = 0
@@ -111,7 +111,7 @@ def _removable(polys, npolys, nvp, rem):
     return open_edges <= 2
 
 
-@njit
+@njit(lent=True)
 def _remove_vertex(verts, nv, polys, npolys, regs, areas, nvp, rem, max_polys):
     """Remove vertex ``rem`` and re-fill the hole it leaves. Returns ``(nv, npolys, bad)``;
     ``bad`` is 1 when the hole could not be fully triangulated."""
@@ -275,7 +275,7 @@ def _build_kernel(cverts, cstart, ccount, creg, carea, nvp, border_size, width, 
 
     Returns ``(verts, nv, polys, npolys, regs, areas, status, bad_contours, bad_holes)``.
     """
-    cverts, cstart, ccount, creg, carea = borrow((cverts, cstart, ccount, creg, carea))
+    cverts, cstart, ccount, creg, carea = lend((cverts, cstart, ccount, creg, carea))
     nc = ccount.shape[0]
     max_verts = 0
     max_polys = 0
@@ -311,8 +311,8 @@ def _build_kernel(cverts, cstart, ccount, creg, carea, nvp, border_size, width, 
     # is used last at the end, so the memory outlives every view.
     owners = (verts, polys, regs, areas)
     scratch = (px, pz, ring, ear, tris, vid, tp, treg, tarea, row, first, chain, remove_me)
-    verts, polys, regs, areas = borrow(owners)
-    px, pz, ring, ear, tris, vid, tp, treg, tarea, row, first, chain, remove_me = borrow(scratch)
+    verts, polys, regs, areas = lend(owners)
+    px, pz, ring, ear, tris, vid, tp, treg, tarea, row, first, chain, remove_me = lend(scratch)
 
     nv = 0
     npolys = 0

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from navkit._jit import borrow, njit
+from navkit._jit import lend, njit
 from navkit.errors import InputError
 from navkit.recast.types import BORDER_REG, NOT_CONNECTED, CompactHeightfield
 
@@ -173,7 +173,7 @@ def _push_unique(tab, lens, r, v):
     return _push(tab, lens, r, v)
 
 
-@njit
+@njit(lent=True)
 def _drop_cyclic_repeats(buf, n):
     """Recast's ``removeAdjacentNeighbours``: drop ``buf[k]`` while it equals its cyclic successor."""
     k = 0
@@ -189,7 +189,7 @@ def _drop_cyclic_repeats(buf, n):
 
 
 # -- border painting and row sweeps ----------------------------------------------------------
-@njit
+@njit(lent=True)
 def _paint_rect(cidx, ccount, areas, w, x0, x1, z0, z1, rid, reg):
     for z in range(z0, z1):
         for x in range(x0, x1):
@@ -199,7 +199,7 @@ def _paint_rect(cidx, ccount, areas, w, x0, x1, z0, z1, rid, reg):
                     reg[i] = rid
 
 
-@njit
+@njit(lent=True)
 def _paint_borders(cidx, ccount, areas, w, h, border_size, reg):
     """Paint the four border strips with ids 1..4 | BORDER_REG; returns the next free id."""
     bw = min(w, border_size)
@@ -211,7 +211,7 @@ def _paint_borders(cidx, ccount, areas, w, h, border_size, reg):
     return 5
 
 
-@njit
+@njit(lent=True)
 def _sweep_rows(cidx, ccount, con, areas, w, h, border_size, reg, next_id):
     """Monotone row sweep (shared by monotone and layer partitions).
 
@@ -332,7 +332,7 @@ def _walk_outline(cidx, con, w, reg, x, z, i, d, buf):
     return buf, n
 
 
-@njit
+@njit(lent=True)
 def _can_merge(a, b, rid, rarea, conns, nconn, floors, nfloor):
     if rarea[a] != rarea[b]:
         return False
@@ -349,7 +349,7 @@ def _can_merge(a, b, rid, rarea, conns, nconn, floors, nfloor):
     return True
 
 
-@njit
+@njit(lent=True)
 def _compact_ids(rid, nreg, reg):
     """Renumber live ids 1.. in table order and remap ``reg``; returns the highest new id."""
     remap = np.zeros(nreg, np.bool_)
@@ -372,11 +372,11 @@ def _compact_ids(rid, nreg, reg):
     return gen
 
 
-@njit
+@njit(lent=True)
 def _merge_and_filter(cidx, ccount, con, areas, w, h, reg, nreg, min_area, merge_area):
     """Recast's ``mergeAndFilterRegions`` over ``reg`` in place; returns the new region count."""
     # no reference counting in the helpers' calls (docs/architecture.md, Kernels)
-    cidx, ccount, con, areas, reg = borrow((cidx, ccount, con, areas, reg))
+    cidx, ccount, con, areas, reg = lend((cidx, ccount, con, areas, reg))
     rid = np.arange(nreg).astype(np.int64)
     rspans = np.zeros(nreg, np.int64)
     rarea = np.zeros(nreg, np.int64)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from navkit._jit import borrow, njit
+from navkit._jit import lend, njit
 from navkit.errors import BuildError, InputError
 from navkit.recast.regions_common import (
     _merge_and_filter,
@@ -53,7 +53,7 @@ def _span_cells(cidx, ccount, w, h, n):
     return px, pz
 
 
-@njit
+@njit(lent=True)
 def _expand(cidx, con, areas, px, pz, w, level, max_iter, reg, rdist, stack, n, dirty):
     """Grow regions into the ``n`` spans of ``stack`` (-1 = settled); Recast's expandRegions.
 
@@ -103,7 +103,7 @@ def _expand(cidx, con, areas, px, pz, w, level, max_iter, reg, rdist, stack, n, 
                 break
 
 
-@njit
+@njit(lent=True)
 def _flood(cidx, con, areas, dist, px, pz, w, i, level, r, reg, rdist, fstack):
     """Depth-first flood of a new region ``r`` from span i; True if any span kept it.
 
@@ -164,7 +164,7 @@ def _kernel(cidx, ccount, con, areas, dist, w, h, max_distance, border_size, min
     # The helpers get borrowed views: no reference counting in their calls, one per seed
     # span (docs/architecture.md, Kernels). The arguments live in the caller; ``reg_own``
     # is returned and the other owners are used after the level loop.
-    cidx, ccount, con, areas, dist = borrow((cidx, ccount, con, areas, dist))
+    cidx, ccount, con, areas, dist = lend((cidx, ccount, con, areas, dist))
     n = con.shape[0]
     reg_own = np.zeros(n, np.uint16)
     rdist_own = np.zeros(n, np.uint16)
@@ -174,7 +174,7 @@ def _kernel(cidx, ccount, con, areas, dist, w, h, max_distance, border_size, min
     ln = np.zeros(_NB_STACKS, np.int64)
     fstack_own = np.empty(n, np.int32)
     dirty_own = np.empty((n, 3), np.int64)
-    reg, rdist, px, pz, fstack, dirty = borrow(
+    reg, rdist, px, pz, fstack, dirty = lend(
         (reg_own, rdist_own, px_own, pz_own, fstack_own, dirty_own)
     )
 

@@ -1,0 +1,52 @@
+"""Compile-cost policies of navkit._jit that change what numba compiles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba.core import event
+
+from navkit._jit import njit
+
+
+class _Names(event.Listener):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def on_start(self, ev) -> None:
+        pass
+
+    def on_end(self, ev) -> None:
+        d = ev.data["dispatcher"]
+        fn = getattr(d, "py_func", d)
+        self.names.append(f"{fn.__module__}.{fn.__qualname__}")
+
+
+def _copy_prefix(a, b, k):
+    a[:k] = b[:k]
+    return a[0]
+
+
+def test_slice_assignment_compiles_no_string_formatting() -> None:
+    # numba's own message formats both shapes (str, join, f-strings: ~36 functions
+    # compiled); navkit's stub raises a constant message instead.
+    kernel = njit(cache=False)(_copy_prefix)
+    listener = _Names()
+    with event.install_listener("numba:compile", listener):
+        assert kernel(np.zeros(5), np.ones(5), 3) == 1.0
+    assert listener.names, "the kernel compiled"
+    formatting = [n for n in listener.names if "unicode" in n or "str_generic" in n]
+    assert formatting == []
+    assert not any("ol_raise_with_shape_context_cpu" in n for n in listener.names)
+
+
+def test_slice_assignment_mismatch_still_raises() -> None:
+    kernel = njit(cache=False)(_copy_prefix)
+    with pytest.raises(ValueError, match="cannot assign slice"):
+        kernel(np.zeros(5), np.ones(2), 3)
+
+
+def test_kernels_have_no_cfunc_wrapper() -> None:
+    kernel = njit(cache=False)(_copy_prefix)
+    kernel(np.zeros(3), np.ones(3), 1)
+    assert kernel.targetoptions.get("no_cfunc_wrapper") is True
