@@ -512,9 +512,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         )
     mesh = sample_level()
     print(f"sample level: {mesh.n_vertices} vertices, {mesh.n_triangles} triangles")
-    t0 = time.perf_counter()
     nm = _bake(mesh, BakeConfig(), 1, None)
-    print(f"baked solo navmesh: {_summary(nm)} ({time.perf_counter() - t0:.1f} s)")
+    print(f"baked solo navmesh: {_summary(nm)}")
     nm.save(out / "sample_level.navmesh")
     png = out / "sample_level.png"
     path_pts = None
