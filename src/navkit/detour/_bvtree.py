@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import F32, njit
+from .._jit import F32, borrow, njit
 
 __all__ = ["build_bv_tree"]
 
@@ -169,12 +169,20 @@ def _smoothsort_in(order, keys, lo, hi, lp, ar, ar2):
 @njit
 def _subdivide(ibmin, ibmax, n, out_bmin, out_bmax, out_i):
     """Pre-order median-split tree over items ``0..n-1``; returns the node count."""
-    order = np.arange(n)
-    keys = np.zeros(n, np.int64)
-    lp = np.zeros(96, np.int64)
-    ar = np.zeros(130, np.int64)
-    ar2 = np.zeros(130, np.int64)
-    stack = np.zeros((4 * n + 8, 4), np.int64)  # imin, imax, node, phase
+    return _subdivide_in(
+        ibmin, ibmax, n, out_bmin, out_bmax, out_i, np.arange(n), np.zeros(n, np.int64),
+        np.zeros((4 * n + 8, 4), np.int64), np.zeros(96, np.int64), np.zeros(130, np.int64),
+        np.zeros(130, np.int64),
+    )  # fmt: skip
+
+
+@njit
+def _subdivide_in(ibmin, ibmax, n, out_bmin, out_bmax, out_i, order, keys, stack, lp, ar, ar2):
+    """:func:`_subdivide` with its scratch given (``order = arange(n)``; the rest any
+    values). Its arrays are borrowed once here, so that the sort's helpers do no
+    reference counting (docs/architecture.md, Kernels)."""
+    ibmin, ibmax, out_bmin, out_bmax, out_i = borrow((ibmin, ibmax, out_bmin, out_bmax, out_i))
+    order, keys, stack, lp, ar, ar2 = borrow((order, keys, stack, lp, ar, ar2))
     sp = 0
     stack[0, 0] = 0
     stack[0, 1] = n
