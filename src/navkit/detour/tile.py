@@ -436,16 +436,14 @@ def _tile_kernel(pverts, polys, nvp, bmin, cs, ch, pareas, pflags, dm, dv, dt): 
     qf = np.float32(np.float32(1.0) / cs)
     ibmin = np.zeros((npolys, 3), np.int64)
     ibmax = np.zeros((npolys, 3), np.int64)
-    bv_bmin = np.zeros((2 * npolys, 3), np.uint16)
-    bv_bmax = np.zeros((2 * npolys, 3), np.uint16)
-    bv_i = np.zeros(2 * npolys, np.int32)
     if err == 0 and npolys > 0:
         _quantize_detail(dmi, dv, bmin, qf, ibmin, ibmax)
-        _subdivide(ibmin, ibmax, npolys, bv_bmin, bv_bmax, bv_i)
     links = edges + 2 * portal_count
+    # the BV tree itself is the caller's _subdivide call: linked in here, its sort
+    # would be compiled a second time (cold compile)
     return (
         verts, poly_verts, poly_neis, areas, flags, vcount, d_vert_base, d_vert_count,
-        d_tri_base, d_tri_count, detail_verts, detail_tris, bv_bmin, bv_bmax, bv_i, links, err,
+        d_tri_base, d_tri_count, detail_verts, detail_tris, ibmin, ibmax, links, err,
     )  # fmt: skip
 
 
@@ -492,7 +490,7 @@ def _create_common(
     bmax = np.asarray(pmesh.bmax, np.float32).copy()
     (
         verts, poly_verts, poly_neis, areas, pflags, vcount, d_vert_base, d_vert_count,
-        d_tri_base, d_tri_count, detail_verts, detail_tris, bv_bmin, bv_bmax, bv_i, links, err,
+        d_tri_base, d_tri_count, detail_verts, detail_tris, ibmin, ibmax, links, err,
     ) = _tile_kernel(
         pverts, polys, nvp, bmin, cs, ch, pmesh.areas, pmesh.flags, dmesh.meshes, dmesh.verts,
         dmesh.tris,
@@ -500,6 +498,10 @@ def _create_common(
     if err:
         raise InputError(_TILE_ERRORS[int(err)])
     npolys = polys.shape[0]
+    bv_bmin = np.zeros((2 * npolys, 3), np.uint16)
+    bv_bmax = np.zeros((2 * npolys, 3), np.uint16)
+    bv_i = np.zeros(2 * npolys, np.int32)
+    _subdivide(ibmin, ibmax, npolys, bv_bmin, bv_bmax, bv_i)
     links = int(links)
     return TileData(
         x=int(tile_x),
