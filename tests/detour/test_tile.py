@@ -339,3 +339,109 @@ def test_from_tile_is_detour_init_data():
 
     td = build_solo_tile("nav_test", "watershed")
     assert NavMesh.from_tile(td).to_recast() == peer_bytes(solo_name("nav_test", "watershed"))
+
+
+# -- the one-kernel path (_tile_kernel) against the general one -------------------------------
+
+
+def _general(pm, dm, **kw):
+    """create_navmesh_data forced onto its general path (int64 sub-mesh table)."""
+    return create_navmesh_data(pm, dm._replace(meshes=dm.meshes.astype(np.int64)), **kw)
+
+
+def _same_tile(a, b) -> str | None:
+    for name in a._fields:
+        va, vb = getattr(a, name), getattr(b, name)
+        if isinstance(va, np.ndarray) and va.dtype != np.asarray(vb).dtype:
+            return f"{name}: dtype {va.dtype} != {np.asarray(vb).dtype}"
+    return first_difference(a, b)
+
+
+def _mesh_arrays(mesh):
+    import navkit
+    from navkit.recast.rasterize import _as_triangles, _as_vertices
+
+    path = shared_dir() / "data" / "meshes" / f"{mesh}.obj"
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    m = navkit.load_obj(str(path))
+    v = _as_vertices(m.vertices)
+    t = _as_triangles(m.triangles, v.shape[0])
+    used = v[np.unique(t)]
+    return v, t, used.min(axis=0), used.max(axis=0)
+
+
+def _tile_kw(rc):
+    f = np.float32
+    return dict(
+        walkable_height=float(f(rc.walkable_height) * f(rc.ch)),
+        walkable_radius=float(f(rc.walkable_radius) * f(rc.cs)),
+        walkable_climb=float(f(rc.walkable_climb) * f(rc.ch)),
+    )
+
+
+@pytest.mark.parametrize("tile_size", [0, 48, 24])
+@pytest.mark.parametrize("mesh", MESHES)
+def test_one_kernel_tile_equals_general_path(mesh, tile_size):
+    """The bake's tiles (one _tile_kernel call each) equal the general path's, dtypes too."""
+    from navkit.pipeline import build_tile, tile_grid
+    from navkit.recast.build import _build_polymesh_run, grid_size
+    from navkit.recast.config import BakeConfig
+
+    v, t, bmin, bmax = _mesh_arrays(mesh)
+    cfg = BakeConfig(tile_size=tile_size)
+    rc = cfg.voxel()
+    if tile_size == 0:
+        w, h = grid_size(bmin, bmax, rc.cs)
+        results = [_build_polymesh_run(v, t, None, rc, bmin=bmin, bmax=bmax, width=w, height=h)]
+    else:
+        grid = tile_grid(bmin, bmax, rc)
+        results = [
+            build_tile(v, t, None, cfg, grid, x, y)
+            for y in range(grid.tiles_z)
+            for x in range(grid.tiles_x)
+        ]
+    n = 0
+    for r in results:
+        if r.pmesh is None:
+            continue
+        fast = create_navmesh_data(r.pmesh, r.dmesh, tile_x=r.tx, tile_y=r.ty, **_tile_kw(rc))
+        slow = _general(r.pmesh, r.dmesh, tile_x=r.tx, tile_y=r.ty, **_tile_kw(rc))
+        assert _same_tile(fast, slow) is None, (r.tx, r.ty, _same_tile(fast, slow))
+        n += 1
+    assert n >= 1
+
+
+def test_one_kernel_tile_errors_equal_general_path():
+    r = _solo_result()
+    pm, dm = r.pmesh, r.dmesh
+    kw = dict(walkable_height=2.0, walkable_radius=0.6, walkable_climb=0.9)
+    cases = []
+    a = pm.areas.copy()
+    a[1] = 70
+    cases.append((pm._replace(areas=a), dm))
+    m = dm.meshes.copy()
+    m[-1, 1] += 1000
+    cases.append((pm, dm._replace(meshes=m)))
+    m = dm.meshes.copy()
+    m[0, 1] = 2
+    cases.append((pm, dm._replace(meshes=m)))
+    p = pm.polys.copy()
+    p[0, 1] = 0xFFFE
+    cases.append((pm._replace(polys=p), dm))
+    for pm_, dm_ in cases:
+        with pytest.raises(InputError) as fast:
+            create_navmesh_data(pm_, dm_, **kw)
+        with pytest.raises(InputError) as slow:
+            _general(pm_, dm_, **kw)
+        assert str(fast.value) == str(slow.value)
+
+
+def _solo_result():
+    from navkit.recast.build import _build_polymesh_run, grid_size
+    from navkit.recast.config import BakeConfig
+
+    v, t, bmin, bmax = _mesh_arrays("dungeon")
+    rc = BakeConfig().voxel()
+    w, h = grid_size(bmin, bmax, rc.cs)
+    return _build_polymesh_run(v, t, None, rc, bmin=bmin, bmax=bmax, width=w, height=h)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import F32, njit
+from .._jit import F32, borrow, njit
 
 __all__ = ["build_bv_tree"]
 
@@ -105,12 +105,18 @@ def _trinkle(order, keys, head, p, pshift, trusty, lp, ar, ar2):
 @njit
 def _smoothsort(order, keys, lo, hi):
     """Sort ``order[lo:hi]`` by ``keys[order[k]]`` exactly as musl's qsort does."""
+    _smoothsort_in(
+        order, keys, lo, hi, np.zeros(96, np.int64), np.zeros(130, np.int64),
+        np.zeros(130, np.int64),
+    )  # fmt: skip
+
+
+@njit
+def _smoothsort_in(order, keys, lo, hi, lp, ar, ar2):
+    """:func:`_smoothsort` with its scratch arrays given (one allocation per tree)."""
     nel = hi - lo
     if nel <= 0:
         return
-    lp = np.zeros(96, np.int64)
-    ar = np.zeros(130, np.int64)
-    ar2 = np.zeros(130, np.int64)
     lp[0] = 1
     lp[1] = 1
     i = 2
@@ -163,9 +169,20 @@ def _smoothsort(order, keys, lo, hi):
 @njit
 def _subdivide(ibmin, ibmax, n, out_bmin, out_bmax, out_i):
     """Pre-order median-split tree over items ``0..n-1``; returns the node count."""
-    order = np.arange(n)
-    keys = np.zeros(n, np.int64)
-    stack = np.zeros((4 * n + 8, 4), np.int64)  # imin, imax, node, phase
+    return _subdivide_in(
+        ibmin, ibmax, n, out_bmin, out_bmax, out_i, np.arange(n), np.zeros(n, np.int64),
+        np.zeros((4 * n + 8, 4), np.int64), np.zeros(96, np.int64), np.zeros(130, np.int64),
+        np.zeros(130, np.int64),
+    )  # fmt: skip
+
+
+@njit
+def _subdivide_in(ibmin, ibmax, n, out_bmin, out_bmax, out_i, order, keys, stack, lp, ar, ar2):
+    """:func:`_subdivide` with its scratch given (``order = arange(n)``; the rest any
+    values). Its arrays are borrowed once here, so that the sort's helpers do no
+    reference counting (docs/architecture.md, Kernels)."""
+    ibmin, ibmax, out_bmin, out_bmax, out_i = borrow((ibmin, ibmax, out_bmin, out_bmax, out_i))
+    order, keys, stack, lp, ar, ar2 = borrow((order, keys, stack, lp, ar, ar2))
     sp = 0
     stack[0, 0] = 0
     stack[0, 1] = n
@@ -211,9 +228,10 @@ def _subdivide(ibmin, ibmax, n, out_bmin, out_bmax, out_i):
             mx = ey
         if ez > mx:
             axis = 2
-        for j in range(n):
-            keys[j] = ibmin[j, axis]
-        _smoothsort(order, keys, imin, imax)
+        for j in range(imin, imax):  # the sort reads only these items' keys
+            it = order[j]
+            keys[it] = ibmin[it, axis]
+        _smoothsort_in(order, keys, imin, imax, lp, ar, ar2)
         isplit = imin + (imax - imin) // 2
         stack[sp, 0] = imin
         stack[sp, 1] = imax
@@ -237,21 +255,17 @@ def _quantize_detail(dm, dv, bmin, qf, out_min, out_max):
     for i in range(n):
         vb = dm[i, 0]
         ndv = dm[i, 1]
-        lo = np.empty(3, np.float32)
-        hi = np.empty(3, np.float32)
-        for k in range(3):
-            lo[k] = dv[vb, k]
-            hi[k] = dv[vb, k]
-        for j in range(1, ndv):
-            for k in range(3):
+        for k in range(3):  # per axis, in scalars (no array per polygon)
+            lo = dv[vb, k]
+            hi = dv[vb, k]
+            for j in range(1, ndv):
                 v = dv[vb + j, k]
-                if v < lo[k]:
-                    lo[k] = v
-                if v > hi[k]:
-                    hi[k] = v
-        for k in range(3):
-            a = int((lo[k] - bmin[k]) * qf)
-            b = int((hi[k] - bmin[k]) * qf)
+                if v < lo:
+                    lo = v
+                if v > hi:
+                    hi = v
+            a = int((lo - bmin[k]) * qf)
+            b = int((hi - bmin[k]) * qf)
             out_min[i, k] = min(max(a, 0), 0xFFFF)
             out_max[i, k] = min(max(b, 0), 0xFFFF)
 

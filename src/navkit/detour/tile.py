@@ -27,6 +27,7 @@ import numpy as np
 from .._jit import njit
 from ..errors import InputError
 from ..recast.types import PolyMesh, PolyMeshDetail
+from ._bvtree import _quantize_detail, _subdivide
 from ._bvtree import build_bv_tree as _build_bv_tree
 
 __all__ = [
@@ -363,6 +364,189 @@ def _detail_extra_kernel(first, extra, dv):  # pragma: no cover - numba
     return out
 
 
+@njit
+def _tile_kernel(pverts, polys, nvp, bmin, cs, ch, pareas, pflags, dm, dv, dt):  # pragma: no cover
+    """:func:`create_navmesh_data`'s common case in one call: default area remap and
+    flags, a detail mesh, a BV tree, no off-mesh connection.
+
+    Returns the tile's arrays (as :func:`create_navmesh_data` stores them), the
+    link count and an error code (1, 2: :func:`_poly_core_kernel`'s; 3: an area
+    above 63; 4: a sub-mesh range out of bounds; 5: a sub-mesh with fewer verts
+    than its polygon).
+    """
+    nverts = pverts.shape[0]
+    npolys = polys.shape[0]
+    verts, poly_verts, poly_neis, nv_per, portal_count, err = _poly_core_kernel(
+        pverts, polys, nvp, bmin, cs, ch, nverts, npolys
+    )
+    areas = np.empty(npolys, np.uint8)
+    flags = np.empty(npolys, np.uint16)
+    vcount = np.empty(npolys, np.uint8)
+    edges = 0
+    ndv = dv.shape[0]
+    ndt = dt.shape[0]
+    dmi = np.empty((npolys, 4), np.int64)
+    d_vert_base = np.zeros(npolys, np.uint32)
+    d_vert_count = np.empty(npolys, np.uint8)
+    d_tri_base = np.empty(npolys, np.uint32)
+    d_tri_count = np.empty(npolys, np.uint8)
+    first = np.empty(npolys, np.int64)
+    extra = np.empty(npolys, np.int64)
+    acc = 0
+    bad_area = False
+    bad_range = False
+    bad_few = False
+    for i in range(npolys):
+        a = pareas[i]
+        if a == 63:
+            a = np.uint8(0)
+        if a > 63:
+            bad_area = True
+        areas[i] = a
+        flags[i] = 1 if a == 0 else pflags[i]
+        n = nv_per[i]
+        vcount[i] = n
+        edges += n
+        for k in range(4):
+            dmi[i, k] = np.int64(dm[i, k])
+        if dmi[i, 0] + dmi[i, 1] > ndv or dmi[i, 2] + dmi[i, 3] > ndt:
+            bad_range = True
+        if dmi[i, 1] < n:
+            bad_few = True
+        e = dmi[i, 1] - n
+        extra[i] = e
+        first[i] = dmi[i, 0] + n
+        d_vert_base[i] = acc & 0xFFFF
+        acc += e
+        d_vert_count[i] = e
+        d_tri_base[i] = dmi[i, 2]
+        d_tri_count[i] = dmi[i, 3]
+    if err == 0:
+        if bad_area:
+            err = 3
+        elif bad_range:
+            err = 4
+        elif bad_few:
+            err = 5
+    if err != 0:
+        detail_verts = np.zeros((0, 3), np.float32)
+    else:
+        detail_verts = _detail_extra_kernel(first, extra, dv)
+    detail_tris = dt.copy()
+    qf = np.float32(np.float32(1.0) / cs)
+    ibmin = np.zeros((npolys, 3), np.int64)
+    ibmax = np.zeros((npolys, 3), np.int64)
+    if err == 0 and npolys > 0:
+        _quantize_detail(dmi, dv, bmin, qf, ibmin, ibmax)
+    links = edges + 2 * portal_count
+    # the BV tree itself is the caller's _subdivide call: linked in here, its sort
+    # would be compiled a second time (cold compile)
+    return (
+        verts, poly_verts, poly_neis, areas, flags, vcount, d_vert_base, d_vert_count,
+        d_tri_base, d_tri_count, detail_verts, detail_tris, ibmin, ibmax, links, err,
+    )  # fmt: skip
+
+
+_TILE_ERRORS = {
+    1: "polygon with fewer than 3 vertices",
+    2: "polygon vertex index out of range",
+    3: "areas must be (np,) values 0..63",
+    4: "detail mesh: sub-mesh ranges out of bounds",
+    5: "detail mesh: a sub-mesh has fewer verts than its polygon",
+}
+
+
+def _no_offmesh(offmesh: Any) -> bool:
+    if offmesh is None:
+        return True
+    if isinstance(offmesh, OffMeshConnections):
+        return len(offmesh.rad) == 0
+    return isinstance(offmesh, list | tuple) and len(offmesh) == 0
+
+
+def _common_arrays(pmesh: PolyMesh, dmesh: PolyMeshDetail, npolys: int) -> bool:
+    """The arrays :func:`_tile_kernel` is compiled for (what the bake produces)."""
+    a, f = pmesh.areas, pmesh.flags
+    dm, dv, dt = dmesh.meshes, dmesh.verts, dmesh.tris
+    return (
+        isinstance(a, np.ndarray) and a.dtype == np.uint8 and a.shape == (npolys,)
+        and isinstance(f, np.ndarray) and f.dtype == np.uint16 and f.shape == (npolys,)
+        and isinstance(dm, np.ndarray) and dm.dtype == np.uint32 and dm.shape == (npolys, 4)
+        and isinstance(dv, np.ndarray) and dv.dtype == np.float32 and dv.ndim == 2
+        and dv.shape[1] == 3 and dv.flags.c_contiguous
+        and isinstance(dt, np.ndarray) and dt.dtype == np.uint8 and dt.ndim == 2
+        and dt.shape[1] == 4 and dt.flags.c_contiguous
+    )  # fmt: skip
+
+
+def _create_common(
+    pverts, polys, pmesh, dmesh, nvp, wh, wr, wc, tile_x, tile_y, layer, user_id
+) -> TileData:
+    """:func:`create_navmesh_data` through :func:`_tile_kernel` (checked arrays)."""
+    wh, wr, wc = np.float32(wh), np.float32(wr), np.float32(wc)
+    cs = np.float32(pmesh.cs)
+    ch = np.float32(pmesh.ch)
+    bmin = np.asarray(pmesh.bmin, np.float32).copy()
+    bmax = np.asarray(pmesh.bmax, np.float32).copy()
+    (
+        verts, poly_verts, poly_neis, areas, pflags, vcount, d_vert_base, d_vert_count,
+        d_tri_base, d_tri_count, detail_verts, detail_tris, ibmin, ibmax, links, err,
+    ) = _tile_kernel(
+        pverts, polys, nvp, bmin, cs, ch, pmesh.areas, pmesh.flags, dmesh.meshes, dmesh.verts,
+        dmesh.tris,
+    )  # fmt: skip
+    if err:
+        raise InputError(_TILE_ERRORS[int(err)])
+    npolys = polys.shape[0]
+    bv_bmin = np.zeros((2 * npolys, 3), np.uint16)
+    bv_bmax = np.zeros((2 * npolys, 3), np.uint16)
+    bv_i = np.zeros(2 * npolys, np.int32)
+    _subdivide(ibmin, ibmax, npolys, bv_bmin, bv_bmax, bv_i)
+    links = int(links)
+    return TileData(
+        x=int(tile_x),
+        y=int(tile_y),
+        layer=int(layer),
+        user_id=int(user_id) & 0xFFFFFFFF,
+        walkable_height=float(wh),
+        walkable_radius=float(wr),
+        walkable_climb=float(wc),
+        bmin=bmin,
+        bmax=bmax,
+        bv_quant_factor=float(np.float32(np.float32(1.0) / cs)),
+        off_mesh_base=npolys,
+        verts=verts,
+        poly_first_link=np.zeros(npolys, np.uint32),
+        poly_verts=poly_verts,
+        poly_neis=poly_neis,
+        poly_flags=pflags,
+        poly_vert_count=vcount,
+        poly_area=areas,
+        poly_type=np.zeros(npolys, np.uint8),
+        link_ref=np.zeros(links, np.uint64),
+        link_next=np.zeros(links, np.uint32),
+        link_edge=np.zeros(links, np.uint8),
+        link_side=np.zeros(links, np.uint8),
+        link_bmin=np.zeros(links, np.uint8),
+        link_bmax=np.zeros(links, np.uint8),
+        detail_vert_base=d_vert_base,
+        detail_tri_base=d_tri_base,
+        detail_vert_count=d_vert_count,
+        detail_tri_count=d_tri_count,
+        detail_verts=detail_verts,
+        detail_tris=detail_tris,
+        bv_bmin=bv_bmin,
+        bv_bmax=bv_bmax,
+        bv_i=bv_i,
+        off_pos=np.zeros((0, 6), np.float32),
+        off_rad=np.zeros(0, np.float32),
+        off_poly=np.zeros(0, np.uint16),
+        off_flags=np.zeros(0, np.uint8),
+        off_side=np.zeros(0, np.uint8),
+        off_user_id=np.zeros(0, np.uint32),
+    )
+
+
 def _area_remap_default(areas: np.ndarray) -> np.ndarray:
     """The Recast generators' remap: RC_WALKABLE_AREA (63) becomes area 0."""
     out = areas.astype(np.uint8).copy()
@@ -430,6 +614,20 @@ def create_navmesh_data(
         raise InputError("polymesh verts must be (nv, 3) and polys (np, 2*nvp)")
     polys = np.ascontiguousarray(polys, np.uint16)
     pverts = np.ascontiguousarray(pverts, np.uint16)
+    if (
+        dmesh is not None
+        and build_bv_tree
+        and _no_offmesh(offmesh)
+        and isinstance(area_remap, str)
+        and area_remap == "recast"
+        and isinstance(flags, str)
+        and flags == "recast"
+        and _common_arrays(pmesh, dmesh, npolys)
+    ):
+        return _create_common(
+            pverts, polys, pmesh, dmesh, nvp, walkable_height, walkable_radius, walkable_climb,
+            tile_x, tile_y, layer, user_id,
+        )  # fmt: skip
     cs = np.float32(pmesh.cs)
     ch = np.float32(pmesh.ch)
     bmin = np.asarray(pmesh.bmin, np.float32).copy()

@@ -34,7 +34,7 @@ from numba.extending import intrinsic
 from .._jit import njit
 from .area import _erode_kernel, _neighbour_kernel
 from .compact import _MAX_LAYERS, _MAX_SPANS, _compact_kernel
-from .contours import _boundary_flags, _merge_holes_kernel, _trace_kernel
+from .contours import _boundary_flags_linked, _merge_holes_kernel, _trace_kernel
 from .detail import _MAX_GRID_SAMPLES, _detail_kernel, _max_sample_grid
 from .filter import _ledge_kernel, _low_hanging_kernel, _low_height_kernel
 from .polymesh import _ERR_TOO_MANY_POLYS, _MAX_INPUT_VERTS, _build_kernel
@@ -218,11 +218,8 @@ def back_kernel(
     edt = np.zeros((0, 4), np.uint8)
 
     # -- contours (build_contours) --
-    flags, bad = _boundary_flags(w, h, cidx, ccnt, con, reg)
-    if bad >= 0:
-        info[0] = ERR_CONTOUR_CELLS
-        info[1] = bad
-        return ev, ep, e16, e8, em, edv, edt
+    # the front kernel checked every cell range and link (ERR_LINKS)
+    flags = _boundary_flags_linked(w, h, cidx, ccnt, con, reg)
     creg, carea, nverts, nrverts, verts, rverts = _trace_kernel(
         w, h, cidx, ccnt, con, ys, reg, areas, flags, max_error, max_edge_len, build_flags
     )

@@ -122,6 +122,41 @@ def _boundary_flags(w, h, cidx, ccnt, con, reg):
 
 
 @njit
+def _boundary_flags_linked(w, h, cidx, ccnt, con, reg):
+    """:func:`_boundary_flags` of a compact heightfield whose cells and links are
+    known to be in range (the bake chain's: the front kernel checked every link).
+
+    Only region spans are visited, as in Recast; the others keep flag 0.
+    """
+    cidx, ccnt, con, reg = borrow((cidx, ccnt, con, reg))
+    nspans = reg.shape[0]
+    flags = np.zeros(nspans, np.uint8)
+    for z in range(h):
+        for x in range(w):
+            c = x + z * w
+            for i in range(np.int64(cidx[c]), np.int64(cidx[c]) + np.int64(ccnt[c])):
+                r = reg[i]
+                if r == 0 or (r & BORDER_REG) != 0:
+                    continue
+                cn = np.int64(con[i])
+                same = 0
+                lk = cn & 0x3F  # direction 0: x - 1
+                if lk != NOT_CONNECTED and reg[np.int64(cidx[c - 1]) + lk] == r:
+                    same |= 1
+                lk = (cn >> 6) & 0x3F  # direction 1: z + 1
+                if lk != NOT_CONNECTED and reg[np.int64(cidx[c + w]) + lk] == r:
+                    same |= 2
+                lk = (cn >> 12) & 0x3F  # direction 2: x + 1
+                if lk != NOT_CONNECTED and reg[np.int64(cidx[c + 1]) + lk] == r:
+                    same |= 4
+                lk = (cn >> 18) & 0x3F  # direction 3: z - 1
+                if lk != NOT_CONNECTED and reg[np.int64(cidx[c - w]) + lk] == r:
+                    same |= 8
+                flags[i] = same ^ 0xF
+    return flags
+
+
+@njit
 def _span_code(reg, areas, i):
     return np.int64(reg[i]) | (np.int64(areas[i]) << 16)
 
@@ -273,7 +308,7 @@ def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
             break
     if connected:
         for k in range(pn):
-            k1 = (k + 1) % pn
+            k1 = k + 1 if k + 1 < pn else 0
             a = pts[k, 3]
             b = pts[k1, 3]
             if (a & CONTOUR_REG_MASK) != (b & CONTOUR_REG_MASK) or (a & AREA_BORDER) != (
@@ -307,7 +342,7 @@ def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
     tol = max_error * max_error
     s = 0
     while s < ns:
-        s1 = (s + 1) % ns
+        s1 = s + 1 if s + 1 < ns else 0
         ax = sv[s, 0]
         az = sv[s, 2]
         ai = sv[s, 3]
@@ -317,11 +352,11 @@ def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
         # walk the raw span in lexicographic order so shared edges simplify alike
         if bx > ax or (bx == ax and bz > az):
             step = 1
-            k = (ai + 1) % pn
+            k = ai + 1 if ai + 1 < pn else 0
             end = bi
         else:
             step = pn - 1
-            k = (bi + step) % pn
+            k = bi + step if bi + step < pn else bi + step - pn
             end = ai
             ax, bx = bx, ax
             az, bz = bz, az
@@ -333,7 +368,10 @@ def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
                 if dd > fard:
                     fard = dd
                     far = k
-                k = (k + step) % pn
+                # (k + step) % pn without a 64-bit division: k < pn and step < pn
+                k += step
+                if k >= pn:
+                    k -= pn
         if far != -1 and fard > tol:
             sv, ns = _insert_after(sv, ns, s, pts, far)
         else:
@@ -344,14 +382,14 @@ def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
         lim = np.int64(max_edge_len) * np.int64(max_edge_len)
         s = 0
         while s < ns:
-            s1 = (s + 1) % ns
+            s1 = s + 1 if s + 1 < ns else 0
             ax = sv[s, 0]
             az = sv[s, 2]
             ai = sv[s, 3]
             bx = sv[s1, 0]
             bz = sv[s1, 2]
             bi = sv[s1, 3]
-            nf = pts[(ai + 1) % pn, 3]
+            nf = pts[ai + 1 if ai + 1 < pn else 0, 3]
             split = False
             if (build_flags & CONTOUR_TESS_WALL_EDGES) and (nf & CONTOUR_REG_MASK) == 0:
                 split = True
@@ -376,7 +414,7 @@ def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
     # flags: neighbour region / area border of the next raw vertex, border flag of this one
     for s in range(ns):
         k = sv[s, 3]
-        nxt = pts[(k + 1) % pn, 3]
+        nxt = pts[k + 1 if k + 1 < pn else 0, 3]
         sv[s, 3] = (nxt & (CONTOUR_REG_MASK | AREA_BORDER)) | (pts[k, 3] & BORDER_VERTEX)
 
     # drop vertices equal (in x/z) to the next one; the index is not re-checked
