@@ -432,24 +432,24 @@ def _slab_coord(vs, i, side):
     return F32(0.0)
 
 
-@njit(inline="always")
-def _slab_end_points(vs, ia, ib, side):
-    """(min u, its height, max u, its height) of the edge from vertex ``ia`` to ``ib``
-    of ``vs`` along the slab axis (z for sides 0/4, x for 2/6), as scalars (no
-    scratch arrays or views)."""
+@njit
+def _slab_end_points(ax, ay, az, bx, by, bz, side):
+    """(min u, its height, max u, its height) of the edge a-b along the slab axis (z
+    for sides 0/4, x for 2/6): scalars in and out (no scratch arrays, views or
+    reference counting)."""
     if side == 0 or side == 4:
-        if vs[ia, 2] < vs[ib, 2]:
-            return vs[ia, 2], vs[ia, 1], vs[ib, 2], vs[ib, 1]
-        return vs[ib, 2], vs[ib, 1], vs[ia, 2], vs[ia, 1]
+        if az < bz:
+            return az, ay, bz, by
+        return bz, by, az, ay
     if side == 2 or side == 6:
-        if vs[ia, 0] < vs[ib, 0]:
-            return vs[ia, 0], vs[ia, 1], vs[ib, 0], vs[ib, 1]
-        return vs[ib, 0], vs[ib, 1], vs[ia, 0], vs[ia, 1]
+        if ax < bx:
+            return ax, ay, bx, by
+        return bx, by, ax, ay
     z = F32(0.0)
     return z, z, z, z
 
 
-@njit(inline="always")
+@njit
 def _overlap_slabs(amin0, amin1, amax0, amax1, bmin0, bmin1, bmax0, bmax1, px, py):
     minx = max(amin0 + px, bmin0 + px)
     maxx = min(amax0 - px, bmax0 - px)
@@ -479,7 +479,9 @@ def _find_connecting_polys(a, ia, ib, target, side, con, conarea):
     meet the edge from vertex ``ia`` to ``ib`` (into ``con``, their shared range along
     the edge into ``conarea``)."""
     vs = a.verts
-    amin0, amin1, amax0, amax1 = _slab_end_points(vs, ia, ib, side)
+    amin0, amin1, amax0, amax1 = _slab_end_points(
+        vs[ia, 0], vs[ia, 1], vs[ia, 2], vs[ib, 0], vs[ib, 1], vs[ib, 2], side
+    )
     apos = _slab_coord(vs, ia, side)
     m = EXT_LINK | side
     n = 0
@@ -496,7 +498,9 @@ def _find_connecting_polys(a, ia, ib, target, side, con, conarea):
             if abs(apos - bpos) > px:
                 continue
             id_ = a.poly_verts[gp, j + 1] if j + 1 < nv else a.poly_verts[gp, 0]
-            bmin0, bmin1, bmax0, bmax1 = _slab_end_points(vs, ic, id_, side)
+            bmin0, bmin1, bmax0, bmax1 = _slab_end_points(
+                vs[ic, 0], vs[ic, 1], vs[ic, 2], vs[id_, 0], vs[id_, 1], vs[id_, 2], side
+            )
             if not _overlap_slabs(
                 amin0, amin1, amax0, amax1, bmin0, bmin1, bmax0, bmax1, px, climb
             ):
