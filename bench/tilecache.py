@@ -28,12 +28,14 @@ navkit's ratio to them are printed too.
 What limits it (thread CPU time per stage kernel called alone, dungeon's layers with
 the 50 obstacles on them, median layer): one update step is one kernel call
 (``tilecache._rebuild.rebuild_swap``): decompress ~4 us, obstacle marking ~1, regions
-~7, contours ~7, polygons ~15 (ear clipping and the greedy merge, quadratic as in
-Recast) and the navmesh swap ~10 (a compaction every 20-30 steps, 20-50 us); 45-50 us
-a step, against ~25 us for native Recast, spread over every stage. An obstacle touches
-1.8 layers on average. Python adds ~9 us per add (argument checks, bounds, touched-layer
-query) and ~5 us per step. Recast (WASM) does a whole add + update in ~0.055-0.08 ms
-at a load of 9-12 (docs/benchmarks.md).
+~5-7, contours ~4-5, polygons ~9 (ear clipping and the greedy merge, quadratic as in
+Recast; a tail of layers at 45-90 us) and the navmesh swap ~9 (a compaction every
+20-30 steps); 38-50 us a step, against ~25 us for native Recast, spread over every
+stage; inside the step the stages run slower than alone (cache misses on the
+struct-of-arrays pools). An obstacle touches 1.8 layers on average. Python adds
+~10-15 us per add (argument checks, bounds, touched-layer query) and ~6 us per step.
+Recast (WASM) does a whole add + update in ~0.055-0.08 ms at a load of 9-15
+(docs/benchmarks.md).
 
 ``--build-only`` times the build alone, interleaved with the peer to even out the
 load of a shared machine: ``--peer-runs`` rounds of (one peer invocation timing

@@ -424,50 +424,41 @@ def connect_ext_off_mesh_links(a, t, target, side, tile_bits, poly_bits):
 
 
 @njit(inline="always")
-def _slab_coord(v, side):
+def _slab_coord(vs, i, side):
     if side == 0 or side == 4:
-        return v[0]
+        return vs[i, 0]
     if side == 2 or side == 6:
-        return v[2]
+        return vs[i, 2]
     return F32(0.0)
 
 
 @njit
-def _slab_end_points(va, vb, side, bmin, bmax):
+def _slab_end_points(ax, ay, az, bx, by, bz, side):
+    """(min u, its height, max u, its height) of the edge a-b along the slab axis (z
+    for sides 0/4, x for 2/6): scalars in and out (no scratch arrays, views or
+    reference counting)."""
     if side == 0 or side == 4:
-        if va[2] < vb[2]:
-            bmin[0] = va[2]
-            bmin[1] = va[1]
-            bmax[0] = vb[2]
-            bmax[1] = vb[1]
-        else:
-            bmin[0] = vb[2]
-            bmin[1] = vb[1]
-            bmax[0] = va[2]
-            bmax[1] = va[1]
-    elif side == 2 or side == 6:
-        if va[0] < vb[0]:
-            bmin[0] = va[0]
-            bmin[1] = va[1]
-            bmax[0] = vb[0]
-            bmax[1] = vb[1]
-        else:
-            bmin[0] = vb[0]
-            bmin[1] = vb[1]
-            bmax[0] = va[0]
-            bmax[1] = va[1]
+        if az < bz:
+            return az, ay, bz, by
+        return bz, by, az, ay
+    if side == 2 or side == 6:
+        if ax < bx:
+            return ax, ay, bx, by
+        return bx, by, ax, ay
+    z = F32(0.0)
+    return z, z, z, z
 
 
 @njit
-def _overlap_slabs(amin, amax, bmin, bmax, px, py):
-    minx = max(amin[0] + px, bmin[0] + px)
-    maxx = min(amax[0] - px, bmax[0] - px)
+def _overlap_slabs(amin0, amin1, amax0, amax1, bmin0, bmin1, bmax0, bmax1, px, py):
+    minx = max(amin0 + px, bmin0 + px)
+    maxx = min(amax0 - px, bmax0 - px)
     if minx > maxx:
         return False
-    ad = (amax[1] - amin[1]) / (amax[0] - amin[0])
-    ak = amin[1] - ad * amin[0]
-    bd = (bmax[1] - bmin[1]) / (bmax[0] - bmin[0])
-    bk = bmin[1] - bd * bmin[0]
+    ad = (amax1 - amin1) / (amax0 - amin0)
+    ak = amin1 - ad * amin0
+    bd = (bmax1 - bmin1) / (bmax0 - bmin0)
+    bk = bmin1 - bd * bmin0
     aminy = ad * minx + ak
     amaxy = ad * maxx + ak
     bminy = bd * minx + bk
@@ -483,34 +474,40 @@ def _overlap_slabs(amin, amax, bmin, bmax, px, py):
 
 
 @njit(inline="always")
-def _find_connecting_polys(a, va, vb, target, side, con, conarea, slab):
-    """``findConnectingPolys``; ``slab`` (4, 2) float32 scratch (a and b slab ends)."""
-    amin = slab[0]
-    amax = slab[1]
-    bmin = slab[2]
-    bmax = slab[3]
-    _slab_end_points(va, vb, side, amin, amax)
-    apos = _slab_coord(va, side)
+def _find_connecting_polys(a, ia, ib, target, side, con, conarea):
+    """``findConnectingPolys``: the polygons of ``target`` whose ``side`` portal edges
+    meet the edge from vertex ``ia`` to ``ib`` (into ``con``, their shared range along
+    the edge into ``conarea``)."""
+    vs = a.verts
+    amin0, amin1, amax0, amax1 = _slab_end_points(
+        vs[ia, 0], vs[ia, 1], vs[ia, 2], vs[ib, 0], vs[ib, 1], vs[ib, 2], side
+    )
+    apos = _slab_coord(vs, ia, side)
     m = EXT_LINK | side
     n = 0
     p0 = a.tile_poly_base[target]
     climb = a.tile_walkable_climb[target]
+    px = F32(0.01)
     for gp in range(p0, p0 + a.tile_poly_count[target]):
         nv = np.int64(a.poly_vert_count[gp])
         for j in range(nv):
             if np.int64(a.poly_neis[gp, j]) != m:
                 continue
-            vc = a.verts[a.poly_verts[gp, j]]
-            vd = a.verts[a.poly_verts[gp, (j + 1) % nv]]
-            bpos = _slab_coord(vc, side)
-            if abs(apos - bpos) > F32(0.01):
+            ic = a.poly_verts[gp, j]
+            bpos = _slab_coord(vs, ic, side)
+            if abs(apos - bpos) > px:
                 continue
-            _slab_end_points(vc, vd, side, bmin, bmax)
-            if not _overlap_slabs(amin, amax, bmin, bmax, F32(0.01), climb):
+            id_ = a.poly_verts[gp, j + 1] if j + 1 < nv else a.poly_verts[gp, 0]
+            bmin0, bmin1, bmax0, bmax1 = _slab_end_points(
+                vs[ic, 0], vs[ic, 1], vs[ic, 2], vs[id_, 0], vs[id_, 1], vs[id_, 2], side
+            )
+            if not _overlap_slabs(
+                amin0, amin1, amax0, amax1, bmin0, bmin1, bmax0, bmax1, px, climb
+            ):
                 continue
             if n < con.shape[0]:
-                conarea[n, 0] = max(amin[0], bmin[0])
-                conarea[n, 1] = min(amax[0], bmax[0])
+                conarea[n, 0] = max(amin0, bmin0)
+                conarea[n, 1] = min(amax0, bmax0)
                 con[n] = gp
                 n += 1
             break
@@ -528,11 +525,9 @@ def _round_byte(x):
 
 
 @njit(inline="always")
-def connect_ext_links(a, t, target, side, tile_bits, poly_bits):
-    """``connectExtLinks``: portal edges of ``t`` facing ``side`` onto ``target``."""
-    con = np.zeros(4, np.int64)
-    conarea = np.zeros((4, 2), np.float32)
-    slab = np.zeros((4, 2), np.float32)
+def connect_ext_links(a, t, target, side, tile_bits, poly_bits, con, conarea):
+    """``connectExtLinks``: portal edges of ``t`` facing ``side`` onto ``target``;
+    ``con`` (4,) int64 and ``conarea`` (4, 2) float32 scratch."""
     tbase = ref_base(a, target, tile_bits, poly_bits)
     tp0 = a.tile_poly_base[target]
     p0 = a.tile_poly_base[t]
@@ -545,9 +540,9 @@ def connect_ext_links(a, t, target, side, tile_bits, poly_bits):
             d = nei & 0xFF
             if side != -1 and d != side:
                 continue
-            va = a.verts[a.poly_verts[gp, j]]
-            vb = a.verts[a.poly_verts[gp, (j + 1) % nv]]
-            nn = _find_connecting_polys(a, va, vb, target, (d + 4) & 7, con, conarea, slab)
+            ia = a.poly_verts[gp, j]
+            ib = a.poly_verts[gp, j + 1] if j + 1 < nv else a.poly_verts[gp, 0]
+            nn = _find_connecting_polys(a, ia, ib, target, (d + 4) & 7, con, conarea)
             for k in range(nn):
                 li = alloc_link(a, t)
                 if li < 0:
@@ -558,12 +553,13 @@ def connect_ext_links(a, t, target, side, tile_bits, poly_bits):
                 a.link_side[li] = d
                 a.link_next[li] = a.poly_first_link[gp]
                 a.poly_first_link[gp] = li
+                vs = a.verts
                 if d == 0 or d == 4:
-                    tmin = (conarea[k, 0] - va[2]) / (vb[2] - va[2])
-                    tmax = (conarea[k, 1] - va[2]) / (vb[2] - va[2])
+                    tmin = (conarea[k, 0] - vs[ia, 2]) / (vs[ib, 2] - vs[ia, 2])
+                    tmax = (conarea[k, 1] - vs[ia, 2]) / (vs[ib, 2] - vs[ia, 2])
                 else:
-                    tmin = (conarea[k, 0] - va[0]) / (vb[0] - va[0])
-                    tmax = (conarea[k, 1] - va[0]) / (vb[0] - va[0])
+                    tmin = (conarea[k, 0] - vs[ia, 0]) / (vs[ib, 0] - vs[ia, 0])
+                    tmax = (conarea[k, 1] - vs[ia, 0]) / (vs[ib, 0] - vs[ia, 0])
                 if d == 0 or d == 4 or d == 2 or d == 6:
                     if tmin > tmax:
                         tmin, tmax = tmax, tmin
@@ -621,14 +617,16 @@ def connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
     """
     # (the off-mesh steps are called only for tiles with off-mesh connections: each
     # call passes the whole pool tuple, which costs more than the empty loop)
+    con = np.zeros(4, np.int64)
+    conarea = np.zeros((4, 2), np.float32)
     init_link_free_list(a, t)
     connect_int_links(a, t, tile_bits, poly_bits)
     if a.tile_off_count[t] > 0:
         base_off_mesh_links(a, t, tile_bits, poly_bits)
         connect_ext_off_mesh_links(a, t, t, -1, tile_bits, poly_bits)
     for s in same_xy:
-        connect_ext_links(a, t, s, -1, tile_bits, poly_bits)
-        connect_ext_links(a, s, t, -1, tile_bits, poly_bits)
+        connect_ext_links(a, t, s, -1, tile_bits, poly_bits, con, conarea)
+        connect_ext_links(a, s, t, -1, tile_bits, poly_bits, con, conarea)
         if a.tile_off_count[s] > 0:
             connect_ext_off_mesh_links(a, t, s, -1, tile_bits, poly_bits)
         if a.tile_off_count[t] > 0:
@@ -637,8 +635,8 @@ def connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
         s = nei_slots[k]
         side = nei_sides[k]
         opp = (side + 4) & 7
-        connect_ext_links(a, t, s, side, tile_bits, poly_bits)
-        connect_ext_links(a, s, t, opp, tile_bits, poly_bits)
+        connect_ext_links(a, t, s, side, tile_bits, poly_bits, con, conarea)
+        connect_ext_links(a, s, t, opp, tile_bits, poly_bits, con, conarea)
         if a.tile_off_count[s] > 0:
             connect_ext_off_mesh_links(a, t, s, side, tile_bits, poly_bits)
         if a.tile_off_count[t] > 0:

@@ -207,6 +207,20 @@ def _simplify(tv, nv, poly, max_error):
     for i in range(1, npoly):
         if poly[i] < poly[start]:
             start = i
+    # rotate so the lowest raw index comes first; in place when every source row is at
+    # or after its destination (the kept indices increase cyclically, so they are: a
+    # forward copy then never reads a row it overwrote), else through a copy
+    in_place = True
+    for i in range(npoly):
+        if poly[(start + i) % npoly] < i:
+            in_place = False
+    if in_place:
+        for i in range(npoly):
+            src = poly[(start + i) % npoly]
+            if src != i:
+                for k in range(4):
+                    tv[i, k] = tv[src, k]
+        return npoly
     out = np.empty((npoly, 4), np.int64)
     for i in range(npoly):
         out[i] = tv[poly[(start + i) % npoly]]

@@ -283,19 +283,22 @@ def _decompress(src, out):  # pragma: no cover - numba
             if op + count > cap or dist > op:
                 return -1
             ref = op - dist
-            if dist == 1:  # a run of one byte
-                out[op : op + count] = out[ref]
-            elif dist >= count:  # no overlap: a block copy
-                out[op : op + count] = out[ref : ref + count]
-            else:  # overlapping: byte by byte, as the format defines it
+            if count < 32 or (dist < count and dist != 1):
+                # byte by byte: short (a slice assignment costs more) or overlapping
+                # (repeats the pattern, as the format defines it)
                 for k in range(count):
                     out[op + k] = out[ref + k]
+            elif dist == 1:  # a long run of one byte
+                out[op : op + count] = out[ref]
+            else:  # a long block copy without overlap
+                out[op : op + count] = out[ref : ref + count]
             op += count
         else:
             count = ctrl + 1
             if op + count > cap or ip + count > n:
                 return -1
-            out[op : op + count] = src[ip : ip + count]
+            for k in range(count):
+                out[op + k] = src[ip + k]
             op += count
             ip += count
         if ip >= n:

@@ -193,10 +193,13 @@ def _uleft(verts, a, b, c):
 
 
 @njit
-def _merge_polys(pa, pb, ea, eb):
+def _merge_polys(pa, pb, ea, eb, tmp):
+    """Row ``pa`` becomes the union of rows ``pa`` and ``pb`` joined at their edges
+    ``ea`` and ``eb``; ``tmp`` (2 * NVP,) int64 scratch."""
     na = _count_poly_verts(pa)
     nb = _count_poly_verts(pb)
-    tmp = np.full(NVP * 2, _NULL, np.int64)
+    for i in range(NVP * 2):
+        tmp[i] = _NULL
     n = 0
     for i in range(na - 1):
         tmp[n] = pa[(ea + 1 + i) % na]
@@ -243,44 +246,70 @@ def _pair_value(polys, j, k, na, nb, verts):
 
 
 @njit
+def _pair_packed(polys, j, k, cnt, verts):
+    """Merge value of rows ``j`` < ``k`` packed with its edges: ``value << 6 | ea << 3 |
+    eb``, or -1 when they cannot merge (too many vertices, no shared edge, concave)."""
+    na = cnt[j]
+    nb = cnt[k]
+    if na + nb - 2 > NVP:
+        return -1
+    v, ea, eb = _pair_value(polys, j, k, na, nb, verts)
+    if v < 0:
+        return -1
+    return (v << 6) | (ea << 3) | eb
+
+
+@njit
 def _merge_loop(polys, npolys, verts, pareas, has_areas):
     """Greedy merge of ``polys[:npolys]`` (rows of NVP); returns the new count.
 
-    Recast's loop: every pair's merge value, the best pair merged, again until none
-    merges. The vertex counts are kept beside the rows, and pairs with too many
-    vertices are skipped before their edges are compared (their value is -1)."""
+    Recast's loop: every pair's merge value, the best pair merged (the first in row
+    order among the largest), again until none merges. A pair's value depends only on
+    its two rows, so the values are kept in a matrix and, after a merge, only the
+    pairs of the two rows that changed (the merged row, and the last row moved into
+    the freed one) are computed again: the scan is the same, ~n times less work.
+    Values are cell-space squared lengths (< 2 * 256**2), so the packing fits int32."""
     cnt = np.empty(max(npolys, 1), np.int64)
     for j in range(npolys):
         cnt[j] = _count_poly_verts(polys[j])
+    n0 = max(npolys, 1)
+    pv = np.empty((n0, n0), np.int32)
+    tmp = np.empty(NVP * 2, np.int64)
+    for j in range(npolys - 1):
+        for k in range(j + 1, npolys):
+            pv[j, k] = _pair_packed(polys, j, k, cnt, verts)
     while True:
         best_val = 0
         best_pa = 0
         best_pb = 0
-        best_ea = 0
-        best_eb = 0
         for j in range(npolys - 1):
-            na = cnt[j]
             for k in range(j + 1, npolys):
-                nb = cnt[k]
-                if na + nb - 2 > NVP:
-                    continue
-                v, ea, eb = _pair_value(polys, j, k, na, nb, verts)
+                v = pv[j, k] >> 6
                 if v > best_val:
                     best_val = v
                     best_pa = j
                     best_pb = k
-                    best_ea = ea
-                    best_eb = eb
-        if best_val > 0:
-            _merge_polys(polys[best_pa], polys[best_pb], best_ea, best_eb)
-            cnt[best_pa] = cnt[best_pa] + cnt[best_pb] - 2
-            polys[best_pb, :] = polys[npolys - 1, :]
-            cnt[best_pb] = cnt[npolys - 1]
-            if has_areas:
-                pareas[best_pb] = pareas[npolys - 1]
-            npolys -= 1
-        else:
+        if best_val <= 0:
             break
+        p = np.int64(pv[best_pa, best_pb])
+        _merge_polys(polys[best_pa], polys[best_pb], (p >> 3) & 7, p & 7, tmp)
+        cnt[best_pa] = cnt[best_pa] + cnt[best_pb] - 2
+        polys[best_pb, :] = polys[npolys - 1, :]
+        cnt[best_pb] = cnt[npolys - 1]
+        if has_areas:
+            pareas[best_pb] = pareas[npolys - 1]
+        npolys -= 1
+        for x in range(npolys):
+            if x != best_pa:
+                lo = min(x, best_pa)
+                hi = max(x, best_pa)
+                pv[lo, hi] = _pair_packed(polys, lo, hi, cnt, verts)
+        if best_pb < npolys:
+            for x in range(npolys):
+                if x != best_pb and x != best_pa:
+                    lo = min(x, best_pb)
+                    hi = max(x, best_pb)
+                    pv[lo, hi] = _pair_packed(polys, lo, hi, cnt, verts)
     return npolys
 
 

@@ -55,7 +55,7 @@ def _can_merge(old_id, new_id, reg_id, neis, nneis, nregs):
 def _regions_kernel(heights, areas, w, h, climb):  # pragma: no cover - numba
     """(regs (w*h,) uint8, region count), or (regs, -1) when ids overflow 255."""
     n = w * h
-    regs = np.full(n, 0xFF, np.int64)
+    regs = np.full(n, 0xFF, np.uint8)  # (uint8, as in Detour)
     sw_ns = np.zeros(w, np.int64)
     sw_id = np.zeros(w, np.int64)
     sw_nei = np.zeros(w, np.int64)
@@ -96,7 +96,7 @@ def _regions_kernel(heights, areas, w, h, climb):  # pragma: no cover - numba
                 sw_id[i] = sw_nei[i]
             else:
                 if reg_id == 255:
-                    return regs.astype(np.uint8), -1
+                    return regs, -1
                 sw_id[i] = reg_id
                 reg_id += 1
         for x in range(w):
@@ -164,7 +164,7 @@ def _regions_kernel(heights, areas, w, h, climb):  # pragma: no cover - numba
     for i in range(n):
         if regs[i] != 0xFF:
             regs[i] = rid[regs[i]]
-    return regs.astype(np.uint8), count
+    return regs, count
 
 
 def build_tile_cache_regions(
