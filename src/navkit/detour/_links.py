@@ -624,23 +624,30 @@ def connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
     if a.tile_off_count[t] > 0:
         base_off_mesh_links(a, t, tile_bits, poly_bits)
         connect_ext_off_mesh_links(a, t, t, -1, tile_bits, poly_bits)
-    for s in same_xy:
-        connect_ext_links(a, t, s, -1, tile_bits, poly_bits, con, conarea)
-        connect_ext_links(a, s, t, -1, tile_bits, poly_bits, con, conarea)
-        if a.tile_off_count[s] > 0:
-            connect_ext_off_mesh_links(a, t, s, -1, tile_bits, poly_bits)
-        if a.tile_off_count[t] > 0:
-            connect_ext_off_mesh_links(a, s, t, -1, tile_bits, poly_bits)
-    for k in range(nei_slots.shape[0]):
-        s = nei_slots[k]
-        side = nei_sides[k]
-        opp = (side + 4) & 7
-        connect_ext_links(a, t, s, side, tile_bits, poly_bits, con, conarea)
-        connect_ext_links(a, s, t, opp, tile_bits, poly_bits, con, conarea)
-        if a.tile_off_count[s] > 0:
-            connect_ext_off_mesh_links(a, t, s, side, tile_bits, poly_bits)
-        if a.tile_off_count[t] > 0:
-            connect_ext_off_mesh_links(a, s, t, opp, tile_bits, poly_bits)
+    # One call site for connect_ext_links (it is inlined: four sites compiled it four
+    # times). Step k: pair i = k // 2 (the same-(x, y) layers, then the neighbours);
+    # even k links t to s, odd k links s to t and then the off-mesh links both ways,
+    # which is Detour's order.
+    nsame = same_xy.shape[0]
+    for k in range(2 * (nsame + nei_slots.shape[0])):
+        i = k >> 1
+        if i < nsame:
+            s = np.int64(same_xy[i])
+            side = np.int64(-1)
+            opp = np.int64(-1)
+        else:
+            s = np.int64(nei_slots[i - nsame])
+            side = np.int64(nei_sides[i - nsame])
+            opp = (side + 4) & 7
+        odd = (k & 1) == 1
+        frm = s if odd else np.int64(t)
+        to = np.int64(t) if odd else s
+        connect_ext_links(a, frm, to, opp if odd else side, tile_bits, poly_bits, con, conarea)
+        if odd:
+            if a.tile_off_count[s] > 0:
+                connect_ext_off_mesh_links(a, t, s, side, tile_bits, poly_bits)
+            if a.tile_off_count[t] > 0:
+                connect_ext_off_mesh_links(a, s, t, opp, tile_bits, poly_bits)
 
 
 @njit
