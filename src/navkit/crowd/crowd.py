@@ -107,22 +107,6 @@ def _tween(t, t0, t1):
     return F(0.0) if v < F(0.0) else (F(1.0) if v > F(1.0) else v)
 
 
-def _insert_by_time(ag: int, times: np.ndarray, queue: list, cap: int) -> None:
-    """dtCrowd's addToPathQueue / addToOptQueue: greatest time first, capped."""
-    n = len(queue)
-    t = times[ag]
-    if n == 0 or t <= times[queue[n - 1]]:
-        if n >= cap:
-            return
-        queue.append(ag)
-        return
-    i = 0
-    while i < n and not t >= times[queue[i]]:
-        i += 1
-    queue.insert(i, ag)
-    del queue[cap:]
-
-
 class Crowd:
     """Agents moving on a navmesh toward targets (dtCrowd).
 
@@ -745,50 +729,50 @@ class Crowd:
         if self._replan is not None:  # [replan] navkit mode: within the iteration budget
             return self._replan.move_requests(dt)
         a, q = self.agents, self.query
-        queue: list[int] = []
         ts_ = a.target_state
         todo = np.flatnonzero(
             a.active & (a.state != STATE_INVALID)
             & ((ts_ == TARGET_REQUESTING) | (ts_ == TARGET_WAITING_FOR_QUEUE))
         )  # fmt: skip
-        for s in todo.tolist():  # in slot order, as dtCrowd
-            ts = a.target_state[s]
-            if ts == TARGET_REQUESTING:
-                flt = self.filters[a.query_filter[s]]
-                npath = int(a.c_npath[s])
-                path = a.c_path[s, :npath]
-                tref = int(a.target_ref[s])
-                q.init_sliced_find_path(int(path[0]), tref, a.npos[s], a.target_pos[s], flt)
-                q.update_sliced_find_path(20)
-                if a.target_replan[s]:
-                    res = q.finalize_sliced_find_path_partial(path.copy(), 32)
+        # the quick searches first, then the queue in slot order: the same queue as
+        # dtCrowd's one pass (a search changes only its own agent)
+        for s in todo[a.target_state[todo] == TARGET_REQUESTING].tolist():
+            flt = self.filters[a.query_filter[s]]
+            npath = int(a.c_npath[s])
+            path = a.c_path[s, :npath]
+            tref = int(a.target_ref[s])
+            q.init_sliced_find_path(int(path[0]), tref, a.npos[s], a.target_pos[s], flt)
+            q.update_sliced_find_path(20)
+            if a.target_replan[s]:
+                res = q.finalize_sliced_find_path_partial(path.copy(), 32)
+            else:
+                res = q.finalize_sliced_find_path(32)
+            req_path = res.polys
+            req_pos = None
+            if not (res.status & FAILURE) and req_path.shape[0] > 0:
+                if req_path[-1] != tref:
+                    try:
+                        req_pos, _ = q.closest_point_on_poly(int(req_path[-1]), a.target_pos[s])
+                    except StaleHandleError:  # Detour: closestPointOnPoly fails
+                        req_path = req_path[:0]
                 else:
-                    res = q.finalize_sliced_find_path(32)
-                req_path = res.polys
-                req_pos = None
-                if not (res.status & FAILURE) and req_path.shape[0] > 0:
-                    if req_path[-1] != tref:
-                        try:
-                            req_pos, _ = q.closest_point_on_poly(int(req_path[-1]), a.target_pos[s])
-                        except StaleHandleError:  # Detour: closestPointOnPoly fails
-                            req_path = req_path[:0]
-                    else:
-                        req_pos = a.target_pos[s].copy()
-                else:
-                    req_path = req_path[:0]
-                if req_path.shape[0] == 0:
-                    req_pos = a.npos[s].copy()
-                    req_path = np.array([path[0]], np.int64)
-                cor.set_corridor(a, s, req_pos, req_path)
-                self.boundary.reset(s)
-                a.partial[s] = False
-                if req_path[-1] == tref:
-                    a.target_state[s] = TARGET_VALID
-                    a.target_replan_time[s] = 0
-                else:
-                    a.target_state[s] = TARGET_WAITING_FOR_QUEUE
-            if a.target_state[s] == TARGET_WAITING_FOR_QUEUE:
-                _insert_by_time(s, a.target_replan_time, queue, _PATH_MAX_AGENTS)
+                    req_pos = a.target_pos[s].copy()
+            else:
+                req_path = req_path[:0]
+            if req_path.shape[0] == 0:
+                req_pos = a.npos[s].copy()
+                req_path = np.array([path[0]], np.int64)
+            cor.set_corridor(a, s, req_pos, req_path)
+            self.boundary.reset(s)
+            a.partial[s] = False
+            if req_path[-1] == tref:
+                a.target_state[s] = TARGET_VALID
+                a.target_replan_time[s] = 0
+            else:
+                a.target_state[s] = TARGET_WAITING_FOR_QUEUE
+        qbuf = np.empty(_PATH_MAX_AGENTS, np.int64)
+        nq = _step.path_queue_order(todo, a.target_state, a.target_replan_time, qbuf)
+        queue = qbuf[:nq].tolist()
         pq = self.path_queue
         for s in queue:
             npath = int(a.c_npath[s])

@@ -43,7 +43,7 @@ from .path_queue import path_validity_kernel
 from .proximity import build_grid, find_neighbours
 from .steering import integrate, resolve_collisions, separate, steer
 
-__all__ = ["step", "STOP_FALLBACK", "STOP_REQUESTS", "STOP_OFFMESH", "DONE"]
+__all__ = ["step", "path_queue_order", "STOP_FALLBACK", "STOP_REQUESTS", "STOP_OFFMESH", "DONE"]
 
 STOP_FALLBACK = -1
 STOP_REQUESTS = 1
@@ -247,3 +247,33 @@ def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, cost
     info[I_ANIM] = anim
     ticks[1, P_MOVE] = _tsc()
     return DONE
+
+
+@njit
+def path_queue_order(todo, target_state, replan_time, queue):
+    """dtCrowd's addToPathQueue over ``todo`` (slots in order) for the agents waiting
+    for the queue: greatest ``replan_time`` first, capped at ``queue.shape[0]``; an
+    agent no greater than the last is appended, otherwise inserted before the first
+    it is not below. Returns the count written to ``queue``."""
+    cap = queue.shape[0]
+    n = 0
+    for i in range(todo.shape[0]):
+        s = todo[i]
+        if target_state[s] != 4:  # WAITING_FOR_QUEUE
+            continue
+        t = replan_time[s]
+        if n == 0 or t <= replan_time[queue[n - 1]]:
+            if n < cap:
+                queue[n] = s
+                n += 1
+            continue
+        j = 0
+        while j < n and not t >= replan_time[queue[j]]:
+            j += 1
+        m = min(n, cap - 1)  # shift [j, m) one place right (the last one falls off when full)
+        for k in range(m, j, -1):
+            queue[k] = queue[k - 1]
+        queue[j] = s
+        if n < cap:
+            n += 1
+    return n
