@@ -23,6 +23,12 @@ move requests' quick searches and the path queue's sliced A*, topology
 optimisation (one agent per update), and off-mesh link entry and animation.
 Requests with callbacks are tracked after the phases
 (:mod:`navkit.crowd.requests`).
+
+In dtcrowd mode (serial, no temporary obstacles, no TTC / ORCA / local-grid agent)
+the phases run as one kernel call, :func:`navkit.crowd.step.step`, which returns to
+Python only for the slow validity path, pending move requests or path-queue work,
+and off-mesh links (same float32 results; :attr:`Crowd.timings` from its
+time-stamp-counter stamps).
 """
 
 from __future__ import annotations
@@ -229,6 +235,7 @@ class Crowd:
         self._corner_buf = np.zeros(self.max_agents, np.int64)
         self.boundary_updates = 0  # local boundaries rebuilt in the last update
         self._step_cache: tuple | None = None  # the step kernel's arrays (_step_state)
+        self._stepped = False  # the last update ran as the step kernel (crowd/step.py)
         # -- navkit extensions
         self.temporary_obstacles = TemporaryObstacles()
         self._ttc_params = TTCParams()
@@ -546,7 +553,8 @@ class Crowd:
         self._act = np.flatnonzero(self.agents.active).astype(np.int64)
         self._ftables = self._filter_tables()
         self._select_due(dt32)
-        if not (self._fusable() and self._update_fused(dt32)):
+        self._stepped = self._fusable() and self._update_fused(dt32)
+        if not self._stepped:
             for name in self.PHASES:
                 t0 = time.perf_counter()
                 getattr(self, "_" + name)(dt32)
