@@ -123,3 +123,58 @@ def test_path_queue_order_is_add_to_path_queue(seed):
     out = np.full(8, -1, np.int64)
     k = path_queue_order(todo, states, times, out)
     assert out[:k].tolist() == ref
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_small_crowd_neighbours_are_the_grid_walks(seed):
+    """find_neighbours_small (no grid walk) gives find_neighbours' neighbours, in its
+    order: dense crowds (more than MAX_QUERY_IDS agents in a query box), ties in
+    distance, agents not walking, heights apart, and its fallback when the pool overflows."""
+    from navkit.crowd.proximity import (
+        SMALL_CROWD,
+        ProximityGrid,
+        build_grid,
+        find_neighbours,
+        find_neighbours_small,
+    )  # fmt: skip
+
+    rng = np.random.default_rng(seed)
+    cap = 200
+    n = int(rng.integers(2, cap))
+    max_r = np.float32(0.6)
+    g = ProximityGrid(cap * 4, max_r * np.float32(3.0))
+    side = float(rng.choice([4.0, 15.0, 60.0]))
+    npos = np.zeros((cap, 3), np.float32)
+    npos[:, 0] = rng.uniform(-side, side, cap)
+    npos[:, 2] = rng.uniform(-side, side, cap)
+    npos[:, 1] = rng.choice([0.0, 0.5, 5.0], cap)
+    npos[: cap // 4] = np.round(npos[: cap // 4])  # exact ties in distance
+    radius = rng.uniform(0.2, 0.6, cap).astype(np.float32)
+    if seed % 4 == 3:
+        radius[:] = 3.0  # wider than the max radius: the pool overflows, grid walk
+        n = cap - 1
+    height = np.full(cap, 2.0, np.float32)
+    qrange = rng.choice([2.0, 7.2], cap).astype(np.float32)
+    walking = rng.random(cap) < 0.9
+    act = np.sort(rng.choice(cap, n, replace=False)).astype(np.int64)
+    assert n <= SMALL_CROWD
+    build_grid(act, npos, radius, g.inv_cell_size, g.buckets, g.items, g.lo)
+    out = []
+    for small in (False, True):
+        neis = np.full((cap, 6), -1, np.int32)
+        dist = np.zeros((cap, 6), np.float32)
+        nn = np.zeros(cap, np.int32)
+        done = small and find_neighbours_small(
+            act, act, walking, npos, height, qrange, radius, g.inv_cell_size, g.items, neis,
+            dist, nn,
+        )  # fmt: skip
+        if not done:
+            find_neighbours(
+                act, act, walking, npos, height, qrange, g.inv_cell_size, g.buckets, g.items,
+                g.lo, neis, dist, nn,
+            )  # fmt: skip
+        out.append((neis, dist, nn, done))
+    assert out[1][3] == (seed % 4 != 3)
+    for a, b in zip(out[0][:3], out[1][:3]):
+        assert np.array_equal(a, b)
+    assert out[0][2].max() > 0

@@ -40,7 +40,7 @@ from .avoidance import plan_velocities
 from .boundary import update_boundaries
 from .corridor import corners_kernel, merge_corridor_start_shortcut, move_kernel
 from .path_queue import path_validity_kernel
-from .proximity import build_grid, find_neighbours
+from .proximity import build_grid, find_neighbours, find_neighbours_small
 from .steering import integrate, resolve_collisions, separate, steer
 
 __all__ = ["step", "path_queue_order", "STOP_FALLBACK", "STOP_REQUESTS", "STOP_OFFMESH", "DONE"]
@@ -159,10 +159,14 @@ def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, cost
             d, tiny_ds, flags_table, act, 1, walking, c_path, npos, collision_query_range,
             query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
         )  # fmt: skip
-        find_neighbours(
-            act, act, walking, npos, height, collision_query_range, inv_cell, buckets, items,
-            lo, neis, nei_dist, nneis,
-        )  # fmt: skip
+        if not find_neighbours_small(
+            act, act, walking, npos, height, collision_query_range, radius, inv_cell, items,
+            neis, nei_dist, nneis,
+        ):  # fmt: skip
+            find_neighbours(
+                act, act, walking, npos, height, collision_query_range, inv_cell, buckets,
+                items, lo, neis, nei_dist, nneis,
+            )  # fmt: skip
         t = _tsc()
         ticks[1, P_NEIGHBOURS] = t
         # -- corners
