@@ -18,7 +18,7 @@ import numpy as np
 from navkit._jit import njit, pnjit
 from navkit.detour._nodes import PoolHandle
 
-__all__ = ["twins", "inline_copy", "chunks", "keep", "TinyPools", "MAX_CHUNKS"]
+__all__ = ["twins", "chunks", "keep", "TinyPools", "MAX_CHUNKS"]
 
 MAX_CHUNKS = 16
 _MIN_CHUNK = 32  # agents per chunk in parallel kernels
@@ -33,23 +33,6 @@ def twins(fn):
     par.__module__ = fn.__module__
     par.__doc__ = fn.__doc__
     return njit(fn), pnjit(par)
-
-
-def inline_copy(fn):
-    """A copy of ``fn`` (a Python function or a numba dispatcher's) that numba inlines
-    into its caller (``inline="always"``), for the one-kernel crowd update
-    (crowd/step.py): a phase kernel it called as a function would be compiled once
-    on its own and its machine code optimised a second time inside the caller's module
-    (numba links a callee's code into the caller and optimises the whole); inlined,
-    the phase's code is compiled only inside the caller."""
-    fn = getattr(fn, "py_func", fn)
-    cp = types.FunctionType(
-        fn.__code__, fn.__globals__, fn.__name__ + "_inl", fn.__defaults__, fn.__closure__
-    )
-    cp.__qualname__ = fn.__qualname__ + "_inl"
-    cp.__module__ = fn.__module__
-    cp.__doc__ = fn.__doc__
-    return njit(inline="always")(cp)
 
 
 def chunks(n: int, parallel: bool) -> int:

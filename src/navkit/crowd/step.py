@@ -36,28 +36,12 @@ from navkit.detour._search import (
 from navkit.detour.query import STRAIGHTPATH_OFFMESH_CONNECTION, SUCCESS
 from navkit.recast._chain import _tsc
 
-from . import avoidance as _av
-from . import boundary as _bd
-from . import corridor as _cor
-from . import path_queue as _pq
-from . import proximity as _px
-from . import steering as _st
-from ._par import inline_copy
-from .corridor import merge_corridor_start_shortcut
-
-# the phase kernels, inlined into step (see inline_copy: compiled once, inside step)
-path_validity_kernel = inline_copy(_pq.path_validity_kernel)
-build_grid = inline_copy(_px.build_grid)
-update_boundaries = inline_copy(_bd._update_impl)
-find_neighbours_small = inline_copy(_px.find_neighbours_small)
-find_neighbours = inline_copy(_px._find_neighbours_impl)
-corners_kernel = inline_copy(_cor._corners_impl)
-steer = inline_copy(_st._steer_impl)
-separate = inline_copy(_st._separate_impl)
-plan_velocities = inline_copy(_av._plan_impl)
-integrate = inline_copy(_st._integrate_impl)
-resolve_collisions = inline_copy(_st._resolve_collisions_impl)
-move_kernel = inline_copy(_cor._move_impl)
+from .avoidance import plan_velocities
+from .boundary import update_boundaries
+from .corridor import corners_kernel, merge_corridor_start_shortcut, move_kernel
+from .path_queue import path_validity_kernel
+from .proximity import build_grid, find_neighbours, find_neighbours_small
+from .steering import integrate, resolve_collisions, separate, steer
 
 __all__ = ["step", "path_queue_order", "STOP_FALLBACK", "STOP_REQUESTS", "STOP_OFFMESH", "DONE"]
 
@@ -159,7 +143,7 @@ def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, cost
                 )
                 if (st & SUCCESS) != 0 and nres > 0:
                     c_npath[s] = merge_corridor_start_shortcut(
-                        c_path[s], c_npath[s], c_path.shape[1], out, nres
+                        c_path[s], npath, c_path.shape[1], out[:nres].copy(), nres
                     )
             topology_opt_time[s] = 0
         t = _tsc()
