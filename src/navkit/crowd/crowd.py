@@ -624,11 +624,6 @@ class Crowd:
             py["check_path_validity"] = t1 - t0
             py["move_requests"], py["path_queue"] = t2 - t1, t3 - t2
             stop = entry_call(_step.step, _step.STAGE_TOPOLOGY, *head, *arrays)
-        if stop == _step.STOP_TOPOLOGY:
-            t0 = time.perf_counter()
-            self._topology_search(int(info[_step.I_TOPO]))
-            py["topology_optimization"] = time.perf_counter() - t0
-            stop = entry_call(_step.step, _step.STAGE_GRID, *head, *arrays)
         if stop == _step.STOP_OFFMESH:
             t0 = time.perf_counter()
             self._offmesh_triggers(dt)
@@ -845,7 +840,7 @@ class Crowd:
                 a.target_replan_time[s] = 0
 
     def _topology_optimization(self, dt) -> None:
-        a = self.agents
+        a, q = self.agents, self.query
         queue: list[int] = []
         act, ts = self._act, a.target_state[self._act]
         sel = act[
@@ -860,25 +855,19 @@ class Crowd:
         if due.shape[0]:
             queue.append(int(due[np.argmax(a.topology_opt_time[due])]))
         for s in queue:
-            self._topology_search(s)
-
-    def _topology_search(self, s: int) -> None:
-        """updateTopologyOptimization for the due agent s: a 32-iteration sliced search
-        toward its corridor's end, spliced in as a shortcut; its timer restarts."""
-        a, q = self.agents, self.query
-        npath = int(a.c_npath[s])
-        if npath >= 3:
-            flt = self.filters[a.query_filter[s]]
-            q.init_sliced_find_path(
-                int(a.c_path[s, 0]), int(a.c_path[s, npath - 1]), a.c_pos[s], a.c_target[s], flt
-            )
-            q.update_sliced_find_path(32)
-            res = q.finalize_sliced_find_path_partial(a.c_path[s, :npath].copy(), 32)
-            if res.status & SUCCESS and res.polys.shape[0] > 0:
-                a.c_npath[s] = cor.merge_corridor_start_shortcut(
-                    a.c_path[s], npath, a.c_path.shape[1], res.polys, res.polys.shape[0]
+            npath = int(a.c_npath[s])
+            if npath >= 3:
+                flt = self.filters[a.query_filter[s]]
+                q.init_sliced_find_path(
+                    int(a.c_path[s, 0]), int(a.c_path[s, npath - 1]), a.c_pos[s], a.c_target[s], flt
                 )
-        a.topology_opt_time[s] = 0
+                q.update_sliced_find_path(32)
+                res = q.finalize_sliced_find_path_partial(a.c_path[s, :npath].copy(), 32)
+                if res.status & SUCCESS and res.polys.shape[0] > 0:
+                    a.c_npath[s] = cor.merge_corridor_start_shortcut(
+                        a.c_path[s], npath, a.c_path.shape[1], res.polys, res.polys.shape[0]
+                    )
+            a.topology_opt_time[s] = 0
 
     def _proximity_grid(self, dt) -> None:
         a, g = self.agents, self.grid

@@ -17,43 +17,41 @@ stops and returns to Python only where Python must run:
 - ``DONE``: all kernel phases ran; ``info[I_ANIM]`` says whether an off-mesh
   animation is running (offmesh_animation is Python).
 
-- ``STOP_TOPOLOGY`` in topology_optimization: the agent ``info[I_TOPO]`` is due for
-  its 32-iteration sliced A* (one agent per update, after 0.5 s); the caller runs it
-  and calls again from ``STAGE_GRID``. (Python rather than the query's sliced-search
-  kernels called from here: numba links a called kernel's code into the caller and
-  optimises it again there, which grew the cold compile by seconds.)
-
-The times of topology optimisation accumulate here, and the replanning requests
-found by the validity check (code 2) are set here (dtCrowd's
-requestMoveTargetReplan).
+Topology optimisation (one agent per update: a 32-iteration sliced A* toward the
+corridor's end, on the crowd's query) runs here through the query's sliced-search
+entry kernels. Replanning requests found by the validity check (code 2) are set
+here (dtCrowd's requestMoveTargetReplan).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from navkit._jit import F32, njit
-from navkit.detour.query import STRAIGHTPATH_OFFMESH_CONNECTION
+from navkit.detour._search import (
+    sliced_finalize_partial_entry,
+    sliced_init_entry,
+    sliced_update_entry,
+)
+from navkit.detour.query import STRAIGHTPATH_OFFMESH_CONNECTION, SUCCESS
 from navkit.recast._chain import _tsc
 
 from .avoidance import plan_velocities
 from .boundary import update_boundaries
-from .corridor import corners_kernel, move_kernel
+from .corridor import corners_kernel, merge_corridor_start_shortcut, move_kernel
 from .path_queue import path_validity_kernel
 from .proximity import build_grid, find_neighbours, find_neighbours_small
 from .steering import integrate, resolve_collisions, separate, steer
 
-__all__ = [
-    "step", "path_queue_order", "STOP_FALLBACK", "STOP_REQUESTS", "STOP_OFFMESH",
-    "STOP_TOPOLOGY", "DONE",
-]  # fmt: skip
+__all__ = ["step", "path_queue_order", "STOP_FALLBACK", "STOP_REQUESTS", "STOP_OFFMESH", "DONE"]
 
 STOP_FALLBACK = -1
 STOP_REQUESTS = 1
 STOP_OFFMESH = 2
 DONE = 3
-STOP_TOPOLOGY = 4
-STAGE_START, STAGE_TOPOLOGY, STAGE_STEERING, STAGE_GRID = 0, 1, 2, 3
+STAGE_START, STAGE_TOPOLOGY, STAGE_STEERING = 0, 1, 2
 #: info slots
-I_POOL_HEAD, I_BOUNDARY_UPDATES, I_SAMPLES, I_ANIM, I_NSLOW, I_TOPO = 0, 1, 2, 3, 4, 5
+I_POOL_HEAD, I_BOUNDARY_UPDATES, I_SAMPLES, I_ANIM, I_NSLOW = 0, 1, 2, 3, 4
 #: phase indices (Crowd.PHASES)
 (P_VALIDITY, P_REQUESTS, P_QUEUE, P_TOPOLOGY, P_GRID, P_NEIGHBOURS, P_CORNERS, P_OFFMESH,
  P_STEERING, P_SEPARATION, P_VELOCITY, P_INTEGRATION, P_COLLISIONS, P_MOVE,
@@ -128,16 +126,29 @@ def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, cost
                 tt = topology_opt_time[s]
                 if tt >= _OPT_TIME_THR and (best < 0 or tt > bt):
                     best, bt = s, tt
-        ticks[1, P_TOPOLOGY] = _tsc()
         if best >= 0:
-            if c_npath[best] >= 3:  # the search is Python's (see the module docstring)
-                info[I_TOPO] = best
-                return STOP_TOPOLOGY
-            topology_opt_time[best] = 0
-        stage = STAGE_GRID
-    if stage == STAGE_GRID:
-        # -- proximity_grid
+            s = best
+            npath = np.int64(c_npath[s])
+            if npath >= 3:
+                qfi = query_filter[s]
+                sliced_init_entry(
+                    d, pool_d, flags_table[qfi], qi, qf, c_path[s, 0], c_path[s, npath - 1],
+                    c_pos[s], c_target[s], 0,
+                )  # fmt: skip
+                sliced_update_entry(d, pool_d, flags_table[qfi], costs_table[qfi], qi, qf, 32)
+                existing = c_path[s, :npath].copy()
+                out = np.zeros(32, np.int64)
+                st, nres = sliced_finalize_partial_entry(
+                    d, pool_d, flags_table[qfi], costs_table[qfi], qi, existing, out, 32
+                )
+                if (st & SUCCESS) != 0 and nres > 0:
+                    c_npath[s] = merge_corridor_start_shortcut(
+                        c_path[s], npath, c_path.shape[1], out[:nres].copy(), nres
+                    )
+            topology_opt_time[s] = 0
         t = _tsc()
+        ticks[1, P_TOPOLOGY] = t
+        # -- proximity_grid
         ticks[0, P_GRID] = t
         info[I_POOL_HEAD] = build_grid(act, npos, radius, inv_cell, buckets, items, lo)
         t = _tsc()
