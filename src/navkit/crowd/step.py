@@ -142,8 +142,8 @@ def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, cost
                     d, pool_d, flags_table[qfi], costs_table[qfi], qi, existing, out, 32
                 )
                 if (st & SUCCESS) != 0 and nres > 0:
-                    c_npath[s] = merge_corridor_start_shortcut(
-                        c_path[s], npath, c_path.shape[1], out[:nres].copy(), nres
+                    c_npath[s] = merge_corridor_start_shortcut(  # (corners' signature)
+                        c_path[s], c_npath[s], c_path.shape[1], out, nres
                     )
             topology_opt_time[s] = 0
         t = _tsc()
