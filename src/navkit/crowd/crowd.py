@@ -23,6 +23,12 @@ move requests' quick searches and the path queue's sliced A*, topology
 optimisation (one agent per update), and off-mesh link entry and animation.
 Requests with callbacks are tracked after the phases
 (:mod:`navkit.crowd.requests`).
+
+In dtcrowd mode (serial, no temporary obstacles, no TTC / ORCA / local-grid agent)
+the phases run as one kernel call, :func:`navkit.crowd.step.step`, which returns to
+Python only for the slow validity path, pending move requests or path-queue work,
+and off-mesh links (same float32 results; :attr:`Crowd.timings` from its
+time-stamp-counter stamps).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 from navkit import _check
+from navkit._jit import entry_call
 from navkit.detour.filter import QueryFilter
 from navkit.detour.query import (
     FAILURE,
@@ -42,12 +49,14 @@ from navkit.detour.query import (
     NavMeshQuery,
 )
 from navkit.errors import ConfigError, InputError, StaleHandleError
+from navkit.recast._chain import tick_ms
 
 from . import avoidance as _avoidance
 from . import boundary as _boundary
 from . import corridor as cor
 from . import proximity as _proximity
 from . import steering as _steering
+from . import step as _step
 from ._par import TinyPools, chunks
 from .agents import (
     LOCAL_GRID,
@@ -102,22 +111,6 @@ _OPT_TIME_THR = F(0.5)
 def _tween(t, t0, t1):
     v = (t - t0) / (t1 - t0)
     return F(0.0) if v < F(0.0) else (F(1.0) if v > F(1.0) else v)
-
-
-def _insert_by_time(ag: int, times: np.ndarray, queue: list, cap: int) -> None:
-    """dtCrowd's addToPathQueue / addToOptQueue: greatest time first, capped."""
-    n = len(queue)
-    t = times[ag]
-    if n == 0 or t <= times[queue[n - 1]]:
-        if n >= cap:
-            return
-        queue.append(ag)
-        return
-    i = 0
-    while i < n and not t >= times[queue[i]]:
-        i += 1
-    queue.insert(i, ag)
-    del queue[cap:]
 
 
 class Crowd:
@@ -223,13 +216,14 @@ class Crowd:
         self.filters = [QueryFilter() for _ in range(16)]
         self._avoid: list[ObstacleAvoidanceParams] = [DEFAULT_PARAMS] * MAX_PARAMS
         self.timings: dict[str, float] = dict.fromkeys(self.PHASES, 0.0)
-        self._active: list[int] = []
         self._act = np.zeros(0, np.int64)
         self._pending: list[int] = []
         self._requests = RequestTracker(self)
         self.parallel = bool(parallel)
         self._tiny = TinyPools()
         self._nsamples = np.zeros(self.max_agents, np.int64)
+        self._ftabs: tuple[np.ndarray, np.ndarray] | None = None
+        self._ftabs_of: list = []
         self._ftables = self._filter_tables()
         self._walking = np.zeros(self.max_agents, np.bool_)
         # level of detail (navkit mode, crowd/lod.py): the due agents of this update
@@ -240,6 +234,8 @@ class Crowd:
         self._due_buf = np.zeros(self.max_agents, np.int64)
         self._corner_buf = np.zeros(self.max_agents, np.int64)
         self.boundary_updates = 0  # local boundaries rebuilt in the last update
+        self._step_cache: tuple | None = None  # the step kernel's arrays (_step_state)
+        self._stepped = False  # the last update ran as the step kernel (crowd/step.py)
         # -- navkit extensions
         self.temporary_obstacles = TemporaryObstacles()
         self._ttc_params = TTCParams()
@@ -555,14 +551,96 @@ class Crowd:
         if not dt32 > 0:  # positive but below float32's smallest
             raise InputError(f"dt must be > 0 as float32 [s], got {dt!r}")
         self._act = np.flatnonzero(self.agents.active).astype(np.int64)
-        self._active = self._act.tolist()
         self._ftables = self._filter_tables()
         self._select_due(dt32)
-        for name in self.PHASES:
-            t0 = time.perf_counter()
-            getattr(self, "_" + name)(dt32)
-            self.timings[name] = time.perf_counter() - t0
+        self._stepped = self._fusable() and self._update_fused(dt32)
+        if not self._stepped:
+            for name in self.PHASES:
+                t0 = time.perf_counter()
+                getattr(self, "_" + name)(dt32)
+                self.timings[name] = time.perf_counter() - t0
         self._requests.after_update()  # callbacks: after all phases, never inside a kernel
+
+    def _fusable(self) -> bool:
+        """Whether this update can run as :func:`navkit.crowd.step.step` (dtcrowd mode,
+        serial, no temporary obstacles; the kernel itself refuses TTC / ORCA / local
+        grid agents)."""
+        return (
+            self._replan is None and self._lod.k == 1 and not self.parallel
+            and self.temporary_obstacles.packed().shape[0] == 0
+        )  # fmt: skip
+
+    def _step_state(self) -> tuple:
+        """The step kernel's scratch and its agent, boundary and grid arrays (built once:
+        these arrays are never reallocated)."""
+        st = self._step_cache
+        if st is None:
+            a, b, g = self.agents, self.boundary, self.grid
+            n = self.max_agents
+            scratch = (
+                np.zeros((2, len(self.PHASES)), np.int64), np.zeros(8, np.int64),
+                np.zeros(n, np.int64), np.zeros(n, np.bool_),
+            )  # fmt: skip
+            arrays = (
+                a.active, a.state, a.target_state, a.target_ref, a.target_pos,
+                a.target_pathq_ref, a.target_replan, a.target_replan_time, a.update_flags,
+                a.query_filter, a.avoidance_model, a.avoidance_type, a.radius, a.height,
+                a.max_speed, a.max_acceleration, a.collision_query_range,
+                a.path_optimization_range, a.separation_weight, a.desired_speed, a.npos, a.vel,
+                a.dvel, a.nvel, a.disp, a.c_pos, a.c_target, a.c_path, a.c_npath,
+                a.corner_verts, a.corner_flags, a.corner_polys, a.ncorners, a.neis, a.nei_dist,
+                a.nneis, a.topology_opt_time, a.partial, a.anim_active, b.center, b.segs,
+                b.seg_d, b.nsegs, b.polys, b.npolys, g.inv_cell_size, g.buckets, g.items, g.lo,
+            )  # fmt: skip
+            st = self._step_cache = (scratch, arrays)
+        return st
+
+    def _update_fused(self, dt) -> bool:
+        """dtCrowd::update through the step kernel, Python only where it must run (see
+        :mod:`navkit.crowd.step`); False (nothing done) when an agent uses a navkit
+        extension. Phase timings come from the kernel's time-stamp-counter stamps."""
+        (ticks, info, slow, walking), arrays = self._step_state()
+        q, tim = self.query, self.timings
+        flags, costs = self._ftables
+        fp, ip = self._avoidance_tables()
+        ticks[:] = 0
+        head = (
+            ticks, info, slow, q._vh().desc, self._tiny.desc, q._pool, q._qi, q._qf, flags,
+            costs, self.path_queue.ref, self._act, dt, walking, self._nsamples, fp, ip,
+        )  # fmt: skip
+        stop = entry_call(_step.step, _step.STAGE_START, *head, *arrays)
+        if stop == _step.STOP_FALLBACK:
+            return False
+        py = dict.fromkeys(self.PHASES, 0.0)
+        if stop == _step.STOP_REQUESTS:
+            t0 = time.perf_counter()
+            for s in slow[: info[_step.I_NSLOW]].tolist():  # in slot order, as dtCrowd
+                self._check_path_validity_slow(s)
+            t1 = time.perf_counter()
+            self._move_requests(dt)
+            t2 = time.perf_counter()
+            self._path_queue(dt)
+            t3 = time.perf_counter()
+            py["check_path_validity"] = t1 - t0
+            py["move_requests"], py["path_queue"] = t2 - t1, t3 - t2
+            stop = entry_call(_step.step, _step.STAGE_TOPOLOGY, *head, *arrays)
+        if stop == _step.STOP_OFFMESH:
+            t0 = time.perf_counter()
+            self._offmesh_triggers(dt)
+            py["offmesh_triggers"] = time.perf_counter() - t0
+            stop = entry_call(_step.step, _step.STAGE_STEERING, *head, *arrays)
+        self.grid.pool_head = int(info[_step.I_POOL_HEAD])
+        self.boundary_updates = int(info[_step.I_BOUNDARY_UPDATES])
+        self.velocity_samples = int(info[_step.I_SAMPLES])
+        if info[_step.I_ANIM]:
+            t0 = time.perf_counter()
+            self._offmesh_animation(dt)
+            py["offmesh_animation"] = time.perf_counter() - t0
+        k = tick_ms() * 1e-3
+        t0s, t1s = ticks.tolist()
+        for i, name in enumerate(self.PHASES):
+            tim[name] = py[name] + (t1s[i] - t0s[i]) * k
+        return True
 
     def _select_due(self, dt) -> None:
         """Level of detail (crowd/lod.py): the due agents and the corner refreshes."""
@@ -659,50 +737,50 @@ class Crowd:
         if self._replan is not None:  # [replan] navkit mode: within the iteration budget
             return self._replan.move_requests(dt)
         a, q = self.agents, self.query
-        queue: list[int] = []
         ts_ = a.target_state
         todo = np.flatnonzero(
             a.active & (a.state != STATE_INVALID)
             & ((ts_ == TARGET_REQUESTING) | (ts_ == TARGET_WAITING_FOR_QUEUE))
         )  # fmt: skip
-        for s in todo.tolist():  # in slot order, as dtCrowd
-            ts = a.target_state[s]
-            if ts == TARGET_REQUESTING:
-                flt = self.filters[a.query_filter[s]]
-                npath = int(a.c_npath[s])
-                path = a.c_path[s, :npath]
-                tref = int(a.target_ref[s])
-                q.init_sliced_find_path(int(path[0]), tref, a.npos[s], a.target_pos[s], flt)
-                q.update_sliced_find_path(20)
-                if a.target_replan[s]:
-                    res = q.finalize_sliced_find_path_partial(path.copy(), 32)
+        # the quick searches first, then the queue in slot order: the same queue as
+        # dtCrowd's one pass (a search changes only its own agent)
+        for s in todo[a.target_state[todo] == TARGET_REQUESTING].tolist():
+            flt = self.filters[a.query_filter[s]]
+            npath = int(a.c_npath[s])
+            path = a.c_path[s, :npath]
+            tref = int(a.target_ref[s])
+            q.init_sliced_find_path(int(path[0]), tref, a.npos[s], a.target_pos[s], flt)
+            q.update_sliced_find_path(20)
+            if a.target_replan[s]:
+                res = q.finalize_sliced_find_path_partial(path.copy(), 32)
+            else:
+                res = q.finalize_sliced_find_path(32)
+            req_path = res.polys
+            req_pos = None
+            if not (res.status & FAILURE) and req_path.shape[0] > 0:
+                if req_path[-1] != tref:
+                    try:
+                        req_pos, _ = q.closest_point_on_poly(int(req_path[-1]), a.target_pos[s])
+                    except StaleHandleError:  # Detour: closestPointOnPoly fails
+                        req_path = req_path[:0]
                 else:
-                    res = q.finalize_sliced_find_path(32)
-                req_path = res.polys
-                req_pos = None
-                if not (res.status & FAILURE) and req_path.shape[0] > 0:
-                    if req_path[-1] != tref:
-                        try:
-                            req_pos, _ = q.closest_point_on_poly(int(req_path[-1]), a.target_pos[s])
-                        except StaleHandleError:  # Detour: closestPointOnPoly fails
-                            req_path = req_path[:0]
-                    else:
-                        req_pos = a.target_pos[s].copy()
-                else:
-                    req_path = req_path[:0]
-                if req_path.shape[0] == 0:
-                    req_pos = a.npos[s].copy()
-                    req_path = np.array([path[0]], np.int64)
-                cor.set_corridor(a, s, req_pos, req_path)
-                self.boundary.reset(s)
-                a.partial[s] = False
-                if req_path[-1] == tref:
-                    a.target_state[s] = TARGET_VALID
-                    a.target_replan_time[s] = 0
-                else:
-                    a.target_state[s] = TARGET_WAITING_FOR_QUEUE
-            if a.target_state[s] == TARGET_WAITING_FOR_QUEUE:
-                _insert_by_time(s, a.target_replan_time, queue, _PATH_MAX_AGENTS)
+                    req_pos = a.target_pos[s].copy()
+            else:
+                req_path = req_path[:0]
+            if req_path.shape[0] == 0:
+                req_pos = a.npos[s].copy()
+                req_path = np.array([path[0]], np.int64)
+            cor.set_corridor(a, s, req_pos, req_path)
+            self.boundary.reset(s)
+            a.partial[s] = False
+            if req_path[-1] == tref:
+                a.target_state[s] = TARGET_VALID
+                a.target_replan_time[s] = 0
+            else:
+                a.target_state[s] = TARGET_WAITING_FOR_QUEUE
+        qbuf = np.empty(_PATH_MAX_AGENTS, np.int64)
+        nq = _step.path_queue_order(todo, a.target_state, a.target_replan_time, qbuf)
+        queue = qbuf[:nq].tolist()
         pq = self.path_queue
         for s in queue:
             npath = int(a.c_npath[s])
@@ -823,11 +901,26 @@ class Crowd:
         )  # fmt: skip
 
     def _filter_tables(self) -> tuple[np.ndarray, np.ndarray]:
-        """(16, 2) int32 include/exclude flags and (16, 64) float32 area costs of the filters."""
-        return (
-            np.stack([f.arrays[0] for f in self.filters]),
-            np.stack([f.arrays[1] for f in self.filters]),
-        )
+        """(16, 2) int32 include/exclude flags and (16, 64) float32 area costs of the filters.
+
+        The crowd's filters keep their arrays as rows of these two tables (their
+        setters write in place), so the tables are always current; a filter put into
+        :attr:`filters` from outside is copied in and re-pointed at its row."""
+        tabs = self._ftabs
+        if tabs is None or self._ftabs_of != self.filters:
+            fl = self.filters
+            if len(fl) != 16 or not all(isinstance(f, QueryFilter) for f in fl):
+                raise InputError("Crowd.filters must hold 16 QueryFilter")
+            tabs = (
+                np.stack([f.arrays[0] for f in fl]).astype(np.int32),
+                np.stack([f.arrays[1] for f in fl]).astype(np.float32),
+            )
+            if len({id(f) for f in fl}) < len(fl):
+                return tabs  # one filter in several places: stacked anew every update
+            for i, f in enumerate(fl):
+                f._flags, f._costs = tabs[0][i], tabs[1][i]
+            self._ftabs, self._ftabs_of = tabs, list(fl)
+        return tabs
 
     def _corners(self, dt) -> None:
         a, par = self.agents, self.parallel

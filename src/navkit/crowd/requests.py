@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from navkit._jit import njit
 from navkit.detour.query import STRAIGHTPATH_END
 from navkit.errors import InputError, QueryError, StaleHandleError
 
@@ -72,6 +73,7 @@ STATUSES = ("none", "pending", "moving", "partial", "blocked", "done", "failed")
 EVENTS = ("result", "blocked", "done")
 ARRIVAL_MIN = 0.5  # [wu]
 ARRIVAL_RADIUS_FRACTION = 0.25
+_END = int(STRAIGHTPATH_END)
 
 _PENDING = (TARGET_REQUESTING, TARGET_WAITING_FOR_QUEUE, TARGET_WAITING_FOR_PATH)
 
@@ -197,16 +199,11 @@ class RequestTracker:
         state unchanged and pending, or valid with its result fired and its arrival
         unchanged, or any other state (no new block)."""
         a = self.crowd.agents
-        ts = a.target_state
-        pending = (
-            (ts == TARGET_REQUESTING) | (ts == TARGET_WAITING_FOR_QUEUE)
-            | (ts == TARGET_WAITING_FOR_PATH)
+        quiet = np.empty(a.n, np.bool_)
+        _quiet_kernel(
+            a.active, a.target_state, self.prev, self.fired, self.armed, a.ncorners,
+            a.corner_flags, a.corner_verts, a.npos, a.radius, quiet,
         )  # fmt: skip
-        valid = ts == TARGET_VALID
-        arrived = self._arrived_all()
-        # (armed and not arrived: its status is not "done", "done" disarms)
-        calm = self.fired & (arrived != self.armed)
-        quiet = a.active & (ts == self.prev) & (pending | (valid & calm) | ~(valid | pending))
         rp = self.crowd._replan
         if rp is not None:  # [replan] a blocked event to fire, or a block that ended
             quiet &= ~rp.blocked_event & (rp.blocked | ~self._blocked_status())
@@ -349,3 +346,29 @@ class RequestTracker:
         r.prev = TARGET_REQUESTING
         self.status[s] = "pending"
         return True
+
+
+@njit
+def _quiet_kernel(active, ts, prev, fired, armed, ncorners, corner_flags, corner_verts, npos,
+                  radius, quiet):  # fmt: skip
+    """:meth:`RequestTracker._quiet` without the navkit-mode terms, into ``quiet``: the
+    arrival test as :meth:`RequestTracker._arrived_all` (float32 difference, its
+    hypot as glibc's hypotf: the double sqrt rounded to float32, compared in
+    float64)."""
+    for s in range(quiet.shape[0]):
+        t = ts[s]
+        nc = ncorners[s]
+        last = nc - 1 if nc > 0 else 0
+        arrived = False
+        if nc > 0 and (corner_flags[s, last] & _END) != 0:
+            dx = np.float64(corner_verts[s, last, 0] - npos[s, 0])
+            dz = np.float64(corner_verts[s, last, 2] - npos[s, 2])
+            dist = np.float64(np.float32(np.sqrt(dx * dx + dz * dz)))
+            reach = max(np.float64(radius[s]) * ARRIVAL_RADIUS_FRACTION, ARRIVAL_MIN)
+            arrived = dist <= reach
+        pending = t == 3 or t == 4 or t == 5
+        valid = t == 2
+        calm = fired[s] and (arrived != armed[s])
+        quiet[s] = (
+            active[s] and t == prev[s] and (pending or (valid and calm) or not (valid or pending))
+        )

@@ -1,0 +1,283 @@
+"""dtCrowd's update in one kernel call (the dtCrowd-identical mode's steady state).
+
+:func:`step` runs :attr:`Crowd.PHASES` in dtCrowd::update's order by calling the
+very kernels the phase-by-phase update calls (same argument types, so no extra
+compiled copies), and stamps the CPU's time-stamp counter around each phase
+(``ticks[0, i]`` start, ``ticks[1, i]`` end of phase i; 0 = not run here). It
+stops and returns to Python only where Python must run:
+
+- ``STOP_FALLBACK`` (before anything): an active agent uses a navkit extension
+  (TTC / ORCA avoidance, the local grid planner); the caller runs the phases.
+- ``STOP_REQUESTS`` after check_path_validity: an agent needs the slow validity
+  path (its polygon or its target's is gone; listed in ``slow``), or move requests
+  or the path queue have work. The caller does them and calls again from
+  ``STAGE_TOPOLOGY``.
+- ``STOP_OFFMESH`` after corners: an agent reached an off-mesh link's start; the
+  caller runs offmesh_triggers and calls again from ``STAGE_STEERING``.
+- ``DONE``: all kernel phases ran; ``info[I_ANIM]`` says whether an off-mesh
+  animation is running (offmesh_animation is Python).
+
+Topology optimisation (one agent per update: a 32-iteration sliced A* toward the
+corridor's end, on the crowd's query) runs here through the query's sliced-search
+entry kernels. Replanning requests found by the validity check (code 2) are set
+here (dtCrowd's requestMoveTargetReplan).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from navkit._jit import F32, njit
+from navkit.detour._search import (
+    sliced_finalize_partial_entry,
+    sliced_init_entry,
+    sliced_update_entry,
+)
+from navkit.detour.query import STRAIGHTPATH_OFFMESH_CONNECTION, SUCCESS
+from navkit.recast._chain import _tsc
+
+from .avoidance import plan_velocities
+from .boundary import update_boundaries
+from .corridor import corners_kernel, merge_corridor_start_shortcut, move_kernel
+from .path_queue import path_validity_kernel
+from .proximity import build_grid, find_neighbours, find_neighbours_small
+from .steering import integrate, resolve_collisions, separate, steer
+
+__all__ = ["step", "path_queue_order", "STOP_FALLBACK", "STOP_REQUESTS", "STOP_OFFMESH", "DONE"]
+
+STOP_FALLBACK = -1
+STOP_REQUESTS = 1
+STOP_OFFMESH = 2
+DONE = 3
+STAGE_START, STAGE_TOPOLOGY, STAGE_STEERING = 0, 1, 2
+#: info slots
+I_POOL_HEAD, I_BOUNDARY_UPDATES, I_SAMPLES, I_ANIM, I_NSLOW = 0, 1, 2, 3, 4
+#: phase indices (Crowd.PHASES)
+(P_VALIDITY, P_REQUESTS, P_QUEUE, P_TOPOLOGY, P_GRID, P_NEIGHBOURS, P_CORNERS, P_OFFMESH,
+ P_STEERING, P_SEPARATION, P_VELOCITY, P_INTEGRATION, P_COLLISIONS, P_MOVE,
+ P_ANIMATION) = range(15)  # fmt: skip
+
+_LOCAL_GRID = 32
+_OPTIMIZE_TOPO = 16
+_OPT_TIME_THR = F32(0.5)
+_F2_25 = F32(2.25)
+
+
+@njit
+def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, costs_table, pq_ref,
+         act, dt, walking, nsamples, fp, ip,
+         active, state, target_state, target_ref, target_pos, target_pathq_ref, target_replan,
+         target_replan_time, update_flags, query_filter, avoidance_model, avoidance_type,
+         radius, height, max_speed, max_acceleration, collision_query_range,
+         path_optimization_range, separation_weight, desired_speed, npos, vel, dvel, nvel,
+         disp, c_pos, c_target, c_path, c_npath, corner_verts, corner_flags, corner_polys,
+         ncorners, neis, nei_dist, nneis, topology_opt_time, partial, anim_active,
+         b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
+         inv_cell, buckets, items, lo):  # fmt: skip
+    """dtCrowd::update from ``stage`` on (see the module docstring); returns the stop code."""
+    n_act = act.shape[0]
+    for i in range(n_act):  # the walking mask, as of this call (only Python changes states)
+        s = act[i]
+        walking[s] = state[s] == 1
+    if stage == STAGE_START:
+        for i in range(n_act):
+            s = act[i]
+            if avoidance_model[s] != 0 or (update_flags[s] & _LOCAL_GRID) != 0:
+                return STOP_FALLBACK
+        # -- check_path_validity
+        ticks[0, P_VALIDITY] = _tsc()
+        code = path_validity_kernel(
+            d, flags_table, act, walking, query_filter, target_state, target_ref,
+            target_replan_time, c_path, c_npath, dt,
+        )  # fmt: skip
+        nslow = 0
+        for i in range(n_act):
+            s = act[i]
+            if code[s] == 2:  # requestMoveTargetReplan(target_ref, target_pos)
+                target_pathq_ref[s] = 0
+                target_replan[s] = True
+                target_state[s] = 3 if target_ref[s] != 0 else 1
+            elif code[s] == 1:
+                slow[nslow] = s
+                nslow += 1
+        info[I_NSLOW] = nslow
+        ticks[1, P_VALIDITY] = _tsc()
+        busy = nslow > 0
+        for k in range(pq_ref.shape[0]):
+            busy |= pq_ref[k] != 0
+        for i in range(n_act):
+            s = act[i]
+            ts = target_state[s]
+            busy |= ts == 5 or (state[s] != 0 and (ts == 3 or ts == 4))
+        if busy:
+            return STOP_REQUESTS
+        stage = STAGE_TOPOLOGY
+    if stage == STAGE_TOPOLOGY:
+        # -- topology_optimization: dtCrowd's opt queue of one place
+        t = _tsc()
+        ticks[0, P_TOPOLOGY] = t
+        best = -1
+        bt = F32(0.0)
+        for i in range(n_act):
+            s = act[i]
+            ts = target_state[s]
+            if walking[s] and ts != 0 and ts != 6 and (update_flags[s] & _OPTIMIZE_TOPO) != 0:
+                topology_opt_time[s] += dt
+                tt = topology_opt_time[s]
+                if tt >= _OPT_TIME_THR and (best < 0 or tt > bt):
+                    best, bt = s, tt
+        if best >= 0:
+            s = best
+            npath = np.int64(c_npath[s])
+            if npath >= 3:
+                qfi = query_filter[s]
+                sliced_init_entry(
+                    d, pool_d, flags_table[qfi], qi, qf, c_path[s, 0], c_path[s, npath - 1],
+                    c_pos[s], c_target[s], 0,
+                )  # fmt: skip
+                sliced_update_entry(d, pool_d, flags_table[qfi], costs_table[qfi], qi, qf, 32)
+                existing = c_path[s, :npath].copy()
+                out = np.zeros(32, np.int64)
+                st, nres = sliced_finalize_partial_entry(
+                    d, pool_d, flags_table[qfi], costs_table[qfi], qi, existing, out, 32
+                )
+                if (st & SUCCESS) != 0 and nres > 0:
+                    c_npath[s] = merge_corridor_start_shortcut(  # (corners' signature)
+                        c_path[s], c_npath[s], c_path.shape[1], out, nres
+                    )
+            topology_opt_time[s] = 0
+        t = _tsc()
+        ticks[1, P_TOPOLOGY] = t
+        # -- proximity_grid
+        ticks[0, P_GRID] = t
+        info[I_POOL_HEAD] = build_grid(act, npos, radius, inv_cell, buckets, items, lo)
+        t = _tsc()
+        ticks[1, P_GRID] = t
+        # -- neighbours: local boundaries, then getNeighbours
+        ticks[0, P_NEIGHBOURS] = t
+        info[I_BOUNDARY_UPDATES] = update_boundaries(
+            d, tiny_ds, flags_table, act, 1, walking, c_path, npos, collision_query_range,
+            query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
+        )  # fmt: skip
+        if not find_neighbours_small(
+            act, act, walking, npos, height, collision_query_range, radius, inv_cell, items,
+            neis, nei_dist, nneis,
+        ):  # fmt: skip
+            find_neighbours(
+                act, act, walking, npos, height, collision_query_range, inv_cell, buckets,
+                items, lo, neis, nei_dist, nneis,
+            )  # fmt: skip
+        t = _tsc()
+        ticks[1, P_NEIGHBOURS] = t
+        # -- corners
+        ticks[0, P_CORNERS] = t
+        corners_kernel(
+            d, flags_table, costs_table, act, 1, walking, target_state, update_flags,
+            query_filter, path_optimization_range, c_pos, c_target, c_path, c_npath,
+            corner_verts, corner_flags, corner_polys, ncorners,
+        )  # fmt: skip
+        t = _tsc()
+        ticks[1, P_CORNERS] = t
+        # -- offmesh_triggers: only the test here (the trigger itself is Python)
+        for i in range(n_act):
+            s = act[i]
+            ts = target_state[s]
+            nc = ncorners[s]
+            if not walking[s] or ts == 0 or ts == 6 or nc <= 0:
+                continue
+            if (corner_flags[s, nc - 1] & STRAIGHTPATH_OFFMESH_CONNECTION) == 0:
+                continue
+            r = radius[s] * _F2_25
+            dx = corner_verts[s, nc - 1, 0] - npos[s, 0]
+            dz = corner_verts[s, nc - 1, 2] - npos[s, 2]
+            if dx * dx + dz * dz < r * r:
+                return STOP_OFFMESH
+        stage = STAGE_STEERING
+    # -- steering
+    t = _tsc()
+    ticks[0, P_STEERING] = t
+    steer(
+        act, walking, target_state, target_pos, update_flags, ncorners, corner_verts,
+        corner_flags, npos, radius, max_speed, desired_speed, dvel,
+    )  # fmt: skip
+    t = _tsc()
+    ticks[1, P_STEERING] = t
+    # -- separation
+    ticks[0, P_SEPARATION] = t
+    separate(
+        act, walking, target_state, update_flags, npos, neis, nneis, collision_query_range,
+        separation_weight, desired_speed, dvel,
+    )  # fmt: skip
+    t = _tsc()
+    ticks[1, P_SEPARATION] = t
+    # -- velocity_planning
+    ticks[0, P_VELOCITY] = t
+    for i in range(n_act):
+        nsamples[act[i]] = 0
+    plan_velocities(
+        act, 1, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis, nneis,
+        b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples,
+    )  # fmt: skip
+    tot = 0
+    for i in range(n_act):
+        tot += nsamples[act[i]]
+    info[I_SAMPLES] = tot
+    t = _tsc()
+    ticks[1, P_VELOCITY] = t
+    # -- integration
+    ticks[0, P_INTEGRATION] = t
+    integrate(act, walking, max_acceleration, dt, nvel, vel, npos)
+    t = _tsc()
+    ticks[1, P_INTEGRATION] = t
+    # -- collisions
+    ticks[0, P_COLLISIONS] = t
+    resolve_collisions(act, walking, npos, radius, dvel, neis, nneis, disp)
+    t = _tsc()
+    ticks[1, P_COLLISIONS] = t
+    # -- move_along_surface
+    ticks[0, P_MOVE] = t
+    move_kernel(
+        d, tiny_ds, flags_table, act, 1, walking, target_state, query_filter, npos, c_pos,
+        c_target, c_path, c_npath,
+    )  # fmt: skip
+    anim = 0
+    for i in range(n_act):
+        s = act[i]
+        ts = target_state[s]
+        if walking[s] and (ts == 0 or ts == 6):
+            partial[s] = False
+        if anim_active[s]:
+            anim = 1
+    info[I_ANIM] = anim
+    ticks[1, P_MOVE] = _tsc()
+    return DONE
+
+
+@njit
+def path_queue_order(todo, target_state, replan_time, queue):
+    """dtCrowd's addToPathQueue over ``todo`` (slots in order) for the agents waiting
+    for the queue: greatest ``replan_time`` first, capped at ``queue.shape[0]``; an
+    agent no greater than the last is appended, otherwise inserted before the first
+    it is not below. Returns the count written to ``queue``."""
+    cap = queue.shape[0]
+    n = 0
+    for i in range(todo.shape[0]):
+        s = todo[i]
+        if target_state[s] != 4:  # WAITING_FOR_QUEUE
+            continue
+        t = replan_time[s]
+        if n == 0 or t <= replan_time[queue[n - 1]]:
+            if n < cap:
+                queue[n] = s
+                n += 1
+            continue
+        j = 0
+        while j < n and not t >= replan_time[queue[j]]:
+            j += 1
+        m = min(n, cap - 1)  # shift [j, m) one place right (the last one falls off when full)
+        for k in range(m, j, -1):
+            queue[k] = queue[k - 1]
+        queue[j] = s
+        if n < cap:
+            n += 1
+    return n

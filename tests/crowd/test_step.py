@@ -1,0 +1,180 @@
+"""The dtcrowd mode's one-kernel update (navkit.crowd.step) against the phase-by-phase
+update, on a navkit-baked level (no peer needed): the same float32 state after every
+step, through path requests, the path queue, a filter change that invalidates agents,
+new targets mid-run and removed agents; and the fallbacks to the phases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import navkit
+from navkit.crowd import AgentParams
+from navkit.crowd.replan import _insert_by_time
+from navkit.crowd.step import I_NSLOW, path_queue_order
+
+
+@pytest.fixture(scope="module")
+def navmesh():
+    return navkit.bake(navkit.sample_level(), navkit.BakeConfig())
+
+
+def _crowd(navmesh, n, seed):
+    q = navkit.NavMeshQuery(navmesh)
+    crowd = navkit.Crowd(navmesh, n + 4, 0.6)
+    crowd.use_recastdemo_presets()
+    rng = np.random.default_rng(seed)
+    hs = []
+    for i in range(n):
+        p = q.find_random_point(rng=int(rng.integers(1 << 30))).point
+        t = q.find_random_point(rng=int(rng.integers(1 << 30)))
+        flags = (1 | 2 | 8 | 16) if i % 3 else (1 | 4 | 8)
+        h = crowd.add_agent(p, AgentParams(radius=0.4, update_flags=flags))
+        crowd.request_move_target(h, t.ref, t.point)
+        hs.append(h)
+    return crowd, hs, q
+
+
+def _state(crowd):
+    a = crowd.agents
+    return [a.npos, a.vel, a.state, a.target_state, a.c_path, a.c_npath, a.ncorners,
+            a.corner_verts, a.nneis, a.neis, crowd.boundary.nsegs]  # fmt: skip
+
+
+def test_step_kernel_matches_the_phases(navmesh, monkeypatch):
+    fused, hs, q = _crowd(navmesh, 40, 7)
+    phased, hs2, _ = _crowd(navmesh, 40, 7)
+    monkeypatch.setattr(phased, "_fusable", lambda: False)
+    rng = np.random.default_rng(3)
+    stepped = 0
+    refs: list = []
+    old: list = []
+    for k in range(240):
+        if k == 60:  # polygons under some agents closed: the slow validity path (those
+            # agents move to a nearby polygon and replan) and replans of the others
+            refs = sorted({int(fused.agents.c_path[fused.slot(h), 0]) for h in hs[1:40:6]})
+            old = [navmesh.get_poly_flags(r) for r in refs]
+            for r in refs:
+                navmesh.set_poly_flags(r, 0)
+        if k == 63:
+            for r, f in zip(refs, old):
+                navmesh.set_poly_flags(r, f)
+        if k % 50 == 25:  # new targets: move requests and the path queue mid-run
+            t = q.find_random_point(rng=int(rng.integers(1 << 30)))
+            for c, h in ((fused, hs), (phased, hs2)):
+                for j in range(0, len(h), 4):
+                    c.request_move_target(h[j], t.ref, t.point)
+        if k == 120:
+            fused.remove_agent(hs[5])
+            phased.remove_agent(hs2[5])
+        fused.update(1 / 60)
+        phased.update(1 / 60)
+        stepped += fused._stepped
+        if k == 60:  # the kernel listed agents for the slow validity path
+            assert fused._step_cache[0][1][I_NSLOW] > 0
+        assert not phased._stepped
+        for x, y in zip(_state(fused), _state(phased)):
+            assert np.array_equal(x, y), f"step {k}"
+        assert fused.velocity_samples == phased.velocity_samples
+        assert fused.boundary_updates == phased.boundary_updates
+    assert stepped == 240
+    assert set(fused.timings) == set(fused.PHASES)
+    assert fused.timings["velocity_planning"] > 0
+
+
+def test_extensions_fall_back_to_the_phases(navmesh):
+    crowd, hs, q = _crowd(navmesh, 6, 1)
+    crowd.update(1 / 60)
+    assert crowd._stepped
+    crowd.update_agent_params(hs[2], AgentParams(radius=0.4, avoidance_model="ttc"))
+    crowd.update(1 / 60)
+    assert not crowd._stepped
+    crowd.update_agent_params(hs[2], AgentParams(radius=0.4))
+    crowd.update(1 / 60)
+    assert crowd._stepped
+    h = crowd.add_temporary_obstacle(crowd.positions[crowd.slot(hs[0])] + 3, 0.5)
+    crowd.update(1 / 60)
+    assert not crowd._stepped
+    crowd.remove_temporary_obstacle(h)
+    crowd.update(1 / 60)
+    assert crowd._stepped
+
+
+def test_replaced_filter_is_used(navmesh):
+    crowd, hs, q = _crowd(navmesh, 4, 2)
+    crowd.update(1 / 60)
+    crowd.filters[0] = navkit.QueryFilter(include_flags=0)
+    crowd.update(1 / 60)
+    assert crowd._ftables[0][0, 0] == 0
+    assert (crowd.states[[crowd.slot(h) for h in hs]] == 0).all()  # all invalid
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_path_queue_order_is_add_to_path_queue(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    times = rng.integers(0, 5, n).astype(np.float32) / 4  # many ties
+    states = rng.choice(np.array([2, 3, 4, 4, 5], np.int8), n)
+    todo = np.sort(rng.choice(n, int(rng.integers(0, n + 1)), replace=False)).astype(np.int64)
+    ref: list = []
+    for s in todo.tolist():
+        if states[s] == 4:
+            _insert_by_time(s, times, ref, 8)
+    out = np.full(8, -1, np.int64)
+    k = path_queue_order(todo, states, times, out)
+    assert out[:k].tolist() == ref
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_small_crowd_neighbours_are_the_grid_walks(seed):
+    """find_neighbours_small (no grid walk) gives find_neighbours' neighbours, in its
+    order: dense crowds (more than MAX_QUERY_IDS agents in a query box), ties in
+    distance, agents not walking, heights apart, and its fallback when the pool overflows."""
+    from navkit.crowd.proximity import (
+        SMALL_CROWD,
+        ProximityGrid,
+        build_grid,
+        find_neighbours,
+        find_neighbours_small,
+    )  # fmt: skip
+
+    rng = np.random.default_rng(seed)
+    cap = 200
+    n = int(rng.integers(2, cap))
+    max_r = np.float32(0.6)
+    g = ProximityGrid(cap * 4, max_r * np.float32(3.0))
+    side = float(rng.choice([4.0, 15.0, 60.0]))
+    npos = np.zeros((cap, 3), np.float32)
+    npos[:, 0] = rng.uniform(-side, side, cap)
+    npos[:, 2] = rng.uniform(-side, side, cap)
+    npos[:, 1] = rng.choice([0.0, 0.5, 5.0], cap)
+    npos[: cap // 4] = np.round(npos[: cap // 4])  # exact ties in distance
+    radius = rng.uniform(0.2, 0.6, cap).astype(np.float32)
+    if seed % 4 == 3:
+        radius[:] = 3.0  # wider than the max radius: the pool overflows, grid walk
+        n = cap - 1
+    height = np.full(cap, 2.0, np.float32)
+    qrange = rng.choice([2.0, 7.2], cap).astype(np.float32)
+    walking = rng.random(cap) < 0.9
+    act = np.sort(rng.choice(cap, n, replace=False)).astype(np.int64)
+    assert n <= SMALL_CROWD
+    build_grid(act, npos, radius, g.inv_cell_size, g.buckets, g.items, g.lo)
+    out = []
+    for small in (False, True):
+        neis = np.full((cap, 6), -1, np.int32)
+        dist = np.zeros((cap, 6), np.float32)
+        nn = np.zeros(cap, np.int32)
+        done = small and find_neighbours_small(
+            act, act, walking, npos, height, qrange, radius, g.inv_cell_size, g.items, neis,
+            dist, nn,
+        )  # fmt: skip
+        if not done:
+            find_neighbours(
+                act, act, walking, npos, height, qrange, g.inv_cell_size, g.buckets, g.items,
+                g.lo, neis, dist, nn,
+            )  # fmt: skip
+        out.append((neis, dist, nn, done))
+    assert out[1][3] == (seed % 4 != 3)
+    for a, b in zip(out[0][:3], out[1][:3]):
+        assert np.array_equal(a, b)
+    assert out[0][2].max() > 0
