@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from navkit._jit import lent_opener, njit
+from navkit._jit import njit, ref_opener
 
 from ._view import pack_arrays
 
@@ -76,9 +76,10 @@ class PoolHandle:
         self.desc = pack_arrays(self.pool, POOL_SPEC)
 
 
-#: The NodePool described by ``d`` (see :class:`PoolHandle`), as lent arrays
-#: (:func:`navkit._jit.lend`: no reference counting). A numba intrinsic, for kernels only.
-open_pool = lent_opener(NodePool, POOL_SPEC)
+#: The NodePool described by ``d`` (see :class:`PoolHandle`), as a reference whose
+#: attributes are lent arrays (:func:`navkit._jit.ref_opener`: one pointer, no reference
+#: counting). A numba intrinsic, for kernels only.
+open_pool = ref_opener(NodePool, POOL_SPEC)
 
 
 def _next_pow2(v: int) -> int:
