@@ -17,7 +17,7 @@ from navkit._jit import borrow, njit, pnjit
 from ._funnel import straight_path_core
 from ._nearest import find_nearest_core
 from ._nodes import open_pool
-from ._poly import closest_point_core
+from ._poly import closest_point_nav
 from ._portal import FAILURE
 from ._search import find_path_kernel
 from ._view import open_view, poly_index_unsafe
@@ -72,11 +72,7 @@ def pair_core(
     end[2] = e[2]
     if polys[n - 1] != eref:
         tri[:] = 0.0  # as closest_point_on_poly's fresh scratch
-        closest_point_core(
-            nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
-            nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris,
-            poly_index_unsafe(nav, polys[n - 1]), e, end, pv, tri,
-        )  # fmt: skip
+        closest_point_nav(nav, poly_index_unsafe(nav, polys[n - 1]), e, end, pv, tri)
     sst, m = straight_path_core(
         nav, polys, n, s, end, 0, max_pts, pts, flags, refs, ports, types, valid, fs, fe, cnt,
     )  # fmt: skip

@@ -23,7 +23,7 @@ import numpy as np
 from navkit._jit import F32, njit
 
 from ._geom import FLT_MAX, ZERO
-from ._poly import closest_point_core
+from ._poly import closest_point_nav
 from ._portal import passes
 from ._view import POLYTYPE_OFFMESH, open_view, tile_hash
 
@@ -289,10 +289,7 @@ def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt
                     p = pp
         if p < 0 or not passes(flt, p, nav):
             continue
-        over = closest_point_core(
-            verts, poly_verts, poly_nverts, poly_type, nav.dm_vbase, nav.dm_tbase,
-            nav.dm_ntris, nav.dverts, nav.dtris, p, center, pt, pv, tri,
-        )  # fmt: skip
+        over = closest_point_nav(nav, p, center, pt, pv, tri)
         dx = center[0] - pt[0]
         dy = center[1] - pt[1]
         dz = center[2] - pt[2]

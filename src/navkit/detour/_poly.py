@@ -45,10 +45,7 @@ def closest_point_on_poly(nav, p, pos, out):
     """Closest point of polygon p to pos into out (3,); returns True when pos is over p."""
     pv = np.empty((6, 3), np.float32)
     tri = np.zeros((5, 3), np.float32)
-    return closest_point_core(
-        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
-        nav.dm_ntris, nav.dverts, nav.dtris, p, pos, out, pv, tri,
-    )  # fmt: skip
+    return closest_point_nav(nav, p, pos, out, pv, tri)
 
 
 @njit(lent=True)
@@ -71,10 +68,7 @@ def poly_height_core(nav, p, pos, out, pv, tri):
         d, t = dist_pt_seg_sqr_2d(pos[0], pos[2], v0[0], v0[2], v1[0], v1[2])
         return True, v0[1] + (v1[1] - v0[1]) * t
     tri[:] = ZERO  # as the fresh scratch of closest_point_on_poly
-    if closest_point_core(
-        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
-        nav.dm_ntris, nav.dverts, nav.dtris, p, pos, out, pv, tri,
-    ):  # fmt: skip
+    if closest_point_nav(nav, p, pos, out, pv, tri):
         return True, out[1]
     return False, ZERO
 
@@ -138,7 +132,29 @@ def closest_point_core(
     verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris, dverts, dtris,
     p, pos, out, pv, tri,
 ):  # fmt: skip
-    """closest_point_on_poly over explicit arrays; pv (6, 3) and tri (5, 3) are scratch."""
+    """closest_point_on_poly over explicit arrays; pv (6, 3) and tri (5, 3) are scratch.
+    (The query kernels call :func:`closest_point_nav`: the same body, the view passed as
+    one pointer instead of nine arrays flattened into ~60 stack arguments.)"""
+    return _closest_point_body(
+        verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris, dverts, dtris,
+        p, pos, out, pv, tri,
+    )  # fmt: skip
+
+
+@njit(lent=True)
+def closest_point_nav(nav, p, pos, out, pv, tri):
+    """:func:`closest_point_core` on the view ``nav``."""
+    return _closest_point_body(
+        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
+        nav.dm_ntris, nav.dverts, nav.dtris, p, pos, out, pv, tri,
+    )  # fmt: skip
+
+
+@njit(inline="always")
+def _closest_point_body(
+    verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris, dverts, dtris,
+    p, pos, out, pv, tri,
+):  # fmt: skip
     out[0] = pos[0]
     out[1] = pos[1]
     out[2] = pos[2]
