@@ -256,12 +256,13 @@ def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt
         # the next candidate p (-1: none at this step), in either walk
         p = -1
         if nbv > 0:
+            ui = np.uint64(i)  # unsigned: no wraparound fix on the walk's loads
             overlap = not (
-                lo0 > bv_max[i, 0] or hi0 < bv_min[i, 0]
-                or lo1 > bv_max[i, 1] or hi1 < bv_min[i, 1]
-                or lo2 > bv_max[i, 2] or hi2 < bv_min[i, 2]
+                lo0 > bv_max[ui, 0] or hi0 < bv_min[ui, 0]
+                or lo1 > bv_max[ui, 1] or hi1 < bv_min[ui, 1]
+                or lo2 > bv_max[ui, 2] or hi2 < bv_min[ui, 2]
             )  # fmt: skip
-            bi = bv_i[i]
+            bi = bv_i[ui]
             leaf = bi >= 0
             if leaf and overlap:
                 p = base + bi
