@@ -611,9 +611,7 @@ def _ref_machinery():
         lent array ``tuple_class``'s field ``x`` describes. The descriptor must stay
         alive while the reference is used (a kernel's argument is)."""
         fields = [name for name, _, _ in spec]
-        members = [
-            LentArray(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for _, dt, nd in spec
-        ]
+        members = [LentArray(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for _, dt, nd in spec]
         ref_t = ArraysRef(tuple_class, fields, members)
 
         @intrinsic

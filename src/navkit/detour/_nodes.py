@@ -245,9 +245,11 @@ def heap_pop(pool):
     total = pool.total
     heap_pos = pool.heap_pos
     while child < n:
-        if child + 1 < n and total[np.uint64(heap[np.uint64(child)])] > total[
-            np.uint64(heap[np.uint64(child + 1)])
-        ]:
+        if (
+            child + 1 < n
+            and total[np.uint64(heap[np.uint64(child)])]
+            > total[np.uint64(heap[np.uint64(child + 1)])]
+        ):
             child += 1
         h = heap[np.uint64(child)]
         heap[np.uint64(hole)] = h
