@@ -559,3 +559,113 @@ def entry_call(kernel, *args):
     else:
         ENTRY_POINTS.pop(kernel, None)
     return res
+
+
+# --- array references: a struct of arrays passed as one pointer ---------------------
+
+
+def _ref_machinery():
+    import numpy as np
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.core.datamodel import models
+    from numba.core.typing.templates import AttributeTemplate
+    from numba.extending import infer_getattr, intrinsic, lower_getattr_generic, register_model
+    from numba.np import numpy_support
+    from numba.np.arrayobj import populate_array
+
+    class ArraysRef(types.Type):
+        """The numba type of a struct of arrays held by a descriptor (see
+        :func:`ref_opener`): one pointer to the descriptor's words, whose attributes
+        are the lent arrays it describes.
+
+        A named tuple of arrays is passed to a non-inlined kernel as all its arrays'
+        fields flattened into scalar arguments (the 42-array navmesh view: ~320
+        words stored to the stack on every call, most of a raycast's cost in a batch
+        loop). This type passes one pointer; an attribute reads its array's address
+        and shape from the descriptor with loads marked invariant, so LLVM hoists and
+        merges them freely (the descriptor never changes while a kernel runs).
+        """
+
+        def __init__(self, tuple_class, fields, members):
+            self.tuple_class = tuple_class
+            self.fields = tuple(fields)
+            self.members = tuple(members)
+            super().__init__(name=f"ArraysRef({tuple_class.__module__}.{tuple_class.__name__})")
+
+        @property
+        def key(self):
+            return (self.tuple_class, self.fields, self.members)
+
+    @register_model(ArraysRef)
+    class ArraysRefModel(models.PrimitiveModel):
+        def __init__(self, dmm, fe_type):
+            super().__init__(dmm, fe_type, ir.IntType(64).as_pointer())
+
+    @infer_getattr
+    class _ArraysRefAttrs(AttributeTemplate):
+        key = ArraysRef
+
+        def generic_resolve(self, typ, attr):
+            if attr in typ.fields:
+                return typ.members[typ.fields.index(attr)]
+            return None
+
+    @lower_getattr_generic(ArraysRef)
+    def _ref_getattr(context, builder, typ, value, attr):
+        i = typ.fields.index(attr)
+        t = typ.members[i]
+        i64 = ir.IntType(64)
+        inv = builder.module.add_metadata([])
+
+        def word(k):
+            ld = builder.load(builder.gep(value, [ir.Constant(i64, k)]))
+            ld.set_metadata("invariant.load", inv)
+            return ld
+
+        arr = context.make_array(t)(context, builder)
+        ll_dtype = context.get_data_type(t.dtype)
+        isz = context.get_abi_sizeof(ll_dtype)
+        ptr = builder.inttoptr(word(3 * i), ll_dtype.as_pointer())
+        n0 = word(3 * i + 1)
+        itemsize = ir.Constant(i64, isz)
+        if t.ndim == 1:
+            shape = [n0]
+            strides = [itemsize]
+        else:
+            n1 = word(3 * i + 2)
+            shape = [n0, n1]
+            strides = [builder.mul(n1, itemsize), itemsize]
+        populate_array(
+            arr, data=ptr, shape=cgutils.pack_array(builder, shape),
+            strides=cgutils.pack_array(builder, strides), itemsize=itemsize, meminfo=None,
+        )  # fmt: skip
+        return arr._getvalue()
+
+    def ref_opener(tuple_class, spec):
+        """An intrinsic ``open(d)`` -> :class:`ArraysRef` over a descriptor ``d``
+        ((3 * len(spec),) int64 of address, shape0, shape1 per array, C-contiguous;
+        see ``navkit.detour._view.pack_arrays``): attribute ``x`` of the result is the
+        lent array ``tuple_class``'s field ``x`` describes. The descriptor must stay
+        alive while the reference is used (a kernel's argument is)."""
+        fields = [name for name, _, _ in spec]
+        members = [LentArray(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for _, dt, nd in spec]
+        ref_t = ArraysRef(tuple_class, fields, members)
+
+        @intrinsic
+        def open_ref(typingctx, d):
+            if not (isinstance(d, types.Array) and d.dtype == types.int64 and d.ndim == 1):
+                return None
+
+            def codegen(context, builder, signature, args):
+                data = context.make_array(d)(context, builder, value=args[0]).data
+                return builder.bitcast(data, ir.IntType(64).as_pointer())
+
+            return ref_t(d), codegen
+
+        return open_ref
+
+    return ArraysRef, ref_opener
+
+
+ArraysRef, ref_opener = _ref_machinery()

@@ -17,7 +17,7 @@ from navkit._jit import borrow, njit, pnjit
 from ._funnel import straight_path_core
 from ._nearest import find_nearest_core
 from ._nodes import open_pool
-from ._poly import closest_point_core
+from ._poly import closest_point_nav
 from ._portal import FAILURE
 from ._search import find_path_kernel
 from ._view import open_view, poly_index_unsafe
@@ -32,11 +32,28 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
     """One pair. Returns (code, n_polys, n_points, start_ref, end_ref, path_status, length).
 
     ``length`` is the straight path's 3D length [wu] (float64), NaN unless code is 0.
+    (:func:`pair_core` with its scratch allocated here.)
     """
-    tmp = np.empty(3, np.float32)
-    pt = np.empty(3, np.float32)
-    pv = np.empty((6, 3), np.float32)
-    tri = np.zeros((5, 3), np.float32)
+    m = max(max_path, 1)
+    return pair_core(
+        nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs,
+        np.empty((6, 3), np.float32), np.empty((6, 3), np.float32), np.zeros((5, 3), np.float32),
+        np.empty((2, m, 3), np.float32), np.empty(m, np.int64), np.empty(m, np.bool_),
+        np.empty((16, 3), np.float32), np.empty((2, 6), np.float32), np.empty(1, np.int64),
+    )  # fmt: skip
+
+
+@njit(lent=True)
+def pair_core(
+    nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs,
+    small, pv, tri, ports, types, valid, fs, fe, cnt,
+):  # fmt: skip
+    """:func:`pair_kernel` with caller scratch: small (6, 3) and pv (6, 3) float32, tri
+    (5, 3) float32, and the straight path's (ports (2, >= max_path, 3) float32, types and
+    valid (>= max_path,), fs (16, 3), fe (2, 6), cnt (1,)): a batch allocates them once."""
+    tmp = small[0]
+    pt = small[1]
+    end = small[2]
     # the cores directly, with this kernel's scratch: each wrapper level would be one
     # more kernel to compile, and numba optimises a kernel together with all it calls
     sp, so = find_nearest_core(nav, s, half, flt, tmp, pt, pv, tri)
@@ -50,19 +67,14 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
     st, n = find_path_kernel(nav, pool, flt, acost, sref, eref, s, e, max_path, polys)
     if (st & FAILURE) != 0 or n == 0:
         return NO_PATH, 0, 0, sref, eref, st, np.nan
-    end = e.copy()
+    end[0] = e[0]
+    end[1] = e[1]
+    end[2] = e[2]
     if polys[n - 1] != eref:
         tri[:] = 0.0  # as closest_point_on_poly's fresh scratch
-        closest_point_core(
-            nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
-            nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris,
-            poly_index_unsafe(nav, polys[n - 1]), e, end, pv, tri,
-        )  # fmt: skip
+        closest_point_nav(nav, poly_index_unsafe(nav, polys[n - 1]), e, end, pv, tri)
     sst, m = straight_path_core(
-        nav, polys, n, s, end, 0, max_pts, pts, flags, refs,
-        np.empty((2, max(n, 1), 3), np.float32), np.empty(max(n, 1), np.int64),
-        np.empty(max(n, 1), np.bool_), np.empty((16, 3), np.float32),
-        np.empty((2, 6), np.float32), np.empty(1, np.int64),
+        nav, polys, n, s, end, 0, max_pts, pts, flags, refs, ports, types, valid, fs, fe, cnt,
     )  # fmt: skip
     if (sst & FAILURE) != 0 or m == 0:
         return NO_PATH, n, 0, sref, eref, st, np.nan
@@ -76,6 +88,12 @@ def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts
 
 
 @njit
+def _keep(arrays):
+    """A use of ``arrays`` (does nothing): keeps the owners of borrowed scratch alive to here."""
+    return arrays[0].shape[0]
+
+
+@njit
 def _pairs_chunk(
     nav, pool, flt, acost, starts, ends, half, max_path, max_pts, i0, i1,
     out_code, out_np, out_nm, out_sref, out_eref, out_status, out_polys, out_pts, out_flags,
@@ -83,10 +101,19 @@ def _pairs_chunk(
 ):  # fmt: skip
     """Pairs i0..i1 one after the other (a plain kernel: the same loop in the prange
     body itself ran slower)."""
+    # scratch allocated once per chunk, used through borrowed views (see _many._nearest_chunk)
+    mp = max(max_path, 1)
+    own = (
+        np.empty((6, 3), np.float32), np.empty((6, 3), np.float32), np.zeros((5, 3), np.float32),
+        np.empty((2, mp, 3), np.float32), np.empty(mp, np.int64), np.empty(mp, np.bool_),
+        np.empty((16, 3), np.float32), np.empty((2, 6), np.float32), np.empty(1, np.int64),
+    )  # fmt: skip
+    small, pv, tri, ports, types, valid, fs, fe, cnt = borrow(own)
     for i in range(i0, i1):
-        code, n, m, sref, eref, st, length = pair_kernel(
+        code, n, m, sref, eref, st, length = pair_core(
             nav, pool, flt, acost, starts[i], ends[i], half, max_path, max_pts,
             out_polys[i], out_pts[i], out_flags[i], out_refs[i],
+            small, pv, tri, ports, types, valid, fs, fe, cnt,
         )  # fmt: skip
         out_code[i] = code
         out_np[i] = n
@@ -95,6 +122,7 @@ def _pairs_chunk(
         out_eref[i] = eref
         out_status[i] = st
         out_len[i] = length
+    _keep(own)
 
 
 @pnjit
@@ -140,3 +168,29 @@ def pair_entry(d, pool_d, flt, acost, s, e, half, max_path, max_pts, polys, pts,
         flags,
         refs,
     )
+
+
+@njit
+def compact_block(sp, spts, sfl, n_polys, n_pts, out_polys, out_pts, out_fl, last):
+    """Copy a block's scratch rows into its result arrays (as wide as the block's longest
+    result), zero past each pair's counts, and note each pair's last corridor polygon
+    (``last``; the first scratch entry when the corridor is empty)."""
+    wp = out_polys.shape[1]
+    wk = out_pts.shape[1]
+    for i in range(sp.shape[0]):
+        npl = n_polys[i]
+        for j in range(wp):
+            out_polys[i, j] = sp[i, j] if j < npl else 0
+        last[i] = sp[i, max(npl - 1, 0)]
+        npt = n_pts[i]
+        for j in range(wk):
+            if j < npt:
+                out_pts[i, j, 0] = spts[i, j, 0]
+                out_pts[i, j, 1] = spts[i, j, 1]
+                out_pts[i, j, 2] = spts[i, j, 2]
+                out_fl[i, j] = sfl[i, j]
+            else:
+                out_pts[i, j, 0] = 0
+                out_pts[i, j, 1] = 0
+                out_pts[i, j, 2] = 0
+                out_fl[i, j] = 0

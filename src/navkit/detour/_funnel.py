@@ -75,17 +75,7 @@ def _append(pos, flag, ref, pts, flags, refs, cnt, max_pts):
 def _portal_pairs(nav, path, lo, hi, lefts, rights, types, valid):
     """Portals path[i] -> path[i+1] for lo <= i < hi, validating refs (valid[i] False on
     failure)."""
-    poly_link = nav.poly_link
-    link_ref = nav.link_ref
-    link_next = nav.link_next
-    link_edge = nav.link_edge
-    link_side = nav.link_side
-    link_bmin = nav.link_bmin
-    link_bmax = nav.link_bmax
     poly_type = nav.poly_type
-    poly_verts = nav.poly_verts
-    poly_nverts = nav.poly_nverts
-    verts = nav.verts
     b = poly_index(nav, path[lo])
     for i in range(lo, hi):
         a = b
@@ -93,11 +83,7 @@ def _portal_pairs(nav, path, lo, hi, lefts, rights, types, valid):
         if a < 0 or b < 0:
             valid[i] = False
             continue
-        valid[i] = _portal_core(
-            poly_link, link_ref, link_next, link_edge, link_side, link_bmin, link_bmax,
-            poly_type, poly_verts, poly_nverts, verts, a, path[i + 1], b, path[i],
-            lefts[i], rights[i],
-        )  # fmt: skip
+        valid[i] = _portal_core(nav, a, path[i + 1], b, path[i], lefts[i], rights[i])
         types[i] = poly_type[b]
 
 

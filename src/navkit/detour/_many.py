@@ -19,7 +19,7 @@ from ._geom import ZERO, random_point_in_convex_poly, tri_area_2d
 from ._local import move_along_surface_kernel
 from ._nearest import find_nearest_core
 from ._nodes import open_pool
-from ._poly import closest_point_core, poly_height_core
+from ._poly import closest_point_nav, poly_height_core
 from ._portal import FAILURE, INVALID_PARAM, SUCCESS, passes
 from ._raycast import raycast_core
 from ._view import POLYTYPE_GROUND, load_poly, open_view, poly_index
@@ -129,10 +129,7 @@ def _closest_chunk(nav, ps, points, i0, i1, out_pt, out_over):
             out_over[i] = False
             continue
         tri[:] = ZERO  # as the fresh scratch of the single call
-        out_over[i] = closest_point_core(
-            nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
-            nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris, p, q, o, pv, tri,
-        )  # fmt: skip
+        out_over[i] = closest_point_nav(nav, p, q, o, pv, tri)
 
 
 @pnjit
@@ -229,10 +226,7 @@ def _random_chunk(nav, m, polys, areas, prefix, rnd, i0, i1, out_p, out_pt):
         nv = load_poly(nav, chosen, pv)
         random_point_in_convex_poly(pv, nv, ri[m], ri[m + 1], pt)
         tri[:] = ZERO
-        closest_point_core(
-            nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase,
-            nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris, chosen, pt, o, pv, tri,
-        )  # fmt: skip
+        closest_point_nav(nav, chosen, pt, o, pv, tri)
 
 
 @pnjit

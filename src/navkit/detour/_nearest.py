@@ -23,7 +23,7 @@ import numpy as np
 from navkit._jit import F32, njit
 
 from ._geom import FLT_MAX, ZERO
-from ._poly import closest_point_core
+from ._poly import closest_point_nav
 from ._portal import passes
 from ._view import POLYTYPE_OFFMESH, open_view, tile_hash
 
@@ -256,12 +256,13 @@ def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt
         # the next candidate p (-1: none at this step), in either walk
         p = -1
         if nbv > 0:
+            ui = np.uint64(i)  # unsigned: no wraparound fix on the walk's loads
             overlap = not (
-                lo0 > bv_max[i, 0] or hi0 < bv_min[i, 0]
-                or lo1 > bv_max[i, 1] or hi1 < bv_min[i, 1]
-                or lo2 > bv_max[i, 2] or hi2 < bv_min[i, 2]
+                lo0 > bv_max[ui, 0] or hi0 < bv_min[ui, 0]
+                or lo1 > bv_max[ui, 1] or hi1 < bv_min[ui, 1]
+                or lo2 > bv_max[ui, 2] or hi2 < bv_min[ui, 2]
             )  # fmt: skip
-            bi = bv_i[i]
+            bi = bv_i[ui]
             leaf = bi >= 0
             if leaf and overlap:
                 p = base + bi
@@ -289,10 +290,7 @@ def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt
                     p = pp
         if p < 0 or not passes(flt, p, nav):
             continue
-        over = closest_point_core(
-            verts, poly_verts, poly_nverts, poly_type, nav.dm_vbase, nav.dm_tbase,
-            nav.dm_ntris, nav.dverts, nav.dtris, p, center, pt, pv, tri,
-        )  # fmt: skip
+        over = closest_point_nav(nav, p, center, pt, pv, tri)
         dx = center[0] - pt[0]
         dy = center[1] - pt[1]
         dz = center[2] - pt[2]

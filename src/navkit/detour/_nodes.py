@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from navkit._jit import lent_opener, njit
+from navkit._jit import njit, ref_opener
 
 from ._view import pack_arrays
 
@@ -76,9 +76,10 @@ class PoolHandle:
         self.desc = pack_arrays(self.pool, POOL_SPEC)
 
 
-#: The NodePool described by ``d`` (see :class:`PoolHandle`), as lent arrays
-#: (:func:`navkit._jit.lend`: no reference counting). A numba intrinsic, for kernels only.
-open_pool = lent_opener(NodePool, POOL_SPEC)
+#: The NodePool described by ``d`` (see :class:`PoolHandle`), as a reference whose
+#: attributes are lent arrays (:func:`navkit._jit.ref_opener`: one pointer, no reference
+#: counting). A numba intrinsic, for kernels only.
+open_pool = ref_opener(NodePool, POOL_SPEC)
 
 
 def _next_pow2(v: int) -> int:
@@ -164,10 +165,12 @@ def _pool_get(
     i = p_bucket[b]
     found = -1
     while i != -1:
-        if p_ref[i] == ref and p_state[i] == state:
+        # unsigned subscripts: no wraparound fix on the chain's dependent loads
+        ui = np.uint64(i)
+        if p_ref[ui] == ref and p_state[ui] == state:
             found = i
             break
-        i = p_chain[i]
+        i = p_chain[ui]
     if found == -1:
         n = meta[M_COUNT]
         if n < p_ref.shape[0]:
@@ -198,17 +201,19 @@ def pool_get(pool, ref, state):
 def _sift_up(pool, hole, node):
     heap = pool.heap
     tot = pool.total[node]
+    total = pool.total
+    heap_pos = pool.heap_pos
     while hole > 0:
-        up = (hole - 1) // 2
-        other = heap[up]
-        if pool.total[other] > tot:
-            heap[hole] = other
-            pool.heap_pos[other] = hole
+        up = (hole - 1) >> 1
+        other = heap[np.uint64(up)]
+        if total[np.uint64(other)] > tot:
+            heap[np.uint64(hole)] = other
+            heap_pos[np.uint64(other)] = hole
             hole = up
         else:
             break
-    heap[hole] = node
-    pool.heap_pos[node] = hole
+    heap[np.uint64(hole)] = node
+    heap_pos[np.uint64(node)] = hole
 
 
 @njit(inline="always")
@@ -237,11 +242,18 @@ def heap_pop(pool):
     last = heap[n]
     hole = 0
     child = 1
+    total = pool.total
+    heap_pos = pool.heap_pos
     while child < n:
-        if child + 1 < n and pool.total[heap[child]] > pool.total[heap[child + 1]]:
+        if (
+            child + 1 < n
+            and total[np.uint64(heap[np.uint64(child)])]
+            > total[np.uint64(heap[np.uint64(child + 1)])]
+        ):
             child += 1
-        heap[hole] = heap[child]
-        pool.heap_pos[heap[hole]] = hole
+        h = heap[np.uint64(child)]
+        heap[np.uint64(hole)] = h
+        heap_pos[np.uint64(h)] = hole
         hole = child
         child = hole * 2 + 1
     _sift_up(pool, hole, last)

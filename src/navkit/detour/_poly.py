@@ -45,10 +45,7 @@ def closest_point_on_poly(nav, p, pos, out):
     """Closest point of polygon p to pos into out (3,); returns True when pos is over p."""
     pv = np.empty((6, 3), np.float32)
     tri = np.zeros((5, 3), np.float32)
-    return closest_point_core(
-        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
-        nav.dm_ntris, nav.dverts, nav.dtris, p, pos, out, pv, tri,
-    )  # fmt: skip
+    return closest_point_nav(nav, p, pos, out, pv, tri)
 
 
 @njit(lent=True)
@@ -71,10 +68,7 @@ def poly_height_core(nav, p, pos, out, pv, tri):
         d, t = dist_pt_seg_sqr_2d(pos[0], pos[2], v0[0], v0[2], v1[0], v1[2])
         return True, v0[1] + (v1[1] - v0[1]) * t
     tri[:] = ZERO  # as the fresh scratch of closest_point_on_poly
-    if closest_point_core(
-        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
-        nav.dm_ntris, nav.dverts, nav.dtris, p, pos, out, pv, tri,
-    ):  # fmt: skip
+    if closest_point_nav(nav, p, pos, out, pv, tri):
         return True, out[1]
     return False, ZERO
 
@@ -126,6 +120,35 @@ def _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, local, out, row):
 
 
 @njit(inline="always")
+def _dvert_xyz(verts, poly_verts, nv, dm_vbase, dverts, p, local):
+    """Detail vertex ``local`` of polygon p as three scalars."""
+    if local < nv:
+        v = np.uint64(poly_verts[p, local])
+        return verts[v, 0], verts[v, 1], verts[v, 2]
+    d = np.uint64(dm_vbase[p] + local - nv)
+    return dverts[d, 0], dverts[d, 1], dverts[d, 2]
+
+
+@njit(inline="always")
+def _detail_edge(px, pz, only_boundary, fl, j, lj, li, jx, jy, jz, ix, iy, iz, dmin, tmin, tri):
+    """One edge (corner j, local index lj -> local index li) of closestPointOnDetailEdges'
+    scan: returns the updated (dmin, tmin); a nearer edge's ends go to tri rows 3 and 4."""
+    eflag = (fl >> (j * 2)) & 3
+    if (eflag & _DETAIL_EDGE_BOUNDARY) == 0 and (only_boundary or lj < li):
+        return dmin, tmin
+    d, t = dist_pt_seg_sqr_2d(px, pz, jx, jz, ix, iz)
+    if d < dmin:
+        tri[3, 0] = jx
+        tri[3, 1] = jy
+        tri[3, 2] = jz
+        tri[4, 0] = ix
+        tri[4, 1] = iy
+        tri[4, 2] = iz
+        return d, t
+    return dmin, tmin
+
+
+@njit(inline="always")
 def _height_on_rows(px, pz, t):
     """:func:`height_on_triangle` of the triangle t[0], t[1], t[2]."""
     return height_on_triangle_xyz(
@@ -138,7 +161,29 @@ def closest_point_core(
     verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris, dverts, dtris,
     p, pos, out, pv, tri,
 ):  # fmt: skip
-    """closest_point_on_poly over explicit arrays; pv (6, 3) and tri (5, 3) are scratch."""
+    """closest_point_on_poly over explicit arrays; pv (6, 3) and tri (5, 3) are scratch.
+    (The query kernels call :func:`closest_point_nav`: the same body, the view passed as
+    one pointer instead of nine arrays flattened into ~60 stack arguments.)"""
+    return _closest_point_body(
+        verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris, dverts, dtris,
+        p, pos, out, pv, tri,
+    )  # fmt: skip
+
+
+@njit(lent=True)
+def closest_point_nav(nav, p, pos, out, pv, tri):
+    """:func:`closest_point_core` on the view ``nav``."""
+    return _closest_point_body(
+        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
+        nav.dm_ntris, nav.dverts, nav.dtris, p, pos, out, pv, tri,
+    )  # fmt: skip
+
+
+@njit(inline="always")
+def _closest_point_body(
+    verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris, dverts, dtris,
+    p, pos, out, pv, tri,
+):  # fmt: skip
     out[0] = pos[0]
     out[1] = pos[1]
     out[2] = pos[2]
@@ -159,11 +204,17 @@ def closest_point_core(
     inside = point_in_poly(pos[0], pos[2], pv, nv)
     tb = dm_tbase[p]
     ntri = dm_ntris[p]
+    px = pos[0]
+    pz = pos[2]
+    # detail corners in scalars (registers), not copied through the tri scratch: the
+    # stores and reloads cost a store-forwarding round trip per coordinate
     if inside:
         for k in range(ntri):
-            for c in range(3):
-                _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[tb + k, c], tri, c)
-            ok, h = _height_on_rows(pos[0], pos[2], tri)
+            r = np.uint64(tb + k)
+            ax, ay, az = _dvert_xyz(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[r, 0])
+            bx, by, bz = _dvert_xyz(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[r, 1])
+            cx, cy, cz = _dvert_xyz(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[r, 2])
+            ok, h = height_on_triangle_xyz(px, pz, ax, ay, az, bx, by, bz, cx, cy, cz)
             if ok:
                 out[1] = h
                 return True
@@ -172,27 +223,26 @@ def closest_point_core(
     dmin = FLT_MAX
     tmin = ZERO
     for k in range(ntri):
-        fl = dtris[tb + k, 3]
+        r = np.uint64(tb + k)
+        fl = dtris[r, 3]
         if only_boundary and (fl & 0x15) == 0:
             continue
-        for c in range(3):
-            _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, dtris[tb + k, c], tri, c)
-        j = 2
-        for i in range(3):
-            eflag = (fl >> (j * 2)) & 3
-            if (eflag & _DETAIL_EDGE_BOUNDARY) == 0 and (
-                only_boundary or dtris[tb + k, j] < dtris[tb + k, i]
-            ):
-                j = i
-                continue
-            d, t = dist_pt_seg_sqr_2d(pos[0], pos[2], tri[j, 0], tri[j, 2], tri[i, 0], tri[i, 2])
-            if d < dmin:
-                dmin = d
-                tmin = t
-                for c in range(3):
-                    tri[3, c] = tri[j, c]
-                    tri[4, c] = tri[i, c]
-            j = i
+        l0 = dtris[r, 0]
+        l1 = dtris[r, 1]
+        l2 = dtris[r, 2]
+        ax, ay, az = _dvert_xyz(verts, poly_verts, nv, dm_vbase, dverts, p, l0)
+        bx, by, bz = _dvert_xyz(verts, poly_verts, nv, dm_vbase, dverts, p, l1)
+        cx, cy, cz = _dvert_xyz(verts, poly_verts, nv, dm_vbase, dverts, p, l2)
+        # the triangle's edges (corner j -> corner i) in Detour's order: 2-0, 0-1, 1-2
+        dmin, tmin = _detail_edge(
+            px, pz, only_boundary, fl, 2, l2, l0, cx, cy, cz, ax, ay, az, dmin, tmin, tri
+        )
+        dmin, tmin = _detail_edge(
+            px, pz, only_boundary, fl, 0, l0, l1, ax, ay, az, bx, by, bz, dmin, tmin, tri
+        )
+        dmin, tmin = _detail_edge(
+            px, pz, only_boundary, fl, 1, l1, l2, bx, by, bz, cx, cy, cz, dmin, tmin, tri
+        )
     if inside:
         out[1] = tri[3, 1] + (tri[4, 1] - tri[3, 1]) * tmin
         return True

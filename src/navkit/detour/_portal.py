@@ -46,11 +46,13 @@ def passes(flt, p, nav):
 
 @njit(inline="always")
 def _find_link(poly_link, link_ref, link_next, p, ref):
+    # unsigned subscripts: a signed one costs a wraparound fix (sar/and/add) on every hop
+    # of this dependent load chain
     k = poly_link[p]
     while k != -1:
-        if link_ref[k] == ref:
+        if link_ref[np.uint64(k)] == ref:
             return k
-        k = link_next[k]
+        k = link_next[np.uint64(k)]
     return -1
 
 
@@ -61,10 +63,16 @@ def find_link(nav, p, ref):
 
 
 @njit(lent=True)
-def _portal_core(
-    poly_link, link_ref, link_next, link_edge, link_side, link_bmin, link_bmax,
-    poly_type, poly_verts, poly_nverts, verts, fp, to_ref, tp, from_ref, left, right,
-):  # fmt: skip
+def _portal_core(nav, fp, to_ref, tp, from_ref, left, right):
+    """Portal (left, right) from polygon fp to polygon tp (refs to_ref/from_ref); False if
+    unlinked. Takes the view itself: one pointer (see ``_view``)."""
+    poly_link = nav.poly_link
+    link_ref = nav.link_ref
+    link_next = nav.link_next
+    link_edge = nav.link_edge
+    poly_type = nav.poly_type
+    poly_verts = nav.poly_verts
+    verts = nav.verts
     k = _find_link(poly_link, link_ref, link_next, fp, to_ref)
     if k == -1:
         return False
@@ -80,15 +88,16 @@ def _portal_core(
             left[c] = verts[i0, c]
             right[c] = verts[i0, c]
         return True
-    e = link_edge[k]
+    uk = np.uint64(k)
+    e = link_edge[uk]
     i0 = poly_verts[fp, e]
-    i1 = poly_verts[fp, (e + 1) % poly_nverts[fp]]
+    i1 = poly_verts[fp, (e + 1) % nav.poly_nverts[fp]]
     for c in range(3):
         left[c] = verts[i0, c]
         right[c] = verts[i1, c]
-    if link_side[k] != 0xFF:
-        bmin = link_bmin[k]
-        bmax = link_bmax[k]
+    if nav.link_side[uk] != 0xFF:
+        bmin = nav.link_bmin[uk]
+        bmax = nav.link_bmax[uk]
         if bmin != 0 or bmax != 255:
             tmin = F32(bmin) * _INV255
             tmax = F32(bmax) * _INV255
@@ -101,11 +110,7 @@ def _portal_core(
 @njit(inline="always")
 def portal_points(nav, fp, to_ref, tp, from_ref, left, right):
     """Portal (left, right) from polygon fp to polygon tp (refs to_ref/from_ref); False if unlinked."""
-    return _portal_core(
-        nav.poly_link, nav.link_ref, nav.link_next, nav.link_edge, nav.link_side, nav.link_bmin,
-        nav.link_bmax, nav.poly_type, nav.poly_verts, nav.poly_nverts, nav.verts,
-        fp, to_ref, tp, from_ref, left, right,
-    )  # fmt: skip
+    return _portal_core(nav, fp, to_ref, tp, from_ref, left, right)
 
 
 @njit(inline="always")

@@ -103,8 +103,8 @@ def raycast_core(
         nxt = -1
         k = nav.poly_link[cur]
         while k != -1:
-            kk = k
-            k = nav.link_next[k]
+            kk = np.uint64(k)  # unsigned: no wraparound fix on the chain's loads
+            k = nav.link_next[kk]
             if nav.link_edge[kk] != smax:
                 continue
             lref = nav.link_ref[kk]

@@ -99,16 +99,9 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
     poly_link = nav.poly_link
     poly_area = nav.poly_area
     poly_flags = nav.poly_flags
-    poly_type = nav.poly_type
-    poly_verts = nav.poly_verts
-    poly_nverts = nav.poly_nverts
-    verts = nav.verts
     link_ref = nav.link_ref
     link_next = nav.link_next
-    link_edge = nav.link_edge
     link_side = nav.link_side
-    link_bmin = nav.link_bmin
-    link_bmax = nav.link_bmax
     tile_pbase = nav.tile_pbase
     pbits = nav.bits[0]
     pmask = (np.int64(1) << pbits) - 1
@@ -149,9 +142,11 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
         bcost = pcost[best]
         k = poly_link[bp]
         while k != -1:
-            nref = link_ref[k]
-            side = link_side[k]
-            k = link_next[k]
+            # unsigned subscripts: no wraparound fix on this dependent load chain
+            uk = np.uint64(k)
+            nref = link_ref[uk]
+            side = link_side[uk]
+            k = link_next[uk]
             if nref == 0 or nref == parent_ref:
                 continue
             npi = tile_pbase[(nref >> pbits) & tmask] + (nref & pmask)
@@ -166,10 +161,7 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
                 out_of_nodes = True
                 continue
             if pflags[nn] == 0:
-                _portal_core(
-                    poly_link, link_ref, link_next, link_edge, link_side, link_bmin, link_bmax,
-                    poly_type, poly_verts, poly_nverts, verts, bp, nref, npi, best_ref, sl, sr,
-                )  # fmt: skip
+                _portal_core(nav, bp, nref, npi, best_ref, sl, sr)
                 for c in range(3):
                     ppos[nn, c] = (sl[c] + sr[c]) * F32(0.5)
             nx, ny, nz = ppos[nn, 0], ppos[nn, 1], ppos[nn, 2]

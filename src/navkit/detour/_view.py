@@ -9,9 +9,14 @@ changes (tiles added/removed, flags or areas set).
 
 Entry kernels do not take the ``NavView`` itself but its *descriptor*
 (:func:`pack_view`): one small int64 array holding each pool's address and shape.
-:func:`open_view` rebuilds the ``NavView`` inside the kernel as lent arrays
-(no memory-manager handle, and a type without reference counting); the descriptor (a :class:`Descriptor`) owns the
-arrays it points into, so it cannot dangle. This matters for speed: numba unboxes every array of
+:func:`open_view` turns it inside the kernel into a reference to the view
+(:class:`navkit._jit.ArraysRef`: one pointer to the descriptor's words, whose
+attributes are lent arrays -- no memory-manager handle, a type without reference
+counting); the descriptor (a :class:`Descriptor`) owns the arrays it points into, so
+it cannot dangle. Helpers take the reference as ``nav`` and read ``nav.verts`` etc.
+as from the named tuple; passing it to a non-inlined helper passes one pointer, where
+the named tuple of 42 arrays was flattened into ~320 scalar arguments stored to the
+stack on every call (a third of a raycast's time in a batch loop). This matters for speed: numba unboxes every array of
 a tuple argument on each call from Python (~0.1 us each, 42 arrays), and it
 increments and decrements the reference count of every array of a tuple each
 time the tuple is passed to a non-inlined helper -- atomic operations that cost
@@ -33,7 +38,7 @@ import numpy as np
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from navkit._jit import lent_opener, njit
+from navkit._jit import njit, ref_opener
 
 EXT_LINK = 0x8000
 NULL_LINK = -1
@@ -324,7 +329,8 @@ def _ptr(typingctx, addr):
     return types.voidptr(addr), codegen
 
 
-#: The NavView described by ``d`` (see :func:`pack_view`), as lent arrays
-#: (:func:`navkit._jit.lend`: no reference counting, so helpers take the view for free).
+#: The NavView described by ``d`` (see :func:`pack_view`), as a reference whose attributes
+#: are lent arrays (:func:`navkit._jit.ref_opener`: one pointer, no reference counting, so
+#: helpers take the view for free).
 #: A numba intrinsic, for kernels only: nothing to compile per call site.
-open_view = lent_opener(NavView, VIEW_SPEC)
+open_view = ref_opener(NavView, VIEW_SPEC)

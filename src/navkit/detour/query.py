@@ -1076,9 +1076,16 @@ class NavMeshQuery:
                     )  # fmt: skip
                     wp = int(n_polys[b0:b1].max())
                     wk = int(n_pts[b0:b1].max())
-                    last[b0:b1] = sp[np.arange(nb), np.maximum(n_polys[b0:b1] - 1, 0)]
-                    blocks.append((b0, b1, sp[:nb, :wp].copy(), spts[:nb, :wk].copy(),
-                                   sfl[:nb, :wk].copy()))  # fmt: skip
+                    bp = np.empty((nb, wp), np.int64)
+                    bpts = np.empty((nb, wk, 3), np.float32)
+                    bfl = np.empty((nb, wk), np.uint8)
+                    # the rows' prefixes, zero past each pair's counts (scratch rows hold
+                    # older results there)
+                    _call(
+                        _batch.compact_block, sp[:nb], spts[:nb], sfl[:nb], n_polys[b0:b1],
+                        n_pts[b0:b1], bp, bpts, bfl, last[b0:b1],
+                    )  # fmt: skip
+                    blocks.append((b0, b1, bp, bpts, bfl))
             finally:
                 numba.set_num_threads(prev)
         wp = max((b[2].shape[1] for b in blocks), default=0)
@@ -1093,11 +1100,6 @@ class NavMeshQuery:
                 polys[b0:b1, : bp.shape[1]] = bp
                 pts[b0:b1, : bpts.shape[1]] = bpts
                 fl[b0:b1, : bfl.shape[1]] = bfl
-        # scratch rows hold older results past each pair's count: zero them
-        polys[np.arange(wp)[None, :] >= n_polys[:, None]] = 0
-        beyond = np.arange(wk)[None, :] >= n_pts[:, None]
-        pts[beyond] = 0
-        fl[beyond] = 0
         ok = code == 0
         complete = ok & (n_polys > 0) & (last == erefs)
         return PathBatch(
