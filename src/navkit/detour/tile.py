@@ -216,6 +216,18 @@ TILE_DTYPES: dict[str, Any] = {
 }
 
 
+def _zero_links(n: int) -> dict[str, np.ndarray]:
+    """A new tile's link pool: ``n`` unused links (addTile links them)."""
+    return {
+        "link_ref": np.zeros(n, np.uint64),
+        "link_next": np.zeros(n, np.uint32),
+        "link_edge": np.zeros(n, np.uint8),
+        "link_side": np.zeros(n, np.uint8),
+        "link_bmin": np.zeros(n, np.uint8),
+        "link_bmax": np.zeros(n, np.uint8),
+    }
+
+
 def first_difference(a: TileData, b: TileData) -> str | None:
     """Name of the first field where two tiles differ (with the first row), or None.
 
@@ -523,12 +535,7 @@ def _create_common(
         poly_vert_count=vcount,
         poly_area=areas,
         poly_type=np.zeros(npolys, np.uint8),
-        link_ref=np.zeros(links, np.uint64),
-        link_next=np.zeros(links, np.uint32),
-        link_edge=np.zeros(links, np.uint8),
-        link_side=np.zeros(links, np.uint8),
-        link_bmin=np.zeros(links, np.uint8),
-        link_bmax=np.zeros(links, np.uint8),
+        **_zero_links(links),
         detail_vert_base=d_vert_base,
         detail_tri_base=d_tri_base,
         detail_vert_count=d_vert_count,
@@ -830,12 +837,7 @@ def create_navmesh_data(
         poly_vert_count=poly_vcount,
         poly_area=poly_area,
         poly_type=poly_type,
-        link_ref=np.zeros(max_link_count, np.uint64),
-        link_next=np.zeros(max_link_count, np.uint32),
-        link_edge=np.zeros(max_link_count, np.uint8),
-        link_side=np.zeros(max_link_count, np.uint8),
-        link_bmin=np.zeros(max_link_count, np.uint8),
-        link_bmax=np.zeros(max_link_count, np.uint8),
+        **_zero_links(max_link_count),
         detail_vert_base=d_vert_base,
         detail_tri_base=d_tri_base,
         detail_vert_count=d_vert_count,
