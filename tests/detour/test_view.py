@@ -7,7 +7,6 @@ import gc
 
 import numpy as np
 import pytest
-from numba import literal_unroll
 from peer_support import peer_file
 
 from navkit._jit import njit
@@ -27,19 +26,31 @@ from navkit.detour.query import NavMeshQuery
 
 
 @njit
-def _sums(d):
-    """Per pool: element count and the sum of its elements, read through open_view."""
-    nav = open_view(d)
-    out = np.zeros((42, 2), np.float64)
-    i = 0
-    for a in literal_unroll(nav):
-        out[i, 0] = a.size
-        s = 0.0
-        for v in a.ravel():
-            s += np.float64(v)
-        out[i, 1] = s
-        i += 1
-    return out
+def _acc(a):
+    s = 0.0
+    for v in a.ravel():
+        s += np.float64(v)
+    return a.size, s
+
+
+def _make_sums():
+    """A kernel that reads every pool by name through open_view (the view is one
+    pointer, not a tuple to unroll): per pool, its element count and the sum of its
+    elements."""
+    body = [
+        "def _sums(d):",
+        "    nav = open_view(d)",
+        f"    out = np.zeros(({len(VIEW_SPEC)}, 2), np.float64)",
+    ]
+    for i, (name, _, _) in enumerate(VIEW_SPEC):
+        body.append(f"    out[{i}, 0], out[{i}, 1] = _acc(nav.{name})")
+    body.append("    return out")
+    ns = {"open_view": open_view, "np": np, "_acc": _acc}
+    exec("\n".join(body), ns)
+    return njit(cache=False)(ns["_sums"])
+
+
+_sums = _make_sums()
 
 
 @pytest.fixture(scope="module", params=["dungeon.solo", "nav_test.tiled"])
