@@ -463,11 +463,7 @@ def _build_tile(
         width=size,
         height=size,
         partition=config.partition,
-        filters=(
-            config.filter_low_hanging_obstacles,
-            config.filter_ledge_spans,
-            config.filter_walkable_low_height_spans,
-        ),
+        filters=filters,
         volumes=volumes,
         tx=tx,
         ty=ty,

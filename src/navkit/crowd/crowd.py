@@ -733,6 +733,34 @@ class Crowd:
         if replan and a.target_state[s] != TARGET_NONE:
             self._set_target(s, int(a.target_ref[s]), a.target_pos[s].copy(), True)
 
+    def _take_quick_result(self, s: int, res, path: np.ndarray, tref: int) -> None:
+        """The quick search's result for agent ``s`` (dtCrowd's requesting step): its
+        corridor, and the target valid or waiting for the path queue."""
+        a, q = self.agents, self.query
+        req_path = res.polys
+        req_pos = None
+        if not (res.status & FAILURE) and req_path.shape[0] > 0:
+            if req_path[-1] != tref:
+                try:
+                    req_pos, _ = q.closest_point_on_poly(int(req_path[-1]), a.target_pos[s])
+                except StaleHandleError:  # Detour: closestPointOnPoly fails
+                    req_path = req_path[:0]
+            else:
+                req_pos = a.target_pos[s].copy()
+        else:
+            req_path = req_path[:0]
+        if req_path.shape[0] == 0:
+            req_pos = a.npos[s].copy()
+            req_path = np.array([path[0]], np.int64)
+        cor.set_corridor(a, s, req_pos, req_path)
+        self.boundary.reset(s)
+        a.partial[s] = False
+        if req_path[-1] == tref:
+            a.target_state[s] = TARGET_VALID
+            a.target_replan_time[s] = 0
+        else:
+            a.target_state[s] = TARGET_WAITING_FOR_QUEUE
+
     def _move_requests(self, dt) -> None:
         if self._replan is not None:  # [replan] navkit mode: within the iteration budget
             return self._replan.move_requests(dt)
@@ -755,29 +783,7 @@ class Crowd:
                 res = q.finalize_sliced_find_path_partial(path.copy(), 32)
             else:
                 res = q.finalize_sliced_find_path(32)
-            req_path = res.polys
-            req_pos = None
-            if not (res.status & FAILURE) and req_path.shape[0] > 0:
-                if req_path[-1] != tref:
-                    try:
-                        req_pos, _ = q.closest_point_on_poly(int(req_path[-1]), a.target_pos[s])
-                    except StaleHandleError:  # Detour: closestPointOnPoly fails
-                        req_path = req_path[:0]
-                else:
-                    req_pos = a.target_pos[s].copy()
-            else:
-                req_path = req_path[:0]
-            if req_path.shape[0] == 0:
-                req_pos = a.npos[s].copy()
-                req_path = np.array([path[0]], np.int64)
-            cor.set_corridor(a, s, req_pos, req_path)
-            self.boundary.reset(s)
-            a.partial[s] = False
-            if req_path[-1] == tref:
-                a.target_state[s] = TARGET_VALID
-                a.target_replan_time[s] = 0
-            else:
-                a.target_state[s] = TARGET_WAITING_FOR_QUEUE
+            self._take_quick_result(s, res, path, tref)
         qbuf = np.empty(_PATH_MAX_AGENTS, np.int64)
         nq = _step.path_queue_order(todo, a.target_state, a.target_replan_time, qbuf)
         queue = qbuf[:nq].tolist()

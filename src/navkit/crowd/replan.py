@@ -540,29 +540,7 @@ class Replanner:
                     res = q.finalize_sliced_find_path_partial(path.copy(), _QUICK_RESULT)
                 else:
                     res = q.finalize_sliced_find_path(_QUICK_RESULT)
-                req_path = res.polys
-                req_pos = None
-                if not (res.status & FAILURE) and req_path.shape[0] > 0:
-                    if req_path[-1] != tref:
-                        try:
-                            req_pos, _ = q.closest_point_on_poly(int(req_path[-1]), a.target_pos[s])
-                        except StaleHandleError:
-                            req_path = req_path[:0]
-                    else:
-                        req_pos = a.target_pos[s].copy()
-                else:
-                    req_path = req_path[:0]
-                if req_path.shape[0] == 0:
-                    req_pos = a.npos[s].copy()
-                    req_path = np.array([path[0]], np.int64)
-                cor.set_corridor(a, s, req_pos, req_path)
-                crowd.boundary.reset(s)
-                a.partial[s] = False
-                if req_path[-1] == tref:
-                    a.target_state[s] = TARGET_VALID
-                    a.target_replan_time[s] = 0
-                else:
-                    a.target_state[s] = TARGET_WAITING_FOR_QUEUE
+                crowd._take_quick_result(s, res, path, tref)
             if a.target_state[s] == TARGET_WAITING_FOR_QUEUE:
                 _insert_by_time(s, a.target_replan_time, queue, _PATH_MAX_AGENTS)
         pq = crowd.path_queue
