@@ -160,6 +160,24 @@ def test_find_random_points_equal_successive_single_calls(name, n, seed, threads
         assert r.ref == int(b.refs[i]) % (1 << 64) and _same(r.point, b.points[i])
 
 
+@pytest.mark.parametrize("bitgen", [np.random.PCG64, np.random.MT19937, np.random.Philox,
+                                    np.random.SFC64])  # fmt: skip
+@pytest.mark.parametrize("predraw", [0, 1, 3])
+def test_find_random_points_continue_any_generator_stream(bitgen, predraw):
+    """The batch draws its uniforms in one call: the points are still those of successive
+    single calls, for every bit generator and after an odd number of float32 draws
+    (the generator then holds a spare 32 bits), and the generator ends where theirs does."""
+    q, _, _ = _mesh("nav_test.solo")
+    ga, gb = np.random.Generator(bitgen(7)), np.random.Generator(bitgen(7))
+    ga.random(predraw, dtype=np.float32)
+    gb.random(predraw, dtype=np.float32)
+    b = q.find_random_points(9, rng=ga)
+    for i in range(9):
+        r = q.find_random_point(rng=gb)
+        assert r.ref == int(b.refs[i]) % (1 << 64) and _same(r.point, b.points[i])
+    assert ga.random(dtype=np.float32) == gb.random(dtype=np.float32)
+
+
 def test_batch_bad_input_raises():
     q, _, _ = _mesh("dungeon.solo")
     ok = np.zeros((2, 3), np.float32)

@@ -292,6 +292,11 @@ _EXTENTS_CACHE: dict[tuple, np.ndarray] = {}  # half-extent tuples seen (kernels
 
 
 _F32 = np.dtype(np.float32)
+_ND = np.ndarray
+_empty = np.empty
+_new_tuple = tuple.__new__
+_RAYCAST_ENTRY = _raycast.raycast_entry
+_NEAREST_ENTRY = _nearest.nearest_ref_entry
 
 
 def _vec3(v: Any, name: str) -> np.ndarray:
@@ -464,24 +469,22 @@ class NavMeshQuery:
         """Nearest polygon to ``center`` within the box ``center +- half_extents``."""
         # float32 (3,) arrays go straight to the kernel, which checks that they are finite
         c = center
-        if not (
-            type(c) is np.ndarray and c.dtype is _F32 and c.shape == (3,) and c.strides == (4,)
-        ):
+        if not (type(c) is _ND and c.dtype is _F32 and c.shape == (3,) and c.strides == (4,)):
             c = _vec3(center, "center")
         h = _DEFAULT_EXTENTS if half_extents is _DEFAULT_EXTENTS_ARG else _extents(half_extents)
         flags = _DEFAULT_ARRAYS[0] if filter is None else self._filter(filter)[0]
-        pt = np.empty(3, np.float32)  # the kernel writes it
-        ep = _EP.get(_nearest.nearest_ref_entry)
+        pt = _empty(3, _F32)  # the kernel writes it
         vh = self._handle
         if vh is None or self.navmesh._arrays is not self._arrays_obj:
             vh = self._vh()
-        args = (vh.desc, c, h, flags, pt)
-        ref, over, finite = (
-            ep(*args) if ep is not None else _call(_nearest.nearest_ref_entry, *args)
-        )
+        ep = _EP.get(_NEAREST_ENTRY)
+        if ep is not None:
+            ref, over, finite = ep(vh.desc, c, h, flags, pt)
+        else:
+            ref, over, finite = _call(_NEAREST_ENTRY, vh.desc, c, h, flags, pt)
         if not finite:
             _vec3(center, "center")  # raises, naming the bad coordinate
-        return tuple.__new__(NearestPoly, (ref + (1 << 64) if ref < 0 else ref, pt, over, SUCCESS))
+        return _new_tuple(NearestPoly, (ref + (1 << 64) if ref < 0 else ref, pt, over, SUCCESS))
 
     def query_polygons(
         self, center, half_extents, filter: QueryFilter | None = None, max_polys: int = 256
@@ -650,49 +653,49 @@ class NavMeshQuery:
         options: int = 0, prev_ref: int = 0, max_path: int = 256,
     ) -> RaycastHit:  # fmt: skip
         """Walkability ray in xz from start_pos toward end_pos (RAYCAST_USE_COSTS for path_cost)."""
-        # float32 (3,) arrays go straight to the kernel, which checks that they are finite
+        # The common call (float32 (3,) points, default filter, int refs) takes the
+        # shortest road: one test per argument, the kernel's compiled entry point called
+        # directly (it checks that the points are finite). ~0.9 us of Python around the
+        # kernel's ~0.6 us (bench/query.py's single-call overhead).
         s = start_pos
-        if not (
-            type(s) is np.ndarray and s.dtype is _F32 and s.shape == (3,) and s.strides == (4,)
-        ):
+        if not (type(s) is _ND and s.dtype is _F32 and s.shape == (3,) and s.strides == (4,)):
             s = _vec3(start_pos, "start_pos")
         e = end_pos
-        if not (
-            type(e) is np.ndarray and e.dtype is _F32 and e.shape == (3,) and e.strides == (4,)
-        ):
+        if not (type(e) is _ND and e.dtype is _F32 and e.shape == (3,) and e.strides == (4,)):
             e = _vec3(end_pos, "end_pos")
-        flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
+        if filter is None:
+            flags, costs = _DEFAULT_ARRAYS
+        else:
+            flags, costs = self._filter(filter)
+        if not (type(max_path) is int and 0 <= max_path <= MAX_RESULT):
+            max_path = _count(max_path, "max_path")
         path = self._rbuf
-        mp = (
-            max_path
-            if type(max_path) is int and 0 <= max_path <= MAX_RESULT
-            else _count(max_path, "max_path")
-        )
-        if path.shape[0] < mp:
-            path = self._rbuf = np.zeros(mp, np.int64)
-        normal = np.empty(3, np.float32)  # the kernel writes it
+        if path.shape[0] < max_path:
+            path = self._rbuf = np.zeros(max_path, np.int64)
+        if not (type(start_ref) is int and 0 < start_ref < _REF_SIGN):
+            start_ref = _to_ref(start_ref, "start_ref")
+        if not (type(prev_ref) is int and 0 <= prev_ref < _REF_SIGN):
+            prev_ref = _to_ref(prev_ref, "prev_ref")
+        if not (type(options) is int and 0 <= options <= 0x7FFFFFFF):
+            options = _options(options)
         vh = self._handle
         if vh is None or self.navmesh._arrays is not self._arrays_obj:
             vh = self._vh()
-        sr = (
-            start_ref
-            if type(start_ref) is int and 0 < start_ref < _REF_SIGN
-            else _to_ref(start_ref, "start_ref")
-        )
-        pr = (
-            prev_ref
-            if type(prev_ref) is int and 0 <= prev_ref < _REF_SIGN
-            else _to_ref(prev_ref, "prev_ref")
-        )
-        ep = _EP.get(_raycast.raycast_entry)
-        args = (vh.desc, flags, costs, sr, s, e,
-                options if type(options) is int and 0 <= options <= 0x7FFFFFFF
-                else _options(options), pr, path, mp, normal)  # fmt: skip
-        st, t, edge, n, cost = ep(*args) if ep is not None else _call(_raycast.raycast_entry, *args)
+        normal = _empty(3, _F32)  # the kernel writes it
+        ep = _EP.get(_RAYCAST_ENTRY)
+        if ep is not None:
+            st, t, edge, n, cost = ep(
+                vh.desc, flags, costs, start_ref, s, e, options, prev_ref, path, max_path, normal
+            )
+        else:
+            st, t, edge, n, cost = _call(
+                _RAYCAST_ENTRY, vh.desc, flags, costs, start_ref, s, e, options, prev_ref, path,
+                max_path, normal,
+            )  # fmt: skip
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
-        return tuple.__new__(RaycastHit, (
+        return _new_tuple(RaycastHit, (
             _INF if t >= _FLT_MAX else t, normal, edge, path[:n].copy() if n else _NO_REFS, cost, st,
         ))  # fmt: skip
 
@@ -1081,8 +1084,8 @@ class NavMeshQuery:
                     bfl = np.empty((nb, wk), np.uint8)
                     # the rows' prefixes, zero past each pair's counts (scratch rows hold
                     # older results there)
-                    _call(
-                        _batch.compact_block, sp[:nb], spts[:nb], sfl[:nb], n_polys[b0:b1],
+                    _batch.compact_block(
+                        max(1, min(nth, nb)), sp[:nb], spts[:nb], sfl[:nb], n_polys[b0:b1],
                         n_pts[b0:b1], bp, bpts, bfl, last[b0:b1],
                     )  # fmt: skip
                     blocks.append((b0, b1, bp, bpts, bfl))
@@ -1349,9 +1352,11 @@ class NavMeshQuery:
         block = max(1, (1 << 22) // width)  # rows per draw: bounded memory
         for b0 in range(0, count, block):
             b1 = min(count, b0 + block)
+            # one draw for the block: numpy's float32 draws keep the bit generator's
+            # spare 32 bits between calls, so this is the stream of one draw per point
+            # (the single call's), without a Python loop (tests/detour/test_query_batch.py)
             rnd = np.empty((b1 - b0, width), np.float32)
-            for i in range(b1 - b0):  # one draw per point: the single call's stream
-                g.random(width, dtype=np.float32, out=rnd[i])
+            g.random((b1 - b0, width), dtype=np.float32, out=rnd)
             self._run(_many.random_points_kernel, b1 - b0, threads, m, polys, areas, prefix,
                       rnd, ps[b0:b1], pts[b0:b1])  # fmt: skip
         refs = np.where(ps >= 0, vh.view.poly_ref[np.maximum(ps, 0)], 0)
