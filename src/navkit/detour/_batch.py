@@ -171,11 +171,13 @@ def pair_entry(d, pool_d, flt, acost, s, e, half, max_path, max_pts, polys, pts,
 
 
 @njit
-def _compact_rows(sp, spts, sfl, n_polys, n_pts, out_polys, out_pts, out_fl, last, i0, i1):
-    """Rows i0..i1 of :func:`compact_block`."""
+def compact_block(sp, spts, sfl, n_polys, n_pts, out_polys, out_pts, out_fl, last):
+    """Copy a block's scratch rows into its result arrays (as wide as the block's longest
+    result), zero past each pair's counts, and note each pair's last corridor polygon
+    (``last``; the first scratch entry when the corridor is empty)."""
     wp = out_polys.shape[1]
     wk = out_pts.shape[1]
-    for i in range(i0, i1):
+    for i in range(sp.shape[0]):
         npl = n_polys[i]
         for j in range(wp):
             out_polys[i, j] = sp[i, j] if j < npl else 0
@@ -192,20 +194,3 @@ def _compact_rows(sp, spts, sfl, n_polys, n_pts, out_polys, out_pts, out_fl, las
                 out_pts[i, j, 1] = 0
                 out_pts[i, j, 2] = 0
                 out_fl[i, j] = 0
-
-
-@pnjit
-def compact_block(nchunks, sp, spts, sfl, n_polys, n_pts, out_polys, out_pts, out_fl, last):
-    """Copy a block's scratch rows into its result arrays (as wide as the block's longest
-    result), zero past each pair's counts, and note each pair's last corridor polygon
-    (``last``; the first scratch entry when the corridor is empty). Parallel over
-    ``nchunks`` chunks of rows: run serially it was ~7% of a 1000-pair ``paths()`` on one
-    thread, a part two threads could not share."""
-    n = sp.shape[0]
-    per = (n + nchunks - 1) // nchunks
-    for c in numba.prange(nchunks):
-        _compact_rows(
-            borrow(sp), borrow(spts), borrow(sfl), borrow(n_polys), borrow(n_pts),
-            borrow(out_polys), borrow(out_pts), borrow(out_fl), borrow(last), c * per,
-            min(n, (c + 1) * per),
-        )  # fmt: skip

@@ -1084,8 +1084,8 @@ class NavMeshQuery:
                     bfl = np.empty((nb, wk), np.uint8)
                     # the rows' prefixes, zero past each pair's counts (scratch rows hold
                     # older results there)
-                    _batch.compact_block(
-                        max(1, min(nth, nb)), sp[:nb], spts[:nb], sfl[:nb], n_polys[b0:b1],
+                    _call(
+                        _batch.compact_block, sp[:nb], spts[:nb], sfl[:nb], n_polys[b0:b1],
                         n_pts[b0:b1], bp, bpts, bfl, last[b0:b1],
                     )  # fmt: skip
                     blocks.append((b0, b1, bp, bpts, bfl))
