@@ -90,8 +90,11 @@ def _portal_core(nav, fp, to_ref, tp, from_ref, left, right):
         return True
     uk = np.uint64(k)
     e = link_edge[uk]
+    e1 = e + 1
+    if e1 >= nav.poly_nverts[fp]:  # (e + 1) % nverts without a division
+        e1 = 0
     i0 = poly_verts[fp, e]
-    i1 = poly_verts[fp, (e + 1) % nav.poly_nverts[fp]]
+    i1 = poly_verts[fp, e1]
     for c in range(3):
         left[c] = verts[i0, c]
         right[c] = verts[i1, c]
@@ -105,6 +108,58 @@ def _portal_core(nav, fp, to_ref, tp, from_ref, left, right):
                 left[c] = verts[i0, c] + (verts[i1, c] - verts[i0, c]) * tmin
                 right[c] = verts[i0, c] + (verts[i1, c] - verts[i0, c]) * tmax
     return True
+
+
+@njit(lent=True)
+def portal_midpoint(nav, fp, to_ref, tp, from_ref):
+    """(found, x, y, z): the midpoint of the portal from polygon fp to polygon tp, as
+    :func:`edge_midpoint` computes it (the same float32 operations), returned as scalars:
+    A* calls this for every node it creates, and scratch arrays passed to a called
+    kernel travel as seven words each."""
+    poly_link = nav.poly_link
+    link_ref = nav.link_ref
+    link_next = nav.link_next
+    link_edge = nav.link_edge
+    poly_type = nav.poly_type
+    poly_verts = nav.poly_verts
+    verts = nav.verts
+    h = F32(0.5)
+    k = _find_link(poly_link, link_ref, link_next, fp, to_ref)
+    if k == -1:
+        return False, F32(0.0), F32(0.0), F32(0.0)
+    if poly_type[fp] == POLYTYPE_OFFMESH or poly_type[tp] == POLYTYPE_OFFMESH:
+        if poly_type[fp] == POLYTYPE_OFFMESH:
+            i0 = poly_verts[fp, link_edge[k]]
+        else:
+            kk = _find_link(poly_link, link_ref, link_next, tp, from_ref)
+            if kk == -1:
+                return False, F32(0.0), F32(0.0), F32(0.0)
+            i0 = poly_verts[tp, link_edge[kk]]
+        x, y, z = verts[i0, 0], verts[i0, 1], verts[i0, 2]
+        return True, (x + x) * h, (y + y) * h, (z + z) * h
+    uk = np.uint64(k)
+    e = link_edge[uk]
+    e1 = e + 1
+    if e1 >= nav.poly_nverts[fp]:  # (e + 1) % nverts without a division
+        e1 = 0
+    i0 = poly_verts[fp, e]
+    i1 = poly_verts[fp, e1]
+    ax, ay, az = verts[i0, 0], verts[i0, 1], verts[i0, 2]
+    bx, by, bz = verts[i1, 0], verts[i1, 1], verts[i1, 2]
+    if nav.link_side[uk] != 0xFF:
+        bmin = nav.link_bmin[uk]
+        bmax = nav.link_bmax[uk]
+        if bmin != 0 or bmax != 255:
+            tmin = F32(bmin) * _INV255
+            tmax = F32(bmax) * _INV255
+            lx = ax + (bx - ax) * tmin
+            ly = ay + (by - ay) * tmin
+            lz = az + (bz - az) * tmin
+            rx = ax + (bx - ax) * tmax
+            ry = ay + (by - ay) * tmax
+            rz = az + (bz - az) * tmax
+            return True, (lx + rx) * h, (ly + ry) * h, (lz + rz) * h
+    return True, (ax + bx) * h, (ay + by) * h, (az + bz) * h
 
 
 @njit(inline="always")

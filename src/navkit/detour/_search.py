@@ -46,9 +46,9 @@ from ._portal import (
     OUT_OF_NODES,
     PARTIAL_RESULT,
     SUCCESS,
-    _portal_core,
     edge_midpoint,
     passes,
+    portal_midpoint,
 )
 from ._raycast import raycast_kernel
 from ._view import open_view, poly_index, poly_index_unsafe
@@ -124,8 +124,6 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
     last_best = s
     last_best_cost = ptotal[s]
     out_of_nodes = False
-    sl = np.empty(3, np.float32)
-    sr = np.empty(3, np.float32)
     ex, ey, ez = epos[0], epos[1], epos[2]
     while not heap_empty(pool):
         best = heap_pop(pool)
@@ -161,9 +159,11 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
                 out_of_nodes = True
                 continue
             if pflags[nn] == 0:
-                _portal_core(nav, bp, nref, npi, best_ref, sl, sr)
-                for c in range(3):
-                    ppos[nn, c] = (sl[c] + sr[c]) * F32(0.5)
+                # the portal midpoint as scalars (no scratch arrays through the call)
+                _, mx, my, mz = portal_midpoint(nav, bp, nref, npi, best_ref)
+                ppos[nn, 0] = mx
+                ppos[nn, 1] = my
+                ppos[nn, 2] = mz
             nx, ny, nz = ppos[nn, 0], ppos[nn, 1], ppos[nn, 2]
             cur_cost = vdist(bx, by, bz, nx, ny, nz) * area_cost
             if nref == end_ref:
