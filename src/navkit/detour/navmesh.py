@@ -1070,17 +1070,62 @@ class NavMesh:
         self._link_new(slots, keys)
         return [self._tile_ref(s) for s in slots]
 
-    def _add_packed(self, tiles: PackedTiles) -> list[int]:
-        """:meth:`_add_tiles` of tiles given one array per field (:class:`PackedTiles`,
-        the bake's tile kernel output): the same slots, pools, refs and links."""
+    def _add_packed(self, tiles: PackedTiles) -> None:
+        """:meth:`_add_tiles` of tiles at distinct ``(x, y)`` (layer 0) into a navmesh
+        that holds none yet, given one array per field (:class:`PackedTiles`, the bake's
+        tile kernel output): the same slots, pools and links, found with array
+        operations instead of tile-by-tile lookups.
+
+        Raises
+        ------
+        InputError
+            A tile with too many polygons, fewer free slots than tiles.
+        """
         n = int(tiles.x.shape[0])
         if n == 0:
-            return []
-        keys = [(x, y, 0) for x, y in zip(tiles.x.tolist(), tiles.y.tolist(), strict=True)]
-        slots = self._take_slots(keys, tiles.polys.tolist())
+            return
+        if self._t["tile_used"].any():
+            raise InputError("_add_packed: the navmesh already holds tiles")  # pragma: no cover
+        if n > len(self._free_slots):
+            raise InputError("no free tile slot (max_tiles reached)")
+        if not self.ref64:
+            big = int(tiles.polys.max())
+            if self.poly_bits < _ilog2(_next_pow2(big)):
+                raise InputError(f"tile has {big} polys, more than max_polys allows")
+        xs, ys = tiles.x.tolist(), tiles.y.tolist()
+        slots = self._free_slots[:n]
+        del self._free_slots[:n]
+        nxt, lut, mask = self._t["tile_next"], self._lut, self._lut_mask
+        for slot, x, y in zip(slots, xs, ys, strict=True):
+            h = _tile_hash(x, y, mask)
+            nxt[slot] = lut[h]
+            lut[h] = slot
         self._store_packed(slots, tiles)
-        self._link_new(slots, keys)
-        return [self._tile_ref(s) for s in slots]
+        # tile i links to its neighbours added before it (one tile per (x, y), so no
+        # tile shares its location), side by side in _SIDE_STEPS order
+        x = tiles.x.astype(np.int64)
+        y = tiles.y.astype(np.int64)
+        x0, y0 = int(x.min()) - 1, int(y.min()) - 1
+        w, h = int(x.max()) - x0 + 2, int(y.max()) - y0 + 2
+        order = np.full((h, w), n, np.int64)  # position -> index in tiles (n: none)
+        order[y - y0, x - x0] = np.arange(n)
+        steps = np.asarray(_SIDE_STEPS, np.int64)
+        k = order[(y - y0)[:, None] + steps[:, 1], (x - x0)[:, None] + steps[:, 0]]  # (n, 8)
+        keep = k < np.arange(n)[:, None]
+        sl = np.asarray(slots, np.int64)
+        nei_start = np.zeros(n + 1, np.int64)
+        np.cumsum(keep.sum(axis=1), out=nei_start[1:])
+        L.connect_tiles(
+            self.arrays(),
+            sl,
+            np.zeros(n + 1, np.int64),
+            np.zeros(0, np.int64),
+            nei_start,
+            sl[k[keep]],
+            np.nonzero(keep)[1].astype(np.int64),
+            self.tile_bits,
+            self.poly_bits,
+        )
 
     def _take_slots(self, keys: list[tuple[int, int, int]], poly_counts: list[int]) -> list[int]:
         """Check and take the slots of new tiles at ``keys`` (in order); their lookup-table
