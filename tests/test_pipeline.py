@@ -9,8 +9,9 @@ import pytest
 
 from navkit import pipeline
 from navkit.detour.navmesh import NavMesh
-from navkit.errors import InputError
+from navkit.errors import BuildError, InputError
 from navkit.geometry.sample import sample_level
+from navkit.geometry.trimesh import TriMesh
 from navkit.recast.config import BakeConfig
 from navkit.tilecache.build import build_tile_cache
 from navkit.tilecache.tilemesh import build_layer_tile
@@ -154,3 +155,28 @@ def test_tile_kernel_bake_equals_per_tile_bake(monkeypatch, tile_size):
             r0.grid_tiles,
         )
         assert nm.to_recast() == ref.to_recast()
+
+
+def _stacked_floors() -> TriMesh:
+    """Flat floors 2.5 m apart: 260 over x in [0, 20] and 40 more over x in [12, 20],
+    so a column of the first tile holds 260 walkable spans and one of the next 300."""
+    verts, tris = [], []
+    for i in range(300):
+        y, x0 = 2.5 * i, (0.0 if i < 260 else 12.0)
+        b = len(verts)
+        verts += [(x0, y, 0.0), (20.0, y, 0.0), (20.0, y, 20.0), (x0, y, 20.0)]
+        tris += [(b, b + 2, b + 1), (b, b + 3, b + 2)]
+    return TriMesh(np.array(verts, np.float32), np.array(tris, np.int32))
+
+
+def test_tile_kernel_bake_raises_the_first_failed_tiles_error(monkeypatch):
+    """A failing tile raises what the per-tile path raises: the first failure in row
+    order, also when threads took a later tile (more triangles) first."""
+    mesh = _stacked_floors()
+    cfg = BakeConfig(tile_size=32)
+    with pytest.raises(BuildError, match="a column holds 260 walkable spans"):
+        _per_tile_bake(monkeypatch, mesh, cfg)
+    with pytest.raises(BuildError, match="a column holds 260 walkable spans"):
+        pipeline.bake(mesh, cfg)
+    with ThreadPoolExecutor(2) as ex, pytest.raises(BuildError, match="holds 260 walkable"):
+        pipeline.bake(mesh, cfg, executor=ex)

@@ -564,7 +564,9 @@ def _bake_tiles_in_kernel(
     sizes = np.zeros((ntiles, 5), np.int64)
     tbounds = np.zeros((ntiles, 6), np.float32)
 
-    def run(chunk: np.ndarray) -> list[tuple]:
+    threaded = []  # set when threads took tiles out of row order
+
+    def run(chunk: np.ndarray, threads: bool = True) -> list[tuple]:
         counter = np.zeros(1, np.int64)
         args: tuple[Any, ...] = (
             verts, tris, tri_areas, bin_start, bin_tris, chunk, counter, grid.tiles_x,
@@ -577,8 +579,13 @@ def _bake_tiles_in_kernel(
             max(1, int(math.ceil(me))), status, counts, ticks, sizes, tbounds,
         )  # fmt: skip
         nw = min(_threads_of(executor), chunk.shape[0])
-        if executor is None or nw <= 1:
+        if executor is None or nw <= 1 or not threads:
             return [K.tiles_kernel(*args)]
+        # the threads take the tiles with the most triangles first, so that the last
+        # tiles taken (while another thread may already wait) are small ones
+        ntri = bin_start[chunk + 1] - bin_start[chunk]
+        args = (*args[:5], chunk[np.argsort(-ntri, kind="stable")], *args[6:])
+        threaded.append(True)
         futs = [executor.submit(K.tiles_kernel, *args) for _ in range(nw)]
         return [f.result() for f in futs]
 
@@ -589,17 +596,23 @@ def _bake_tiles_in_kernel(
         step = max(1, -(-ntiles // 32))
         for lo in range(0, ntiles, step):
             hi = min(lo + step, ntiles)
-            parts.extend(run(todo[(todo >= lo) & (todo < hi)]))
-            if (status[todo[(todo >= lo) & (todo < hi)], 0] == K.T_TODO).any():
-                break  # a tile failed: raised below
+            chunk = todo[(todo >= lo) & (todo < hi)]
+            parts.extend(run(chunk))
+            if _failed_tiles(status[chunk]).any():
+                break  # raised below
             for done in range(lo + 1, hi + 1):
                 progress(done, ntiles)
+    if threaded and _failed_tiles(status[todo]).any():
+        # threads took the tiles out of row order and stopped at a failure: the serial
+        # loop's failure (the first in row order) and warnings come from a serial run
+        for table in (status, counts, ticks, sizes, tbounds):
+            table[:] = 0
+        parts = run(todo, threads=False)
     st = status[todo]
     level = st[:, 6]
     # the first failed tile in row order (the serial loop's exception), after the
     # warnings of the tiles before it
-    failed = (st[:, 0] == K.T_FRONT) | (st[:, 0] == K.T_REGIONS) | (st[:, 0] == K.T_TILE)
-    failed |= (st[:, 0] == K.T_BACK) & (st[:, 1] != _chain.EMPTY)
+    failed = _failed_tiles(st)
     first = int(np.argmax(failed)) if failed.any() else todo.shape[0]
     bad = np.flatnonzero(
         (level[: first + 1] >= 2) & ((st[: first + 1, 4] != 0) | (st[: first + 1, 5] != 0))
@@ -662,6 +675,16 @@ def _bake_tiles_in_kernel(
         navmesh._add_packed(packed)
         report.poly_regions = pr
     report.timings["create_navmesh_data"] = data_ms + (time.perf_counter() - t0) * 1e3
+
+
+def _failed_tiles(status: np.ndarray) -> np.ndarray:
+    """Which rows of a :mod:`navkit._bake_tiles` status table are failed tiles."""
+    from . import _bake_tiles as K
+    from .recast import _chain
+
+    where = status[:, 0]
+    failed = (where == K.T_FRONT) | (where == K.T_REGIONS) | (where == K.T_TILE)
+    return failed | ((where == K.T_BACK) & (status[:, 1] != _chain.EMPTY))
 
 
 def _stamps_ms(stamps: np.ndarray, ms: float) -> list[float | None]:
