@@ -16,6 +16,11 @@ never import ``detour``) and ``navkit.detour`` (the runtime tiles):
 4. **navmesh assembly** -- :func:`tiled_navmesh_params` sizes the navmesh's tile
    and polygon bits; :func:`add_tiles` adds the built tiles in order.
 
+The bake's common case (watershed, no volume or off-mesh connection, no executor
+or a thread pool) runs the whole tile loop in one kernel,
+:func:`navkit._bake_tiles.tiles_kernel`, and adds its tiles with
+``NavMesh._add_packed``; the per-tile path below gives the same navmesh.
+
 A tile of the bake is :func:`build_tile` (the Recast stages of
 :func:`navkit.recast.build.build_polymesh` on the tile's triangles); a tile of the
 tile cache is :func:`navkit.tilecache.build.tile_layers` (its compressed
@@ -766,7 +771,8 @@ def bake(
         of ``walkable_radius + 3`` voxels, built independently and stitched.
     executor : concurrent.futures.Executor, optional
         Builds tiles in parallel. A ``ThreadPoolExecutor(n)`` is the cheapest on one
-        machine: the stage kernels release the GIL, and nothing is pickled. A
+        machine: ``n`` threads run the tile loop kernel (:mod:`navkit._bake_tiles`,
+        without the GIL) over one shared tile list, and nothing is pickled. A
         ``ProcessPoolExecutor``, or a dask ``distributed.Client(...).get_executor()``
         for a cluster, also works. Tiles are added to the navmesh in row order
         whatever the completion order, so the result is identical to a serial bake.
