@@ -9,8 +9,9 @@ import pytest
 
 from navkit import pipeline
 from navkit.detour.navmesh import NavMesh
-from navkit.errors import InputError
+from navkit.errors import BuildError, InputError
 from navkit.geometry.sample import sample_level
+from navkit.geometry.trimesh import TriMesh
 from navkit.recast.config import BakeConfig
 from navkit.tilecache.build import build_tile_cache
 from navkit.tilecache.tilemesh import build_layer_tile
@@ -113,3 +114,69 @@ def test_add_tiles_stores_every_pool_as_one_by_one(baked_tiles, split):
     for k in p1:
         np.testing.assert_array_equal(p1[k], p2[k], err_msg=k)
     assert one.to_recast() == bulk.to_recast()
+
+
+def _per_tile_bake(monkeypatch, mesh, cfg, **kw):
+    """The bake through the per-tile path (``_bake_tile`` per tile, ``add_tiles``)."""
+    with monkeypatch.context() as m:
+        m.setattr(pipeline, "_kernel_bake_ok", lambda *a: False)
+        return pipeline.bake(mesh, cfg, **kw)
+
+
+@pytest.mark.parametrize("tile_size", [16, 32])
+def test_tile_kernel_bake_equals_per_tile_bake(monkeypatch, tile_size):
+    """The tile loop in one kernel (serial, on a thread pool, in progress chunks) gives
+    the per-tile path's pools, report counts, regions and tile tallies."""
+    mesh = sample_level()
+    cfg = BakeConfig(tile_size=tile_size)
+    ref = _per_tile_bake(monkeypatch, mesh, cfg)
+    calls: list[tuple[int, int]] = []
+    with ThreadPoolExecutor(2) as ex:
+        bakes = [
+            pipeline.bake(mesh, cfg),
+            pipeline.bake(mesh, cfg, executor=ex),
+            pipeline.bake(mesh, cfg, progress=lambda d, t: calls.append((d, t))),
+        ]
+    total = ref.build_report.grid_tiles
+    assert calls == [(i + 1, total) for i in range(total)]
+    p0 = _pools(ref)
+    r0 = ref.build_report
+    for nm in bakes:
+        p = _pools(nm)
+        for k in p0:
+            np.testing.assert_array_equal(p0[k], p[k], err_msg=k)
+        r = nm.build_report
+        assert r.counts == r0.counts
+        assert list(r.timings) == list(r0.timings)
+        np.testing.assert_array_equal(r.poly_regions, r0.poly_regions)
+        assert (r.tiles_built, r.tiles_empty, r.grid_tiles) == (
+            r0.tiles_built,
+            r0.tiles_empty,
+            r0.grid_tiles,
+        )
+        assert nm.to_recast() == ref.to_recast()
+
+
+def _stacked_floors() -> TriMesh:
+    """Flat floors 2.5 m apart: 260 over x in [0, 20] and 40 more over x in [12, 20],
+    so a column of the first tile holds 260 walkable spans and one of the next 300."""
+    verts, tris = [], []
+    for i in range(300):
+        y, x0 = 2.5 * i, (0.0 if i < 260 else 12.0)
+        b = len(verts)
+        verts += [(x0, y, 0.0), (20.0, y, 0.0), (20.0, y, 20.0), (x0, y, 20.0)]
+        tris += [(b, b + 2, b + 1), (b, b + 3, b + 2)]
+    return TriMesh(np.array(verts, np.float32), np.array(tris, np.int32))
+
+
+def test_tile_kernel_bake_raises_the_first_failed_tiles_error(monkeypatch):
+    """A failing tile raises what the per-tile path raises: the first failure in row
+    order, also when threads took a later tile (more triangles) first."""
+    mesh = _stacked_floors()
+    cfg = BakeConfig(tile_size=32)
+    with pytest.raises(BuildError, match="a column holds 260 walkable spans"):
+        _per_tile_bake(monkeypatch, mesh, cfg)
+    with pytest.raises(BuildError, match="a column holds 260 walkable spans"):
+        pipeline.bake(mesh, cfg)
+    with ThreadPoolExecutor(2) as ex, pytest.raises(BuildError, match="holds 260 walkable"):
+        pipeline.bake(mesh, cfg, executor=ex)

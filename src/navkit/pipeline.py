@@ -16,6 +16,11 @@ never import ``detour``) and ``navkit.detour`` (the runtime tiles):
 4. **navmesh assembly** -- :func:`tiled_navmesh_params` sizes the navmesh's tile
    and polygon bits; :func:`add_tiles` adds the built tiles in order.
 
+The bake's common case (watershed, no volume or off-mesh connection, no executor
+or a thread pool) runs the whole tile loop in one kernel,
+:func:`navkit._bake_tiles.tiles_kernel`, and adds its tiles with
+``NavMesh._add_packed``; the per-tile path below gives the same navmesh.
+
 A tile of the bake is :func:`build_tile` (the Recast stages of
 :func:`navkit.recast.build.build_polymesh` on the tile's triangles); a tile of the
 tile cache is :func:`navkit.tilecache.build.tile_layers` (its compressed
@@ -27,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
@@ -501,6 +506,222 @@ def _bake_tile(
     return r, data, (time.perf_counter() - t0) * 1e3
 
 
+# -- the tile loop in a kernel -----------------------------------------------------------------
+def _kernel_bake_ok(
+    config: BakeConfig, volumes: Sequence[ConvexVolume], offmesh: Any, executor
+) -> bool:
+    """Whether :func:`_bake_tiles_in_kernel` can build this bake's tiles: the watershed
+    partition, no volume, no off-mesh connection, no executor or a thread pool."""
+    return (
+        config.partition == "watershed"
+        and not volumes
+        and _tile._no_offmesh(offmesh)
+        and (executor is None or isinstance(executor, ThreadPoolExecutor))
+    )
+
+
+def _threads_of(executor: Executor | None) -> int:
+    if executor is None:
+        return 1
+    return max(1, int(getattr(executor, "_max_workers", 1)))
+
+
+def _bake_tiles_in_kernel(
+    navmesh: _nm.NavMesh,
+    report: BuildReport,
+    verts: np.ndarray,
+    tris: np.ndarray,
+    tri_areas: np.ndarray,
+    bin_start: np.ndarray,
+    bin_tris: np.ndarray,
+    grid: TileGrid,
+    rc: RcConfig,
+    config: BakeConfig,
+    bounds: tuple,
+    tile_params: dict[str, Any],
+    executor: Executor | None,
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    """The tiles of :func:`bake` through :func:`navkit._bake_tiles.tiles_kernel`, on
+    the calling thread or on a thread pool's threads, added to ``navmesh`` in row
+    order: the same navmesh, report and exceptions as :func:`_bake_tile` per tile."""
+    from . import _bake_tiles as K
+    from .recast import _chain
+    from .recast import contours as _contours
+    from .recast.rasterize import check_grid
+
+    xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi = bounds
+    ntiles = grid.tiles_x * grid.tiles_z
+    size = rc.tile_size + 2 * rc.border_size
+    cs32, ch32 = np.float32(rc.cs), np.float32(rc.ch)
+    sd = np.float32(rc.detail_sample_dist)
+    sme = np.float32(rc.detail_sample_max_error)
+    if not (np.isfinite(sd) and sd >= 0 and np.isfinite(sme) and sme >= 0):
+        raise InputError(f"detail sample settings must be finite and >= 0, got {sd!r}, {sme!r}")
+    tb0 = np.array([xs_lo[0], y_lo, zs_lo[0]], np.float32)
+    tb1 = np.array([xs_hi[0], y_hi, zs_hi[0]], np.float32)
+    check_grid(size, size, tb0, tb1, ch32)
+    me = np.float32(rc.max_simplification_error)
+    todo = np.flatnonzero(np.diff(bin_start)).astype(np.int64)
+    status = np.zeros((ntiles, 7), np.int64)
+    counts = np.zeros((ntiles, len(K.COUNT_NAMES)), np.int64)
+    ticks = np.zeros((ntiles, K.N_TICKS), np.int64)
+    sizes = np.zeros((ntiles, 5), np.int64)
+    tbounds = np.zeros((ntiles, 6), np.float32)
+
+    threaded = []  # set when threads took tiles out of row order
+
+    def run(chunk: np.ndarray, threads: bool = True) -> list[tuple]:
+        counter = np.zeros(1, np.int64)
+        args: tuple[Any, ...] = (
+            verts, tris, tri_areas, bin_start, bin_tris, chunk, counter, grid.tiles_x,
+            xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi, size, int(rc.border_size), cs32, ch32,
+            int(rc.walkable_height), int(rc.walkable_climb), int(rc.walkable_radius),
+            config.filter_low_hanging_obstacles, config.filter_ledge_spans,
+            config.filter_walkable_low_height_spans, int(rc.min_region_area),
+            int(rc.merge_region_area), me, int(rc.max_edge_len),
+            _contours.CONTOUR_TESS_WALL_EDGES, int(rc.max_verts_per_poly), sd, sme,
+            max(1, int(math.ceil(me))), status, counts, ticks, sizes, tbounds,
+        )  # fmt: skip
+        nw = min(_threads_of(executor), chunk.shape[0])
+        if executor is None or nw <= 1 or not threads:
+            return [K.tiles_kernel(*args)]
+        # the threads take the tiles with the most triangles first, so that the last
+        # tiles taken (while another thread may already wait) are small ones
+        ntri = bin_start[chunk + 1] - bin_start[chunk]
+        args = (*args[:5], chunk[np.argsort(-ntri, kind="stable")], *args[6:])
+        threaded.append(True)
+        futs = [executor.submit(K.tiles_kernel, *args) for _ in range(nw)]
+        return [f.result() for f in futs]
+
+    parts: list[tuple] = []
+    if progress is None:
+        parts = run(todo)
+    else:  # in chunks of grid rows, each reported when done
+        step = max(1, -(-ntiles // 32))
+        for lo in range(0, ntiles, step):
+            hi = min(lo + step, ntiles)
+            chunk = todo[(todo >= lo) & (todo < hi)]
+            parts.extend(run(chunk))
+            if _failed_tiles(status[chunk]).any():
+                break  # raised below
+            for done in range(lo + 1, hi + 1):
+                progress(done, ntiles)
+    if threaded and _failed_tiles(status[todo]).any():
+        # threads took the tiles out of row order and stopped at a failure: the serial
+        # loop's failure (the first in row order) and warnings come from a serial run
+        for table in (status, counts, ticks, sizes, tbounds):
+            table[:] = 0
+        parts = run(todo, threads=False)
+    st = status[todo]
+    level = st[:, 6]
+    # the first failed tile in row order (the serial loop's exception), after the
+    # warnings of the tiles before it
+    failed = _failed_tiles(st)
+    first = int(np.argmax(failed)) if failed.any() else todo.shape[0]
+    bad = np.flatnonzero(
+        (level[: first + 1] >= 2) & ((st[: first + 1, 4] != 0) | (st[: first + 1, 5] != 0))
+    )
+    if bad.size:
+        from .recast import polymesh as _polymesh
+
+        for i in bad.tolist():
+            _polymesh._warn_bad(int(st[i, 4]), int(st[i, 5]))
+    if first < todo.shape[0]:
+        _raise_tile_error(st[first], float(sd))
+    t0 = time.perf_counter()
+    # report: the counts and stage timings summed over the tiles
+    lv = np.asarray(K.C_LEVELS)
+    for j, name in enumerate(K.COUNT_NAMES):
+        need = 1 + int(np.searchsorted(lv, j, side="right"))
+        mask = level >= need
+        if mask.any():
+            report.counts[name] = report.counts.get(name, 0) + int(counts[todo[mask], j].sum())
+    tk = ticks[todo]
+    ms = _chain.tick_ms()
+    done_mask = st[:, 0] == K.T_DONE
+    front = _stamps_ms(tk[:, K.TK_FRONT : K.TK_DIST], ms)
+    for name, dur in zip(_chain.FRONT, front, strict=True):
+        if dur is not None:
+            report.timings[name] = report.timings.get(name, 0.0) + dur
+    report.timings["build_distance_field"] = float(
+        (tk[:, K.TK_DIST] - tk[:, K.TK_FRONT + len(_chain.FRONT)]).sum() * ms
+    )
+    report.timings["build_regions"] = float((tk[:, K.TK_REGIONS] - tk[:, K.TK_DIST]).sum() * ms)
+    back = _stamps_ms(tk[:, K.TK_BACK : K.TK_TILE], ms)
+    for name, dur in zip(_chain.BACK, back, strict=True):
+        if dur is not None:
+            report.timings[name] = report.timings.get(name, 0.0) + dur
+    data_ms = float(
+        (tk[done_mask, K.TK_TILE] - tk[done_mask, K.TK_BACK + len(_chain.BACK)]).sum() * ms
+    )
+    ids, arrays = K.row_order(parts, sizes)
+    report.tiles_built = int(ids.shape[0])
+    report.tiles_empty = ntiles - report.tiles_built
+    if ids.shape[0]:
+        sz = sizes[ids]
+        tbd = tbounds[ids]
+        (
+            v, pv, pn, pf, pc, pa, pr, dvb, dvc, dtb, dtc, dv, dt, bvmin, bvmax, bvi,
+        ) = arrays  # fmt: skip
+        packed = _nm.PackedTiles(
+            x=ids % grid.tiles_x, y=ids // grid.tiles_x, bmin=tbd[:, :3], bmax=tbd[:, 3:],
+            nverts=sz[:, K.S_VERTS], polys=sz[:, K.S_POLYS], links=sz[:, K.S_LINKS],
+            ndverts=sz[:, K.S_DVERTS], ndtris=sz[:, K.S_DTRIS], verts=v, poly_verts=pv,
+            poly_neis=pn, poly_flags=pf, poly_vert_count=pc, poly_area=pa,
+            detail_vert_base=dvb, detail_vert_count=dvc, detail_tri_base=dtb,
+            detail_tri_count=dtc, detail_verts=dv, detail_tris=dt, bv_bmin=bvmin,
+            bv_bmax=bvmax, bv_i=bvi,
+            walkable_height=float(np.float32(tile_params["walkable_height"])),
+            walkable_radius=float(np.float32(tile_params["walkable_radius"])),
+            walkable_climb=float(np.float32(tile_params["walkable_climb"])),
+            bv_quant_factor=float(np.float32(np.float32(1.0) / cs32)),
+        )  # fmt: skip
+        navmesh._add_packed(packed)
+        report.poly_regions = pr
+    report.timings["create_navmesh_data"] = data_ms + (time.perf_counter() - t0) * 1e3
+
+
+def _failed_tiles(status: np.ndarray) -> np.ndarray:
+    """Which rows of a :mod:`navkit._bake_tiles` status table are failed tiles."""
+    from . import _bake_tiles as K
+    from .recast import _chain
+
+    where = status[:, 0]
+    failed = (where == K.T_FRONT) | (where == K.T_REGIONS) | (where == K.T_TILE)
+    return failed | ((where == K.T_BACK) & (status[:, 1] != _chain.EMPTY))
+
+
+def _stamps_ms(stamps: np.ndarray, ms: float) -> list[float | None]:
+    """Per stage, milliseconds summed over tiles from rows of stage stamps (column 0
+    the start; a zero stamp: the stage did not run), as ``_chain.ticks_to_ms``."""
+    last = stamps[:, 0].copy()
+    out: list[float | None] = []
+    for i in range(1, stamps.shape[1]):
+        t = stamps[:, i]
+        ran = t != 0
+        out.append(float((t[ran] - last[ran]).sum() * ms) if ran.any() else None)
+        last = np.where(ran, t, last)
+    return out
+
+
+def _raise_tile_error(st: np.ndarray, sd: float) -> None:
+    """Raise what :func:`_bake_tile` raises for a tile's :mod:`navkit._bake_tiles` status."""
+    from . import _bake_tiles as K
+    from .recast.build import _back_error, _front_error
+
+    where, code = int(st[0]), int(st[1])
+    if where == K.T_FRONT:
+        _front_error(code, int(st[2]))
+    if where == K.T_REGIONS:
+        raise BuildError("watershed partition: region id overflow (more than 65534 regions)")
+    if where == K.T_BACK:
+        _back_error(code, int(st[2]), int(st[3]), sd)
+    if where == K.T_TILE:
+        raise InputError(_tile._TILE_ERRORS[code])
+    raise BuildError(f"internal error: tile status {where}, {code}")  # pragma: no cover
+
+
 def _check_bake_args(
     mesh, config, executor, progress, keep_intermediates, volumes, offmesh
 ) -> tuple:
@@ -550,7 +771,8 @@ def bake(
         of ``walkable_radius + 3`` voxels, built independently and stitched.
     executor : concurrent.futures.Executor, optional
         Builds tiles in parallel. A ``ThreadPoolExecutor(n)`` is the cheapest on one
-        machine: the stage kernels release the GIL, and nothing is pickled. A
+        machine: ``n`` threads run the tile loop kernel (:mod:`navkit._bake_tiles`,
+        without the GIL) over one shared tile list, and nothing is pickled. A
         ``ProcessPoolExecutor``, or a dask ``distributed.Client(...).get_executor()``
         for a cluster, also works. Tiles are added to the navmesh in row order
         whatever the completion order, so the result is identical to a serial bake.
@@ -679,41 +901,47 @@ def bake(
 
         xs_lo, xs_hi, zs_lo, zs_hi = _tile_bounds_table(grid, rc)
         y_lo, y_hi = np.float32(bmin[1]), np.float32(bmax[1])
-
-        def tile_args(x: int, y: int) -> tuple:
-            k = y * grid.tiles_x + x
-            tbmin = np.array([xs_lo[x], y_lo, zs_lo[y]], np.float32)
-            tbmax = np.array([xs_hi[x], y_hi, zs_hi[y]], np.float32)
-            sel = bin_tris[bin_start[k] : bin_start[k + 1]]
-            return (
-                verts, tris, tri_areas, config, rc, tbmin, tbmax, sel, x, y, volumes, offmesh,
-                tile_params,
-            )  # fmt: skip
-
-        results = run_tiles(_bake_tile, coords, tile_args, executor, progress)
         navmesh = _nm.NavMesh(
             tiled_navmesh_params(bmin, grid.tile_world_size, grid.tiles_x * grid.tiles_z)
         )
-        t0 = time.perf_counter()
-        regs: list[np.ndarray] = []
-        datas: list[_tile.TileData] = []
-        data_ms = 0.0
-        for x, y in coords:
-            r, td, ms = results[(x, y)]
-            report.add(r)
-            if td is None or r.pmesh is None:
-                report.tiles_empty += 1
-                continue
-            datas.append(td)
-            data_ms += ms
-            regs.append(r.pmesh.regs)
-            report.tiles_built += 1
-        add_tiles(navmesh, datas)
-        # the tiles' create_navmesh_data (in the workers) plus the linking here
-        report.timings["create_navmesh_data"] = data_ms + (time.perf_counter() - t0) * 1e3
-        if regs:
-            # tiles were added in row order into slots 0, 1, ...: slot order = this order
-            report.poly_regions = np.concatenate(regs)
+        if _kernel_bake_ok(config, volumes, offmesh, executor):
+            _bake_tiles_in_kernel(
+                navmesh, report, verts, tris, tri_areas, bin_start, bin_tris, grid, rc, config,
+                (xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi), tile_params, executor, progress,
+            )  # fmt: skip
+        else:
+
+            def tile_args(x: int, y: int) -> tuple:
+                k = y * grid.tiles_x + x
+                tbmin = np.array([xs_lo[x], y_lo, zs_lo[y]], np.float32)
+                tbmax = np.array([xs_hi[x], y_hi, zs_hi[y]], np.float32)
+                sel = bin_tris[bin_start[k] : bin_start[k + 1]]
+                return (
+                    verts, tris, tri_areas, config, rc, tbmin, tbmax, sel, x, y, volumes,
+                    offmesh, tile_params,
+                )  # fmt: skip
+
+            results = run_tiles(_bake_tile, coords, tile_args, executor, progress)
+            t0 = time.perf_counter()
+            regs: list[np.ndarray] = []
+            datas: list[_tile.TileData] = []
+            data_ms = 0.0
+            for x, y in coords:
+                r, td, ms = results[(x, y)]
+                report.add(r)
+                if td is None or r.pmesh is None:
+                    report.tiles_empty += 1
+                    continue
+                datas.append(td)
+                data_ms += ms
+                regs.append(r.pmesh.regs)
+                report.tiles_built += 1
+            add_tiles(navmesh, datas)
+            # the tiles' create_navmesh_data (in the workers) plus the linking here
+            report.timings["create_navmesh_data"] = data_ms + (time.perf_counter() - t0) * 1e3
+            if regs:
+                # tiles were added in row order into slots 0, 1, ...: slot order = this order
+                report.poly_regions = np.concatenate(regs)
         if report.tiles_built == 0:
             raise BuildError(
                 f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"

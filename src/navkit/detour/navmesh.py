@@ -283,6 +283,41 @@ def _ilog2(v: int) -> int:
     return max(int(v).bit_length() - 1, 0)
 
 
+class PackedTiles(NamedTuple):
+    """New tiles for :meth:`NavMesh._add_packed`, one array per field, the tiles' rows
+    one after the other (layer 0, user id 0, no off-mesh connection, zeroed links,
+    ``2 * polys`` BV nodes each): what ``create_navmesh_data``'s common case gives."""
+
+    x: np.ndarray  #: (n,) int64
+    y: np.ndarray  #: (n,) int64
+    bmin: np.ndarray  #: (n, 3) float32
+    bmax: np.ndarray  #: (n, 3) float32
+    nverts: np.ndarray  #: (n,) int64 per tile
+    polys: np.ndarray  #: (n,) int64 per tile
+    links: np.ndarray  #: (n,) int64 per tile (link pool size)
+    ndverts: np.ndarray  #: (n,) int64 per tile
+    ndtris: np.ndarray  #: (n,) int64 per tile
+    verts: np.ndarray
+    poly_verts: np.ndarray
+    poly_neis: np.ndarray
+    poly_flags: np.ndarray
+    poly_vert_count: np.ndarray
+    poly_area: np.ndarray
+    detail_vert_base: np.ndarray
+    detail_vert_count: np.ndarray
+    detail_tri_base: np.ndarray
+    detail_tri_count: np.ndarray
+    detail_verts: np.ndarray
+    detail_tris: np.ndarray
+    bv_bmin: np.ndarray
+    bv_bmax: np.ndarray
+    bv_i: np.ndarray
+    walkable_height: float
+    walkable_radius: float
+    walkable_climb: float
+    bv_quant_factor: float
+
+
 def _tile_hash(x: int, y: int, mask: int) -> int:
     return ((0x8DA6B343 * x + 0xD8163841 * y) & 0xFFFFFFFF) & mask
 
@@ -698,6 +733,86 @@ class NavMesh:
         t["tile_bmax"][sl] = [td.bmax for td in datas]
         self._arrays = None
 
+    def _store_packed(self, slots: Sequence[int], tiles: PackedTiles) -> None:
+        """:meth:`_store_many` of tiles given one array per field: the same pools and
+        tile-table rows."""
+        t, p = self._t, self._p
+        sl = np.asarray(slots, np.int64)
+        npoly = tiles.polys
+        n: dict[str, np.ndarray] = {
+            "vert": tiles.nverts,
+            "poly": npoly,
+            "link": tiles.links,
+            "dmesh": npoly,
+            "dvert": tiles.ndverts,
+            "dtri": tiles.ndtris,
+            "bv": 2 * npoly,
+            "off": np.zeros_like(npoly),
+        }
+        base: dict[str, np.ndarray] = {}
+        lo: dict[str, int] = {}
+        hi: dict[str, int] = {}
+        for k, c in n.items():
+            total = int(c.sum())
+            lo[k] = self._reserve(k, total)
+            hi[k] = lo[k] + total
+            base[k] = lo[k] + np.cumsum(c) - c
+            t[f"tile_{k}_base"][sl] = base[k]
+            t[f"tile_{k}_count"][sl] = c
+
+        def rep(k: str, per: str) -> np.ndarray:  # tile k-base of every element of pool per
+            return np.repeat(base[k], n[per])
+
+        def put(name: str, k: str, values: np.ndarray | int) -> None:
+            p[name][lo[k] : hi[k]] = values
+
+        put("verts", "vert", tiles.verts)
+        put("poly_verts", "poly", tiles.poly_verts.astype(np.int64) + rep("vert", "poly")[:, None])
+        put("poly_neis", "poly", tiles.poly_neis)
+        put("poly_flags", "poly", tiles.poly_flags)
+        put("poly_area", "poly", tiles.poly_area)
+        put("poly_type", "poly", 0)
+        put("poly_vert_count", "poly", tiles.poly_vert_count)
+        # a new tile's first links are 0 (tile-local), as create_navmesh_data leaves them
+        link_base = rep("link", "poly")
+        put("poly_first_link", "poly", link_base)
+        put("poly_tile", "poly", np.repeat(sl, npoly))
+        put("link_ref", "link", 0)
+        put("link_poly", "link", -1)
+        put("link_next", "link", rep("link", "link"))
+        for f in ("edge", "side", "bmin", "bmax"):
+            put(f"link_{f}", "link", 0)
+        put(
+            "dmesh_vert_base",
+            "dmesh",
+            tiles.detail_vert_base.astype(np.int64) + rep("dvert", "dmesh"),
+        )
+        put(
+            "dmesh_tri_base", "dmesh", tiles.detail_tri_base.astype(np.int64) + rep("dtri", "dmesh")
+        )
+        put("dmesh_vert_count", "dmesh", tiles.detail_vert_count)
+        put("dmesh_tri_count", "dmesh", tiles.detail_tri_count)
+        if hi["dvert"] > lo["dvert"]:
+            put("dverts", "dvert", tiles.detail_verts)
+        put("dtris", "dtri", tiles.detail_tris)
+        if hi["bv"] > lo["bv"]:
+            put("bv_bmin", "bv", tiles.bv_bmin)
+            put("bv_bmax", "bv", tiles.bv_bmax)
+            put("bv_i", "bv", tiles.bv_i)
+        t["tile_used"][sl] = 1
+        t["tile_x"][sl] = tiles.x
+        t["tile_y"][sl] = tiles.y
+        t["tile_layer"][sl] = 0
+        t["tile_user_id"][sl] = 0
+        t["tile_walkable_height"][sl] = tiles.walkable_height
+        t["tile_walkable_radius"][sl] = tiles.walkable_radius
+        t["tile_walkable_climb"][sl] = tiles.walkable_climb
+        t["tile_bv_quant"][sl] = tiles.bv_quant_factor
+        t["tile_off_mesh_base"][sl] = npoly
+        t["tile_bmin"][sl] = tiles.bmin
+        t["tile_bmax"][sl] = tiles.bmax
+        self._arrays = None
+
     def tile_data(self, slot: int) -> TileData:
         """The tile in ``slot`` as a :class:`TileData` (tile-local indices, current link state)."""
         t, p = self._t, self._p
@@ -949,24 +1064,93 @@ class NavMesh:
         """
         if not datas:
             return []
-        if len(datas) > len(self._free_slots):
+        keys = [(int(d.x), int(d.y), int(d.layer)) for d in datas]
+        slots = self._take_slots(keys, [d.poly_count for d in datas])
+        self._store_many(slots, datas)
+        self._link_new(slots, keys)
+        return [self._tile_ref(s) for s in slots]
+
+    def _add_packed(self, tiles: PackedTiles) -> None:
+        """:meth:`_add_tiles` of tiles at distinct ``(x, y)`` (layer 0) into a navmesh
+        that holds none yet, given one array per field (:class:`PackedTiles`, the bake's
+        tile kernel output): the same slots, pools and links, found with array
+        operations instead of tile-by-tile lookups.
+
+        Raises
+        ------
+        InputError
+            A tile with too many polygons, fewer free slots than tiles.
+        """
+        n = int(tiles.x.shape[0])
+        if n == 0:
+            return
+        if self._t["tile_used"].any():
+            raise InputError("_add_packed: the navmesh already holds tiles")  # pragma: no cover
+        if n > len(self._free_slots):
+            raise InputError("no free tile slot (max_tiles reached)")
+        if not self.ref64:
+            big = int(tiles.polys.max())
+            if self.poly_bits < _ilog2(_next_pow2(big)):
+                raise InputError(f"tile has {big} polys, more than max_polys allows")
+        xs, ys = tiles.x.tolist(), tiles.y.tolist()
+        slots = self._free_slots[:n]
+        del self._free_slots[:n]
+        nxt, lut, mask = self._t["tile_next"], self._lut, self._lut_mask
+        for slot, x, y in zip(slots, xs, ys, strict=True):
+            h = _tile_hash(x, y, mask)
+            nxt[slot] = lut[h]
+            lut[h] = slot
+        self._store_packed(slots, tiles)
+        # tile i links to its neighbours added before it (one tile per (x, y), so no
+        # tile shares its location), side by side in _SIDE_STEPS order
+        x = tiles.x.astype(np.int64)
+        y = tiles.y.astype(np.int64)
+        x0, y0 = int(x.min()) - 1, int(y.min()) - 1
+        w, h = int(x.max()) - x0 + 2, int(y.max()) - y0 + 2
+        order = np.full((h, w), n, np.int64)  # position -> index in tiles (n: none)
+        order[y - y0, x - x0] = np.arange(n)
+        steps = np.asarray(_SIDE_STEPS, np.int64)
+        k = order[(y - y0)[:, None] + steps[:, 1], (x - x0)[:, None] + steps[:, 0]]  # (n, 8)
+        keep = k < np.arange(n)[:, None]
+        sl = np.asarray(slots, np.int64)
+        nei_start = np.zeros(n + 1, np.int64)
+        np.cumsum(keep.sum(axis=1), out=nei_start[1:])
+        L.connect_tiles(
+            self.arrays(),
+            sl,
+            np.zeros(n + 1, np.int64),
+            np.zeros(0, np.int64),
+            nei_start,
+            sl[k[keep]],
+            np.nonzero(keep)[1].astype(np.int64),
+            self.tile_bits,
+            self.poly_bits,
+        )
+
+    def _take_slots(self, keys: list[tuple[int, int, int]], poly_counts: list[int]) -> list[int]:
+        """Check and take the slots of new tiles at ``keys`` (in order); their lookup-table
+        entries are linked, nothing else is stored."""
+        if len(keys) > len(self._free_slots):
             raise InputError("no free tile slot (max_tiles reached)")
         seen: set[tuple[int, int, int]] = set()
-        for d in datas:
-            if not self.ref64 and self.poly_bits < _ilog2(_next_pow2(d.poly_count)):
-                raise InputError(f"tile has {d.poly_count} polys, more than max_polys allows")
-            key = (int(d.x), int(d.y), int(d.layer))
+        for key, npoly in zip(keys, poly_counts, strict=True):
+            if not self.ref64 and self.poly_bits < _ilog2(_next_pow2(npoly)):
+                raise InputError(f"tile has {npoly} polys, more than max_polys allows")
             if key in seen or self._slot_at(*key) >= 0:
                 raise InputError(f"a tile already occupies ({key[0]}, {key[1]}, layer {key[2]})")
             seen.add(key)
         slots: list[int] = []
-        for d in datas:
+        for x, y, _layer in keys:
             slot = self._free_slots.pop(0)
-            h = _tile_hash(d.x, d.y, self._lut_mask)
+            h = _tile_hash(x, y, self._lut_mask)
             self._t["tile_next"][slot] = self._lut[h]
             self._lut[h] = slot
             slots.append(slot)
-        self._store_many(slots, datas)
+        return slots
+
+    def _link_new(self, slots: list[int], keys: list[tuple[int, int, int]]) -> None:
+        """Build the links of the tiles just stored in ``slots`` (added in that order),
+        with one link kernel call."""
         # what _add_tile would see: the tiles present before tile i (lookup order kept)
         order = {s: i for i, s in enumerate(slots)}
         at: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (x, y) -> [(slot, order)]
@@ -980,8 +1164,7 @@ class NavMesh:
         nei: list[int] = []
         sides: list[int] = []
         same_start, nei_start = [0], [0]
-        for i, d in enumerate(datas):
-            x, y = int(d.x), int(d.y)
+        for i, (x, y, _layer) in enumerate(keys):
             same.extend(s for s, k in present(x, y) if k < i)
             for side, (dx, dy) in enumerate(_SIDE_STEPS):
                 for s, k in present(x + dx, y + dy):
@@ -1001,7 +1184,6 @@ class NavMesh:
             self.tile_bits,
             self.poly_bits,
         )
-        return [self._tile_ref(s) for s in slots]
 
     def _replace_tile(self, old_ref: int, data: TileData) -> int:
         """``remove_tile(old_ref)`` then ``add_tile(data)`` (no array checks of ``data``)

@@ -524,18 +524,11 @@ def _build_chained(
     counts["contour_verts"] = int(info[_chain.B_CVERTS])
     counts["raw_contour_verts"] = int(info[_chain.B_RAW])
     if st == _chain.ERR_CONTOUR_CELLS:
-        raise InputError(
-            f"compact heightfield span {int(info[1])}: cell range or neighbour link out of bounds"
-        )
+        _back_error(st, int(info[1]), int(info[2]))
     if st == _chain.EMPTY and counts["contours"] == 0:
         return TileResult(tx, ty, None, None, timings, counts, None)
-    if st == _chain.ERR_POLY_VERTS:
-        raise BuildError(
-            f"rcBuildPolyMesh: too many vertices {int(info[1])} "
-            f"(limit {_polymesh._MAX_INPUT_VERTS - 1})"
-        )
-    if st == _chain.ERR_POLYS:
-        raise BuildError("rcBuildPolyMesh: too many polygons")
+    if st in (_chain.ERR_POLY_VERTS, _chain.ERR_POLYS):
+        _back_error(st, int(info[1]), int(info[2]))
     bad_c, bad_h = int(info[_chain.B_BAD_CONTOURS]), int(info[_chain.B_BAD_HOLES])
     if bad_c or bad_h:
         _polymesh._warn_bad(bad_c, bad_h)
@@ -544,10 +537,7 @@ def _build_chained(
     if st == _chain.EMPTY:
         return TileResult(tx, ty, None, None, timings, counts, None)
     if st == _chain.ERR_SAMPLES:
-        raise InputError(
-            f"sample_dist {float(sd)!r} is too small for polygons {int(info[1])} x "
-            f"{int(info[2])} voxels wide (> {_detail._MAX_GRID_SAMPLES} grid samples)"
-        )
+        _back_error(st, int(info[1]), int(info[2]), float(sd))
     pmesh = PolyMesh(
         verts=pv, polys=pp, regs=pr, flags=np.zeros(pp.shape[0], np.uint16), areas=pa,
         nvp=nvp, bmin=pbmin, bmax=pbmax, cs=float(cs32), ch=float(ch32), border_size=b,
@@ -580,3 +570,24 @@ def _front_error(status: int, value: int) -> None:
             f"(max {_compact._MAX_LAYERS}); raise cell_height or simplify the geometry"
         )
     raise InputError("compact heightfield has a neighbour link outside its grid or cells")
+
+
+def _back_error(status: int, v1: int, v2: int, sd: float = 0.0) -> None:
+    """Raise what the public stage functions raise for a back kernel error status
+    (``v1``, ``v2``: its ``info[1:3]``; ``sd``: the detail sample distance)."""
+    if status == _chain.ERR_CONTOUR_CELLS:
+        raise InputError(
+            f"compact heightfield span {v1}: cell range or neighbour link out of bounds"
+        )
+    if status == _chain.ERR_POLY_VERTS:
+        raise BuildError(
+            f"rcBuildPolyMesh: too many vertices {v1} (limit {_polymesh._MAX_INPUT_VERTS - 1})"
+        )
+    if status == _chain.ERR_POLYS:
+        raise BuildError("rcBuildPolyMesh: too many polygons")
+    if status == _chain.ERR_SAMPLES:
+        raise InputError(
+            f"sample_dist {sd!r} is too small for polygons {v1} x "
+            f"{v2} voxels wide (> {_detail._MAX_GRID_SAMPLES} grid samples)"
+        )
+    raise BuildError(f"internal error: back kernel status {status}")  # pragma: no cover
