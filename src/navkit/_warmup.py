@@ -227,35 +227,58 @@ def _tile_cache(tmp: str) -> None:
     tc.to_bytes()
 
 
-def demo_side(query_done=None) -> None:
-    """Worker of a cold ``navkit demo``: compile what the demo needs late (the path
-    query, the navmesh made from the bake, then the tile cache) while the demo's own process compiles and
-    runs the bake, so the two compiles use two cores. ``query_done`` (an event) is
-    set once the path kernels are in the cache."""
+def demo_side(query_claim=None, query_done=None) -> None:
+    """Worker of a cold ``navkit demo``: compile what the demo needs after its bake
+    while the demo's own process compiles and runs the bake, so the two compiles use
+    two cores: the kernels that turn the bake's polygon mesh into a navmesh (first:
+    the bake needs them at its end), the tile cache's, then the path query's unless
+    the demo's process has claimed those (``query_claim``: a shared byte, 0 = free,
+    1 = this process, 2 = the demo's; whichever process is free first compiles them,
+    so neither waits on the other's queue and nothing compiles twice).
+    ``query_done`` (an event) is set once this process is done with the path
+    kernels (compiled, or left to the demo)."""
     # Any failure here only means the demo compiles that part itself: stay quiet.
-    try:
-        compile_path_kernels()
-    except Exception:  # noqa: BLE001
-        pass
-    finally:
-        if query_done is not None:
-            query_done.set()
     try:
         compile_navmesh_kernels()  # ahead of the demo's bake, which needs them last
         with tempfile.TemporaryDirectory() as tmp:
             _tile_cache(tmp)
     except Exception:  # noqa: BLE001
         pass
+    try:
+        if query_claim is None or _claim(query_claim, 1):
+            compile_path_kernels()
+    except Exception:  # noqa: BLE001
+        pass
+    finally:
+        if query_done is not None:
+            query_done.set()
+
+
+def _claim(flag, who: int) -> bool:
+    """Take a shared claim byte (0 = free) for ``who``; False when already taken."""
+    with flag.get_lock():
+        if flag.value != 0:
+            return False
+        flag.value = who
+        return True
 
 
 class DemoSide:
-    """The running :func:`demo_side` process: ``wait_query()`` before the demo's
-    path, ``join()`` before its tile cache (loading beats compiling twice)."""
+    """The running :func:`demo_side` process. The demo calls ``claim_query()`` before
+    its path (True: compile the path kernels here; False: the other process has them,
+    ``wait_query()``), and ``join()`` before its tile cache (loading beats compiling
+    twice)."""
 
     def __init__(self, ctx) -> None:
+        self.query_claim = ctx.Value("b", 0)
         self.query_done = ctx.Event()
-        self.process = ctx.Process(target=demo_side, args=(self.query_done,), daemon=True)
+        self.process = ctx.Process(
+            target=demo_side, args=(self.query_claim, self.query_done), daemon=True
+        )
         self.process.start()
+
+    def claim_query(self) -> bool:
+        return _claim(self.query_claim, 2)
 
     def wait_query(self) -> None:
         while self.process.is_alive() and not self.query_done.wait(0.5):
