@@ -50,16 +50,3 @@ def test_kernels_have_no_cfunc_wrapper() -> None:
     kernel = njit(cache=False)(_copy_prefix)
     kernel(np.zeros(3), np.ones(3), 1)
     assert kernel.targetoptions.get("no_cfunc_wrapper") is True
-
-
-def test_demo_path_kernels_are_claimed_once() -> None:
-    # a cold demo's two processes: whichever asks first compiles the path kernels
-    import multiprocessing
-
-    from navkit._warmup import _claim
-
-    flag = multiprocessing.get_context("spawn").Value("b", 0)
-    assert _claim(flag, 2) is True
-    assert _claim(flag, 1) is False
-    assert _claim(flag, 2) is False
-    assert flag.value == 2

@@ -227,26 +227,25 @@ def _tile_cache(tmp: str) -> None:
     tc.to_bytes()
 
 
-def demo_side(query_claim=None, query_done=None) -> None:
+def demo_side() -> None:
     """Worker of a cold ``navkit demo``: compile what the demo needs after its bake
-    while the demo's own process compiles and runs the bake, so the two compiles use
-    two cores: the kernels that turn the bake's polygon mesh into a navmesh (first:
-    the bake needs them at its end), the tile cache's, then the path query's unless
-    the demo's process has claimed those (``query_claim``: a shared byte, 0 = free,
-    1 = this process, 2 = the demo's; whichever process is free first compiles them,
-    so neither waits on the other's queue and nothing compiles twice).
-    ``query_done`` (an event) is set once this process is done with the path
-    kernels (compiled, or left to the demo)."""
+    (the kernels that turn the bake's polygon mesh into a navmesh first, since the
+    bake needs them at its end, then the tile cache's) while the demo's own process
+    compiles and runs the bake."""
     # Any failure here only means the demo compiles that part itself: stay quiet.
     try:
-        compile_navmesh_kernels()  # ahead of the demo's bake, which needs them last
+        compile_navmesh_kernels()
         with tempfile.TemporaryDirectory() as tmp:
             _tile_cache(tmp)
     except Exception:  # noqa: BLE001
         pass
+
+
+def demo_query(query_done=None) -> None:
+    """Worker of a cold ``navkit demo``: compile the path query's kernels (by
+    signature); ``query_done`` (an event) is set when they are in the cache."""
     try:
-        if query_claim is None or _claim(query_claim, 1):
-            compile_path_kernels()
+        compile_path_kernels()
     except Exception:  # noqa: BLE001
         pass
     finally:
@@ -254,43 +253,41 @@ def demo_side(query_claim=None, query_done=None) -> None:
             query_done.set()
 
 
-def _claim(flag, who: int) -> bool:
-    """Take a shared claim byte (0 = free) for ``who``; False when already taken."""
-    with flag.get_lock():
-        if flag.value != 0:
-            return False
-        flag.value = who
-        return True
-
-
 class DemoSide:
-    """The running :func:`demo_side` process. The demo calls ``claim_query()`` before
-    its path (True: compile the path kernels here; False: the other process has them,
-    ``wait_query()``), and ``join()`` before its tile cache (loading beats compiling
-    twice)."""
+    """The running compile processes of a cold demo: :func:`demo_query` (the path
+    kernels) and :func:`demo_side` (navmesh, tile cache). The demo calls
+    ``wait_query()`` before its path and ``join()`` before its tile cache (loading
+    beats compiling twice).
+
+    Three processes on two cores: the demo's bake is ~45% of the compile CPU, the
+    navmesh and tile cache ~40% and the path query ~15% (2026-12-02); with two
+    processes the demo waited on the second one's last fifth, whichever of them
+    took the path kernels, while three keep both cores busy to the end (the
+    scheduler shares them) and the path kernels still land before the bake ends."""
 
     def __init__(self, ctx) -> None:
-        self.query_claim = ctx.Value("b", 0)
         self.query_done = ctx.Event()
-        self.process = ctx.Process(
-            target=demo_side, args=(self.query_claim, self.query_done), daemon=True
-        )
-        self.process.start()
-
-    def claim_query(self) -> bool:
-        return _claim(self.query_claim, 2)
+        self.processes = [
+            ctx.Process(target=demo_query, args=(self.query_done,), daemon=True),
+            ctx.Process(target=demo_side, daemon=True),
+        ]
+        for p in self.processes:
+            p.start()
 
     def wait_query(self) -> None:
-        while self.process.is_alive() and not self.query_done.wait(0.5):
+        q = self.processes[0]
+        while q.is_alive() and not self.query_done.wait(0.5):
             pass
 
     def join(self) -> None:
-        self.process.join()
+        for p in self.processes:
+            p.join()
 
 
 def start_demo_side() -> DemoSide | None:
-    """Start :func:`demo_side` in a process of its own when the kernels it compiles
-    are not cached yet (None otherwise, or on a single core)."""
+    """Start :func:`demo_query` and :func:`demo_side` in processes of their own when
+    the kernels they compile are not cached yet (None otherwise, or on a single
+    core)."""
     import multiprocessing
 
     from navkit._jit import is_cached

@@ -505,8 +505,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     side = start_demo_side()  # cold cache: compile the later steps' kernels on the other core
     if side is not None:
         print(
-            "navkit: first run: a second process compiles the navmesh, tile-cache and "
-            "path kernels meanwhile",
+            "navkit: first run: two more processes compile the path, navmesh and "
+            "tile-cache kernels meanwhile",
             file=sys.stderr,
             flush=True,
         )
@@ -520,8 +520,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     try:
         from .detour.query import NavMeshQuery
 
-        if side is not None and not side.claim_query():
-            side.wait_query()  # the other process compiles (or has compiled) the path kernels
+        if side is not None:
+            side.wait_query()
         p = NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))
         path_pts = p.points
         print(
