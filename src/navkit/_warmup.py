@@ -227,23 +227,12 @@ def _tile_cache(tmp: str) -> None:
     tc.to_bytes()
 
 
-def demo_side() -> None:
-    """Worker of a cold ``navkit demo``: compile what the demo needs after its bake
-    (the kernels that turn the bake's polygon mesh into a navmesh first, since the
-    bake needs them at its end, then the tile cache's) while the demo's own process
-    compiles and runs the bake."""
+def demo_side(query_done=None) -> None:
+    """Worker of a cold ``navkit demo``: compile what the demo needs late (the path
+    query, the navmesh made from the bake, then the tile cache) while the demo's own process compiles and
+    runs the bake, so the two compiles use two cores. ``query_done`` (an event) is
+    set once the path kernels are in the cache."""
     # Any failure here only means the demo compiles that part itself: stay quiet.
-    try:
-        compile_navmesh_kernels()
-        with tempfile.TemporaryDirectory() as tmp:
-            _tile_cache(tmp)
-    except Exception:  # noqa: BLE001
-        pass
-
-
-def demo_query(query_done=None) -> None:
-    """Worker of a cold ``navkit demo``: compile the path query's kernels (by
-    signature); ``query_done`` (an event) is set when they are in the cache."""
     try:
         compile_path_kernels()
     except Exception:  # noqa: BLE001
@@ -251,43 +240,34 @@ def demo_query(query_done=None) -> None:
     finally:
         if query_done is not None:
             query_done.set()
+    try:
+        compile_navmesh_kernels()  # ahead of the demo's bake, which needs them last
+        with tempfile.TemporaryDirectory() as tmp:
+            _tile_cache(tmp)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 class DemoSide:
-    """The running compile processes of a cold demo: :func:`demo_query` (the path
-    kernels) and :func:`demo_side` (navmesh, tile cache). The demo calls
-    ``wait_query()`` before its path and ``join()`` before its tile cache (loading
-    beats compiling twice).
-
-    Three processes on two cores: the demo's bake is ~45% of the compile CPU, the
-    navmesh and tile cache ~40% and the path query ~15% (2026-12-02); with two
-    processes the demo waited on the second one's last fifth, whichever of them
-    took the path kernels, while three keep both cores busy to the end (the
-    scheduler shares them) and the path kernels still land before the bake ends."""
+    """The running :func:`demo_side` process: ``wait_query()`` before the demo's
+    path, ``join()`` before its tile cache (loading beats compiling twice)."""
 
     def __init__(self, ctx) -> None:
         self.query_done = ctx.Event()
-        self.processes = [
-            ctx.Process(target=demo_query, args=(self.query_done,), daemon=True),
-            ctx.Process(target=demo_side, daemon=True),
-        ]
-        for p in self.processes:
-            p.start()
+        self.process = ctx.Process(target=demo_side, args=(self.query_done,), daemon=True)
+        self.process.start()
 
     def wait_query(self) -> None:
-        q = self.processes[0]
-        while q.is_alive() and not self.query_done.wait(0.5):
+        while self.process.is_alive() and not self.query_done.wait(0.5):
             pass
 
     def join(self) -> None:
-        for p in self.processes:
-            p.join()
+        self.process.join()
 
 
 def start_demo_side() -> DemoSide | None:
-    """Start :func:`demo_query` and :func:`demo_side` in processes of their own when
-    the kernels they compile are not cached yet (None otherwise, or on a single
-    core)."""
+    """Start :func:`demo_side` in a process of its own when the kernels it compiles
+    are not cached yet (None otherwise, or on a single core)."""
     import multiprocessing
 
     from navkit._jit import is_cached

@@ -505,8 +505,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     side = start_demo_side()  # cold cache: compile the later steps' kernels on the other core
     if side is not None:
         print(
-            "navkit: first run: two more processes compile the path, navmesh and "
-            "tile-cache kernels meanwhile",
+            "navkit: first run: compiling the query and tile-cache kernels in a second "
+            "process meanwhile",
             file=sys.stderr,
             flush=True,
         )
