@@ -12,6 +12,12 @@ of them compiled more than once (one signature per kernel is the goal), and the
 kernels that took longest (exclusive compile CPU time, numba's ``numba:compile``
 events).
 
+Every Python process of a feature (the demo starts a second one) also logs its own
+compiles through a ``sitecustomize`` module put on ``PYTHONPATH``: the per-process
+table gives each process's CPU time, its exclusive compile time, when (wall, from
+the feature's start) its last compile ended, and the LLVM share of its compiles
+(function passes, the linked module's passes, machine code).
+
 The navmesh the query features load is baked once beforehand with the current
 (usually warm) cache.
 
@@ -153,6 +159,61 @@ print("@@" + json.dumps(out))
 """
 
 
+# Put on PYTHONPATH of a feature's processes: each writes its compile log at exit.
+_SITE = r"""
+import atexit, json, os, time
+_dir = os.environ.get("NAVKIT_BENCH_COMPILE_LOG")
+if _dir:
+    _rec = {"pid": os.getpid(), "start": time.time(), "compile": 0.0, "n": 0, "last": 0.0,
+            "llvm": {}}
+    try:
+        from numba.core import codegen, event
+
+        class _L(event.Listener):
+            def __init__(self):
+                self.stack = []
+
+            def on_start(self, ev):
+                self.stack.append([time.thread_time(), 0.0])
+
+            def on_end(self, ev):
+                t0, child = self.stack.pop()
+                dt = time.thread_time() - t0
+                if self.stack:
+                    self.stack[-1][1] += dt
+                _rec["compile"] += dt - child
+                _rec["n"] += 1
+                _rec["last"] = time.time()
+
+        event.register("numba:compile", _L())
+
+        def _timed(cls, name, key):
+            orig = getattr(cls, name)
+
+            def w(self, *a, **k):
+                t = time.thread_time()
+                try:
+                    return orig(self, *a, **k)
+                finally:
+                    _rec["llvm"][key] = _rec["llvm"].get(key, 0.0) + time.thread_time() - t
+
+            setattr(cls, name, w)
+
+        _timed(codegen.CPUCodeLibrary, "_optimize_functions", "function passes")
+        _timed(codegen.CPUCodeLibrary, "_optimize_final_module", "module passes")
+        _timed(codegen.JITCodeLibrary, "_finalize_specific", "machine code")
+    except Exception as e:  # numba's internals moved: log what still works
+        _rec["error"] = repr(e)
+
+    def _dump():
+        _rec["cpu"] = time.process_time()
+        with open(os.path.join(_dir, "%d.json" % os.getpid()), "w") as fh:
+            json.dump(_rec, fh)
+
+    atexit.register(_dump)
+"""
+
+
 def _prepare_navmesh(path: Path) -> None:
     code = (
         "import sys, navkit\n"
@@ -167,6 +228,15 @@ def run_feature(name: str, navmesh: Path, cache_dir: str | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ)
         env["NUMBA_CACHE_DIR"] = cache_dir or os.path.join(tmp, "numba-cache")
+        site, logs = Path(tmp) / "site", Path(tmp) / "logs"
+        site.mkdir()
+        logs.mkdir()
+        (site / "sitecustomize.py").write_text(_SITE)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(site)] + env.get("PYTHONPATH", "").split(os.pathsep)
+        ).rstrip(os.pathsep)
+        env["NAVKIT_BENCH_COMPILE_LOG"] = str(logs)
+        start = time.time()
         t0 = time.perf_counter()
         p = subprocess.run(
             [sys.executable, "-c", _CHILD, str(navmesh), str(SCENE), tmp,
@@ -174,11 +244,17 @@ def run_feature(name: str, navmesh: Path, cache_dir: str | None = None) -> dict:
             env=env, capture_output=True, text=True, cwd=tmp,
         )  # fmt: skip
         total = time.perf_counter() - t0
+        procs = []
+        for f in sorted(logs.glob("*.json")):
+            r = json.loads(f.read_text())
+            r["last"] = r["last"] - start if r["n"] else 0.0
+            procs.append(r)
     line = next((ln for ln in p.stdout.splitlines() if ln.startswith("@@")), None)
     if p.returncode != 0 or line is None:
         raise RuntimeError(f"{name} failed:\n{p.stdout}\n{p.stderr}")
     res = json.loads(line[2:])
     res["process_wall"] = total
+    res["processes"] = procs
     res["stderr"] = p.stderr
     return res
 
@@ -203,6 +279,16 @@ def summarize(name: str, res: dict, top: int) -> dict:
         "multi": multi,
         "slowest": [[k, round(t, 2)] for k, t in slow],
         "stderr": res["stderr"].strip()[-400:],
+        "processes": [
+            {
+                "cpu_s": round(p["cpu"], 2),
+                "compile_s": round(p["compile"], 2),
+                "compiles": p["n"],
+                "last_compile_end_s": round(p["last"], 1),
+                "llvm_s": {k: round(v, 2) for k, v in p["llvm"].items()},
+            }
+            for p in res.get("processes", [])
+        ],
     }
 
 
@@ -238,6 +324,13 @@ def main() -> int:
                 print(f"    {len(sigs)}x {k}")
             for k, t in row["slowest"]:
                 print(f"    {t:6.2f} s {k}")
+            for p in row["processes"]:
+                llvm = ", ".join(f"{k} {v:.1f}" for k, v in p["llvm_s"].items())
+                print(
+                    f"    process: {p['cpu_s']:6.1f} s cpu, {p['compile_s']:6.1f} s compiling "
+                    f"({p['compiles']} compiles, last ended at {p['last_compile_end_s']:.0f} s "
+                    f"wall; LLVM: {llvm})"
+                )
     try:
         load = os.getloadavg()
     except OSError:

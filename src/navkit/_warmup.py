@@ -286,20 +286,22 @@ def start_demo_side() -> DemoSide | None:
 
 
 def _crowd(tmp: str) -> None:
-    """A crowd: agents with move targets, a few updates."""
+    """Crowds: agents with move targets, a few updates, in dtCrowd mode (its one-kernel
+    step, crowd/step.py) and in navkit mode (phase by phase, with replanning)."""
     import navkit
     from navkit.detour.navmesh import NavMesh
     from navkit.detour.query import NavMeshQuery
 
     nm = NavMesh.load(Path(tmp) / "solo.navmesh")
     q = NavMeshQuery(nm)
-    crowd = navkit.Crowd(nm, max_agents=8, max_agent_radius=0.6)
     goal = q.find_nearest_poly(_END)
-    for i in range(4):
-        a = crowd.add_agent(q.find_random_point(rng=i).point, navkit.AgentParams(radius=0.4))
-        crowd.request_move_target(a, goal.ref, goal.point)
-    for _ in range(3):
-        crowd.update(1 / 60)
+    for mode in ("dtcrowd", "navkit"):
+        crowd = navkit.Crowd(nm, max_agents=8, max_agent_radius=0.6, mode=mode)
+        for i in range(4):
+            a = crowd.add_agent(q.find_random_point(rng=i).point, navkit.AgentParams(radius=0.4))
+            crowd.request_move_target(a, goal.ref, goal.point)
+        for _ in range(3):
+            crowd.update(1 / 60)
 
 
 #: Feature groups: name -> (function, needs the bake group's navmesh).

@@ -16,7 +16,7 @@ from navkit.detour._funnel import OFFMESH, straight_path_core
 from navkit.detour._geom import point_in_poly
 from navkit.detour._local import MAX_STACK, move_along_surface_core
 from navkit.detour._nodes import open_pool
-from navkit.detour._poly import closest_point_core, poly_height_core
+from navkit.detour._poly import closest_point_nav, poly_height_core
 from navkit.detour._raycast import raycast_core
 from navkit.detour._view import POLYTYPE_OFFMESH, load_poly, open_view, poly_index
 from navkit.detour.query import FAILURE, STRAIGHTPATH_OFFMESH_CONNECTION, NavMeshQuery
@@ -388,11 +388,7 @@ def _move_impl(d, tiny_ds, flags_table, act, nchunk, walking, target_state, qfil
                         )
                     tri[:] = 0
                     h = c_pos[s, 1]
-                    if closest_point_core(
-                        nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type,
-                        nav.dm_vbase, nav.dm_tbase, nav.dm_ntris, nav.dverts, nav.dtris, p0,
-                        epos, hout, pv, tri,
-                    ):  # fmt: skip
+                    if closest_point_nav(nav, p0, epos, hout, pv, tri):
                         h = hout[1]
                     c_pos[s, 0] = epos[0]
                     c_pos[s, 1] = h
