@@ -326,7 +326,7 @@ def find_nearest_core(nav, center, half, flt, nearest_pt, pt, pv, tri):
     best = -1
     best_d = FLT_MAX
     best_over = False
-    tri[:] = ZERO  # closest_point_core may read rows 3-4 before writing them
+    tri[:] = ZERO  # closest_point_nav may read rows 3-4 before writing them
     minx, miny = _tile_loc(nav, lx, lz)
     maxx, maxy = _tile_loc(nav, hx, hz)
     if maxx < minx or maxy < miny:

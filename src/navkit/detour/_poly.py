@@ -157,22 +157,11 @@ def _height_on_rows(px, pz, t):
 
 
 @njit(lent=True)
-def closest_point_core(
-    verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris, dverts, dtris,
-    p, pos, out, pv, tri,
-):  # fmt: skip
-    """closest_point_on_poly over explicit arrays; pv (6, 3) and tri (5, 3) are scratch.
-    (The query kernels call :func:`closest_point_nav`: the same body, the view passed as
-    one pointer instead of nine arrays flattened into ~60 stack arguments.)"""
-    return _closest_point_body(
-        verts, poly_verts, poly_nverts, poly_type, dm_vbase, dm_tbase, dm_ntris, dverts, dtris,
-        p, pos, out, pv, tri,
-    )  # fmt: skip
-
-
-@njit(lent=True)
 def closest_point_nav(nav, p, pos, out, pv, tri):
-    """:func:`closest_point_core` on the view ``nav``."""
+    """Detour's closestPointOnPoly on the view ``nav``; pv (6, 3) and tri (5, 3) are scratch.
+
+    Writes the closest point to ``out``; returns Detour's posOverPoly (True when ``pos``
+    projects inside the polygon)."""
     return _closest_point_body(
         nav.verts, nav.poly_verts, nav.poly_nverts, nav.poly_type, nav.dm_vbase, nav.dm_tbase,
         nav.dm_ntris, nav.dverts, nav.dtris, p, pos, out, pv, tri,
