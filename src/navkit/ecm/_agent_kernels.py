@@ -297,8 +297,8 @@ def plan_velocities(
                             fx += wx_ / dist * push
                             fy += wy_ / dist * push
                         continue
-                    if state[j] == ARRIVED and gdist < 2.0 * (ri + rad[j]) + slow:
-                        continue  # near its goal an agent walks into those that arrived: they make way
+                    if state[j] == ARRIVED:
+                        continue  # an agent walks into those that arrived: they make way
                     vx = vel[i, 0] - vel[j, 0]
                     vy = vel[i, 1] - vel[j, 1]
                     a = vx * vx + vy * vy
@@ -434,6 +434,29 @@ def _constrain(
     return x, y, kc
 
 
+@njit(cache=True)
+def _aside(wx, wy, d, vx, vy):
+    """Unit direction in which an arrived agent at offset (wx, wy) (length ``d``)
+    from a walker moving at (vx, vy) gets out of its way: away from the walker's
+    line, on the side it already is (the walker's right when on the line), with a
+    little of the push along the centre line so that the overlap still shrinks."""
+    vl = math.hypot(vx, vy)
+    if vl < 1e-6:
+        return wx / d, wy / d
+    hx = vx / vl
+    hy = vy / vl
+    side = wx * -hy + wy * hx  # offset along the walker's left normal (-hy, hx)
+    sg = 1.0 if side > 0.0 else -1.0
+    if abs(side) < 0.05 * d:
+        sg = -1.0  # on the line: to the walker's right
+    lx = -hy * sg
+    ly = hx * sg
+    ax_ = lx + 0.5 * wx / d
+    ay_ = ly + 0.5 * wy / d
+    al = math.hypot(ax_, ay_)
+    return ax_ / al, ay_ / al
+
+
 @pnjit
 def integrate(
     dt, pos, vel, new_vel, rad, vmax, state, kc, CX, CY, CR, cptr, ccnt, separate, rounds,
@@ -482,14 +505,20 @@ def integrate(
                         # an arrived agent makes way for a moving one (takes most of
                         # their push); a blocked one (no corridor to stay in) does not
                         share = 0.5
+                        pux = wx / d
+                        puy = wy / d
                         if state[j] == BLOCKED:
                             share = 1.0
                         elif state[i] == ARRIVED and state[j] == MOVING:
                             share = 0.8
+                            # ... and steps aside, off the walker's line, rather than
+                            # ahead of it along that line (pushed ahead, it would walk
+                            # back into the walker: a head-on standoff)
+                            pux, puy = _aside(wx, wy, d, new_vel[j, 0], new_vel[j, 1])
                         elif state[i] == MOVING and state[j] == ARRIVED:
                             share = 0.2
-                        sx += wx / d * (rr - d) * share * separate
-                        sy += wy / d * (rr - d) * share * separate
+                        sx += pux * (rr - d) * share * separate
+                        sy += puy * (rr - d) * share * separate
             x += sx
             y += sy
             x, y, k = _constrain(
