@@ -24,7 +24,8 @@ Known failures, marked ``xfail(strict=True)`` (so that a fix shows up), figures
 for seeds 0 / 1 / 2 (the tables of docs/scenarios.md are seed 0):
 
 - bottleneck, every navkit mode: agents wait at the 1 m door longer than 5 s
-  (ttc 15 / 17 / 18 of 20, orca 9 / 11 / 12, ecm-corridor 12 / 14 / 10). ttc's door
+  (ttc 15 / 17 / 18 of 20, orca 9 / 11 / 12, ecm-corridor 8 / 6 / 4,
+  was 12 / 14 / 10 before the right of way in corridor agents' door standoffs). ttc's door
   passes its first agents at about 1.5/s, then stalls: two agents at a time stand
   at the door's mouth, each against the wall on one side of its 0.3 m of navmesh;
   its last agent arrives after 43.8 / 46.1 / 51.4 s. orca: everybody arrives

@@ -310,6 +310,8 @@ def plan_velocities(
                     tau = c / (-b + sq)  # = (-b - sq) / a, without cancellation
                     if tau <= 0.0 or tau > horizon:
                         continue
+                    if _has_way(i, j, pos, vel, vmax, goal, gdist):
+                        continue  # a standoff: the agent with the right of way goes first
                     mag = (
                         k_ttc * math.exp(-tau / tau0) / (tau * tau) * (2.0 / tau + 1.0 / tau0) / sq
                     )
@@ -432,6 +434,24 @@ def _constrain(
         x = fx + (x - fx) / d * (ri + 2.0 * margin)
         y = fy + (y - fy) / d * (ri + 2.0 * margin)
     return x, y, kc
+
+
+@njit(cache=True)
+def _has_way(i, j, pos, vel, vmax, goal, gdist):
+    """Whether agent ``i`` (``gdist`` from its goal) has the right of way over
+    agent ``j`` in a standoff: both walk under half their maximum speed, and
+    ``i`` is nearer its goal (ties to the lower index). Two agents that meet at a
+    door, each at one jamb, each predict a collision with the other and wait; the
+    one with the right of way ignores the other's time-to-collision push and goes,
+    and the other still avoids it."""
+    s_i = 0.5 * vmax[i]
+    s_j = 0.5 * vmax[j]
+    if vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1] > s_i * s_i:
+        return False
+    if vel[j, 0] * vel[j, 0] + vel[j, 1] * vel[j, 1] > s_j * s_j:
+        return False
+    gj = math.hypot(goal[j, 0] - pos[j, 0], goal[j, 1] - pos[j, 1])
+    return gdist < gj or (gdist == gj and i < j)
 
 
 @njit(cache=True)

@@ -32,6 +32,13 @@ used to avoid arrived agents except within 2.2 m of their own goal: in the 50 + 
 corridor of the scenario suite they then stood in front of the other group's
 block of goals.)
 
+Standoffs: two walking agents that both crawl (under half their maximum speed) and
+still predict a collision -- at a door, one at each jamb -- would wait for each
+other; the one nearer its goal has the right of way (it ignores the other's
+time-to-collision push; the other still avoids it). On the scenario suite's
+bottleneck (seeds 0-7) this cut the agents standing 5 s at the door from 10.6 to 6.6
+on average and the last arrival from 26.0 to 24.9 s (worst 30.1 -> 29.1 s).
+
 When the map changes (:meth:`CorridorMap.insert_polygon`, ``remove``, ``move``
 ...), the agents subscribed to it get the :class:`UpdateReport`; an agent whose
 route ran along an edge the update replaced (:meth:`UpdateReport.affects`)
