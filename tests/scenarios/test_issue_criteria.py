@@ -24,7 +24,8 @@ Known failures, marked ``xfail(strict=True)`` (so that a fix shows up), figures
 for seeds 0 / 1 / 2 (the tables of docs/scenarios.md are seed 0):
 
 - bottleneck, every navkit mode: agents wait at the 1 m door longer than 5 s
-  (ttc 15 / 17 / 18 of 20, orca 9 / 11 / 12, ecm-corridor 12 / 14 / 10). ttc's door
+  (ttc 15 / 17 / 18 of 20, orca 9 / 11 / 12, ecm-corridor 8 / 6 / 4,
+  was 12 / 14 / 10 before the right of way in corridor agents' door standoffs). ttc's door
   passes its first agents at about 1.5/s, then stalls: two agents at a time stand
   at the door's mouth, each against the wall on one side of its 0.3 m of navmesh;
   its last agent arrives after 43.8 / 46.1 / 51.4 s. orca: everybody arrives
@@ -36,10 +37,18 @@ for seeds 0 / 1 / 2 (the tables of docs/scenarios.md are seed 0):
 - corridor, ttc and orca: ttc 100% / 100% / 94% arrive (the last at 33.8 / 33.3 s
   on seeds 0 and 1; seed 2 jams where the flows meet), orca 100% / 100% / 99%;
   agents stand 5 s in the blocks of goals at the far ends (0.8 m apart: 0.2 m
-  between two bodies), ttc 19 / 10 / 30, orca 3 / 9 / 14. ecm-corridor (seen once
-  the criteria were checked on three seeds): seed 1, 98% arrive and 4 stand 5 s.
-- crossing, ecm-corridor (likewise): on seeds 1 and 2, 2 agents stand 5 s and the
-  last arrives after 26.4 s (bound 25; seed 0: 23.1 s, nobody stuck).
+  between two bodies), ttc 19 / 10 / 30, orca 3 / 9 / 14. ecm-corridor: fixed (seed 1
+  had 98% arrive and 4 agents stand 5 s: walkers avoided arrived agents and stood in
+  front of the other group's block of goals; with walkers walking into them -- they
+  step aside -- everybody arrived but the last after 43.1 s: an agent on the wrong
+  side for the lanes, crossing the oncoming flow where it met it, was swept 5 m
+  back. The suite's corridor agents now see 8 m (``ecm_mode.SENSE``; the library's
+  default is 4 m), so that the lanes form before the flows meet: 25-26 s on seeds
+  0-2).
+- crossing, ecm-corridor: fixed (arrived agents pushed by a walker step aside off
+  its line: before, an agent pushed along the line past its goal walked back into
+  the walker, a head-on standoff on a straight line that lasted 5 s; seeds 1 and 2:
+  2 agents stood 5 s, the last arrived after 26.4 s).
 - crossing, ttc against the presets: smoother and without overlaps, but its mean
   arrival (19.2 / 19.0 / 19.2 s) is later than the best preset's (dtcrowd-good 18.85
   s on seed 0, dtcrowd-high 18.97 and 19.06 s on seeds 1 and 2): its agents keep
@@ -82,8 +91,6 @@ NOT_YET = {
         ("bottleneck", "orca"): "all arrive, the last after 32.0 / 32.8 / 30.4 s (bound 30)",
         ("corridor", "ttc"): "seed 2: 94% arrive (a jam where the flows meet)",
         ("corridor", "orca"): "seed 2: 99% arrive",
-        ("corridor", "ecm-corridor"): "seed 1: 98% arrive",
-        ("crossing", "ecm-corridor"): "seeds 1, 2: the last arrives after 26.4 s (bound 25)",
     },
     "stuck": {
         ("bottleneck", "ttc"): "agents wait at the door (no path progress for 5 s)",
@@ -91,8 +98,6 @@ NOT_YET = {
         ("bottleneck", "ecm-corridor"): "agents wait at the door (no path progress for 5 s)",
         ("corridor", "ttc"): "agents stand in the blocks of goals (and where the flows meet)",
         ("corridor", "orca"): "agents stand in the blocks of goals",
-        ("corridor", "ecm-corridor"): "seed 1: 4 agents stand 5 s",
-        ("crossing", "ecm-corridor"): "seeds 1, 2: 2 agents stand 5 s",
     },
 }
 

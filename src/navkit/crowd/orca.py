@@ -40,6 +40,7 @@ from .agents import _finite
 from .boundary import MAX_LOCAL_SEGS
 from .make_way import make_way
 from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
+from .ttc import _right_of_way
 
 __all__ = ["ORCAParams", "plan_orca", "solve_orca"]
 
@@ -72,6 +73,14 @@ class ORCAParams:
         An agent settled at its goal steps aside for an agent walking toward it that
         is closer than the summed radii plus ``make_way`` [wu] (:mod:`navkit.crowd.make_way`;
         0: off). Default 1.
+    right_of_way : float
+        Standoffs [fraction of the maximum speed], in [0, 1]: as
+        ``TTCParams.right_of_way``, the neighbours over which the agent has the right
+        of way build no half-plane unless touching it (0: off). Default 0: measured
+        on the scenario suite (seeds 0-7) at 0.5, the bottleneck's last arrival
+        improved (33.6 -> 30.6 s on average, stuck 11.1 -> 9.5) but the 50 + 50
+        corridor's arrival fell (99.2% -> 96.1%); without the touching exception the
+        door overlapped by 0.16 of a radius.
     """
 
     time_horizon: float = 2.5
@@ -79,6 +88,7 @@ class ORCAParams:
     pref_turn: float = 0.25
     wall_radius: float = 0.1
     make_way: float = 1.0
+    right_of_way: float = 0.0
 
     def __post_init__(self) -> None:
         for f in ("time_horizon", "time_horizon_obst"):
@@ -86,13 +96,17 @@ class ORCAParams:
         object.__setattr__(self, "pref_turn", _finite(self.pref_turn, "pref_turn", -0.5, 0.5))
         object.__setattr__(self, "wall_radius", _finite(self.wall_radius, "wall_radius", 0.0, 1.0))
         object.__setattr__(self, "make_way", _finite(self.make_way, "make_way", 0.0, 100.0))
+        object.__setattr__(
+            self, "right_of_way", _finite(self.right_of_way, "right_of_way", 0.0, 1.0)
+        )
 
     def array(self) -> np.ndarray:
         """float64 [time_horizon, time_horizon_obst, cos(pref_turn), sin(pref_turn),
-        wall_radius, make_way]."""
+        wall_radius, make_way, right_of_way]."""
         return np.array(
             [self.time_horizon, self.time_horizon_obst, np.cos(self.pref_turn),
-             np.sin(self.pref_turn), self.wall_radius, self.make_way], np.float64,
+             np.sin(self.pref_turn), self.wall_radius, self.make_way, self.right_of_way],
+            np.float64,
         )  # fmt: skip
 
 
@@ -405,6 +419,7 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
     ids = np.empty(GATHER_IDS, np.int64)
     near32 = np.zeros((MAX_NEAR, 7), np.float32)
     near = np.zeros((MAX_NEAR, 7))
+    skip = np.zeros(MAX_NEAR, np.bool_)
     lines = np.zeros((_MAX_LINES, 4))
     proj = np.zeros((_MAX_LINES, 4))
     sg = np.zeros((MAX_LOCAL_SEGS, 6))
@@ -416,9 +431,21 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
             continue
         nn = gather_circles(s, act, npos, vel, radius, height, qrange, inv, buckets, items, obs,
                             ids, near32)  # fmt: skip
+        # in a standoff, the neighbours over which the agent has the right of way
+        # build no half-plane (ttc._right_of_way)
+        _right_of_way(s, npos[s, 0], npos[s, 2], vel, dvel, max_speed, near32, nn,
+                      F32(prm[6]), skip)  # fmt: skip
+        m = 0
         for j in range(nn):
+            if skip[j]:
+                gx = near32[j, 0] - npos[s, 0]
+                gz = near32[j, 1] - npos[s, 2]
+                rr = (radius[s] + near32[j, 4]) * F32(1.1)
+                if gx * gx + gz * gz > rr * rr:
+                    continue  # (a touching neighbour keeps its half-plane: no overlap)
             for c in range(7):
-                near[j, c] = near32[j, c]
+                near[m, c] = near32[j, c]
+            m += 1
         ns = 0
         px, pz = np.float64(npos[s, 0]), np.float64(npos[s, 2])
         for j in range(nsegs[s]):
@@ -441,7 +468,7 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
             prefz += np.float64(mwz) * 0.5 * np.float64(max_speed[s])
         total += solve_orca(px, pz, np.float64(vel[s, 0]), np.float64(vel[s, 2]),
                             np.float64(radius[s]), np.float64(max_speed[s]),
-                            prefx, prefz, near, nn, sg, ns,
+                            prefx, prefz, near, m, sg, ns,
                             prm[0], prm[1], np.float64(dt), lines, proj, res,
                             np.float64(radius[s]) * prm[4], np.float64(s))  # fmt: skip
         nvel[s, 0] = res[0]

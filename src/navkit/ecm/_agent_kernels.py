@@ -297,8 +297,8 @@ def plan_velocities(
                             fx += wx_ / dist * push
                             fy += wy_ / dist * push
                         continue
-                    if state[j] == ARRIVED and gdist < 2.0 * (ri + rad[j]) + slow:
-                        continue  # near its goal an agent walks into those that arrived: they make way
+                    if state[j] == ARRIVED:
+                        continue  # an agent walks into those that arrived: they make way
                     vx = vel[i, 0] - vel[j, 0]
                     vy = vel[i, 1] - vel[j, 1]
                     a = vx * vx + vy * vy
@@ -310,6 +310,8 @@ def plan_velocities(
                     tau = c / (-b + sq)  # = (-b - sq) / a, without cancellation
                     if tau <= 0.0 or tau > horizon:
                         continue
+                    if _has_way(i, j, pos, vel, vmax, goal, gdist):
+                        continue  # a standoff: the agent with the right of way goes first
                     mag = (
                         k_ttc * math.exp(-tau / tau0) / (tau * tau) * (2.0 / tau + 1.0 / tau0) / sq
                     )
@@ -434,6 +436,47 @@ def _constrain(
     return x, y, kc
 
 
+@njit(cache=True)
+def _has_way(i, j, pos, vel, vmax, goal, gdist):
+    """Whether agent ``i`` (``gdist`` from its goal) has the right of way over
+    agent ``j`` in a standoff: both walk under half their maximum speed, and
+    ``i`` is nearer its goal (ties to the lower index). Two agents that meet at a
+    door, each at one jamb, each predict a collision with the other and wait; the
+    one with the right of way ignores the other's time-to-collision push and goes,
+    and the other still avoids it."""
+    s_i = 0.5 * vmax[i]
+    s_j = 0.5 * vmax[j]
+    if vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1] > s_i * s_i:
+        return False
+    if vel[j, 0] * vel[j, 0] + vel[j, 1] * vel[j, 1] > s_j * s_j:
+        return False
+    gj = math.hypot(goal[j, 0] - pos[j, 0], goal[j, 1] - pos[j, 1])
+    return gdist < gj or (gdist == gj and i < j)
+
+
+@njit(cache=True)
+def _aside(wx, wy, d, vx, vy):
+    """Unit direction in which an arrived agent at offset (wx, wy) (length ``d``)
+    from a walker moving at (vx, vy) gets out of its way: away from the walker's
+    line, on the side it already is (the walker's right when on the line), with a
+    little of the push along the centre line so that the overlap still shrinks."""
+    vl = math.hypot(vx, vy)
+    if vl < 1e-6:
+        return wx / d, wy / d
+    hx = vx / vl
+    hy = vy / vl
+    side = wx * -hy + wy * hx  # offset along the walker's left normal (-hy, hx)
+    sg = 1.0 if side > 0.0 else -1.0
+    if abs(side) < 0.05 * d:
+        sg = -1.0  # on the line: to the walker's right
+    lx = -hy * sg
+    ly = hx * sg
+    ax_ = lx + 0.5 * wx / d
+    ay_ = ly + 0.5 * wy / d
+    al = math.hypot(ax_, ay_)
+    return ax_ / al, ay_ / al
+
+
 @pnjit
 def integrate(
     dt, pos, vel, new_vel, rad, vmax, state, kc, CX, CY, CR, cptr, ccnt, separate, rounds,
@@ -482,14 +525,20 @@ def integrate(
                         # an arrived agent makes way for a moving one (takes most of
                         # their push); a blocked one (no corridor to stay in) does not
                         share = 0.5
+                        pux = wx / d
+                        puy = wy / d
                         if state[j] == BLOCKED:
                             share = 1.0
                         elif state[i] == ARRIVED and state[j] == MOVING:
                             share = 0.8
+                            # ... and steps aside, off the walker's line, rather than
+                            # ahead of it along that line (pushed ahead, it would walk
+                            # back into the walker: a head-on standoff)
+                            pux, puy = _aside(wx, wy, d, new_vel[j, 0], new_vel[j, 1])
                         elif state[i] == MOVING and state[j] == ARRIVED:
                             share = 0.2
-                        sx += wx / d * (rr - d) * share * separate
-                        sy += wy / d * (rr - d) * share * separate
+                        sx += pux * (rr - d) * share * separate
+                        sy += puy * (rr - d) * share * separate
             x += sx
             y += sy
             x, y, k = _constrain(
