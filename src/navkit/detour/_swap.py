@@ -188,6 +188,153 @@ def _ilog2_next_pow2(v):
     return b
 
 
+# -- the steps every swap shares (inlined: they take the 63-array pool tuple) ------------
+
+
+@njit(inline="always")
+def _find_tile(a, mask, tx, ty, tlayer):
+    """Slot of the tile at (tx, ty, tlayer), -1 when none."""
+    s = np.int64(a.lut[_hash(tx, ty, mask)])
+    while s >= 0:
+        if a.tile_x[s] == tx and a.tile_y[s] == ty and a.tile_layer[s] == tlayer:
+            return s
+        s = np.int64(a.tile_next[s])
+    return np.int64(-1)
+
+
+@njit(inline="always")
+def _detach(a, old, tx, ty, mask, unlink, ibits, cnt, others, out):
+    """``removeTile`` of slot ``old``: out of the lookup chain, its ranges counted dead,
+    salt bumped; the tiles that may link into it are written to ``others`` (their
+    count is returned). ``unlink``: drop their links now (no tile replaces it)."""
+    salt_bits, tile_bits, poly_bits = ibits[0], ibits[1], ibits[2]
+    out[2] = old
+    out[3] = a.tile_salt[old]
+    out[4] = a.tile_poly_count[old]
+    out[1] |= 1
+    hb = _hash(tx, ty, mask)
+    prev = np.int64(-1)
+    cur = np.int64(a.lut[hb])
+    while cur >= 0:
+        if cur == old:
+            if prev < 0:
+                a.lut[hb] = a.tile_next[cur]
+            else:
+                a.tile_next[prev] = a.tile_next[cur]
+            break
+        prev = cur
+        cur = np.int64(a.tile_next[cur])
+    n_others = _slots_at(a, mask, tx, ty, -1, others, 0)
+    sides0 = np.zeros(others.shape[0], np.int64)
+    n_others += _neighbours(a, mask, tx, ty, others[n_others:], sides0)
+    if unlink:
+        L.disconnect_tile(a, old, others[:n_others], tile_bits, poly_bits)
+    pb = a.tile_poly_base[old]
+    for gp in range(pb, pb + a.tile_poly_count[old]):
+        a.poly_tile[gp] = -1
+        a.poly_first_link[gp] = -1
+    cnt[1, VERT] += a.tile_vert_count[old]
+    cnt[1, POLY] += a.tile_poly_count[old]
+    cnt[1, LINK] += a.tile_link_count[old]
+    cnt[1, DMESH] += a.tile_dmesh_count[old]
+    cnt[1, DVERT] += a.tile_dvert_count[old]
+    cnt[1, DTRI] += a.tile_dtri_count[old]
+    cnt[1, BV] += a.tile_bv_count[old]
+    cnt[1, OFF] += a.tile_off_count[old]
+    a.tile_vert_count[old] = 0
+    a.tile_poly_count[old] = 0
+    a.tile_link_count[old] = 0
+    a.tile_dmesh_count[old] = 0
+    a.tile_dvert_count[old] = 0
+    a.tile_dtri_count[old] = 0
+    a.tile_bv_count[old] = 0
+    a.tile_off_count[old] = 0
+    a.tile_used[old] = 0
+    a.tile_link_free[old] = -1
+    salt = (np.int64(a.tile_salt[old]) + 1) & ((np.int64(1) << salt_bits) - 1)
+    a.tile_salt[old] = salt if salt != 0 else 1
+    a.tile_next[old] = -1
+    return n_others
+
+
+@njit(inline="always")
+def _attach(a, slot, tx, ty, mask, cnt, need, out):
+    """``addTile``'s slot: into the lookup chain; the pools' used counts grow by
+    ``need``. Returns each pool's first new row (reopen the pools after it)."""
+    out[5] = slot
+    out[1] |= 2
+    hb = _hash(tx, ty, mask)
+    a.tile_next[slot] = a.lut[hb]
+    a.lut[hb] = slot
+    base = np.zeros(8, np.int64)
+    for k in range(8):
+        base[k] = cnt[0, k]
+        cnt[0, k] += need[k]
+    return base
+
+
+@njit(inline="always")
+def _zero_links(a, lb, n):
+    for li in range(lb, lb + n):
+        a.link_ref[li] = 0
+        a.link_poly[li] = -1
+        a.link_next[li] = -1
+        a.link_edge[li] = 0
+        a.link_side[li] = 0
+        a.link_bmin[li] = 0
+        a.link_bmax[li] = 0
+
+
+@njit(inline="always")
+def _tile_row(a, slot, base, need, tx, ty, tlayer, bmin, bmax, wp, off_mesh_base):
+    """The tile-table row of a new tile (ranges ``base`` / ``need``)."""
+    a.tile_vert_base[slot] = base[VERT]
+    a.tile_poly_base[slot] = base[POLY]
+    a.tile_link_base[slot] = base[LINK]
+    a.tile_dmesh_base[slot] = base[DMESH]
+    a.tile_dvert_base[slot] = base[DVERT]
+    a.tile_dtri_base[slot] = base[DTRI]
+    a.tile_bv_base[slot] = base[BV]
+    a.tile_off_base[slot] = base[OFF]
+    a.tile_vert_count[slot] = need[VERT]
+    a.tile_poly_count[slot] = need[POLY]
+    a.tile_link_count[slot] = need[LINK]
+    a.tile_dmesh_count[slot] = need[DMESH]
+    a.tile_dvert_count[slot] = need[DVERT]
+    a.tile_dtri_count[slot] = need[DTRI]
+    a.tile_bv_count[slot] = need[BV]
+    a.tile_off_count[slot] = need[OFF]
+    a.tile_used[slot] = 1
+    a.tile_x[slot] = tx
+    a.tile_y[slot] = ty
+    a.tile_layer[slot] = tlayer
+    a.tile_user_id[slot] = 0
+    for k in range(3):
+        a.tile_bmin[slot, k] = bmin[k]
+        a.tile_bmax[slot, k] = bmax[k]
+    a.tile_walkable_height[slot] = wp[2]
+    a.tile_walkable_radius[slot] = wp[3]
+    a.tile_walkable_climb[slot] = wp[4]
+    a.tile_bv_quant[slot] = F32(1.0) / wp[0]
+    a.tile_off_mesh_base[slot] = off_mesh_base
+
+
+@njit(inline="always")
+def _relink(a, old, others, slot, tx, ty, mask, tile_bits, poly_bits):
+    """Every link step of ``removeTile`` (slot ``old``, -1: none) then ``addTile``."""
+    same = np.zeros(others.shape[0] + 1, np.int64)
+    n_same = _slots_at(a, mask, tx, ty, slot, same, 0)
+    nei = np.zeros(_count_around(a, mask, tx, ty) + 1, np.int64)
+    sides = np.zeros(nei.shape[0], np.int64)
+    n_nei = _neighbours(a, mask, tx, ty, nei, sides)
+    if old >= 0:
+        L.replace_tile(
+            a, old, others, slot, same[:n_same], nei[:n_nei], sides[:n_nei], tile_bits, poly_bits
+        )
+    else:
+        L.connect_tile(a, slot, same[:n_same], nei[:n_nei], sides[:n_nei], tile_bits, poly_bits)
+
+
 @njit
 def swap_poly_mesh_tile(
     d, cnt, ibits, tx, ty, tlayer, bmin, bmax, wp, free_head, pverts, polys, pareas, out
@@ -264,82 +411,20 @@ def swap_poly_mesh_tile(
         return
     a = open_arrays(d, cnt)
     # the tile at the location
-    old = np.int64(-1)
-    s = np.int64(a.lut[_hash(tx, ty, mask)])
-    while s >= 0:
-        if a.tile_x[s] == tx and a.tile_y[s] == ty and a.tile_layer[s] == tlayer:
-            old = s
-            break
-        s = np.int64(a.tile_next[s])
+    old = _find_tile(a, mask, tx, ty, tlayer)
     if old < 0 and npolys > 0 and free_head < 0:
         out[0] = NO_FREE_SLOT
         return
     others = np.zeros(_count_around(a, mask, tx, ty) + 1, np.int64)
     n_others = 0
     if old >= 0:
-        out[2] = old
-        out[3] = a.tile_salt[old]
-        out[4] = a.tile_poly_count[old]
-        out[1] |= 1
-        # removeTile: out of the lookup chain
-        hb = _hash(tx, ty, mask)
-        prev = np.int64(-1)
-        cur = np.int64(a.lut[hb])
-        while cur >= 0:
-            if cur == old:
-                if prev < 0:
-                    a.lut[hb] = a.tile_next[cur]
-                else:
-                    a.tile_next[prev] = a.tile_next[cur]
-                break
-            prev = cur
-            cur = np.int64(a.tile_next[cur])
-        n_others = _slots_at(a, mask, tx, ty, -1, others, 0)
-        sides0 = np.zeros(others.shape[0], np.int64)
-        m = _neighbours(a, mask, tx, ty, others[n_others:], sides0)
-        n_others += m
-        if npolys == 0:
-            L.disconnect_tile(a, old, others[:n_others], tile_bits, poly_bits)
-        # release the slot's ranges
-        pb = a.tile_poly_base[old]
-        for gp in range(pb, pb + a.tile_poly_count[old]):
-            a.poly_tile[gp] = -1
-            a.poly_first_link[gp] = -1
-        cnt[1, VERT] += a.tile_vert_count[old]
-        cnt[1, POLY] += a.tile_poly_count[old]
-        cnt[1, LINK] += a.tile_link_count[old]
-        cnt[1, DMESH] += a.tile_dmesh_count[old]
-        cnt[1, DVERT] += a.tile_dvert_count[old]
-        cnt[1, DTRI] += a.tile_dtri_count[old]
-        cnt[1, BV] += a.tile_bv_count[old]
-        cnt[1, OFF] += a.tile_off_count[old]
-        a.tile_vert_count[old] = 0
-        a.tile_poly_count[old] = 0
-        a.tile_link_count[old] = 0
-        a.tile_dmesh_count[old] = 0
-        a.tile_dvert_count[old] = 0
-        a.tile_dtri_count[old] = 0
-        a.tile_bv_count[old] = 0
-        a.tile_off_count[old] = 0
-        a.tile_used[old] = 0
-        a.tile_link_free[old] = -1
-        salt = (np.int64(a.tile_salt[old]) + 1) & ((np.int64(1) << salt_bits) - 1)
-        a.tile_salt[old] = salt if salt != 0 else 1
-        a.tile_next[old] = -1
+        n_others = _detach(a, old, tx, ty, mask, npolys == 0, ibits, cnt, others, out)
     if npolys == 0:
         _maybe_compact(d, cnt, ibits, out)
         return
     # addTile: the freed slot heads the free list, else the NavMesh's head
     slot = old if old >= 0 else np.int64(free_head)
-    out[5] = slot
-    out[1] |= 2
-    hb = _hash(tx, ty, mask)
-    a.tile_next[slot] = a.lut[hb]
-    a.lut[hb] = slot
-    base = np.zeros(8, np.int64)
-    for k in range(8):
-        base[k] = cnt[0, k]
-        cnt[0, k] += need[k]
+    base = _attach(a, slot, tx, ty, mask, cnt, need, out)
     a = open_arrays(d, cnt)
     vb = base[VERT]
     pb = base[POLY]
@@ -398,55 +483,126 @@ def swap_poly_mesh_tile(
             a.dtris[tb, 2] = j
             a.dtris[tb, 3] = f
             tb += 1
-    for li in range(lb, lb + need[LINK]):
-        a.link_ref[li] = 0
-        a.link_poly[li] = -1
-        a.link_next[li] = -1
-        a.link_edge[li] = 0
-        a.link_side[li] = 0
-        a.link_bmin[li] = 0
-        a.link_bmax[li] = 0
-    a.tile_vert_base[slot] = vb
-    a.tile_poly_base[slot] = pb
-    a.tile_link_base[slot] = lb
-    a.tile_dmesh_base[slot] = base[DMESH]
-    a.tile_dvert_base[slot] = base[DVERT]
-    a.tile_dtri_base[slot] = base[DTRI]
-    a.tile_bv_base[slot] = base[BV]
-    a.tile_off_base[slot] = base[OFF]
-    a.tile_vert_count[slot] = need[VERT]
-    a.tile_poly_count[slot] = need[POLY]
-    a.tile_link_count[slot] = need[LINK]
-    a.tile_dmesh_count[slot] = need[DMESH]
-    a.tile_dvert_count[slot] = 0
-    a.tile_dtri_count[slot] = need[DTRI]
-    a.tile_bv_count[slot] = 0
-    a.tile_off_count[slot] = 0
-    a.tile_used[slot] = 1
-    a.tile_x[slot] = tx
-    a.tile_y[slot] = ty
-    a.tile_layer[slot] = tlayer
-    a.tile_user_id[slot] = 0
-    for k in range(3):
-        a.tile_bmin[slot, k] = bmin[k]
-        a.tile_bmax[slot, k] = bmax[k]
-    a.tile_walkable_height[slot] = wp[2]
-    a.tile_walkable_radius[slot] = wp[3]
-    a.tile_walkable_climb[slot] = wp[4]
-    a.tile_bv_quant[slot] = F32(1.0) / cs
-    a.tile_off_mesh_base[slot] = npolys
-    same = np.zeros(others.shape[0], np.int64)
-    n_same = _slots_at(a, mask, tx, ty, slot, same, 0)
-    nei = np.zeros(others.shape[0], np.int64)
-    sides = np.zeros(others.shape[0], np.int64)
-    n_nei = _neighbours(a, mask, tx, ty, nei, sides)
+    _zero_links(a, lb, need[LINK])
+    _tile_row(a, slot, base, need, tx, ty, tlayer, bmin, bmax, wp, npolys)
+    _relink(a, old, others[:n_others], slot, tx, ty, mask, tile_bits, poly_bits)
+    _maybe_compact(d, cnt, ibits, out)
+
+
+@njit
+def swap_tile_data(
+    d, cnt, ibits, tx, ty, tlayer, bmin, bmax, wp, free_head, t, nlinks, out
+):  # pragma: no cover - numba
+    """:func:`swap_poly_mesh_tile` for a whole Detour tile (detail mesh, BV tree,
+    off-mesh connections): what :meth:`NavMesh._replace_tile` / ``_add_tile`` /
+    ``_remove_tile`` do with a :class:`~navkit.detour.tile.TileData`.
+
+    Parameters
+    ----------
+    t : tuple
+        The tile's arrays with tile-local indices, as ``TileData`` holds them: verts,
+        poly_verts, poly_neis, poly_flags, poly_area, poly_type, poly_vert_count,
+        detail_vert_base, detail_tri_base, detail_vert_count, detail_tri_count,
+        detail_verts, detail_tris, bv_bmin, bv_bmax, bv_i, off_pos, off_rad, off_poly,
+        off_flags, off_side, off_user_id. No polygon: the old tile is removed.
+    nlinks : int
+        The tile's link count (``TileData.max_link_count``).
+    d, cnt, ibits, tx, ty, tlayer, bmin, bmax, wp, free_head, out
+        As :func:`swap_poly_mesh_tile`.
+    """
+    (
+        verts, poly_verts, poly_neis, poly_flags, poly_area, poly_type, poly_vc,
+        dvb, dtb, dvc, dtc, dverts, dtris, bv_bmin, bv_bmax, bv_i,
+        off_pos, off_rad, off_poly, off_flags, off_side, off_uid,
+    ) = t  # fmt: skip
+    for k in range(16):
+        out[k] = 0
+    out[2] = -1
+    out[5] = -1
+    tile_bits, poly_bits, mask, ref64 = ibits[1], ibits[2], ibits[3], ibits[4]
+    npolys = poly_verts.shape[0]
+    need = np.zeros(8, np.int64)
+    if npolys > 0:
+        if ref64 == 0 and poly_bits < _ilog2_next_pow2(npolys):
+            out[0] = TOO_MANY_POLYS
+            return
+        need[VERT] = verts.shape[0]
+        need[POLY] = npolys
+        need[LINK] = nlinks
+        need[DMESH] = dvb.shape[0]
+        need[DVERT] = dverts.shape[0]
+        need[DTRI] = dtris.shape[0]
+        need[BV] = bv_i.shape[0]
+        need[OFF] = off_rad.shape[0]
+    grow = False
+    for k in range(8):
+        if cnt[0, k] + need[k] > capacity(d, k):
+            grow = True
+    if grow:
+        out[0] = NEED_GROW
+        for k in range(8):
+            out[8 + k] = need[k]
+        return
+    a = open_arrays(d, cnt)
+    old = _find_tile(a, mask, tx, ty, tlayer)
+    if old < 0 and npolys > 0 and free_head < 0:
+        out[0] = NO_FREE_SLOT
+        return
+    others = np.zeros(_count_around(a, mask, tx, ty) + 1, np.int64)
+    n_others = 0
     if old >= 0:
-        L.replace_tile(
-            a, old, others[:n_others], slot, same[:n_same], nei[:n_nei], sides[:n_nei],
-            tile_bits, poly_bits,
-        )  # fmt: skip
-    else:
-        L.connect_tile(a, slot, same[:n_same], nei[:n_nei], sides[:n_nei], tile_bits, poly_bits)
+        n_others = _detach(a, old, tx, ty, mask, npolys == 0, ibits, cnt, others, out)
+    if npolys == 0:
+        _maybe_compact(d, cnt, ibits, out)
+        return
+    slot = old if old >= 0 else np.int64(free_head)
+    base = _attach(a, slot, tx, ty, mask, cnt, need, out)
+    a = open_arrays(d, cnt)
+    vb = base[VERT]
+    pb = base[POLY]
+    for i in range(need[VERT]):
+        for k in range(3):
+            a.verts[vb + i, k] = verts[i, k]
+    for i in range(npolys):
+        gp = pb + i
+        for j in range(_NVP):
+            a.poly_verts[gp, j] = vb + np.int64(poly_verts[i, j])
+            a.poly_neis[gp, j] = poly_neis[i, j]
+        a.poly_flags[gp] = poly_flags[i]
+        a.poly_area[gp] = poly_area[i]
+        a.poly_type[gp] = poly_type[i]
+        a.poly_vert_count[gp] = poly_vc[i]
+        a.poly_first_link[gp] = -1
+        a.poly_tile[gp] = slot
+    _zero_links(a, base[LINK], need[LINK])
+    for i in range(need[DMESH]):
+        m = base[DMESH] + i
+        a.dmesh_vert_base[m] = np.int64(dvb[i]) + base[DVERT]
+        a.dmesh_tri_base[m] = np.int64(dtb[i]) + base[DTRI]
+        a.dmesh_vert_count[m] = dvc[i]
+        a.dmesh_tri_count[m] = dtc[i]
+    for i in range(need[DVERT]):
+        for k in range(3):
+            a.dverts[base[DVERT] + i, k] = dverts[i, k]
+    for i in range(need[DTRI]):
+        for k in range(4):
+            a.dtris[base[DTRI] + i, k] = dtris[i, k]
+    for i in range(need[BV]):
+        for k in range(3):
+            a.bv_bmin[base[BV] + i, k] = bv_bmin[i, k]
+            a.bv_bmax[base[BV] + i, k] = bv_bmax[i, k]
+        a.bv_i[base[BV] + i] = bv_i[i]
+    for i in range(need[OFF]):
+        m = base[OFF] + i
+        for k in range(6):
+            a.off_pos[m, k] = off_pos[i, k]
+        a.off_rad[m] = off_rad[i]
+        a.off_poly[m] = np.int64(off_poly[i]) + pb
+        a.off_flags[m] = off_flags[i]
+        a.off_side[m] = off_side[i]
+        a.off_user_id[m] = off_uid[i]
+    _tile_row(a, slot, base, need, tx, ty, tlayer, bmin, bmax, wp, dvb.shape[0])
+    _relink(a, old, others[:n_others], slot, tx, ty, mask, tile_bits, poly_bits)
     _maybe_compact(d, cnt, ibits, out)
 
 
