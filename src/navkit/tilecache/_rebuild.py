@@ -303,51 +303,11 @@ def rebuild_swap_detail(
                 stored[nstored] = i
                 end_side[nstored] = c1
                 nstored += 1
-    nv = tverts.shape[0]
-    tot = npolys + nstored
-    av = np.zeros((nv + 2 * nstored, 3), np.float32)
-    av[:nv] = tverts
-    apv = np.zeros((tot, 6), np.uint16)
-    apv[:npolys] = poly_verts
-    apn = np.zeros((tot, 6), np.uint16)
-    apn[:npolys] = poly_neis
-    aflags = np.zeros(tot, np.uint16)
-    aflags[:npolys] = tflags
-    aarea = np.zeros(tot, np.uint8)
-    aarea[:npolys] = tareas
-    atype = np.zeros(tot, np.uint8)
-    avc = np.zeros(tot, np.uint8)
-    avc[:npolys] = vcount
-    off_pos = np.zeros((nstored, 6), np.float32)
-    off_rad = np.zeros(nstored, np.float32)
-    off_poly = np.zeros(nstored, np.uint16)
-    off_flags = np.zeros(nstored, np.uint8)
-    off_side = np.zeros(nstored, np.uint8)
-    off_uid = np.zeros(nstored, np.uint32)
-    for n in range(nstored):
-        i = stored[n]
-        for k in range(3):
-            av[nv + 2 * n, k] = ov[i, k]
-            av[nv + 2 * n + 1, k] = ov[i, 3 + k]
-        p = npolys + n
-        avc[p] = 2
-        apv[p, 0] = nv + 2 * n
-        apv[p, 1] = nv + 2 * n + 1
-        aflags[p] = oflags[i]
-        aarea[p] = oarea[i] & 0x3F
-        atype[p] = 1
-        off_poly[n] = p
-        for k in range(6):
-            off_pos[n, k] = ov[i, k]
-        off_rad[n] = orad[i]
-        off_flags[n] = 1 if obidir[i] != 0 else 0
-        off_side[n] = end_side[n]
-        off_uid[n] = ouid[i]
     swap_tile_data(
         d, cnt, ibits, hdr[2], hdr[3], hdr[4], bmin, bmax, wp, free_head,
         (
-            av, apv, apn, aflags, aarea, atype, avc, dvb, dtb, dvc, dtc, dverts, dtris,
-            bv_bmin, bv_bmax, bv_i, off_pos, off_rad, off_poly, off_flags, off_side, off_uid,
+            tverts, poly_verts, poly_neis, tflags, tareas, vcount, dvb, dtb, dvc, dtc,
+            dverts, dtris, bv_bmin, bv_bmax, bv_i,
         ),
-        nlinks, out,
+        offmesh, stored[:nstored], end_side[:nstored], nlinks, out,
     )  # fmt: skip
