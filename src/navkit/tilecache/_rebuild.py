@@ -10,6 +10,15 @@ contours, polygon mesh (the stage kernels of :mod:`~navkit.tilecache.fastlz`,
 pools and relinks it. One call from Python per step, on arrays the cache keeps
 (:class:`~navkit.tilecache.update.CacheState`), so numba's dispatch resolves the
 same few argument types every time.
+
+:func:`rebuild_swap_detail` is the same step for navkit's default mode: after the
+polygon mesh it builds the detail mesh (Recast's detail kernel over the layer's
+heights, :func:`_layer_chf`), Detour's tile arrays and BV tree, picks the off-mesh
+connections that start on the tile, and :func:`navkit.detour._swap.swap_tile_data`
+writes all of it into the pools: the tiles
+:func:`~navkit.tilecache.tilemesh.build_layer_tile` (``detail=True``) and the
+NavMesh's Python swap give, field for field (tests/tilecache/test_default_step.py).
+Obstacles arrive grown by the agent radius (the cache packs them so).
 """
 
 from __future__ import annotations
