@@ -69,6 +69,8 @@ def _pool_spec() -> tuple:
 #: attributes are the :class:`NavMeshArrays` fields as lent arrays at full capacity (the
 #: used rows are ``cnt[0]``). Passed to a helper, it is one pointer (the named tuple of 63
 #: arrays was ~400 flattened arguments per call, and 63 array structs built per open).
+#: No kernel may return one of its arrays (a cached kernel whose return type holds lent
+#: arrays fails on reload); helpers return scalars.
 open_pool = ref_opener(NavMeshArrays, _pool_spec())
 
 
@@ -608,41 +610,44 @@ def _move2(arr, src, dst, n):
 
 
 @njit
-def _tile_base(a, k):
+def _tile_range(a, k, t):
+    """(first row, row count) of tile slot ``t`` in pool ``k`` (scalars: a kernel must
+    not return the pool's lent arrays, see :data:`open_pool`)."""
     if k == VERT:
-        return a.tile_vert_base
+        return a.tile_vert_base[t], a.tile_vert_count[t]
     if k == POLY:
-        return a.tile_poly_base
+        return a.tile_poly_base[t], a.tile_poly_count[t]
     if k == LINK:
-        return a.tile_link_base
+        return a.tile_link_base[t], a.tile_link_count[t]
     if k == DMESH:
-        return a.tile_dmesh_base
+        return a.tile_dmesh_base[t], a.tile_dmesh_count[t]
     if k == DVERT:
-        return a.tile_dvert_base
+        return a.tile_dvert_base[t], a.tile_dvert_count[t]
     if k == DTRI:
-        return a.tile_dtri_base
+        return a.tile_dtri_base[t], a.tile_dtri_count[t]
     if k == BV:
-        return a.tile_bv_base
-    return a.tile_off_base
+        return a.tile_bv_base[t], a.tile_bv_count[t]
+    return a.tile_off_base[t], a.tile_off_count[t]
 
 
 @njit
-def _tile_count(a, k):
+def _set_tile_base(a, k, t, v):
     if k == VERT:
-        return a.tile_vert_count
-    if k == POLY:
-        return a.tile_poly_count
-    if k == LINK:
-        return a.tile_link_count
-    if k == DMESH:
-        return a.tile_dmesh_count
-    if k == DVERT:
-        return a.tile_dvert_count
-    if k == DTRI:
-        return a.tile_dtri_count
-    if k == BV:
-        return a.tile_bv_count
-    return a.tile_off_count
+        a.tile_vert_base[t] = v
+    elif k == POLY:
+        a.tile_poly_base[t] = v
+    elif k == LINK:
+        a.tile_link_base[t] = v
+    elif k == DMESH:
+        a.tile_dmesh_base[t] = v
+    elif k == DVERT:
+        a.tile_dvert_base[t] = v
+    elif k == DTRI:
+        a.tile_dtri_base[t] = v
+    elif k == BV:
+        a.tile_bv_base[t] = v
+    else:
+        a.tile_off_base[t] = v
 
 
 @njit
@@ -702,21 +707,18 @@ def compact_pools(d, cnt, salt_bits, tile_bits, poly_bits):  # pragma: no cover 
     live = live[:nlive]
     shift = np.zeros((8, nlive), np.int64)
     for k in range(8):
-        tb = _tile_base(a, k)
-        tc = _tile_count(a, k)
         bases = np.zeros(nlive, np.int64)
         for i in range(nlive):
-            bases[i] = tb[live[i]]
+            bases[i] = _tile_range(a, k, live[i])[0]
         order = np.argsort(bases, kind="mergesort")
         run = 0
         for i in order:
             t = live[i]
-            n = tc[t]
-            src = tb[t]
+            src, n = _tile_range(a, k, t)
             if n > 0 and src != run:
                 _move_rows(a, k, src, run, n)
             shift[k, i] = run - src
-            tb[t] = run
+            _set_tile_base(a, k, t, run)
             run += n
         cnt[0, k] = run
         cnt[1, k] = 0
