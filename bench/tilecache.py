@@ -4,9 +4,13 @@ For each sample mesh the peer (real Recast in WebAssembly, ``--sections tilecach
 builds the tile cache with RecastDemo's Sample_TempObstacles settings (48-voxel
 tiles), places 50 cylinders at seeded ``findRandomPoint`` positions and times them.
 navkit builds the same cache (``TileCache.bake`` with ``BakeConfig(tile_size=48)``,
-the same layers byte for byte) and takes the very same obstacles. Timed, navkit
-median of ``--runs`` beside the peer's median, ratio = navkit / Recast (below 1 =
-navkit faster):
+the same layers byte for byte) and takes the very same obstacles. The obstacle
+figures are interleaved with the peer: ``--peer-runs`` rounds of (one peer invocation
+timing ``--runs`` rounds, then ``--runs`` navkit rounds); ratio = navkit / Recast
+(below 1 = navkit faster), the median of the per-round ratios, printed with their
+[min, max] over the rounds. navkit's default mode (``TileCache.bake``'s default:
+grown obstacles, detail meshes; no peer does it) runs the same obstacles in the same
+rounds, printed as ``default-mode ms`` and its ratio to the compatible mode:
 
 - ``build``: the cache and its navmesh from the triangle mesh (``generateTileCache``);
 - ``add 1 + update``: one obstacle added and updated until up to date, median over the
