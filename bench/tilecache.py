@@ -4,9 +4,13 @@ For each sample mesh the peer (real Recast in WebAssembly, ``--sections tilecach
 builds the tile cache with RecastDemo's Sample_TempObstacles settings (48-voxel
 tiles), places 50 cylinders at seeded ``findRandomPoint`` positions and times them.
 navkit builds the same cache (``TileCache.bake`` with ``BakeConfig(tile_size=48)``,
-the same layers byte for byte) and takes the very same obstacles. Timed, navkit
-median of ``--runs`` beside the peer's median, ratio = navkit / Recast (below 1 =
-navkit faster):
+the same layers byte for byte) and takes the very same obstacles. The obstacle
+figures are interleaved with the peer: ``--peer-runs`` rounds of (one peer invocation
+timing ``--runs`` rounds, then ``--runs`` navkit rounds); ratio = navkit / Recast
+(below 1 = navkit faster), the median of the per-round ratios, printed with their
+[min, max] over the rounds. navkit's default mode (``TileCache.bake``'s default:
+grown obstacles, detail meshes; no peer does it) runs the same obstacles in the same
+rounds, printed as ``default-mode ms`` and its ratio to the compatible mode:
 
 - ``build``: the cache and its navmesh from the triangle mesh (``generateTileCache``);
 - ``add 1 + update``: one obstacle added and updated until up to date, median over the
@@ -139,10 +143,10 @@ def time_ops(tc: TileCache, shapes: list[dict]) -> dict[str, float]:
     }
 
 
-def layer_rebuild_ms(tc: TileCache, shape: dict) -> tuple[float, float]:
-    """Median ms over every layer of one layer rebuild (best of 5; no navmesh swap) with a cylinder
-    of ``shape``'s radius on the layer's centre, and of one whole update step on that
-    layer (rebuild without obstacle + navmesh remove_tile/add_tile)."""
+def layer_rebuild_ms(tc: TileCache, shape: dict, reps: int = 5) -> tuple[float, float]:
+    """Median ms over every layer of one layer rebuild (best of ``reps``; no navmesh swap)
+    with a cylinder of ``shape``'s radius on the layer's centre, and of one whole update
+    step on that layer (rebuild without obstacle + navmesh swap; best of ``reps``)."""
     import numpy as np
 
     from navkit.tilecache.obstacles import CYLINDER, Obstacle
@@ -167,44 +171,84 @@ def layer_rebuild_ms(tc: TileCache, shape: dict) -> tuple[float, float]:
             0,
         )
         best = math.inf
-        for _ in range(6):  # timing noise only adds: the best of 5 (after a warm-up)
+        for _ in range(reps + 1):  # timing noise only adds: the best (after a warm-up)
             t0 = time.perf_counter()
             build_layer_tile(t.data, p, [ob], h)
             best = min(best, ms(t0))
         rebuild.append(best)
-        t0 = time.perf_counter()
-        st.build_tile(ref, [])
-        swap.append(ms(t0))
+        best = math.inf
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            st.build_tile(ref, [])
+            best = min(best, ms(t0))
+        swap.append(best)
     return median(rebuild), median(swap)
 
 
+def spread(xs: list[float]) -> list[float]:
+    """[min, max] of per-round figures."""
+    return [min(xs), max(xs)]
+
+
 def bench_mesh(name: str, runs: int, peer_runs: int, native: bool) -> dict:
+    """Interleaved rounds: ``peer_runs`` times (one WASM peer invocation timing ``runs``
+    rounds, then ``runs`` navkit rounds in each mode); per round, navkit's figure is the
+    median of its ``runs`` round figures. Reported: medians over the rounds, the median
+    of the per-round ratios and their [min, max] spread."""
     mesh = navkit.load_obj(mesh_path(name))
     cfg = navkit.BakeConfig(tile_size=48)
-    # the peers time each batch once per run: median over peer_runs invocations
-    peers = [
-        run_peer(name, {"runs": runs, "tileSize": 48}, "--sections", "tilecache")["tilecache"]
-        for _ in range(peer_runs)
-    ]
     natives = [run_native(name, runs) for _ in range(peer_runs)] if native else []
     natives = [n for n in natives if n is not None]
-    peer = peers[0]
-    ob = peer["obstacles"]
-    if natives and natives[0]["obstacles"]["shapes"] != ob["shapes"]:
-        raise SystemExit(f"{name}: the native peer placed other obstacles than the WASM peer")
     tc = TileCache.bake(mesh, cfg, recast_compatible=True)  # warm-up (compiles on first use)
-    builds = []
+    builds: list[float] = []
     for _ in range(runs):
         t0 = time.perf_counter()
         tc = TileCache.bake(mesh, cfg, recast_compatible=True)
         builds.append(ms(t0))
-    time_ops(tc, ob["shapes"])  # warm-up
-    rounds = [time_ops(tc, ob["shapes"]) for _ in range(runs)]
-    ours = {k: median([r[k] for r in rounds]) for k in rounds[0]}
-    theirs = peer_figures(peers)
+    dc = TileCache.bake(mesh, cfg)  # navkit's default mode (no peer)
+    peers, ours, dflt, rb, stp = [], [], [], [], []
+    for _ in range(peer_runs):
+        peer = run_peer(name, {"runs": runs, "tileSize": 48}, "--sections", "tilecache")
+        peers.append(peer["tilecache"])
+        shapes = peer["tilecache"]["obstacles"]["shapes"]
+        if not ours:
+            time_ops(tc, shapes)  # warm-up
+            time_ops(dc, shapes)
+        for dst, cache in ((ours, tc), (dflt, dc)):
+            rounds = [time_ops(cache, shapes) for _ in range(runs)]
+            dst.append({k: median([r[k] for r in rounds]) for k in rounds[0]})
+        r, sw = layer_rebuild_ms(tc, shapes[0], reps=max(runs, 5))
+        rb.append(r)
+        stp.append(sw)
+    peer = peers[0]
+    ob = peer["obstacles"]
+    if natives and natives[0]["obstacles"]["shapes"] != ob["shapes"]:
+        raise SystemExit(f"{name}: the native peer placed other obstacles than the WASM peer")
     nat = peer_figures(natives) if natives else None
-    ours["build"] = median(builds)
-    rebuild, swap = layer_rebuild_ms(tc, ob["shapes"][0])
+    per_peer = [peer_figures([p]) for p in peers]
+    ops = {}
+    for k in ("add1", "remove1", "add50", "remove50"):
+        ratios = [o[k] / pp[k] for o, pp in zip(ours, per_peer)]
+        dratios = [dd[k] / o[k] for dd, o in zip(dflt, ours)]
+        ops[k] = {
+            "navkit_ms": median([o[k] for o in ours]),
+            "recast_ms": median([pp[k] for pp in per_peer]),
+            "ratio": median(ratios),
+            "ratio_spread": spread(ratios),
+            "default_ms": median([dd[k] for dd in dflt]),
+            "default_vs_compat": median(dratios),
+            "default_vs_compat_spread": spread(dratios),
+            **({"native_ms": nat[k], "ratio_native": median([o[k] for o in ours]) / nat[k]}
+               if nat is not None else {}),
+        }  # fmt: skip
+    bb = peer_figures(peers)["build"]
+    ops["build"] = {
+        "navkit_ms": median(builds),
+        "recast_ms": bb,
+        "ratio": median(builds) / bb,
+        **({"native_ms": nat["build"], "ratio_native": median(builds) / nat["build"]}
+           if nat is not None else {}),
+    }  # fmt: skip
     tset = tc.tile_cache_set
     fastlz = sum(len(t.data) - LAYER_HEADER_SIZE for t in tset.tiles)
     raw = sum(3 * t.header.width * t.header.height for t in tset.tiles)
@@ -217,21 +261,11 @@ def bench_mesh(name: str, runs: int, peer_runs: int, native: bool) -> dict:
     return {
         "mesh": name,
         "layers": len(tset.tiles),
-        "ops": {
-            k: {
-                "navkit_ms": ours[k],
-                "recast_ms": theirs[k],
-                "ratio": ours[k] / theirs[k],
-                **(
-                    {"native_ms": nat[k], "ratio_native": ours[k] / nat[k]}
-                    if nat is not None
-                    else {}
-                ),
-            }
-            for k in ("build", "add1", "remove1", "add50", "remove50")
-        },
-        "layer_rebuild_ms": rebuild,
-        "tile_step_ms": swap,
+        "ops": ops,
+        "layer_rebuild_ms": median(rb),
+        "layer_rebuild_spread": spread(rb),
+        "tile_step_ms": median(stp),
+        "tile_step_spread": spread(stp),
         "bytes": {
             "raw": raw,
             "fastlz": fastlz,
@@ -300,13 +334,23 @@ def main() -> None:
     res = [
         bench_mesh(m, args.runs, args.peer_runs, not args.no_native) for m in args.meshes.split(",")
     ]
-    rows = [{"mesh": r["mesh"], "op": LABELS[k], **v} for r in res for k, v in r["ops"].items()]
+    rows = []
+    for r in res:
+        for k, v in r["ops"].items():
+            row = {"mesh": r["mesh"], "op": LABELS[k], **v}
+            if "ratio_spread" in v:
+                row["rmin"], row["rmax"] = v["ratio_spread"]
+            rows.append(row)
     cols = [
         ("mesh", "mesh", "s"),
         ("op", "operation", "s"),
         ("navkit_ms", "navkit ms", ".3f"),
         ("recast_ms", "WASM ms", ".3f"),
         ("ratio", "ratio", ".2f"),
+        ("rmin", "min", ".2f"),
+        ("rmax", "max", ".2f"),
+        ("default_ms", "default-mode ms", ".3f"),
+        ("default_vs_compat", "default/compat", ".2f"),
     ]
     if any("native_ms" in r for r in rows):
         cols += [("native_ms", "native ms", ".3f"), ("ratio_native", "ratio nat", ".2f")]
@@ -317,6 +361,8 @@ def main() -> None:
             "mesh": r["mesh"],
             "layers": r["layers"],
             "rebuild": r["layer_rebuild_ms"],
+            "rb0": r["layer_rebuild_spread"][0],
+            "rb1": r["layer_rebuild_spread"][1],
             "step": r["tile_step_ms"],
             **r["bytes"],
         }
@@ -328,6 +374,8 @@ def main() -> None:
             ("mesh", "mesh", "s"),
             ("layers", "layers", "d"),
             ("rebuild", "layer rebuild ms", ".3f"),
+            ("rb0", "min", ".3f"),
+            ("rb1", "max", ".3f"),
             ("step", "update step ms", ".3f"),
             ("raw", "raw B", "d"),
             ("fastlz", "FastLZ B", "d"),

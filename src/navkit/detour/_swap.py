@@ -27,12 +27,10 @@ do not change.
 from __future__ import annotations
 
 import numpy as np
-from numba import carray
 
-from .._jit import F32, njit
+from .._jit import F32, njit, ref_opener
 from . import _links as L
-from ._view import _ptr
-from .navmesh import NavMeshArrays
+from .navmesh import _POOL_SPEC, _TILE_SPEC, NavMeshArrays
 
 #: Pools in ``cnt`` column order (NavMesh._POOLS order).
 POOL_NAMES = ("vert", "poly", "link", "dmesh", "dvert", "dtri", "bv", "off")
@@ -53,74 +51,27 @@ _NVP = 6
 _NULL = 0xFFFF
 
 
-@njit
-def open_arrays(d, cnt):  # pragma: no cover - numba
-    """The NavMeshArrays described by ``d``, pools trimmed to ``cnt[0]`` (borrowed arrays)."""
-    return NavMeshArrays(
-        tile_salt=carray(_ptr(d[0]), d[1], np.uint32),
-        tile_used=carray(_ptr(d[3]), d[4], np.uint8),
-        tile_x=carray(_ptr(d[6]), d[7], np.int32),
-        tile_y=carray(_ptr(d[9]), d[10], np.int32),
-        tile_layer=carray(_ptr(d[12]), d[13], np.int32),
-        tile_user_id=carray(_ptr(d[15]), d[16], np.uint32),
-        tile_bmin=carray(_ptr(d[18]), (d[19], 3), np.float32),
-        tile_bmax=carray(_ptr(d[21]), (d[22], 3), np.float32),
-        tile_walkable_height=carray(_ptr(d[24]), d[25], np.float32),
-        tile_walkable_radius=carray(_ptr(d[27]), d[28], np.float32),
-        tile_walkable_climb=carray(_ptr(d[30]), d[31], np.float32),
-        tile_bv_quant=carray(_ptr(d[33]), d[34], np.float32),
-        tile_off_mesh_base=carray(_ptr(d[36]), d[37], np.int32),
-        tile_link_free=carray(_ptr(d[39]), d[40], np.int64),
-        tile_next=carray(_ptr(d[42]), d[43], np.int32),
-        tile_vert_base=carray(_ptr(d[45]), d[46], np.int64),
-        tile_vert_count=carray(_ptr(d[48]), d[49], np.int64),
-        tile_poly_base=carray(_ptr(d[51]), d[52], np.int64),
-        tile_poly_count=carray(_ptr(d[54]), d[55], np.int64),
-        tile_link_base=carray(_ptr(d[57]), d[58], np.int64),
-        tile_link_count=carray(_ptr(d[60]), d[61], np.int64),
-        tile_dmesh_base=carray(_ptr(d[63]), d[64], np.int64),
-        tile_dmesh_count=carray(_ptr(d[66]), d[67], np.int64),
-        tile_dvert_base=carray(_ptr(d[69]), d[70], np.int64),
-        tile_dvert_count=carray(_ptr(d[72]), d[73], np.int64),
-        tile_dtri_base=carray(_ptr(d[75]), d[76], np.int64),
-        tile_dtri_count=carray(_ptr(d[78]), d[79], np.int64),
-        tile_bv_base=carray(_ptr(d[81]), d[82], np.int64),
-        tile_bv_count=carray(_ptr(d[84]), d[85], np.int64),
-        tile_off_base=carray(_ptr(d[87]), d[88], np.int64),
-        tile_off_count=carray(_ptr(d[90]), d[91], np.int64),
-        lut=carray(_ptr(d[93]), d[94], np.int32),
-        verts=carray(_ptr(d[96]), (cnt[0, 0], 3), np.float32),
-        poly_verts=carray(_ptr(d[99]), (cnt[0, 1], 6), np.int64),
-        poly_neis=carray(_ptr(d[102]), (cnt[0, 1], 6), np.uint16),
-        poly_flags=carray(_ptr(d[105]), cnt[0, 1], np.uint16),
-        poly_area=carray(_ptr(d[108]), cnt[0, 1], np.uint8),
-        poly_type=carray(_ptr(d[111]), cnt[0, 1], np.uint8),
-        poly_vert_count=carray(_ptr(d[114]), cnt[0, 1], np.uint8),
-        poly_first_link=carray(_ptr(d[117]), cnt[0, 1], np.int64),
-        poly_tile=carray(_ptr(d[120]), cnt[0, 1], np.int32),
-        link_ref=carray(_ptr(d[123]), cnt[0, 2], np.uint64),
-        link_poly=carray(_ptr(d[126]), cnt[0, 2], np.int64),
-        link_next=carray(_ptr(d[129]), cnt[0, 2], np.int64),
-        link_edge=carray(_ptr(d[132]), cnt[0, 2], np.uint8),
-        link_side=carray(_ptr(d[135]), cnt[0, 2], np.uint8),
-        link_bmin=carray(_ptr(d[138]), cnt[0, 2], np.uint8),
-        link_bmax=carray(_ptr(d[141]), cnt[0, 2], np.uint8),
-        dmesh_vert_base=carray(_ptr(d[144]), cnt[0, 3], np.int64),
-        dmesh_tri_base=carray(_ptr(d[147]), cnt[0, 3], np.int64),
-        dmesh_vert_count=carray(_ptr(d[150]), cnt[0, 3], np.uint8),
-        dmesh_tri_count=carray(_ptr(d[153]), cnt[0, 3], np.uint8),
-        dverts=carray(_ptr(d[156]), (cnt[0, 4], 3), np.float32),
-        dtris=carray(_ptr(d[159]), (cnt[0, 5], 4), np.uint8),
-        bv_bmin=carray(_ptr(d[162]), (cnt[0, 6], 3), np.uint16),
-        bv_bmax=carray(_ptr(d[165]), (cnt[0, 6], 3), np.uint16),
-        bv_i=carray(_ptr(d[168]), cnt[0, 6], np.int32),
-        off_pos=carray(_ptr(d[171]), (cnt[0, 7], 6), np.float32),
-        off_rad=carray(_ptr(d[174]), cnt[0, 7], np.float32),
-        off_poly=carray(_ptr(d[177]), cnt[0, 7], np.int64),
-        off_flags=carray(_ptr(d[180]), cnt[0, 7], np.uint8),
-        off_side=carray(_ptr(d[183]), cnt[0, 7], np.uint8),
-        off_user_id=carray(_ptr(d[186]), cnt[0, 7], np.uint32),
-    )
+def _pool_spec() -> tuple:
+    """(name, dtype, ndim) of every :class:`NavMeshArrays` field, in order: the arrays
+    ``NavMesh._kernel_desc`` describes (tile table, lookup table, pools)."""
+    spec: list[tuple[str, object, int]] = []
+    for name in NavMeshArrays._fields:
+        if name == "lut":
+            spec.append((name, np.int32, 1))
+        else:
+            dt, cols = _TILE_SPEC[name] if name in _TILE_SPEC else _POOL_SPEC[name]
+            spec.append((name, dt, 2 if cols else 1))
+    return tuple(spec)
+
+
+#: ``open_pool(d)``: the navmesh's tile table and pools described by ``d``
+#: (``NavMesh._kernel_desc``) as one reference (:class:`navkit._jit.ArraysRef`): its
+#: attributes are the :class:`NavMeshArrays` fields as lent arrays at full capacity (the
+#: used rows are ``cnt[0]``). Passed to a helper, it is one pointer (the named tuple of 63
+#: arrays was ~400 flattened arguments per call, and 63 array structs built per open).
+#: No kernel may return one of its arrays (a cached kernel whose return type holds lent
+#: arrays fails on reload); helpers return scalars.
+open_pool = ref_opener(NavMeshArrays, _pool_spec())
 
 
 @njit
@@ -188,6 +139,153 @@ def _ilog2_next_pow2(v):
     return b
 
 
+# -- the steps every swap shares -------------------------------------------------------
+
+
+@njit
+def _find_tile(a, mask, tx, ty, tlayer):
+    """Slot of the tile at (tx, ty, tlayer), -1 when none."""
+    s = np.int64(a.lut[_hash(tx, ty, mask)])
+    while s >= 0:
+        if a.tile_x[s] == tx and a.tile_y[s] == ty and a.tile_layer[s] == tlayer:
+            return s
+        s = np.int64(a.tile_next[s])
+    return np.int64(-1)
+
+
+@njit
+def _detach(a, old, tx, ty, mask, unlink, ibits, cnt, others, out):
+    """``removeTile`` of slot ``old``: out of the lookup chain, its ranges counted dead,
+    salt bumped; the tiles that may link into it are written to ``others`` (their
+    count is returned). ``unlink``: drop their links now (no tile replaces it)."""
+    salt_bits, tile_bits, poly_bits = ibits[0], ibits[1], ibits[2]
+    out[2] = old
+    out[3] = a.tile_salt[old]
+    out[4] = a.tile_poly_count[old]
+    out[1] |= 1
+    hb = _hash(tx, ty, mask)
+    prev = np.int64(-1)
+    cur = np.int64(a.lut[hb])
+    while cur >= 0:
+        if cur == old:
+            if prev < 0:
+                a.lut[hb] = a.tile_next[cur]
+            else:
+                a.tile_next[prev] = a.tile_next[cur]
+            break
+        prev = cur
+        cur = np.int64(a.tile_next[cur])
+    n_others = _slots_at(a, mask, tx, ty, -1, others, 0)
+    sides0 = np.zeros(others.shape[0], np.int64)
+    n_others += _neighbours(a, mask, tx, ty, others[n_others:], sides0)
+    if unlink:
+        L.disconnect_tile(a, old, others[:n_others], tile_bits, poly_bits)
+    pb = a.tile_poly_base[old]
+    for gp in range(pb, pb + a.tile_poly_count[old]):
+        a.poly_tile[gp] = -1
+        a.poly_first_link[gp] = -1
+    cnt[1, VERT] += a.tile_vert_count[old]
+    cnt[1, POLY] += a.tile_poly_count[old]
+    cnt[1, LINK] += a.tile_link_count[old]
+    cnt[1, DMESH] += a.tile_dmesh_count[old]
+    cnt[1, DVERT] += a.tile_dvert_count[old]
+    cnt[1, DTRI] += a.tile_dtri_count[old]
+    cnt[1, BV] += a.tile_bv_count[old]
+    cnt[1, OFF] += a.tile_off_count[old]
+    a.tile_vert_count[old] = 0
+    a.tile_poly_count[old] = 0
+    a.tile_link_count[old] = 0
+    a.tile_dmesh_count[old] = 0
+    a.tile_dvert_count[old] = 0
+    a.tile_dtri_count[old] = 0
+    a.tile_bv_count[old] = 0
+    a.tile_off_count[old] = 0
+    a.tile_used[old] = 0
+    a.tile_link_free[old] = -1
+    salt = (np.int64(a.tile_salt[old]) + 1) & ((np.int64(1) << salt_bits) - 1)
+    a.tile_salt[old] = salt if salt != 0 else 1
+    a.tile_next[old] = -1
+    return n_others
+
+
+@njit
+def _attach(a, slot, tx, ty, mask, cnt, need, out):
+    """``addTile``'s slot: into the lookup chain; the pools' used counts grow by
+    ``need``. Returns each pool's first new row (reopen the pools after it)."""
+    out[5] = slot
+    out[1] |= 2
+    hb = _hash(tx, ty, mask)
+    a.tile_next[slot] = a.lut[hb]
+    a.lut[hb] = slot
+    base = np.zeros(8, np.int64)
+    for k in range(8):
+        base[k] = cnt[0, k]
+        cnt[0, k] += need[k]
+    return base
+
+
+@njit
+def _zero_links(a, lb, n):
+    for li in range(lb, lb + n):
+        a.link_ref[li] = 0
+        a.link_poly[li] = -1
+        a.link_next[li] = -1
+        a.link_edge[li] = 0
+        a.link_side[li] = 0
+        a.link_bmin[li] = 0
+        a.link_bmax[li] = 0
+
+
+@njit
+def _tile_row(a, slot, base, need, tx, ty, tlayer, bmin, bmax, wp, off_mesh_base):
+    """The tile-table row of a new tile (ranges ``base`` / ``need``)."""
+    a.tile_vert_base[slot] = base[VERT]
+    a.tile_poly_base[slot] = base[POLY]
+    a.tile_link_base[slot] = base[LINK]
+    a.tile_dmesh_base[slot] = base[DMESH]
+    a.tile_dvert_base[slot] = base[DVERT]
+    a.tile_dtri_base[slot] = base[DTRI]
+    a.tile_bv_base[slot] = base[BV]
+    a.tile_off_base[slot] = base[OFF]
+    a.tile_vert_count[slot] = need[VERT]
+    a.tile_poly_count[slot] = need[POLY]
+    a.tile_link_count[slot] = need[LINK]
+    a.tile_dmesh_count[slot] = need[DMESH]
+    a.tile_dvert_count[slot] = need[DVERT]
+    a.tile_dtri_count[slot] = need[DTRI]
+    a.tile_bv_count[slot] = need[BV]
+    a.tile_off_count[slot] = need[OFF]
+    a.tile_used[slot] = 1
+    a.tile_x[slot] = tx
+    a.tile_y[slot] = ty
+    a.tile_layer[slot] = tlayer
+    a.tile_user_id[slot] = 0
+    for k in range(3):
+        a.tile_bmin[slot, k] = bmin[k]
+        a.tile_bmax[slot, k] = bmax[k]
+    a.tile_walkable_height[slot] = wp[2]
+    a.tile_walkable_radius[slot] = wp[3]
+    a.tile_walkable_climb[slot] = wp[4]
+    a.tile_bv_quant[slot] = F32(1.0) / wp[0]
+    a.tile_off_mesh_base[slot] = off_mesh_base
+
+
+@njit
+def _relink(a, old, others, slot, tx, ty, mask, tile_bits, poly_bits):
+    """Every link step of ``removeTile`` (slot ``old``, -1: none) then ``addTile``."""
+    same = np.zeros(others.shape[0] + 1, np.int64)
+    n_same = _slots_at(a, mask, tx, ty, slot, same, 0)
+    nei = np.zeros(_count_around(a, mask, tx, ty) + 1, np.int64)
+    sides = np.zeros(nei.shape[0], np.int64)
+    n_nei = _neighbours(a, mask, tx, ty, nei, sides)
+    if old >= 0:
+        L.replace_tile(
+            a, old, others, slot, same[:n_same], nei[:n_nei], sides[:n_nei], tile_bits, poly_bits
+        )
+    else:
+        L.connect_tile(a, slot, same[:n_same], nei[:n_nei], sides[:n_nei], tile_bits, poly_bits)
+
+
 @njit
 def swap_poly_mesh_tile(
     d, cnt, ibits, tx, ty, tlayer, bmin, bmax, wp, free_head, pverts, polys, pareas, out
@@ -216,7 +314,7 @@ def swap_poly_mesh_tile(
         out[k] = 0
     out[2] = -1
     out[5] = -1
-    salt_bits, tile_bits, poly_bits, mask, ref64 = ibits[0], ibits[1], ibits[2], ibits[3], ibits[4]
+    tile_bits, poly_bits, mask, ref64 = ibits[1], ibits[2], ibits[3], ibits[4]
     nverts = pverts.shape[0]
     npolys = polys.shape[0]
     cs, ch = wp[0], wp[1]
@@ -262,85 +360,23 @@ def swap_poly_mesh_tile(
         for k in range(8):
             out[8 + k] = need[k]
         return
-    a = open_arrays(d, cnt)
+    a = open_pool(d)
     # the tile at the location
-    old = np.int64(-1)
-    s = np.int64(a.lut[_hash(tx, ty, mask)])
-    while s >= 0:
-        if a.tile_x[s] == tx and a.tile_y[s] == ty and a.tile_layer[s] == tlayer:
-            old = s
-            break
-        s = np.int64(a.tile_next[s])
+    old = _find_tile(a, mask, tx, ty, tlayer)
     if old < 0 and npolys > 0 and free_head < 0:
         out[0] = NO_FREE_SLOT
         return
     others = np.zeros(_count_around(a, mask, tx, ty) + 1, np.int64)
     n_others = 0
     if old >= 0:
-        out[2] = old
-        out[3] = a.tile_salt[old]
-        out[4] = a.tile_poly_count[old]
-        out[1] |= 1
-        # removeTile: out of the lookup chain
-        hb = _hash(tx, ty, mask)
-        prev = np.int64(-1)
-        cur = np.int64(a.lut[hb])
-        while cur >= 0:
-            if cur == old:
-                if prev < 0:
-                    a.lut[hb] = a.tile_next[cur]
-                else:
-                    a.tile_next[prev] = a.tile_next[cur]
-                break
-            prev = cur
-            cur = np.int64(a.tile_next[cur])
-        n_others = _slots_at(a, mask, tx, ty, -1, others, 0)
-        sides0 = np.zeros(others.shape[0], np.int64)
-        m = _neighbours(a, mask, tx, ty, others[n_others:], sides0)
-        n_others += m
-        if npolys == 0:
-            L.disconnect_tile(a, old, others[:n_others], tile_bits, poly_bits)
-        # release the slot's ranges
-        pb = a.tile_poly_base[old]
-        for gp in range(pb, pb + a.tile_poly_count[old]):
-            a.poly_tile[gp] = -1
-            a.poly_first_link[gp] = -1
-        cnt[1, VERT] += a.tile_vert_count[old]
-        cnt[1, POLY] += a.tile_poly_count[old]
-        cnt[1, LINK] += a.tile_link_count[old]
-        cnt[1, DMESH] += a.tile_dmesh_count[old]
-        cnt[1, DVERT] += a.tile_dvert_count[old]
-        cnt[1, DTRI] += a.tile_dtri_count[old]
-        cnt[1, BV] += a.tile_bv_count[old]
-        cnt[1, OFF] += a.tile_off_count[old]
-        a.tile_vert_count[old] = 0
-        a.tile_poly_count[old] = 0
-        a.tile_link_count[old] = 0
-        a.tile_dmesh_count[old] = 0
-        a.tile_dvert_count[old] = 0
-        a.tile_dtri_count[old] = 0
-        a.tile_bv_count[old] = 0
-        a.tile_off_count[old] = 0
-        a.tile_used[old] = 0
-        a.tile_link_free[old] = -1
-        salt = (np.int64(a.tile_salt[old]) + 1) & ((np.int64(1) << salt_bits) - 1)
-        a.tile_salt[old] = salt if salt != 0 else 1
-        a.tile_next[old] = -1
+        n_others = _detach(a, old, tx, ty, mask, npolys == 0, ibits, cnt, others, out)
     if npolys == 0:
         _maybe_compact(d, cnt, ibits, out)
         return
     # addTile: the freed slot heads the free list, else the NavMesh's head
     slot = old if old >= 0 else np.int64(free_head)
-    out[5] = slot
-    out[1] |= 2
-    hb = _hash(tx, ty, mask)
-    a.tile_next[slot] = a.lut[hb]
-    a.lut[hb] = slot
-    base = np.zeros(8, np.int64)
-    for k in range(8):
-        base[k] = cnt[0, k]
-        cnt[0, k] += need[k]
-    a = open_arrays(d, cnt)
+    base = _attach(a, slot, tx, ty, mask, cnt, need, out)
+    a = open_pool(d)
     vb = base[VERT]
     pb = base[POLY]
     lb = base[LINK]
@@ -398,55 +434,155 @@ def swap_poly_mesh_tile(
             a.dtris[tb, 2] = j
             a.dtris[tb, 3] = f
             tb += 1
-    for li in range(lb, lb + need[LINK]):
-        a.link_ref[li] = 0
-        a.link_poly[li] = -1
-        a.link_next[li] = -1
-        a.link_edge[li] = 0
-        a.link_side[li] = 0
-        a.link_bmin[li] = 0
-        a.link_bmax[li] = 0
-    a.tile_vert_base[slot] = vb
-    a.tile_poly_base[slot] = pb
-    a.tile_link_base[slot] = lb
-    a.tile_dmesh_base[slot] = base[DMESH]
-    a.tile_dvert_base[slot] = base[DVERT]
-    a.tile_dtri_base[slot] = base[DTRI]
-    a.tile_bv_base[slot] = base[BV]
-    a.tile_off_base[slot] = base[OFF]
-    a.tile_vert_count[slot] = need[VERT]
-    a.tile_poly_count[slot] = need[POLY]
-    a.tile_link_count[slot] = need[LINK]
-    a.tile_dmesh_count[slot] = need[DMESH]
-    a.tile_dvert_count[slot] = 0
-    a.tile_dtri_count[slot] = need[DTRI]
-    a.tile_bv_count[slot] = 0
-    a.tile_off_count[slot] = 0
-    a.tile_used[slot] = 1
-    a.tile_x[slot] = tx
-    a.tile_y[slot] = ty
-    a.tile_layer[slot] = tlayer
-    a.tile_user_id[slot] = 0
-    for k in range(3):
-        a.tile_bmin[slot, k] = bmin[k]
-        a.tile_bmax[slot, k] = bmax[k]
-    a.tile_walkable_height[slot] = wp[2]
-    a.tile_walkable_radius[slot] = wp[3]
-    a.tile_walkable_climb[slot] = wp[4]
-    a.tile_bv_quant[slot] = F32(1.0) / cs
-    a.tile_off_mesh_base[slot] = npolys
-    same = np.zeros(others.shape[0], np.int64)
-    n_same = _slots_at(a, mask, tx, ty, slot, same, 0)
-    nei = np.zeros(others.shape[0], np.int64)
-    sides = np.zeros(others.shape[0], np.int64)
-    n_nei = _neighbours(a, mask, tx, ty, nei, sides)
-    if old >= 0:
-        L.replace_tile(
-            a, old, others[:n_others], slot, same[:n_same], nei[:n_nei], sides[:n_nei],
-            tile_bits, poly_bits,
-        )  # fmt: skip
+    _zero_links(a, lb, need[LINK])
+    _tile_row(a, slot, base, need, tx, ty, tlayer, bmin, bmax, wp, npolys)
+    _relink(a, old, others[:n_others], slot, tx, ty, mask, tile_bits, poly_bits)
+    _maybe_compact(d, cnt, ibits, out)
+
+
+@njit
+def swap_tile_data(
+    d, cnt, ibits, tx, ty, tlayer, bmin, bmax, wp, free_head, t, offmesh, stored, end_side,
+    nlinks, out,
+):  # pragma: no cover - numba  # fmt: skip
+    """:func:`swap_poly_mesh_tile` for a whole Detour tile (detail mesh, BV tree,
+    off-mesh connections): what :meth:`NavMesh._replace_tile` / ``_add_tile`` /
+    ``_remove_tile`` do with the :class:`~navkit.detour.tile.TileData` of
+    ``create_navmesh_data``.
+
+    Parameters
+    ----------
+    t : tuple
+        The tile's ground polygons with tile-local indices, as ``TileData`` holds them:
+        verts, poly_verts, poly_neis, poly_flags, poly_area, poly_vert_count,
+        detail_vert_base, detail_tri_base, detail_vert_count, detail_tri_count,
+        detail_verts, detail_tris, bv_bmin, bv_bmax, bv_i. No polygon: the old tile is
+        removed.
+    offmesh : tuple
+        All off-mesh connections: verts (n, 6) float32, rad, bidirectional (uint8),
+        area, flags, user_id.
+    stored, end_side : (k,) int64
+        The connections the tile stores (their start lies on it), in order, and the
+        side of each one's end (0xFF: on the tile).
+    nlinks : int
+        The tile's link count (``TileData.max_link_count``).
+    d, cnt, ibits, tx, ty, tlayer, bmin, bmax, wp, free_head, out
+        As :func:`swap_poly_mesh_tile`.
+    """
+    (
+        verts, poly_verts, poly_neis, poly_flags, poly_area, poly_vc,
+        dvb, dtb, dvc, dtc, dverts, dtris, bv_bmin, bv_bmax, bv_i,
+    ) = t  # fmt: skip
+    ov, orad, obidir, oarea, oflags, ouid = offmesh
+    for k in range(16):
+        out[k] = 0
+    out[2] = -1
+    out[5] = -1
+    tile_bits, poly_bits, mask, ref64 = ibits[1], ibits[2], ibits[3], ibits[4]
+    nground = poly_verts.shape[0]
+    nv = verts.shape[0]
+    nstored = stored.shape[0]
+    npolys = nground + nstored
+    need = np.zeros(8, np.int64)
+    if nground > 0:
+        if ref64 == 0 and poly_bits < _ilog2_next_pow2(npolys):
+            out[0] = TOO_MANY_POLYS
+            return
+        need[VERT] = nv + 2 * nstored
+        need[POLY] = npolys
+        need[LINK] = nlinks
+        need[DMESH] = nground
+        need[DVERT] = dverts.shape[0]
+        need[DTRI] = dtris.shape[0]
+        need[BV] = bv_i.shape[0]
+        need[OFF] = nstored
     else:
-        L.connect_tile(a, slot, same[:n_same], nei[:n_nei], sides[:n_nei], tile_bits, poly_bits)
+        npolys = 0
+    grow = False
+    for k in range(8):
+        if cnt[0, k] + need[k] > capacity(d, k):
+            grow = True
+    if grow:
+        out[0] = NEED_GROW
+        for k in range(8):
+            out[8 + k] = need[k]
+        return
+    a = open_pool(d)
+    old = _find_tile(a, mask, tx, ty, tlayer)
+    if old < 0 and npolys > 0 and free_head < 0:
+        out[0] = NO_FREE_SLOT
+        return
+    others = np.zeros(_count_around(a, mask, tx, ty) + 1, np.int64)
+    n_others = 0
+    if old >= 0:
+        n_others = _detach(a, old, tx, ty, mask, npolys == 0, ibits, cnt, others, out)
+    if npolys == 0:
+        _maybe_compact(d, cnt, ibits, out)
+        return
+    slot = old if old >= 0 else np.int64(free_head)
+    base = _attach(a, slot, tx, ty, mask, cnt, need, out)
+    vb = base[VERT]
+    pb = base[POLY]
+    for i in range(nv):
+        for k in range(3):
+            a.verts[vb + i, k] = verts[i, k]
+    for i in range(nground):
+        gp = pb + i
+        for j in range(_NVP):
+            a.poly_verts[gp, j] = vb + np.int64(poly_verts[i, j])
+            a.poly_neis[gp, j] = poly_neis[i, j]
+        a.poly_flags[gp] = poly_flags[i]
+        a.poly_area[gp] = poly_area[i]
+        a.poly_type[gp] = 0
+        a.poly_vert_count[gp] = poly_vc[i]
+        a.poly_first_link[gp] = -1
+        a.poly_tile[gp] = slot
+    # the off-mesh connections' vertices and polygons follow the ground's
+    for n in range(nstored):
+        i = stored[n]
+        for k in range(3):
+            a.verts[vb + nv + 2 * n, k] = ov[i, k]
+            a.verts[vb + nv + 2 * n + 1, k] = ov[i, 3 + k]
+        gp = pb + nground + n
+        for j in range(_NVP):
+            a.poly_verts[gp, j] = vb
+            a.poly_neis[gp, j] = 0
+        a.poly_verts[gp, 0] = vb + nv + 2 * n
+        a.poly_verts[gp, 1] = vb + nv + 2 * n + 1
+        a.poly_flags[gp] = oflags[i]
+        a.poly_area[gp] = oarea[i] & 0x3F
+        a.poly_type[gp] = 1
+        a.poly_vert_count[gp] = 2
+        a.poly_first_link[gp] = -1
+        a.poly_tile[gp] = slot
+        m = base[OFF] + n
+        for k in range(6):
+            a.off_pos[m, k] = ov[i, k]
+        a.off_rad[m] = orad[i]
+        a.off_poly[m] = gp
+        a.off_flags[m] = 1 if obidir[i] != 0 else 0
+        a.off_side[m] = end_side[n]
+        a.off_user_id[m] = ouid[i]
+    _zero_links(a, base[LINK], need[LINK])
+    for i in range(nground):
+        m = base[DMESH] + i
+        a.dmesh_vert_base[m] = np.int64(dvb[i]) + base[DVERT]
+        a.dmesh_tri_base[m] = np.int64(dtb[i]) + base[DTRI]
+        a.dmesh_vert_count[m] = dvc[i]
+        a.dmesh_tri_count[m] = dtc[i]
+    for i in range(need[DVERT]):
+        for k in range(3):
+            a.dverts[base[DVERT] + i, k] = dverts[i, k]
+    for i in range(need[DTRI]):
+        for k in range(4):
+            a.dtris[base[DTRI] + i, k] = dtris[i, k]
+    for i in range(need[BV]):
+        for k in range(3):
+            a.bv_bmin[base[BV] + i, k] = bv_bmin[i, k]
+            a.bv_bmax[base[BV] + i, k] = bv_bmax[i, k]
+        a.bv_i[base[BV] + i] = bv_i[i]
+    _tile_row(a, slot, base, need, tx, ty, tlayer, bmin, bmax, wp, nground)
+    _relink(a, old, others[:n_others], slot, tx, ty, mask, tile_bits, poly_bits)
     _maybe_compact(d, cnt, ibits, out)
 
 
@@ -474,41 +610,44 @@ def _move2(arr, src, dst, n):
 
 
 @njit
-def _tile_base(a, k):
+def _tile_range(a, k, t):
+    """(first row, row count) of tile slot ``t`` in pool ``k`` (scalars: a kernel must
+    not return the pool's lent arrays, see :data:`open_pool`)."""
     if k == VERT:
-        return a.tile_vert_base
+        return a.tile_vert_base[t], a.tile_vert_count[t]
     if k == POLY:
-        return a.tile_poly_base
+        return a.tile_poly_base[t], a.tile_poly_count[t]
     if k == LINK:
-        return a.tile_link_base
+        return a.tile_link_base[t], a.tile_link_count[t]
     if k == DMESH:
-        return a.tile_dmesh_base
+        return a.tile_dmesh_base[t], a.tile_dmesh_count[t]
     if k == DVERT:
-        return a.tile_dvert_base
+        return a.tile_dvert_base[t], a.tile_dvert_count[t]
     if k == DTRI:
-        return a.tile_dtri_base
+        return a.tile_dtri_base[t], a.tile_dtri_count[t]
     if k == BV:
-        return a.tile_bv_base
-    return a.tile_off_base
+        return a.tile_bv_base[t], a.tile_bv_count[t]
+    return a.tile_off_base[t], a.tile_off_count[t]
 
 
 @njit
-def _tile_count(a, k):
+def _set_tile_base(a, k, t, v):
     if k == VERT:
-        return a.tile_vert_count
-    if k == POLY:
-        return a.tile_poly_count
-    if k == LINK:
-        return a.tile_link_count
-    if k == DMESH:
-        return a.tile_dmesh_count
-    if k == DVERT:
-        return a.tile_dvert_count
-    if k == DTRI:
-        return a.tile_dtri_count
-    if k == BV:
-        return a.tile_bv_count
-    return a.tile_off_count
+        a.tile_vert_base[t] = v
+    elif k == POLY:
+        a.tile_poly_base[t] = v
+    elif k == LINK:
+        a.tile_link_base[t] = v
+    elif k == DMESH:
+        a.tile_dmesh_base[t] = v
+    elif k == DVERT:
+        a.tile_dvert_base[t] = v
+    elif k == DTRI:
+        a.tile_dtri_base[t] = v
+    elif k == BV:
+        a.tile_bv_base[t] = v
+    else:
+        a.tile_off_base[t] = v
 
 
 @njit
@@ -557,7 +696,7 @@ def _move_rows(a, k, src, dst, n):
 @njit
 def compact_pools(d, cnt, salt_bits, tile_bits, poly_bits):  # pragma: no cover - numba
     """Remove every pool's dead ranges in place (see the module docstring)."""
-    a = open_arrays(d, cnt)
+    a = open_pool(d)
     nt = a.tile_used.shape[0]
     live = np.zeros(nt, np.int64)
     nlive = 0
@@ -568,25 +707,22 @@ def compact_pools(d, cnt, salt_bits, tile_bits, poly_bits):  # pragma: no cover 
     live = live[:nlive]
     shift = np.zeros((8, nlive), np.int64)
     for k in range(8):
-        tb = _tile_base(a, k)
-        tc = _tile_count(a, k)
         bases = np.zeros(nlive, np.int64)
         for i in range(nlive):
-            bases[i] = tb[live[i]]
+            bases[i] = _tile_range(a, k, live[i])[0]
         order = np.argsort(bases, kind="mergesort")
         run = 0
         for i in order:
             t = live[i]
-            n = tc[t]
-            src = tb[t]
+            src, n = _tile_range(a, k, t)
             if n > 0 and src != run:
                 _move_rows(a, k, src, run, n)
             shift[k, i] = run - src
-            tb[t] = run
+            _set_tile_base(a, k, t, run)
             run += n
         cnt[0, k] = run
         cnt[1, k] = 0
-    a = open_arrays(d, cnt)
+    a = open_pool(d)
     for i in range(nlive):
         t = live[i]
         dv = shift[VERT, i]

@@ -21,8 +21,11 @@ are rasterized and queried grown by the agent radius
 mesh, a BV tree and the off-mesh connections that start on them.
 
 A rebuild decompresses the layer, rasterizes every live obstacle that touches it
-(slot order) and replaces the navmesh tile at that location
-(:func:`~navkit.tilecache.tilemesh.build_layer_tile`).
+(slot order) and replaces the navmesh tile at that location, in one kernel call
+(:func:`~navkit.tilecache._rebuild.rebuild_swap`, or
+:func:`~navkit.tilecache._rebuild.rebuild_swap_detail` in the default mode); the
+Python path (:func:`~navkit.tilecache.tilemesh.build_layer_tile` and the NavMesh's
+tile swap) takes over when the navmesh has runtime off-mesh connections.
 """
 
 from __future__ import annotations
@@ -37,10 +40,15 @@ from ..detour import _swap
 from ..detour.navmesh import NavMesh
 from ..detour.tile import OffMeshConnections
 from ..errors import BuildError, InputError
-from ._rebuild import BUILD_FAILED, rebuild_swap
+from ._rebuild import BUILD_FAILED, rebuild_swap, rebuild_swap_detail
 from .format import LAYER_HEADER_SIZE, TileCacheSet
 from .obstacles import PRISM, Obstacle, expand_obstacle, obstacle_bounds
-from .tilemesh import build_layer_tile, walkable_climb_vx
+from .tilemesh import (
+    DETAIL_SAMPLE_DIST_CELLS,
+    DETAIL_SAMPLE_MAX_ERROR_CH,
+    build_layer_tile,
+    walkable_climb_vx,
+)
 
 __all__ = ["Changes", "CacheState", "MAX_REQUESTS", "MAX_UPDATE", "MAX_TOUCHED_TILES"]
 
@@ -173,6 +181,32 @@ class CacheState:
         )
         self._out = np.zeros(16, np.int64)
         self._nosel = np.zeros(0, np.int64)
+        # the default mode's detail settings and off-mesh connections, as
+        # build_layer_tile passes them (rebuild_swap_detail)
+        self._dparams = np.array(
+            [
+                f32(DETAIL_SAMPLE_DIST_CELLS) * f32(p.cs),
+                f32(DETAIL_SAMPLE_MAX_ERROR_CH) * f32(p.ch),
+                max(1, math.ceil(f32(p.max_simplification_error))),
+            ],
+            np.float32,
+        )
+        om = offmesh
+        self._offmesh = (
+            np.ascontiguousarray(om.verts, np.float32).reshape(-1, 6),
+            np.ascontiguousarray(om.rad, np.float32),
+            np.ascontiguousarray(om.bidirectional, np.uint8),
+            np.ascontiguousarray(om.area, np.uint8),
+            np.ascontiguousarray(om.flags, np.uint16),
+            np.ascontiguousarray(om.user_id, np.uint32),
+        ) if om is not None else (
+            np.zeros((0, 6), np.float32), np.zeros(0, np.float32), np.zeros(0, np.uint8),
+            np.zeros(0, np.uint8), np.zeros(0, np.uint16), np.zeros(0, np.uint32),
+        )  # fmt: skip
+        #: the one-kernel default-mode step (False: build_layer_tile and the Python swap)
+        self.fast_detail = True
+        #: update steps done in one kernel call
+        self.fast_steps = 0
 
     # -- lookups ---------------------------------------------------------------------------
     def tiles_at(self, tx: int, ty: int) -> list[int]:
@@ -422,8 +456,9 @@ class CacheState:
         return la
 
     def _build_tile_fast(self, ref: int, invalidated: list) -> bool | None:
-        """:meth:`build_tile` in one kernel call (recast-compatible tiles); None when
-        the navmesh needs the Python path (runtime off-mesh connections)."""
+        """:meth:`build_tile` in one kernel call (:func:`._rebuild.rebuild_swap`, or
+        :func:`._rebuild.rebuild_swap_detail` in the default mode); None when the
+        navmesh needs the Python path (runtime off-mesh connections)."""
         nm = self.navmesh
         args = nm._swap_args()
         if args is None:
@@ -434,17 +469,27 @@ class CacheState:
         while True:
             assert args is not None  # (no off-mesh connection appears between calls)
             desc, cnt, bits, free_head = args
-            _call(
-                rebuild_swap,
-                comp, hdr, bmin, bmax, sel, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot,
-                self.ob_area, self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb,
-                self._max_error, desc, cnt, bits, self._wp, free_head, out,
-            )  # fmt: skip
+            if self.compatible:
+                _call(
+                    rebuild_swap,
+                    comp, hdr, bmin, bmax, sel, self.ob_kind, self.ob_a, self.ob_b,
+                    self.ob_rot, self.ob_area, self.ob_pstart, self.ob_pcount, self.ob_pts,
+                    self._climb, self._max_error, desc, cnt, bits, self._wp, free_head, out,
+                )  # fmt: skip
+            else:
+                _call(
+                    rebuild_swap_detail,
+                    comp, hdr, bmin, bmax, sel, self.ob_kind, self.ob_a, self.ob_b,
+                    self.ob_rot, self.ob_area, self.ob_pstart, self.ob_pcount, self.ob_pts,
+                    self._climb, self._max_error, self._dparams, self._offmesh, desc, cnt,
+                    bits, self._wp, free_head, out,
+                )  # fmt: skip
             st = int(out[0])
             if st != _swap.NEED_GROW:
                 break
             nm._grow_pools(out[8:16])
             args = nm._swap_args()
+        self.fast_steps += 1
         if st == BUILD_FAILED:
             return False
         if st != _swap.OK:
@@ -458,7 +503,7 @@ class CacheState:
         """``buildNavMeshTile``: rebuild the layer ``ref`` and swap it into the navmesh."""
         t = self.tiles[ref]
         h = t.header
-        if self.compatible:
+        if self.compatible or self.fast_detail:
             ok = self._build_tile_fast(ref, invalidated)
             if ok is not None:
                 return h.tx, h.ty, h.tlayer, ok
