@@ -10,6 +10,7 @@ import pytest
 
 import navkit
 from navkit.crowd import AgentParams
+from navkit.crowd import step as step_mod
 from navkit.crowd.replan import _insert_by_time
 from navkit.crowd.step import I_NSLOW, path_queue_order
 
@@ -19,9 +20,9 @@ def navmesh():
     return navkit.bake(navkit.sample_level(), navkit.BakeConfig())
 
 
-def _crowd(navmesh, n, seed):
+def _crowd(navmesh, n, seed, parallel=False):
     q = navkit.NavMeshQuery(navmesh)
-    crowd = navkit.Crowd(navmesh, n + 4, 0.6)
+    crowd = navkit.Crowd(navmesh, n + 4, 0.6, parallel=parallel)
     crowd.use_recastdemo_presets()
     rng = np.random.default_rng(seed)
     hs = []
@@ -41,8 +42,13 @@ def _state(crowd):
             a.corner_verts, a.nneis, a.neis, crowd.boundary.nsegs]  # fmt: skip
 
 
-def test_step_kernel_matches_the_phases(navmesh, monkeypatch):
-    fused, hs, q = _crowd(navmesh, 40, 7)
+@pytest.mark.parametrize("chunks", [0, 3])
+def test_step_kernel_matches_the_phases(navmesh, monkeypatch, chunks):
+    """chunks 0: the serial step; 3: the parallel step (step_par) with its per-agent
+    phases on 3 chunks of agents (blocks of 16 ranks dealt round robin)."""
+    if chunks:
+        monkeypatch.setattr(step_mod, "threads_for", lambda n: chunks)
+    fused, hs, q = _crowd(navmesh, 40, 7, parallel=bool(chunks))
     phased, hs2, _ = _crowd(navmesh, 40, 7)
     monkeypatch.setattr(phased, "_fusable", lambda: False)
     rng = np.random.default_rng(3)
