@@ -53,7 +53,14 @@ from .avoidance import plan_velocities
 from .boundary import update_boundaries
 from .corridor import corners_kernel, merge_corridor_start_shortcut, move_kernel
 from .path_queue import path_validity_kernel
-from .proximity import build_grid, find_neighbours, find_neighbours_small
+from .proximity import (
+    SMALL_CROWD,
+    build_grid,
+    dense_cells,
+    find_neighbours,
+    find_neighbours_dense,
+    find_neighbours_small,
+)
 from .steering import integrate, resolve_collisions, separate, steer
 
 __all__ = [
@@ -174,7 +181,8 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
         info[I_BOUNDARY_UPDATES] = _neighbours(
             nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height,
             collision_query_range, radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs,
-            b_polys, b_npolys, inv_cell, buckets, items, lo, neis, nei_dist, nneis,
+            b_polys, b_npolys, inv_cell, buckets, items, lo, info[I_POOL_HEAD], neis, nei_dist,
+            nneis,
         )  # fmt: skip
         t = _tsc()
         ticks[1, P_NEIGHBOURS] = t
@@ -296,32 +304,54 @@ def _chunk(act, c, nch):
 @njit
 def _neighbours_s(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
                   radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
-                  inv_cell, buckets, items, lo, neis, nei_dist, nneis):  # fmt: skip
+                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis):  # fmt: skip
     """Local boundaries, then getNeighbours; returns the boundaries rebuilt."""
     nb = update_boundaries(
         d, tiny_ds, flags_table, act, 1, walking, c_path, npos, qrange, query_filter, b_center,
         b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
     )  # fmt: skip
-    if not find_neighbours_small(
-        act, act, walking, npos, height, qrange, radius, inv_cell, items, neis, nei_dist, nneis,
+    _query(
+        act, act, walking, npos, height, qrange, radius, inv_cell, buckets, items, lo, head,
+        neis, nei_dist, nneis,
+    )  # fmt: skip
+    return nb
+
+
+@njit
+def _query(sel, act, walking, npos, height, qrange, radius, inv_cell, buckets, items, lo, head,
+           neis, nei_dist, nneis):  # fmt: skip
+    """getNeighbours for ``sel``: a small crowd without the grid, a larger one on the
+    grid's items by cell, agents far apart on the hash grid (the same neighbours)."""
+    if act.shape[0] <= SMALL_CROWD and find_neighbours_small(
+        sel, act, walking, npos, height, qrange, radius, inv_cell, items, neis, nei_dist, nneis,
     ):  # fmt: skip
-        find_neighbours(
-            act, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
+        return
+    x0, y0, w, h, start, ids = dense_cells(items, lo, head)
+    if w > 0:
+        find_neighbours_dense(
+            sel, act, walking, npos, height, qrange, inv_cell, x0, y0, w, h, start, ids, neis,
             nei_dist, nneis,
         )  # fmt: skip
-    return nb
+    else:
+        find_neighbours(
+            sel, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
+            nei_dist, nneis,
+        )  # fmt: skip
 
 
 @pnjit
 def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
                   radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
-                  inv_cell, buckets, items, lo, neis, nei_dist, nneis):  # fmt: skip
+                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis):  # fmt: skip
     if nch <= 1:
         return _neighbours_s(
             nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange, radius,
             query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys, inv_cell,
-            buckets, items, lo, neis, nei_dist, nneis,
+            buckets, items, lo, head, neis, nei_dist, nneis,
         )  # fmt: skip
+    small = act.shape[0] <= SMALL_CROWD
+    x0, y0, w, h, start, ids = dense_cells(items, lo, 0 if small else head)
+    mode = 0 if small else (1 if w > 0 else 2)  # (one branch per query: see _query)
     counts = np.zeros(nch, np.int64)
     for c in prange(nch):
         sub = _chunk(act, c, nch)
@@ -329,10 +359,21 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
             d, tiny_ds[c : c + 1].copy(), flags_table, sub, 1, walking, c_path, npos, qrange,
             query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
         )  # fmt: skip
-        if not find_neighbours_small(
-            sub, act, walking, npos, height, qrange, radius, inv_cell, items, neis, nei_dist,
-            nneis,
-        ):  # fmt: skip
+        if mode == 0:
+            if not find_neighbours_small(
+                sub, act, walking, npos, height, qrange, radius, inv_cell, items, neis,
+                nei_dist, nneis,
+            ):  # fmt: skip
+                find_neighbours(
+                    sub, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
+                    nei_dist, nneis,
+                )  # fmt: skip
+        elif mode == 1:
+            find_neighbours_dense(
+                sub, act, walking, npos, height, qrange, inv_cell, x0, y0, w, h, start, ids,
+                neis, nei_dist, nneis,
+            )  # fmt: skip
+        else:
             find_neighbours(
                 sub, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
                 nei_dist, nneis,
