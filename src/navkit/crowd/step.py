@@ -396,6 +396,12 @@ def _corners_s(nch, d, flags_table, costs_table, act, walking, target_state, upd
 def _corners_p(nch, d, flags_table, costs_table, act, walking, target_state, update_flags,
                query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
                corner_flags, corner_polys, ncorners):  # fmt: skip
+    if nch <= 1:  # (no parallel launch)
+        return _corners_s(
+            nch, d, flags_table, costs_table, act, walking, target_state, update_flags,
+            query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
+            corner_flags, corner_polys, ncorners,
+        )  # fmt: skip
     for c in prange(nch):
         corners_kernel(
             d, flags_table, costs_table, _chunk(act, c, nch), 1, walking, target_state,
@@ -416,6 +422,11 @@ def _plan_s(nch, act, walking, update_flags, npos, radius, vel, dvel, desired_sp
 @pnjit
 def _plan_p(nch, act, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis,
             nneis, b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples):  # fmt: skip
+    if nch <= 1:
+        return _plan_s(
+            nch, act, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis,
+            nneis, b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples,
+        )  # fmt: skip
     for c in prange(nch):
         plan_velocities(
             _chunk(act, c, nch), 1, walking, update_flags, npos, radius, vel, dvel,
@@ -435,6 +446,11 @@ def _move_s(nch, d, tiny_ds, flags_table, act, walking, target_state, query_filt
 @pnjit
 def _move_p(nch, d, tiny_ds, flags_table, act, walking, target_state, query_filter, npos, c_pos,
             c_target, c_path, c_npath):  # fmt: skip
+    if nch <= 1:
+        return _move_s(
+            nch, d, tiny_ds, flags_table, act, walking, target_state, query_filter, npos, c_pos,
+            c_target, c_path, c_npath,
+        )  # fmt: skip
     for c in prange(nch):
         move_kernel(
             d, tiny_ds[c : c + 1].copy(), flags_table, _chunk(act, c, nch), 1, walking,
