@@ -189,7 +189,7 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
         # -- corners
         ticks[0, P_CORNERS] = t
         _corners(
-            nch, d, flags_table, costs_table, act, walking, target_state, update_flags,
+            d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
             query_filter, path_optimization_range, c_pos, c_target, c_path, c_npath,
             corner_verts, corner_flags, corner_polys, ncorners,
         )  # fmt: skip
@@ -232,7 +232,7 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
     for i in range(n_act):
         nsamples[act[i]] = 0
     _plan(
-        nch, act, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis, nneis,
+        act, nch, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis, nneis,
         b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples,
     )  # fmt: skip
     tot = 0
@@ -254,7 +254,7 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
     # -- move_along_surface
     ticks[0, P_MOVE] = t
     _move(
-        nch, d, tiny_ds, flags_table, act, walking, target_state, query_filter, npos, c_pos,
+        d, tiny_ds, flags_table, act, nch, walking, target_state, query_filter, npos, c_pos,
         c_target, c_path, c_npath,
     )  # fmt: skip
     anim = 0
@@ -305,38 +305,29 @@ def _chunk(act, c, nch):
 def _neighbours_s(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
                   radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
                   inv_cell, buckets, items, lo, head, neis, nei_dist, nneis):  # fmt: skip
-    """Local boundaries, then getNeighbours; returns the boundaries rebuilt."""
+    """Local boundaries, then getNeighbours (a small crowd without the grid, a larger
+    one on the grid's items by cell, agents far apart on the hash grid: the same
+    neighbours); returns the boundaries rebuilt."""
     nb = update_boundaries(
         d, tiny_ds, flags_table, act, 1, walking, c_path, npos, qrange, query_filter, b_center,
         b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
     )  # fmt: skip
-    _query(
-        act, act, walking, npos, height, qrange, radius, inv_cell, buckets, items, lo, head,
-        neis, nei_dist, nneis,
-    )  # fmt: skip
-    return nb
-
-
-@njit
-def _query(sel, act, walking, npos, height, qrange, radius, inv_cell, buckets, items, lo, head,
-           neis, nei_dist, nneis):  # fmt: skip
-    """getNeighbours for ``sel``: a small crowd without the grid, a larger one on the
-    grid's items by cell, agents far apart on the hash grid (the same neighbours)."""
     if act.shape[0] <= SMALL_CROWD and find_neighbours_small(
-        sel, act, walking, npos, height, qrange, radius, inv_cell, items, neis, nei_dist, nneis,
+        act, act, walking, npos, height, qrange, radius, inv_cell, items, neis, nei_dist, nneis,
     ):  # fmt: skip
-        return
+        return nb
     x0, y0, w, h, start, ids = dense_cells(items, lo, head)
     if w > 0:
         find_neighbours_dense(
-            sel, act, walking, npos, height, qrange, inv_cell, x0, y0, w, h, start, ids, neis,
+            act, act, walking, npos, height, qrange, inv_cell, x0, y0, w, h, start, ids, neis,
             nei_dist, nneis,
         )  # fmt: skip
     else:
         find_neighbours(
-            sel, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
+            act, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
             nei_dist, nneis,
         )  # fmt: skip
+    return nb
 
 
 @pnjit
@@ -351,7 +342,7 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
         )  # fmt: skip
     small = act.shape[0] <= SMALL_CROWD
     x0, y0, w, h, start, ids = dense_cells(items, lo, 0 if small else head)
-    mode = 0 if small else (1 if w > 0 else 2)  # (one branch per query: see _query)
+    mode = 0 if small else (1 if w > 0 else 2)  # (chosen outside the prange body)
     counts = np.zeros(nch, np.int64)
     for c in prange(nch):
         sub = _chunk(act, c, nch)
@@ -381,27 +372,18 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
     return counts.sum()
 
 
-@njit
-def _corners_s(nch, d, flags_table, costs_table, act, walking, target_state, update_flags,
-               query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
-               corner_flags, corner_polys, ncorners):  # fmt: skip
-    corners_kernel(
-        d, flags_table, costs_table, act, 1, walking, target_state, update_flags, query_filter,
-        opt_range, c_pos, c_target, c_path, c_npath, corner_verts, corner_flags, corner_polys,
-        ncorners,
-    )  # fmt: skip
-
-
 @pnjit
-def _corners_p(nch, d, flags_table, costs_table, act, walking, target_state, update_flags,
+def _corners_p(d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
                query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
                corner_flags, corner_polys, ncorners):  # fmt: skip
+    """corners_kernel (same arguments) on nch threads."""
     if nch <= 1:  # (no parallel launch)
-        return _corners_s(
-            nch, d, flags_table, costs_table, act, walking, target_state, update_flags,
+        corners_kernel(
+            d, flags_table, costs_table, act, 1, walking, target_state, update_flags,
             query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
             corner_flags, corner_polys, ncorners,
         )  # fmt: skip
+        return
     for c in prange(nch):
         corners_kernel(
             d, flags_table, costs_table, _chunk(act, c, nch), 1, walking, target_state,
@@ -410,23 +392,16 @@ def _corners_p(nch, d, flags_table, costs_table, act, walking, target_state, upd
         )  # fmt: skip
 
 
-@njit
-def _plan_s(nch, act, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis,
-            nneis, b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples):  # fmt: skip
-    plan_velocities(
-        act, 1, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis, nneis,
-        b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples,
-    )  # fmt: skip
-
-
 @pnjit
-def _plan_p(nch, act, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis,
+def _plan_p(act, nch, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis,
             nneis, b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples):  # fmt: skip
+    """plan_velocities (same arguments) on nch threads."""
     if nch <= 1:
-        return _plan_s(
-            nch, act, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis,
-            nneis, b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples,
+        plan_velocities(
+            act, 1, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis, nneis,
+            b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples,
         )  # fmt: skip
+        return
     for c in prange(nch):
         plan_velocities(
             _chunk(act, c, nch), 1, walking, update_flags, npos, radius, vel, dvel,
@@ -434,23 +409,16 @@ def _plan_p(nch, act, walking, update_flags, npos, radius, vel, dvel, desired_sp
         )  # fmt: skip
 
 
-@njit
-def _move_s(nch, d, tiny_ds, flags_table, act, walking, target_state, query_filter, npos, c_pos,
-            c_target, c_path, c_npath):  # fmt: skip
-    move_kernel(
-        d, tiny_ds, flags_table, act, 1, walking, target_state, query_filter, npos, c_pos,
-        c_target, c_path, c_npath,
-    )  # fmt: skip
-
-
 @pnjit
-def _move_p(nch, d, tiny_ds, flags_table, act, walking, target_state, query_filter, npos, c_pos,
+def _move_p(d, tiny_ds, flags_table, act, nch, walking, target_state, query_filter, npos, c_pos,
             c_target, c_path, c_npath):  # fmt: skip
+    """move_kernel (same arguments) on nch threads, chunk c on tiny pool c."""
     if nch <= 1:
-        return _move_s(
-            nch, d, tiny_ds, flags_table, act, walking, target_state, query_filter, npos, c_pos,
+        move_kernel(
+            d, tiny_ds, flags_table, act, 1, walking, target_state, query_filter, npos, c_pos,
             c_target, c_path, c_npath,
         )  # fmt: skip
+        return
     for c in prange(nch):
         move_kernel(
             d, tiny_ds[c : c + 1].copy(), flags_table, _chunk(act, c, nch), 1, walking,
@@ -469,7 +437,8 @@ def _twin(fn, name: str, **names):
     return njit(f)
 
 
-_neighbours, _corners, _plan, _move = _neighbours_s, _corners_s, _plan_s, _move_s
+# the serial step calls the serial kernels themselves (nch is 1 there)
+_neighbours, _corners, _plan, _move = _neighbours_s, corners_kernel, plan_velocities, move_kernel
 #: the serial step, and the one whose per-agent phases run on ``nch`` threads
 step = _twin(_step_impl, "step")
 step_par = _twin(
