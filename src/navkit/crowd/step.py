@@ -276,8 +276,9 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
 # kernel on each chunk's slots; each agent's arithmetic is the serial one and no agent
 # reads what another writes in the phase, so the results are the same float32 values.
 _BLOCK = 16
-#: fewer active agents per thread than this: fewer threads (one below 2 * PAR_MIN)
-PAR_MIN = 48
+#: fewer active agents per thread than this: fewer threads (one below 2 * PAR_MIN: at 100
+#: agents the parallel regions cost more than they save, bench/crowd.py 2026-12-02)
+PAR_MIN = 128
 
 
 def threads_for(n: int) -> int:
