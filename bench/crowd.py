@@ -24,7 +24,12 @@ straight-line distance (arrived agents). ``detour_reached`` is the peer's own
 arrival figure (it must equal ``detour_arrival_fraction``); ``navkit_phase_ms`` is the median
 time of each phase of navkit's update. ``--native`` adds the native
 peer (../shared/peer-native, same seeds so the same agents): its update time and
-its own arrival fraction (it writes no trajectories).
+its own arrival fraction (it writes no trajectories). navkit's timed crowd is
+``Crowd(parallel=True)`` (its one-kernel step with the per-agent phases on all cores:
+the same float32 trajectories), then the one-thread crowd in the same run (``1-thread
+ms``, ``ratio 1t``; ``final= 1t`` its final positions equal to the peer's); ``cpu ms`` is
+the parallel crowd's CPU time per update, all threads. ``--serial`` times only the
+one-thread crowd.
 
 ``--big`` instead runs the 10,000-agent row: navkit's Moving AI arena map
 (``navkit.data``, 49 x 49 cells) scaled to 6 m cells (a 294 m square, about
@@ -48,7 +53,7 @@ own ``nbytes`` (see :func:`bytes_per_agent`).
 Usage::
 
     python bench/crowd.py [--agents 100,500,1000] [--steps 600] [--meshes ...] [--native]
-                          [--json out.json]
+                          [--serial] [--json out.json]
     python bench/crowd.py --big [--big-steps 120] [--native] [--json out.json]
 """
 
@@ -176,6 +181,7 @@ def warm_up(nm, tr: dict) -> None:
     for k in ("starts", "targets", "target_refs", "placed"):
         small[k] = tr[k][: small["agents"]]
     run_navkit(nm, small)
+    run_navkit(nm, small, parallel=True)
 
 
 def run_native(name: str, k: int, steps: int) -> dict | None:
@@ -189,7 +195,7 @@ def run_native(name: str, k: int, steps: int) -> dict | None:
     return json.loads(r.stdout)["crowd"][0]
 
 
-def bench(name: str, k: int, steps: int, native: bool, warm: list) -> dict:
+def bench(name: str, k: int, steps: int, native: bool, warm: list, serial: bool) -> dict:
     with tempfile.TemporaryDirectory() as d:
         tr_file, nav_file = Path(d) / "trace.json", Path(d) / "solo.bin"
         peer = run_peer(
@@ -202,7 +208,9 @@ def bench(name: str, k: int, steps: int, native: bool, warm: list) -> dict:
     if not warm:
         warm_up(nm, tr)
         warm.append(True)
-    ms, traj, ok, placed_same, phase_ms = run_navkit(nm, tr)
+    ms, traj, ok, placed_same, phase_ms = run_navkit(nm, tr, parallel=not serial)
+    if not serial:  # the one-thread crowd in the same run, for comparison
+        ms1, traj1, _, _, _ = run_navkit(nm, tr)
     ap = tr["agent_params"]
     targets = np.asarray(tr["targets"], np.float64)
     dt = float(tr["dt"])
@@ -218,6 +226,11 @@ def bench(name: str, k: int, steps: int, native: bool, warm: list) -> dict:
         "detour_reached": peer["reached_fraction"], "same_final_positions": same_final,
     }  # fmt: skip
     row["ratio"] = row["navkit_ms"] / row["detour_ms"]
+    row["navkit_cpu_ms"] = phase_ms.pop("cpu_ms")
+    if not serial:
+        row["navkit_serial_ms"] = median(ms1)
+        row["ratio_serial"] = row["navkit_serial_ms"] / row["detour_ms"]
+        row["serial_same_final_positions"] = int(np.all(traj1[-1] == ptraj[-1], axis=1).sum())
     for side, m in (("navkit", ours), ("detour", theirs)):
         for key, val in m.as_dict().items():
             if key not in ("agents", "steps", "dt"):
@@ -230,6 +243,8 @@ def bench(name: str, k: int, steps: int, native: bool, warm: list) -> dict:
             row["native_ms"] = float(nat["update_ms"]["median"])
             row["native_reached"] = nat["reached_fraction"]
             row["ratio_native"] = row["navkit_ms"] / row["native_ms"]
+            if not serial:
+                row["ratio_native_serial"] = row["navkit_serial_ms"] / row["native_ms"]
     return row
 
 
@@ -355,6 +370,11 @@ def main() -> None:
     ap.add_argument("--meshes", default=",".join(MESHES))
     ap.add_argument("--native", action="store_true", help="also time ../shared/peer-native")
     ap.add_argument("--json", help="also write the JSON here")
+    ap.add_argument(
+        "--serial", action="store_true",
+        help="time only the one-thread crowd (default: Crowd(parallel=True), then the "
+        "one-thread crowd in the same run)",
+    )  # fmt: skip
     ap.add_argument("--big", action="store_true", help="the 10,000-agent row instead")
     ap.add_argument("--big-steps", type=int, default=120, help="updates in the --big row")
     args = ap.parse_args()
@@ -366,14 +386,19 @@ def main() -> None:
     warm: list = []
     for name in args.meshes.split(","):
         for k in (int(v) for v in args.agents.split(",")):
-            rows.append(bench(name, k, args.steps, args.native, warm))
+            rows.append(bench(name, k, args.steps, args.native, warm, args.serial))
             print(f"{name} K={k} done", file=sys.stderr, flush=True)
     cols = [
         ("mesh", "mesh", "s"), ("agents", "K", "d"), ("navkit_ms", "navkit ms", ".2f"),
+        ("navkit_cpu_ms", "cpu ms", ".2f"),
         ("detour_ms", "detour ms", ".2f"), ("ratio", "ratio", ".2f"),
     ]  # fmt: skip
     if args.native:
         cols += [("native_ms", "native ms", ".2f"), ("ratio_native", "ratio nat", ".2f")]
+    if not args.serial:
+        cols += [("navkit_serial_ms", "1-thread ms", ".2f"), ("ratio_serial", "ratio 1t", ".2f")]
+        if args.native:
+            cols += [("ratio_native_serial", "ratio nat 1t", ".2f")]
     cols += [
         ("navkit_arrival_fraction", "arrive nk", ".3f"),
         ("detour_arrival_fraction", "arrive dt", ".3f"),
@@ -383,8 +408,10 @@ def main() -> None:
         ("navkit_path_ratio_mean", "path/line nk", ".3f"),
         ("detour_path_ratio_mean", "path/line dt", ".3f"),
         ("placed_as_peer", "placed=", "d"), ("same_final_positions", "final=", "d"),
-        ("bytes_per_agent", "bytes/agent", ".0f"),
     ]  # fmt: skip
+    if not args.serial:
+        cols += [("serial_same_final_positions", "final= 1t", "d")]
+    cols += [("bytes_per_agent", "bytes/agent", ".0f")]
     print_table(rows, cols)
     text = json.dumps({"bench": "crowd", "steps": args.steps, "rows": rows}, indent=2)
     print(text)

@@ -10,6 +10,7 @@ import pytest
 
 import navkit
 from navkit.crowd import AgentParams
+from navkit.crowd import step as step_mod
 from navkit.crowd.replan import _insert_by_time
 from navkit.crowd.step import I_NSLOW, path_queue_order
 
@@ -19,9 +20,9 @@ def navmesh():
     return navkit.bake(navkit.sample_level(), navkit.BakeConfig())
 
 
-def _crowd(navmesh, n, seed):
+def _crowd(navmesh, n, seed, parallel=False):
     q = navkit.NavMeshQuery(navmesh)
-    crowd = navkit.Crowd(navmesh, n + 4, 0.6)
+    crowd = navkit.Crowd(navmesh, n + 4, 0.6, parallel=parallel)
     crowd.use_recastdemo_presets()
     rng = np.random.default_rng(seed)
     hs = []
@@ -41,8 +42,13 @@ def _state(crowd):
             a.corner_verts, a.nneis, a.neis, crowd.boundary.nsegs]  # fmt: skip
 
 
-def test_step_kernel_matches_the_phases(navmesh, monkeypatch):
-    fused, hs, q = _crowd(navmesh, 40, 7)
+@pytest.mark.parametrize("chunks", [0, 3])
+def test_step_kernel_matches_the_phases(navmesh, monkeypatch, chunks):
+    """chunks 0: the serial step; 3: the parallel step (step_par) with its per-agent
+    phases on 3 chunks of agents (blocks of 16 ranks dealt round robin)."""
+    if chunks:
+        monkeypatch.setattr(step_mod, "threads_for", lambda n: chunks)
+    fused, hs, q = _crowd(navmesh, 40, 7, parallel=bool(chunks))
     phased, hs2, _ = _crowd(navmesh, 40, 7)
     monkeypatch.setattr(phased, "_fusable", lambda: False)
     rng = np.random.default_rng(3)
@@ -176,5 +182,67 @@ def test_small_crowd_neighbours_are_the_grid_walks(seed):
         out.append((neis, dist, nn, done))
     assert out[1][3] == (seed % 4 != 3)
     for a, b in zip(out[0][:3], out[1][:3]):
+        assert np.array_equal(a, b)
+    assert out[0][2].max() > 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_dense_cell_neighbours_are_the_grid_walks(seed):
+    """find_neighbours_dense (the grid's items by cell, no hashing) gives find_neighbours'
+    neighbours in its order: dense crowds (the first MAX_QUERY_IDS ids), ties in
+    distance, agents not walking, heights apart, an overflowed pool, and agents so far
+    apart that dense_cells gives up (w = 0)."""
+    from navkit.crowd.proximity import (
+        ProximityGrid,
+        build_grid,
+        dense_cells,
+        find_neighbours,
+        find_neighbours_dense,
+    )  # fmt: skip
+
+    rng = np.random.default_rng(100 + seed)
+    cap = 600
+    n = int(rng.integers(100, cap))
+    max_r = np.float32(0.6)
+    g = ProximityGrid(cap * 4, max_r * np.float32(3.0))
+    side = float(rng.choice([4.0, 15.0, 60.0]))
+    npos = np.zeros((cap, 3), np.float32)
+    npos[:, 0] = rng.uniform(-side, side, cap)
+    npos[:, 2] = rng.uniform(-side, side, cap)
+    npos[:, 1] = rng.choice([0.0, 0.5, 5.0], cap)
+    npos[: cap // 4] = np.round(npos[: cap // 4])  # exact ties in distance
+    radius = rng.uniform(0.2, 0.6, cap).astype(np.float32)
+    if seed % 4 == 3:
+        radius[:] = 3.0  # wider than the max radius: the pool overflows
+        n = cap - 1
+    if seed % 6 == 5:
+        npos[0, 0] = 1e6  # one agent far away: too many cells, the hash walk
+    height = np.full(cap, 2.0, np.float32)
+    qrange = rng.choice([2.0, 7.2], cap).astype(np.float32)
+    walking = rng.random(cap) < 0.9
+    act = np.sort(rng.choice(cap, n, replace=False)).astype(np.int64)
+    if seed % 6 == 5:
+        act[0] = 0
+        act = np.sort(act)
+    head = build_grid(act, npos, radius, g.inv_cell_size, g.buckets, g.items, g.lo)
+    x0, y0, w, h, start, ids = dense_cells(g.items, g.lo, head)
+    assert (w == 0) == (seed % 6 == 5)
+    out = []
+    for dense in (False, True):
+        neis = np.full((cap, 6), -1, np.int32)
+        dist = np.zeros((cap, 6), np.float32)
+        nn = np.zeros(cap, np.int32)
+        if dense and w > 0:
+            find_neighbours_dense(
+                act, act, walking, npos, height, qrange, g.inv_cell_size, x0, y0, w, h, start,
+                ids, neis, dist, nn,
+            )  # fmt: skip
+        else:
+            find_neighbours(
+                act, act, walking, npos, height, qrange, g.inv_cell_size, g.buckets, g.items,
+                g.lo, neis, dist, nn,
+            )  # fmt: skip
+        out.append((neis, dist, nn))
+    for a, b in zip(out[0], out[1]):
         assert np.array_equal(a, b)
     assert out[0][2].max() > 0

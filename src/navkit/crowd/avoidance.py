@@ -121,43 +121,43 @@ def _dist_pt_seg_sqr_2d(px, pz, ax, az, bx, bz):
 
 
 @njit(cache=True)
-def _process_sample(vx, vz, pos, rad, vel, dvel, min_penalty, fp, inv_vmax, inv_horiz,
-                    cir, ncir, segs, touch, nseg):  # fmt: skip
-    """dtObstacleAvoidanceQuery::processSample (vcand = (vx, 0, vz))."""
-    w_des, w_cur, w_side, w_toi, horiz = fp[1], fp[2], fp[3], fp[4], fp[5]
-    vpen = w_des * (_vdist2d(vx, vz, dvel[0], dvel[2]) * inv_vmax)
-    vcpen = w_cur * (_vdist2d(vx, vz, vel[0], vel[2]) * inv_vmax)
+def _process_sample(vx, vz, vel0, vel2, dvel0, dvel2, min_penalty, w_des, w_cur, w_side, w_toi,
+                    horiz, inv_vmax, inv_horiz, ct, ncir, st, touch, nseg):  # fmt: skip
+    """dtObstacleAvoidanceQuery::processSample (vcand = (vx, 0, vz)) on the tables of
+    :func:`_sample_core`: ``ct`` rows (vel.x, vel.z, dp.x, dp.z, np.x, np.z, s.x, s.z, c)
+    of the circles, ``st`` rows (q - p).x, (q - p).z, (pos - p).x, (pos - p).z and
+    perp2d(q - p, pos - p) of the segments: the terms that do not depend on the sample,
+    computed once per agent with the same float32 operations."""
+    vpen = w_des * (_vdist2d(vx, vz, dvel0, dvel2) * inv_vmax)
+    vcpen = w_cur * (_vdist2d(vx, vz, vel0, vel2) * inv_vmax)
     min_pen = min_penalty - vpen - vcpen
     t_thr = (w_toi / min_pen - F32(0.1)) * horiz
     if t_thr - horiz > -_FLT_EPS:
         return min_penalty
     tmin = horiz
     side = F32(0.0)
-    nside = 0
+    ax = vx * F32(2.0) - vel0
+    az = vz * F32(2.0) - vel2
     for i in range(ncir):
-        # cir row: p(3) rad vel(3) dvel(3) dp(3) np(3)
-        c = cir[i]
-        abx = vx * F32(2.0) - vel[0] - c[4]
-        abz = vz * F32(2.0) - vel[2] - c[6]
-        d1 = (c[10] * abx + c[12] * abz) * F32(0.5) + F32(0.5)
-        d2 = (c[13] * abx + c[15] * abz) * F32(2.0)
+        c = ct[i]
+        abx = ax - c[0]
+        abz = az - c[1]
+        d1 = (c[2] * abx + c[3] * abz) * F32(0.5) + F32(0.5)
+        d2 = (c[4] * abx + c[5] * abz) * F32(2.0)
         v = min(d1, d2)
         if v < F32(0.0):
             v = F32(0.0)
         elif v > F32(1.0):
             v = F32(1.0)
         side += v
-        nside += 1
         # sweepCircleCircle(pos, rad, vab, c.p, c.rad)
-        sx = c[0] - pos[0]
-        sz = c[2] - pos[2]
-        r = rad + c[3]
-        cc = (sx * sx + sz * sz) - r * r
         a = abx * abx + abz * abz
         if a < F32(0.0001):
             continue
+        sx = c[6]
+        sz = c[7]
         b = abx * sx + abz * sz
-        d = b * b - a * cc
+        d = b * b - a * c[8]
         if d < F32(0.0):
             continue
         a = F32(1.0) / a
@@ -172,30 +172,24 @@ def _process_sample(vx, vz, pos, rad, vel, dvel, min_penalty, fp, inv_vmax, inv_
                 if tmin < t_thr:
                     return min_penalty
     for i in range(nseg):
-        sg = segs[i]
-        htmin = F32(0.0)
+        g = st[i]
+        qx = g[0]
+        qz = g[1]
         if touch[i]:
-            sdx = sg[3] - sg[0]
-            sdz = sg[5] - sg[2]
             # snorm = (-sdz, ?, sdx); dot2d(snorm, vcand)
-            if -sdz * vx + sdx * vz < F32(0.0):
+            if -qz * vx + qx * vz < F32(0.0):
                 continue
             htmin = F32(0.0)
         else:
             # isectRaySeg(pos, vcand, p, q)
-            ux, uz = vx, vz
-            wx = pos[0] - sg[0]
-            wz = pos[2] - sg[2]
-            qx = sg[3] - sg[0]
-            qz = sg[5] - sg[2]
-            d = uz * qx - ux * qz
+            d = vz * qx - vx * qz
             if abs(d) < F32(1e-6):
                 continue
             d = F32(1.0) / d
-            t = (qz * wx - qx * wz) * d
+            t = g[4] * d
             if t < F32(0.0) or t > F32(1.0):
                 continue
-            s = (uz * wx - ux * wz) * d
+            s = (vz * g[2] - vx * g[3]) * d
             if s < F32(0.0) or s > F32(1.0):
                 continue
             htmin = t
@@ -204,8 +198,8 @@ def _process_sample(vx, vz, pos, rad, vel, dvel, min_penalty, fp, inv_vmax, inv_
             tmin = htmin
             if tmin < t_thr:
                 return min_penalty
-    if nside:
-        side = side / F32(nside)
+    if ncir:
+        side = side / F32(ncir)
     spen = w_side * side
     tpen = w_toi * (F32(1.0) / (F32(0.1) + tmin * inv_horiz))
     return vpen + vcpen + spen + tpen
@@ -222,13 +216,16 @@ def sample_velocity_adaptive(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, f
         pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
         np.zeros(max(nseg, 1), np.bool_),
         np.zeros((_MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1, 2), np.float32),
+        np.zeros((max(ncir, 1), 9), np.float32), np.zeros((max(nseg, 1), 5), np.float32),
     )  # fmt: skip
 
 
 @njit(cache=True)
-def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel, touch, pat):
-    """:func:`sample_velocity_adaptive` with caller scratch ``touch`` (>= nseg,) bool and
-    ``pat`` (129, 2) float32."""
+def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel, touch, pat,
+                 ct, st):  # fmt: skip
+    """:func:`sample_velocity_adaptive` with caller scratch ``touch`` (>= nseg,) bool,
+    ``pat`` (129, 2) float32 and the tables of :func:`_process_sample`, ``ct``
+    (>= ncir, 9) and ``st`` (>= nseg, 5) float32."""
     # prepare(pos, dvel)
     for i in range(ncir):
         c = cir[i]
@@ -248,11 +245,36 @@ def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
         else:
             c[13] = dz
             c[15] = -dx
+        t = ct[i]
+        t[0] = c[4]
+        t[1] = c[6]
+        t[2] = c[10]
+        t[3] = c[12]
+        t[4] = c[13]
+        t[5] = c[15]
+        sx = c[0] - pos[0]
+        sz = c[2] - pos[2]
+        r = rad + c[3]
+        t[6] = sx
+        t[7] = sz
+        t[8] = (sx * sx + sz * sz) - r * r
     for i in range(nseg):
         sg = segs[i]
         d2 = _dist_pt_seg_sqr_2d(pos[0], pos[2], sg[0], sg[2], sg[3], sg[5])
         touch[i] = d2 < F32(0.01) * F32(0.01)
+        g = st[i]
+        qx = sg[3] - sg[0]
+        qz = sg[5] - sg[2]
+        wx = pos[0] - sg[0]
+        wz = pos[2] - sg[2]
+        g[0] = qx
+        g[1] = qz
+        g[2] = wx
+        g[3] = wz
+        g[4] = qz * wx - qx * wz
     vel_bias = fp[0]
+    w_des, w_cur, w_side, w_toi, horiz = fp[1], fp[2], fp[3], fp[4], fp[5]
+    vel0, vel2, dvel0, dvel2 = vel[0], vel[2], dvel[0], dvel[2]
     inv_horiz = F32(1.0) / fp[5]
     inv_vmax = F32(1.0) / vmax if vmax > F32(0.0) else _FLT_MAX
     nvel[0] = F32(0.0)
@@ -308,8 +330,10 @@ def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
             vz = rz + pat[i, 1] * cr
             if vx * vx + vz * vz > lim:
                 continue
-            pen = _process_sample(vx, vz, pos, rad, vel, dvel, min_penalty, fp, inv_vmax,
-                                  inv_horiz, cir, ncir, segs, touch, nseg)  # fmt: skip
+            pen = _process_sample(
+                vx, vz, vel0, vel2, dvel0, dvel2, min_penalty, w_des, w_cur, w_side, w_toi,
+                horiz, inv_vmax, inv_horiz, ct, ncir, st, touch, nseg,
+            )  # fmt: skip
             ns += 1
             if pen < min_penalty:
                 min_penalty = pen
@@ -342,7 +366,9 @@ def _plan_impl(act, nchunk, walking, update_flags, npos, radius, vel, dvel, desi
         sg_o = np.zeros((MAX_SEGMENTS, 6), np.float32)
         touch_o = np.zeros(MAX_SEGMENTS, np.bool_)
         pat_o = np.zeros((_MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1, 2), np.float32)
-        cir, sg, touch, pat = borrow((cir_o, sg_o, touch_o, pat_o))
+        ct_o = np.zeros((MAX_CIRCLES, 9), np.float32)
+        st_o = np.zeros((MAX_SEGMENTS, 5), np.float32)
+        cir, sg, touch, pat, ct, st = borrow((cir_o, sg_o, touch_o, pat_o, ct_o, st_o))
         for i in range((n_act * c) // nchunk, (n_act * (c + 1)) // nchunk):
             s = act[i]
             if not walking[s]:
@@ -381,9 +407,9 @@ def _plan_impl(act, nchunk, walking, update_flags, npos, radius, vel, dvel, desi
             t = avoid_type[s]
             nsamples[s] = _sample_core(
                 npos[s], radius[s], desired_speed[s], vel[s], dvel[s], cir, nc, sg, ns,
-                fp_table[t], ip_table[t], nvel[s], touch, pat,
+                fp_table[t], ip_table[t], nvel[s], touch, pat, ct, st,
             )  # fmt: skip
-        keep((cir_o, sg_o, touch_o, pat_o))
+        keep((cir_o, sg_o, touch_o, pat_o, ct_o, st_o))
 
 
 plan_velocities, plan_velocities_par = twins(_plan_impl)

@@ -24,8 +24,9 @@ optimisation (one agent per update), and off-mesh link entry and animation.
 Requests with callbacks are tracked after the phases
 (:mod:`navkit.crowd.requests`).
 
-In dtcrowd mode (serial, no temporary obstacles, no TTC / ORCA / local-grid agent)
-the phases run as one kernel call, :func:`navkit.crowd.step.step`, which returns to
+In dtcrowd mode (no temporary obstacles, no TTC / ORCA / local-grid agent) the
+phases run as one kernel call, :func:`navkit.crowd.step.step` (``step_par`` with
+``parallel=True``: the per-agent phases on all cores), which returns to
 Python only for the slow validity path, pending move requests or path-queue work,
 and off-mesh links (same float32 results; :attr:`Crowd.timings` from its
 time-stamp-counter stamps).
@@ -563,10 +564,10 @@ class Crowd:
 
     def _fusable(self) -> bool:
         """Whether this update can run as :func:`navkit.crowd.step.step` (dtcrowd mode,
-        serial, no temporary obstacles; the kernel itself refuses TTC / ORCA / local
-        grid agents)."""
+        no temporary obstacles; the kernel itself refuses TTC / ORCA / local grid
+        agents). A parallel crowd runs :func:`navkit.crowd.step.step_par`."""
         return (
-            self._replan is None and self._lod.k == 1 and not self.parallel
+            self._replan is None and self._lod.k == 1
             and self.temporary_obstacles.packed().shape[0] == 0
         )  # fmt: skip
 
@@ -604,11 +605,14 @@ class Crowd:
         flags, costs = self._ftables
         fp, ip = self._avoidance_tables()
         ticks[:] = 0
+        kernel, nch = _step.step, 1
+        if self.parallel:
+            kernel, nch = _step.step_par, _step.threads_for(self._act.shape[0])
         head = (
-            ticks, info, slow, q._vh().desc, self._tiny.desc, q._pool, q._qi, q._qf, flags,
-            costs, self.path_queue.ref, self._act, dt, walking, self._nsamples, fp, ip,
+            nch, ticks, info, slow, q._vh().desc, self._tiny.desc, q._pool, q._qi, q._qf,
+            flags, costs, self.path_queue.ref, self._act, dt, walking, self._nsamples, fp, ip,
         )  # fmt: skip
-        stop = entry_call(_step.step, _step.STAGE_START, *head, *arrays)
+        stop = entry_call(kernel, _step.STAGE_START, *head, *arrays)
         if stop == _step.STOP_FALLBACK:
             return False
         py = dict.fromkeys(self.PHASES, 0.0)
@@ -623,12 +627,12 @@ class Crowd:
             t3 = time.perf_counter()
             py["check_path_validity"] = t1 - t0
             py["move_requests"], py["path_queue"] = t2 - t1, t3 - t2
-            stop = entry_call(_step.step, _step.STAGE_TOPOLOGY, *head, *arrays)
+            stop = entry_call(kernel, _step.STAGE_TOPOLOGY, *head, *arrays)
         if stop == _step.STOP_OFFMESH:
             t0 = time.perf_counter()
             self._offmesh_triggers(dt)
             py["offmesh_triggers"] = time.perf_counter() - t0
-            stop = entry_call(_step.step, _step.STAGE_STEERING, *head, *arrays)
+            stop = entry_call(kernel, _step.STAGE_STEERING, *head, *arrays)
         self.grid.pool_head = int(info[_step.I_POOL_HEAD])
         self.boundary_updates = int(info[_step.I_BOUNDARY_UPDATES])
         self.velocity_samples = int(info[_step.I_SAMPLES])

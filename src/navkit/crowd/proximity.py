@@ -22,6 +22,8 @@ __all__ = [
     "find_neighbours",
     "find_neighbours_par",
     "find_neighbours_small",
+    "dense_cells",
+    "find_neighbours_dense",
     "SMALL_CROWD",
     "MAX_QUERY_IDS",
 ]
@@ -282,3 +284,97 @@ def find_neighbours_small(sel, act, walking, npos, height, qrange, radius, inv, 
                 n = _add_neighbour(s, o, px, py, pz, rng, height, npos, neis, nei_dist, n, maxn)
         nneis[s] = n
     return True
+
+
+#: dense_cells gives up on a bounding box of more cells than this (agents far apart)
+MAX_DENSE_CELLS = 1 << 16
+
+
+@njit(cache=True)
+def dense_cells(items, lo, head):
+    """The grid's first ``head`` items by cell, for :func:`find_neighbours_dense`: the
+    cells' bounding box (x0, y0, w, h), ``start`` (w * h + 1: each cell's first row in
+    ``ids``) and ``ids`` (head, 3) rows (agent rank, its lower cell x, y), each cell's
+    items newest first (the order of its hash chain). w = 0 when the box has more
+    than MAX_DENSE_CELLS cells (agents far apart: use the hash walk)."""
+    ids = np.empty((head, 3), np.int64)
+    if head == 0:
+        return 0, 0, 0, 0, np.zeros(1, np.int64), ids
+    x0 = items[0, 0]
+    x1 = x0
+    y0 = items[0, 1]
+    y1 = y0
+    for k in range(1, head):
+        x0 = min(x0, items[k, 0])
+        x1 = max(x1, items[k, 0])
+        y0 = min(y0, items[k, 1])
+        y1 = max(y1, items[k, 1])
+    w = x1 - x0 + 1
+    h = y1 - y0 + 1
+    if w * h > MAX_DENSE_CELLS:
+        return 0, 0, 0, 0, np.zeros(1, np.int64), ids
+    nc = w * h
+    start = np.zeros(nc + 1, np.int64)
+    for k in range(head):
+        start[(items[k, 1] - y0) * w + (items[k, 0] - x0) + 1] += 1
+    for c in range(nc):
+        start[c + 1] += start[c]
+    # newest first: fill each cell from its end, oldest item first
+    fill = start[1:].copy()
+    for k in range(head):
+        c = (items[k, 1] - y0) * w + (items[k, 0] - x0)
+        fill[c] -= 1
+        j = fill[c]
+        it = items[k, 2]
+        ids[j, 0] = it
+        ids[j, 1] = lo[it, 0]
+        ids[j, 2] = lo[it, 1]
+    return x0, y0, w, h, start, ids
+
+
+@njit(cache=True)
+def find_neighbours_dense(sel, act, walking, npos, height, qrange, inv, x0, y0, w, h, start,
+                          ids, neis, nei_dist, nneis):  # fmt: skip
+    """:func:`find_neighbours` on the grid's items by cell (:func:`dense_cells`): the
+    same cells in the same order, each cell's items in its hash chain's order, without
+    hashing nor walking chains shared with other cells (cells outside the box hold
+    no item)."""
+    maxn = neis.shape[1]
+    for i in range(sel.shape[0]):
+        s = sel[i]
+        if not walking[s]:
+            continue
+        px, py, pz = npos[s, 0], npos[s, 1], npos[s, 2]
+        rng = qrange[s]
+        qx0 = _cell(px - rng, inv)
+        qy0 = _cell(pz - rng, inv)
+        qx1 = _cell(px + rng, inv)
+        qy1 = _cell(pz + rng, inv)
+        cx0 = max(qx0, x0)
+        cx1 = min(qx1, x0 + w - 1)
+        cy0 = max(qy0, y0)
+        cy1 = min(qy1, y0 + h - 1)
+        n = 0
+        nid = 0
+        done = False
+        for y in range(cy0, cy1 + 1):
+            if done:
+                break
+            row = (y - y0) * w - x0
+            for x in range(cx0, cx1 + 1):
+                c = row + x
+                for k in range(start[c], start[c + 1]):
+                    # the item's first cell in the query's order: its lower corner
+                    # clamped to the query box's (any other cell is a repeat)
+                    if x == max(ids[k, 1], qx0) and y == max(ids[k, 2], qy0):
+                        if nid >= MAX_QUERY_IDS:
+                            done = True
+                            break
+                        nid += 1
+                        o = act[ids[k, 0]]
+                        if o != s:
+                            n = _add_neighbour(s, o, px, py, pz, rng, height, npos, neis,
+                                               nei_dist, n, maxn)  # fmt: skip
+                if done:
+                    break
+        nneis[s] = n

@@ -21,13 +21,25 @@ Topology optimisation (one agent per update: a 32-iteration sliced A* toward the
 corridor's end, on the crowd's query) runs here through the query's sliced-search
 entry kernels. Replanning requests found by the validity check (code 2) are set
 here (dtCrowd's requestMoveTargetReplan).
+
+:func:`step_par` is the same update (the same source, compiled a second time) whose
+heavy per-agent phases (local boundaries + neighbours, corners, velocity planning,
+move along surface) each run as one ``prange`` region over ``nch`` chunks of agents
+(:func:`threads_for`; one chunk: serial); the cheap ones (steering, separation,
+integration, collisions) and everything order-dependent stay serial. No agent reads
+in a phase what another agent writes in it (dtCrowd's phases are the same loops),
+so the results are the serial step's float32 values.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import types
 
-from navkit._jit import F32, njit
+import numba
+import numpy as np
+from numba import prange
+
+from navkit._jit import F32, njit, pnjit
 from navkit.detour._search import (
     sliced_finalize_partial_entry,
     sliced_init_entry,
@@ -36,14 +48,25 @@ from navkit.detour._search import (
 from navkit.detour.query import STRAIGHTPATH_OFFMESH_CONNECTION, SUCCESS
 from navkit.recast._chain import _tsc
 
+from ._par import MAX_CHUNKS
 from .avoidance import plan_velocities
 from .boundary import update_boundaries
 from .corridor import corners_kernel, merge_corridor_start_shortcut, move_kernel
 from .path_queue import path_validity_kernel
-from .proximity import build_grid, find_neighbours, find_neighbours_small
+from .proximity import (
+    SMALL_CROWD,
+    build_grid,
+    dense_cells,
+    find_neighbours,
+    find_neighbours_dense,
+    find_neighbours_small,
+)
 from .steering import integrate, resolve_collisions, separate, steer
 
-__all__ = ["step", "path_queue_order", "STOP_FALLBACK", "STOP_REQUESTS", "STOP_OFFMESH", "DONE"]
+__all__ = [
+    "step", "step_par", "threads_for", "path_queue_order", "STOP_FALLBACK", "STOP_REQUESTS",
+    "STOP_OFFMESH", "DONE",
+]  # fmt: skip
 
 STOP_FALLBACK = -1
 STOP_REQUESTS = 1
@@ -63,8 +86,8 @@ _OPT_TIME_THR = F32(0.5)
 _F2_25 = F32(2.25)
 
 
-@njit
-def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, costs_table, pq_ref,
+def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, costs_table,
+               pq_ref,
          act, dt, walking, nsamples, fp, ip,
          active, state, target_state, target_ref, target_pos, target_pathq_ref, target_replan,
          target_replan_time, update_flags, query_filter, avoidance_model, avoidance_type,
@@ -155,24 +178,18 @@ def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, cost
         ticks[1, P_GRID] = t
         # -- neighbours: local boundaries, then getNeighbours
         ticks[0, P_NEIGHBOURS] = t
-        info[I_BOUNDARY_UPDATES] = update_boundaries(
-            d, tiny_ds, flags_table, act, 1, walking, c_path, npos, collision_query_range,
-            query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
+        info[I_BOUNDARY_UPDATES] = _neighbours(
+            nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height,
+            collision_query_range, radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs,
+            b_polys, b_npolys, inv_cell, buckets, items, lo, info[I_POOL_HEAD], neis, nei_dist,
+            nneis,
         )  # fmt: skip
-        if not find_neighbours_small(
-            act, act, walking, npos, height, collision_query_range, radius, inv_cell, items,
-            neis, nei_dist, nneis,
-        ):  # fmt: skip
-            find_neighbours(
-                act, act, walking, npos, height, collision_query_range, inv_cell, buckets,
-                items, lo, neis, nei_dist, nneis,
-            )  # fmt: skip
         t = _tsc()
         ticks[1, P_NEIGHBOURS] = t
         # -- corners
         ticks[0, P_CORNERS] = t
-        corners_kernel(
-            d, flags_table, costs_table, act, 1, walking, target_state, update_flags,
+        _corners(
+            d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
             query_filter, path_optimization_range, c_pos, c_target, c_path, c_npath,
             corner_verts, corner_flags, corner_polys, ncorners,
         )  # fmt: skip
@@ -214,8 +231,8 @@ def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, cost
     ticks[0, P_VELOCITY] = t
     for i in range(n_act):
         nsamples[act[i]] = 0
-    plan_velocities(
-        act, 1, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis, nneis,
+    _plan(
+        act, nch, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis, nneis,
         b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples,
     )  # fmt: skip
     tot = 0
@@ -236,8 +253,8 @@ def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, cost
     ticks[1, P_COLLISIONS] = t
     # -- move_along_surface
     ticks[0, P_MOVE] = t
-    move_kernel(
-        d, tiny_ds, flags_table, act, 1, walking, target_state, query_filter, npos, c_pos,
+    _move(
+        d, tiny_ds, flags_table, act, nch, walking, target_state, query_filter, npos, c_pos,
         c_target, c_path, c_npath,
     )  # fmt: skip
     anim = 0
@@ -251,6 +268,184 @@ def step(stage, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_table, cost
     info[I_ANIM] = anim
     ticks[1, P_MOVE] = _tsc()
     return DONE
+
+
+# -- the per-agent phases: serially over all agents, or on nch threads ---------------------
+# The parallel helpers split the active agents into blocks of _BLOCK ranks dealt round
+# robin to nch chunks (balanced work, each block's slots contiguous) and run the serial
+# kernel on each chunk's slots; each agent's arithmetic is the serial one and no agent
+# reads what another writes in the phase, so the results are the same float32 values.
+_BLOCK = 16
+#: fewer active agents per thread than this: fewer threads (one below 2 * PAR_MIN: at 100
+#: agents the parallel regions cost more than they save, bench/crowd.py 2026-12-02)
+PAR_MIN = 128
+
+
+def threads_for(n: int) -> int:
+    """Threads (chunks) for the parallel step over n active agents."""
+    return max(1, min(numba.get_num_threads(), MAX_CHUNKS, n // PAR_MIN))
+
+
+@njit
+def _chunk(act, c, nch):
+    """The slots of chunk c of nch (blocks of _BLOCK ranks, round robin), in rank order."""
+    n = act.shape[0]
+    cnt = 0
+    for b in range(c * _BLOCK, n, nch * _BLOCK):
+        cnt += min(_BLOCK, n - b)
+    out = np.empty(cnt, np.int64)
+    k = 0
+    for b in range(c * _BLOCK, n, nch * _BLOCK):
+        for i in range(b, min(b + _BLOCK, n)):
+            out[k] = act[i]
+            k += 1
+    return out
+
+
+@njit
+def _neighbours_s(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
+                  radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
+                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis):  # fmt: skip
+    """Local boundaries, then getNeighbours (a small crowd without the grid, a larger
+    one on the grid's items by cell, agents far apart on the hash grid: the same
+    neighbours); returns the boundaries rebuilt."""
+    nb = update_boundaries(
+        d, tiny_ds, flags_table, act, 1, walking, c_path, npos, qrange, query_filter, b_center,
+        b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
+    )  # fmt: skip
+    if act.shape[0] <= SMALL_CROWD and find_neighbours_small(
+        act, act, walking, npos, height, qrange, radius, inv_cell, items, neis, nei_dist, nneis,
+    ):  # fmt: skip
+        return nb
+    x0, y0, w, h, start, ids = dense_cells(items, lo, head)
+    if w > 0:
+        find_neighbours_dense(
+            act, act, walking, npos, height, qrange, inv_cell, x0, y0, w, h, start, ids, neis,
+            nei_dist, nneis,
+        )  # fmt: skip
+    else:
+        find_neighbours(
+            act, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
+            nei_dist, nneis,
+        )  # fmt: skip
+    return nb
+
+
+@pnjit
+def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
+                  radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
+                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis):  # fmt: skip
+    if nch <= 1:
+        return _neighbours_s(
+            nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange, radius,
+            query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys, inv_cell,
+            buckets, items, lo, head, neis, nei_dist, nneis,
+        )  # fmt: skip
+    small = act.shape[0] <= SMALL_CROWD
+    x0, y0, w, h, start, ids = dense_cells(items, lo, 0 if small else head)
+    mode = 0 if small else (1 if w > 0 else 2)  # (chosen outside the prange body)
+    counts = np.zeros(nch, np.int64)
+    for c in prange(nch):
+        sub = _chunk(act, c, nch)
+        counts[c] = update_boundaries(
+            d, tiny_ds[c : c + 1].copy(), flags_table, sub, 1, walking, c_path, npos, qrange,
+            query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
+        )  # fmt: skip
+        if mode == 0:
+            if not find_neighbours_small(
+                sub, act, walking, npos, height, qrange, radius, inv_cell, items, neis,
+                nei_dist, nneis,
+            ):  # fmt: skip
+                find_neighbours(
+                    sub, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
+                    nei_dist, nneis,
+                )  # fmt: skip
+        elif mode == 1:
+            find_neighbours_dense(
+                sub, act, walking, npos, height, qrange, inv_cell, x0, y0, w, h, start, ids,
+                neis, nei_dist, nneis,
+            )  # fmt: skip
+        else:
+            find_neighbours(
+                sub, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
+                nei_dist, nneis,
+            )  # fmt: skip
+    return counts.sum()
+
+
+@pnjit
+def _corners_p(d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
+               query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
+               corner_flags, corner_polys, ncorners):  # fmt: skip
+    """corners_kernel (same arguments) on nch threads."""
+    if nch <= 1:  # (no parallel launch)
+        corners_kernel(
+            d, flags_table, costs_table, act, 1, walking, target_state, update_flags,
+            query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
+            corner_flags, corner_polys, ncorners,
+        )  # fmt: skip
+        return
+    for c in prange(nch):
+        corners_kernel(
+            d, flags_table, costs_table, _chunk(act, c, nch), 1, walking, target_state,
+            update_flags, query_filter, opt_range, c_pos, c_target, c_path, c_npath,
+            corner_verts, corner_flags, corner_polys, ncorners,
+        )  # fmt: skip
+
+
+@pnjit
+def _plan_p(act, nch, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis,
+            nneis, b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples):  # fmt: skip
+    """plan_velocities (same arguments) on nch threads."""
+    if nch <= 1:
+        plan_velocities(
+            act, 1, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis, nneis,
+            b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples,
+        )  # fmt: skip
+        return
+    for c in prange(nch):
+        plan_velocities(
+            _chunk(act, c, nch), 1, walking, update_flags, npos, radius, vel, dvel,
+            desired_speed, neis, nneis, b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples,
+        )  # fmt: skip
+
+
+@pnjit
+def _move_p(d, tiny_ds, flags_table, act, nch, walking, target_state, query_filter, npos, c_pos,
+            c_target, c_path, c_npath):  # fmt: skip
+    """move_kernel (same arguments) on nch threads, chunk c on tiny pool c."""
+    if nch <= 1:
+        move_kernel(
+            d, tiny_ds, flags_table, act, 1, walking, target_state, query_filter, npos, c_pos,
+            c_target, c_path, c_npath,
+        )  # fmt: skip
+        return
+    for c in prange(nch):
+        move_kernel(
+            d, tiny_ds[c : c + 1].copy(), flags_table, _chunk(act, c, nch), 1, walking,
+            target_state, query_filter, npos, c_pos, c_target, c_path, c_npath,
+        )  # fmt: skip
+
+
+def _twin(fn, name: str, **names):
+    """``fn`` compiled as ``name`` with some of its global names bound to other objects."""
+    g = dict(fn.__globals__)
+    g.update(names)
+    f = types.FunctionType(fn.__code__, g, name, fn.__defaults__, fn.__closure__)
+    f.__qualname__ = name
+    f.__module__ = fn.__module__
+    f.__doc__ = fn.__doc__
+    return njit(f)
+
+
+# the serial step calls the serial kernels themselves (nch is 1 there)
+_neighbours, _corners, _plan, _move = _neighbours_s, corners_kernel, plan_velocities, move_kernel
+#: the serial step, and the one whose per-agent phases run on ``nch`` threads
+step = _twin(_step_impl, "step")
+step_par = _twin(
+    _step_impl, "step_par", _neighbours=_neighbours_p, _corners=_corners_p, _plan=_plan_p,
+    _move=_move_p,
+)  # fmt: skip
 
 
 @njit
