@@ -225,6 +225,37 @@ def _attach(a, slot, tx, ty, mask, cnt, need, out):
 
 
 @njit
+def _make_room(d, cnt, ibits, need, mask, tx, ty, tlayer, npolys, free_head, out):
+    """The common head of both swaps: check capacity (``NEED_GROW`` with the counts),
+    remove the tile at (tx, ty, tlayer) if any, and take a slot for ``need`` rows
+    (``addTile``: the freed slot, else the free list's head). Returns (slot, old,
+    base, others, n_others); slot < 0 means the swap is over (out[0] says why, or the
+    tile was only removed)."""
+    none = np.zeros(1, np.int64)
+    for k in range(8):
+        if cnt[0, k] + need[k] > capacity(d, k):
+            out[0] = NEED_GROW
+            for j in range(8):
+                out[8 + j] = need[j]
+            return np.int64(-1), np.int64(-1), none, none, 0
+    a = open_pool(d)
+    old = _find_tile(a, mask, tx, ty, tlayer)
+    if old < 0 and npolys > 0 and free_head < 0:
+        out[0] = NO_FREE_SLOT
+        return np.int64(-1), old, none, none, 0
+    others = np.zeros(_count_around(a, mask, tx, ty) + 1, np.int64)
+    n_others = 0
+    if old >= 0:
+        n_others = _detach(a, old, tx, ty, mask, npolys == 0, ibits, cnt, others, out)
+    if npolys == 0:
+        _maybe_compact(d, cnt, ibits, out)
+        return np.int64(-1), old, none, others, n_others
+    slot = old if old >= 0 else np.int64(free_head)
+    base = _attach(a, slot, tx, ty, mask, cnt, need, out)
+    return slot, old, base, others, n_others
+
+
+@njit
 def _zero_links(a, lb, n):
     for li in range(lb, lb + n):
         a.link_ref[li] = 0
@@ -351,31 +382,11 @@ def swap_poly_mesh_tile(
         need[LINK] = edges + 2 * portals
         need[DMESH] = npolys
         need[DTRI] = tris
-    grow = False
-    for k in range(8):
-        if cnt[0, k] + need[k] > capacity(d, k):
-            grow = True
-    if grow:
-        out[0] = NEED_GROW
-        for k in range(8):
-            out[8 + k] = need[k]
+    slot, old, base, others, n_others = _make_room(
+        d, cnt, ibits, need, mask, tx, ty, tlayer, npolys, free_head, out
+    )
+    if slot < 0:
         return
-    a = open_pool(d)
-    # the tile at the location
-    old = _find_tile(a, mask, tx, ty, tlayer)
-    if old < 0 and npolys > 0 and free_head < 0:
-        out[0] = NO_FREE_SLOT
-        return
-    others = np.zeros(_count_around(a, mask, tx, ty) + 1, np.int64)
-    n_others = 0
-    if old >= 0:
-        n_others = _detach(a, old, tx, ty, mask, npolys == 0, ibits, cnt, others, out)
-    if npolys == 0:
-        _maybe_compact(d, cnt, ibits, out)
-        return
-    # addTile: the freed slot heads the free list, else the NavMesh's head
-    slot = old if old >= 0 else np.int64(free_head)
-    base = _attach(a, slot, tx, ty, mask, cnt, need, out)
     a = open_pool(d)
     vb = base[VERT]
     pb = base[POLY]
@@ -498,29 +509,12 @@ def swap_tile_data(
         need[OFF] = nstored
     else:
         npolys = 0
-    grow = False
-    for k in range(8):
-        if cnt[0, k] + need[k] > capacity(d, k):
-            grow = True
-    if grow:
-        out[0] = NEED_GROW
-        for k in range(8):
-            out[8 + k] = need[k]
+    slot, old, base, others, n_others = _make_room(
+        d, cnt, ibits, need, mask, tx, ty, tlayer, npolys, free_head, out
+    )
+    if slot < 0:
         return
     a = open_pool(d)
-    old = _find_tile(a, mask, tx, ty, tlayer)
-    if old < 0 and npolys > 0 and free_head < 0:
-        out[0] = NO_FREE_SLOT
-        return
-    others = np.zeros(_count_around(a, mask, tx, ty) + 1, np.int64)
-    n_others = 0
-    if old >= 0:
-        n_others = _detach(a, old, tx, ty, mask, npolys == 0, ibits, cnt, others, out)
-    if npolys == 0:
-        _maybe_compact(d, cnt, ibits, out)
-        return
-    slot = old if old >= 0 else np.int64(free_head)
-    base = _attach(a, slot, tx, ty, mask, cnt, need, out)
     vb = base[VERT]
     pb = base[POLY]
     for i in range(nv):
