@@ -180,3 +180,18 @@ def test_tile_kernel_bake_raises_the_first_failed_tiles_error(monkeypatch):
         pipeline.bake(mesh, cfg)
     with ThreadPoolExecutor(2) as ex, pytest.raises(BuildError, match="holds 260 walkable"):
         pipeline.bake(mesh, cfg, executor=ex)
+
+
+def test_tile_kernel_bake_of_a_grid_without_tiles(monkeypatch):
+    """A level flat in x (zero width: a grid of no tiles) gives the per-tile path's
+    error, not an IndexError from the tile kernel's bounds (found by tests/fuzz)."""
+    mesh = TriMesh(
+        np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0]], np.float32), np.array([[0, 1, 2]], np.int32)
+    )
+    cfg = BakeConfig(tile_size=32)
+    with pytest.raises(BuildError) as ref:
+        _per_tile_bake(monkeypatch, mesh, cfg)
+    monkeypatch.undo()
+    with pytest.raises(BuildError) as got:
+        pipeline.bake(mesh, cfg)
+    assert str(got.value) == str(ref.value)

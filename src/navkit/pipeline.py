@@ -552,6 +552,8 @@ def _bake_tiles_in_kernel(
 
     xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi = bounds
     ntiles = grid.tiles_x * grid.tiles_z
+    if ntiles == 0:  # a grid without tiles: nothing to build, as in the per-tile loop
+        return
     size = rc.tile_size + 2 * rc.border_size
     cs32, ch32 = np.float32(rc.cs), np.float32(rc.ch)
     sd = np.float32(rc.detail_sample_dist)
