@@ -131,6 +131,30 @@ def test_path_queue_order_is_add_to_path_queue(seed):
     assert out[:k].tolist() == ref
 
 
+def _random_agents(rng, cap, n, overflow):
+    """A proximity grid and ``cap`` agents' arrays for the neighbour tests: positions
+    on three heights, a quarter on integer points (exact ties in distance), ``n``
+    active ones (``cap - 1`` when ``overflow``: radii of 3 m, wider than the grid's)."""
+    from navkit.crowd.proximity import ProximityGrid
+
+    g = ProximityGrid(cap * 4, np.float32(0.6) * np.float32(3.0))
+    side = float(rng.choice([4.0, 15.0, 60.0]))
+    npos = np.zeros((cap, 3), np.float32)
+    npos[:, 0] = rng.uniform(-side, side, cap)
+    npos[:, 2] = rng.uniform(-side, side, cap)
+    npos[:, 1] = rng.choice([0.0, 0.5, 5.0], cap)
+    npos[: cap // 4] = np.round(npos[: cap // 4])
+    radius = rng.uniform(0.2, 0.6, cap).astype(np.float32)
+    if overflow:
+        radius[:] = 3.0
+        n = cap - 1
+    height = np.full(cap, 2.0, np.float32)
+    qrange = rng.choice([2.0, 7.2], cap).astype(np.float32)
+    walking = rng.random(cap) < 0.9
+    act = np.sort(rng.choice(cap, n, replace=False)).astype(np.int64)
+    return g, npos, radius, height, qrange, walking, act
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_small_crowd_neighbours_are_the_grid_walks(seed):
     """find_neighbours_small (no grid walk) gives find_neighbours' neighbours, in its
@@ -138,7 +162,6 @@ def test_small_crowd_neighbours_are_the_grid_walks(seed):
     distance, agents not walking, heights apart, and its fallback when the pool overflows."""
     from navkit.crowd.proximity import (
         SMALL_CROWD,
-        ProximityGrid,
         build_grid,
         find_neighbours,
         find_neighbours_small,
@@ -147,23 +170,9 @@ def test_small_crowd_neighbours_are_the_grid_walks(seed):
     rng = np.random.default_rng(seed)
     cap = 200
     n = int(rng.integers(2, cap))
-    max_r = np.float32(0.6)
-    g = ProximityGrid(cap * 4, max_r * np.float32(3.0))
-    side = float(rng.choice([4.0, 15.0, 60.0]))
-    npos = np.zeros((cap, 3), np.float32)
-    npos[:, 0] = rng.uniform(-side, side, cap)
-    npos[:, 2] = rng.uniform(-side, side, cap)
-    npos[:, 1] = rng.choice([0.0, 0.5, 5.0], cap)
-    npos[: cap // 4] = np.round(npos[: cap // 4])  # exact ties in distance
-    radius = rng.uniform(0.2, 0.6, cap).astype(np.float32)
-    if seed % 4 == 3:
-        radius[:] = 3.0  # wider than the max radius: the pool overflows, grid walk
-        n = cap - 1
-    height = np.full(cap, 2.0, np.float32)
-    qrange = rng.choice([2.0, 7.2], cap).astype(np.float32)
-    walking = rng.random(cap) < 0.9
-    act = np.sort(rng.choice(cap, n, replace=False)).astype(np.int64)
-    assert n <= SMALL_CROWD
+    # seed % 4 == 3: radii wider than the max radius: the pool overflows, grid walk
+    g, npos, radius, height, qrange, walking, act = _random_agents(rng, cap, n, seed % 4 == 3)
+    assert act.size <= SMALL_CROWD
     build_grid(act, npos, radius, g.inv_cell_size, g.buckets, g.items, g.lo)
     out = []
     for small in (False, True):
@@ -193,7 +202,6 @@ def test_dense_cell_neighbours_are_the_grid_walks(seed):
     distance, agents not walking, heights apart, an overflowed pool, and agents so far
     apart that dense_cells gives up (w = 0)."""
     from navkit.crowd.proximity import (
-        ProximityGrid,
         build_grid,
         dense_cells,
         find_neighbours,
@@ -203,25 +211,10 @@ def test_dense_cell_neighbours_are_the_grid_walks(seed):
     rng = np.random.default_rng(100 + seed)
     cap = 600
     n = int(rng.integers(100, cap))
-    max_r = np.float32(0.6)
-    g = ProximityGrid(cap * 4, max_r * np.float32(3.0))
-    side = float(rng.choice([4.0, 15.0, 60.0]))
-    npos = np.zeros((cap, 3), np.float32)
-    npos[:, 0] = rng.uniform(-side, side, cap)
-    npos[:, 2] = rng.uniform(-side, side, cap)
-    npos[:, 1] = rng.choice([0.0, 0.5, 5.0], cap)
-    npos[: cap // 4] = np.round(npos[: cap // 4])  # exact ties in distance
-    radius = rng.uniform(0.2, 0.6, cap).astype(np.float32)
-    if seed % 4 == 3:
-        radius[:] = 3.0  # wider than the max radius: the pool overflows
-        n = cap - 1
+    # seed % 4 == 3: radii wider than the max radius: the pool overflows
+    g, npos, radius, height, qrange, walking, act = _random_agents(rng, cap, n, seed % 4 == 3)
     if seed % 6 == 5:
         npos[0, 0] = 1e6  # one agent far away: too many cells, the hash walk
-    height = np.full(cap, 2.0, np.float32)
-    qrange = rng.choice([2.0, 7.2], cap).astype(np.float32)
-    walking = rng.random(cap) < 0.9
-    act = np.sort(rng.choice(cap, n, replace=False)).astype(np.int64)
-    if seed % 6 == 5:
         act[0] = 0
         act = np.sort(act)
     head = build_grid(act, npos, radius, g.inv_cell_size, g.buckets, g.items, g.lo)
