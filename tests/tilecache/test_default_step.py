@@ -15,6 +15,10 @@ from navkit.tilecache import TileCache
 from navkit.tilecache.format import read_tile_cache
 
 
+class _PythonPath(TileCache):
+    _kernel_tiles = False  # initial tiles: build_layer_tile and add_tiles
+
+
 def _pair(mesh: str, with_offmesh: bool) -> tuple[TileCache, TileCache, np.ndarray]:
     tset = read_tile_cache(peer_tilecache(mesh))
     tset = tset._replace(params=tset.params._replace(max_obstacles=256))
@@ -32,7 +36,7 @@ def _pair(mesh: str, with_offmesh: bool) -> tuple[TileCache, TileCache, np.ndarr
                          "bidirectional": bool(k % 2), "area": k % 3, "flags": 1 + k,
                          "userId": 100 + k})  # fmt: skip
     kernel = TileCache(tset, recast_compatible=False, offmesh=cons)
-    python = TileCache(tset, recast_compatible=False, offmesh=cons)
+    python = _PythonPath(tset, recast_compatible=False, offmesh=cons)
     python._state.fast_detail = False
     return kernel, python, c
 
@@ -132,3 +136,15 @@ def test_a_tile_covered_by_an_obstacle_is_removed_and_comes_back():
         tc.update()
     _same(kernel, python, "uncovered")
     assert kernel.navmesh.stats() == before
+
+
+@pytest.mark.parametrize("compatible", [True, False])
+def test_initial_tiles_from_the_step_kernel_equal_the_python_path(compatible):
+    """A cache built without an executor adds its initial tiles with the update step's
+    kernel (so that the first update compiles nothing new): the same navmesh as
+    build_layer_tile + add_tiles, tile for tile."""
+    tset = read_tile_cache(peer_tilecache("nav_test"))
+    kernel = TileCache(tset, recast_compatible=compatible)
+    python = _PythonPath(tset, recast_compatible=compatible)
+    assert kernel._state.fast_steps == len(tset.tiles) and python._state.fast_steps == 0
+    _same(kernel, python, "initial")

@@ -31,6 +31,7 @@ tile swap) takes over when the navmesh has runtime off-mesh connections.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -40,6 +41,7 @@ from ..detour import _swap
 from ..detour.navmesh import NavMesh
 from ..detour.tile import OffMeshConnections
 from ..errors import BuildError, InputError
+from . import _rebuild as _rb
 from ._rebuild import BUILD_FAILED, rebuild_swap, rebuild_swap_detail
 from .format import LAYER_HEADER_SIZE, TileCacheSet
 from .obstacles import PRISM, Obstacle, expand_obstacle, obstacle_bounds
@@ -71,6 +73,15 @@ _SWAP_ERRORS = {
     _swap.BAD_POLY: "polygon with fewer than 3 vertices",
     _swap.BAD_VERTEX: "polygon vertex index out of range",
     _swap.TOO_MANY_VERTS: "Detour tiles hold fewer than 65535 vertices",
+}
+
+
+_BUILD_ERRORS = {
+    _rb.CORRUPT: "corrupt layer (decompression)",
+    _rb.TOO_MANY_REGIONS: "more than 255 regions",
+    _rb.CONTOUR_OVERFLOW: "a contour overflows the trace buffer",
+    _rb.MESH_OVERFLOW: "polygon mesh buffer overflow",
+    _rb.TILE_DATA: "Detour's tile data could not be made (65535 or more vertices)",
 }
 
 
@@ -497,6 +508,37 @@ class CacheState:
         old_ref, n = nm._swap_done(out)
         if old_ref:
             invalidated.extend(range(old_ref, old_ref + n))
+        return True
+
+    def build_initial(
+        self,
+        coords: list[tuple[int, int]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> bool:
+        """Add the navmesh tiles of every layer (no obstacle), position by position in
+        ``coords`` order and newest layer first (as ``build_layer_tile`` and ``add_tiles``
+        would), with the update step's kernel: a cache's first update then compiles
+        nothing new. False (and nothing added) when the kernel cannot serve this
+        navmesh (runtime off-mesh connections, the default mode's Python path).
+
+        Raises
+        ------
+        BuildError
+            A layer overflows one of Detour's buffers (the tiles added before it stay).
+        """
+        if not (self.compatible or self.fast_detail) or self.navmesh._swap_args() is None:
+            return False
+        total = len(coords)
+        for k, (tx, ty) in enumerate(coords):
+            for ref in self.tiles_at(tx, ty):
+                ok = self._build_tile_fast(ref, [])
+                assert ok is not None
+                if not ok:
+                    h = self.tiles[ref].header
+                    why = _BUILD_ERRORS.get(int(self._out[6]), "build failed")
+                    raise BuildError(f"layer ({h.tx}, {h.ty}, {h.tlayer}): {why}")
+            if progress is not None:
+                progress(k + 1, total)
         return True
 
     def build_tile(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
