@@ -697,6 +697,8 @@ class TileCache:
         invalidated: list = []
         t0 = time.perf_counter()
         steps = 0
+        if budget_ms is None and max_tiles is None:
+            st.run(rebuilt, invalidated, failed)  # (each round of requests: one kernel call)
         while not st.up_to_date:
             st.step(rebuilt, invalidated, failed)
             steps += 1
