@@ -524,20 +524,25 @@ class CacheState:
             return False
         k = len(refs)
         tix = self._tix
-        todo = np.fromiter((tix[r] for r in refs), np.int64, k)
-        soff = np.zeros(k + 1, np.int64)
+        todo = np.array([tix[r] for r in refs], np.int64)
         on = self.on_tile
         if any(on.get(r) for r in refs):
-            sels = [self.live_slots_on(r) if on.get(r) else [] for r in refs]
-            np.cumsum([len(x) for x in sels], out=soff[1:])
-            sel = np.array([i for x in sels for i in x], np.int64)
+            flat: list[int] = []
+            offs = [0]
+            for r in refs:
+                if on.get(r):
+                    flat += self.live_slots_on(r)
+                offs.append(len(flat))
+            sel = np.array(flat, np.int64)
+            soff = np.array(offs, np.int64)
         else:
             sel = self._nosel
+            soff = np.zeros(k + 1, np.int64)
         outs = np.zeros((k, 16), np.int64)
-        fl = nm._free_slots
-        nf = len(fl)
+        # the free list's first k slots (k steps take at most k), head last
+        nf = min(len(nm._free_slots), k)
         free = np.zeros(nf + k, np.int64)
-        free[:nf] = fl[::-1]
+        free[:nf] = nm._free_slots[nf - 1 :: -1] if nf else ()
         j = 0
         while j < k:
             assert args is not None  # (no off-mesh connection appears between calls)
