@@ -7,9 +7,12 @@ contours, polygon mesh (the stage kernels of :mod:`~navkit.tilecache.fastlz`,
 :mod:`~navkit.tilecache.obstacles`, :mod:`~navkit.tilecache.regions`,
 :mod:`~navkit.tilecache.contours`, :mod:`~navkit.tilecache.polymesh`), then
 :func:`navkit.detour._swap.swap_poly_mesh_tile` writes the tile into the navmesh
-pools and relinks it. One call from Python per step, on arrays the cache keeps
-(:class:`~navkit.tilecache.update.CacheState`), so numba's dispatch resolves the
-same few argument types every time.
+pools and relinks it. :func:`rebuild_swap_many` runs the steps of a list of layers
+(one round of requests, or every layer of a new cache) in one call from Python, on
+arrays the cache keeps (:class:`~navkit.tilecache.update.CacheState`: every layer's
+stream and header, the obstacle table, the navmesh pools), so numba's dispatch
+resolves the same argument types every time and the cache's construction compiles
+what its updates run.
 
 :func:`rebuild_swap_detail` is the same step for navkit's default mode: after the
 polygon mesh it builds the detail mesh (Recast's detail kernel over the layer's

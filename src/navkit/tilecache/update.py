@@ -21,11 +21,16 @@ are rasterized and queried grown by the agent radius
 mesh, a BV tree and the off-mesh connections that start on them.
 
 A rebuild decompresses the layer, rasterizes every live obstacle that touches it
-(slot order) and replaces the navmesh tile at that location, in one kernel call
+(slot order) and replaces the navmesh tile at that location
 (:func:`~navkit.tilecache._rebuild.rebuild_swap`, or
-:func:`~navkit.tilecache._rebuild.rebuild_swap_detail` in the default mode); the
-Python path (:func:`~navkit.tilecache.tilemesh.build_layer_tile` and the NavMesh's
-tile swap) takes over when the navmesh has runtime off-mesh connections.
+:func:`~navkit.tilecache._rebuild.rebuild_swap_detail` in the default mode). The
+rebuilds of one round of requests run in one kernel call
+(:func:`~navkit.tilecache._rebuild.rebuild_swap_many`: :meth:`CacheState.run`, an
+update without budget), a budgeted update calls it once per step, and a new cache
+adds its initial tiles through it (:meth:`CacheState.build_initial`), so the first
+update compiles nothing the cache's construction did not. The Python path
+(:func:`~navkit.tilecache.tilemesh.build_layer_tile` and the NavMesh's tile swap)
+takes over when the navmesh has runtime off-mesh connections.
 """
 
 from __future__ import annotations
