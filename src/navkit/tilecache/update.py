@@ -531,23 +531,18 @@ class CacheState:
         tix = self._tix
         todo = np.array([tix[r] for r in refs], np.int64)
         on = self.on_tile
-        if any(on.get(r) for r in refs):
-            flat: list[int] = []
-            offs = [0]
-            for r in refs:
-                if on.get(r):
-                    flat += self.live_slots_on(r)
-                offs.append(len(flat))
-            sel = np.array(flat, np.int64)
-            soff = np.array(offs, np.int64)
-        else:
-            sel = self._nosel
-            soff = np.zeros(k + 1, np.int64)
+        flat: list[int] = []
+        offs = [0]
+        for r in refs:
+            if on.get(r):
+                flat += self.live_slots_on(r)
+            offs.append(len(flat))
+        sel = np.array(flat, np.int64) if flat else self._nosel
+        soff = np.array(offs, np.int64)
         outs = np.zeros((k, 16), np.int64)
-        # the free list's first k slots (k steps take at most k), head last
+        # the free list's first k slots (k steps take at most k), head last; room for k
         nf = min(len(nm._free_slots), k)
-        free = np.zeros(nf + k, np.int64)
-        free[:nf] = nm._free_slots[nf - 1 :: -1] if nf else ()
+        free = np.array(nm._free_slots[nf - 1 :: -1] + [0] * k if nf else [0] * k, np.int64)
         j = 0
         while j < k:
             assert args is not None  # (no off-mesh connection appears between calls)
