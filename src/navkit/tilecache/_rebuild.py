@@ -119,7 +119,7 @@ def _layer_mesh(
     return 0, h2, verts, polys, pareas
 
 
-@njit
+@njit(inline="always")  # (only the loops below call it: compiled once, there)
 def rebuild_swap(
     comp, hdr, bmin, bmax, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
     climb, max_error, d, cnt, ibits, wp, free_head, out,
@@ -243,7 +243,7 @@ def _off_mesh_side(px, pz, bmin, bmax):  # pragma: no cover - numba
     return 0xFF
 
 
-@njit
+@njit(inline="always")  # (only the loops below call it: compiled once, there)
 def rebuild_swap_detail(
     comp, hdr, bmin, bmax, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
     climb, max_error, dparams, offmesh, d, cnt, ibits, wp, free_head, out,
