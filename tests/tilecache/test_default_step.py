@@ -149,3 +149,16 @@ def test_initial_tiles_from_the_step_kernel_equal_the_python_path(compatible):
     python = _PythonPath(tset, recast_compatible=compatible)
     assert kernel._state.fast_steps == len(tset.tiles) and python._state.fast_steps == 0
     _same(kernel, python, "initial")
+
+
+def test_initial_tiles_report_progress_per_position():
+    """The kernel-built initial tiles report progress as the per-position path does:
+    one call per tile position (positions without layers too), done counting up to
+    the total."""
+    tset = read_tile_cache(peer_tilecache("dungeon"))
+    got: list = []
+    want: list = []
+    TileCache(tset, progress=lambda d, t: got.append((d, t)))
+    _PythonPath(tset, progress=lambda d, t: want.append((d, t)))
+    assert got == want
+    assert got[-1][0] == got[-1][1] and [d for d, _ in got] == list(range(1, got[-1][1] + 1))
