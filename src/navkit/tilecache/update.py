@@ -209,6 +209,13 @@ class CacheState:
         #: the stage (``_rebuild`` CORRUPT ... TILE_DATA) of the last layer that failed
         self.fail_stage = 0
         self._nosel = np.zeros(0, np.int64)
+        #: todo, soff, outs, free of a one-layer round (every step writes its out row)
+        self._one = (
+            np.zeros(1, np.int64),
+            np.zeros(2, np.int64),
+            np.zeros((1, 16), np.int64),
+            np.zeros(2, np.int64),
+        )
         # the default mode's detail settings and off-mesh connections, as
         # build_layer_tile passes them (rebuild_swap_detail)
         self._dparams = np.array(
@@ -528,21 +535,31 @@ class CacheState:
         if args is None:
             return False
         k = len(refs)
-        tix = self._tix
-        todo = np.array([tix[r] for r in refs], np.int64)
         on = self.on_tile
-        flat: list[int] = []
-        offs = [0]
-        for r in refs:
-            if on.get(r):
-                flat += self.live_slots_on(r)
-            offs.append(len(flat))
+        if k == 1:  # (one layer, the usual round of one add: the arrays are kept)
+            todo, soff, outs, free = self._one
+            ref = refs[0]
+            todo[0] = self._tix[ref]
+            flat = self.live_slots_on(ref) if on.get(ref) else []
+            soff[1] = len(flat)
+            nf = 1 if nm._free_slots else 0
+            if nf:
+                free[0] = nm._free_slots[0]
+        else:
+            tix = self._tix
+            todo = np.array([tix[r] for r in refs], np.int64)
+            flat = []
+            offs = [0]
+            for r in refs:
+                if on.get(r):
+                    flat += self.live_slots_on(r)
+                offs.append(len(flat))
+            soff = np.array(offs, np.int64)
+            outs = np.zeros((k, 16), np.int64)
+            # the free list's first k slots (k steps take at most k), head last; room for k
+            nf = min(len(nm._free_slots), k)
+            free = np.array(nm._free_slots[nf - 1 :: -1] + [0] * k if nf else [0] * k, np.int64)
         sel = np.array(flat, np.int64) if flat else self._nosel
-        soff = np.array(offs, np.int64)
-        outs = np.zeros((k, 16), np.int64)
-        # the free list's first k slots (k steps take at most k), head last; room for k
-        nf = min(len(nm._free_slots), k)
-        free = np.array(nm._free_slots[nf - 1 :: -1] + [0] * k if nf else [0] * k, np.int64)
         j = 0
         while j < k:
             assert args is not None  # (no off-mesh connection appears between calls)
