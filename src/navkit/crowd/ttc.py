@@ -76,6 +76,7 @@ import numpy as np
 from navkit._jit import F32, njit
 
 from .agents import _finite
+from .door import door_queue
 from .make_way import make_way
 from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
 
@@ -186,6 +187,7 @@ class TTCParams:
     follow_gap: float = 0.05
     make_way: float = 1.0
     right_of_way: float = 0.0
+    door_queue: float = 3.0
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
@@ -215,19 +217,21 @@ class TTCParams:
         object.__setattr__(
             self, "right_of_way", _finite(self.right_of_way, "right_of_way", 0.0, 1.0)
         )
+        object.__setattr__(self, "door_queue", _finite(self.door_queue, "door_queue", 0.0, 100.0))
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
         cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin, wall_radius,
         contact_steps, corner_radius, pref_turn, pref_turn_oncoming, follow_headway,
-        follow_gap, make_way, right_of_way]."""
+        follow_gap, make_way, right_of_way, door_queue]."""
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
              np.sin(self.pref_turn), self.soft, float(self.implicit), self.contact,
              1.0 + self.contact_margin, self.wall_radius, self.contact_steps,
              self.corner_radius, self.pref_turn, float(self.pref_turn_oncoming),
-             self.follow_headway, self.follow_gap, self.make_way, self.right_of_way],
+             self.follow_headway, self.follow_gap, self.make_way, self.right_of_way,
+             self.door_queue],
             np.float32,
         )  # fmt: skip
 
@@ -499,12 +503,13 @@ def _right_of_way(s, px, pz, vel, dvel, max_speed, near, n, speed, skip):
 
 @njit(cache=True)
 def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qrange, inv,
-             buckets, items, obs, segs, nsegs, prm, dt, nvel):  # fmt: skip
+             buckets, items, obs, segs, nsegs, gap, prm, dt, nvel):  # fmt: skip
     """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``.
 
     Neighbours from the proximity grid (``inv``, ``buckets``, ``items``) and the
     temporary obstacles ``obs`` ((k, 7) float32); walls ``segs[s, :nsegs[s]]``
-    ((n, 8, 6) float32, dtLocalBoundary's); ``prm`` :meth:`TTCParams.array`;
+    ((n, 8, 6) float32, dtLocalBoundary's); ``gap`` every agent's narrow passage
+    ((n, 3) float32, :func:`navkit.crowd.door.find_gaps`); ``prm`` :meth:`TTCParams.array`;
     ``dt`` [s]. Returns the number of interactions evaluated.
     """
     k, tau0, xi, fmax, horizon, wwall = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
@@ -537,12 +542,16 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
             mwx, mwz = make_way(s, px, pz, dvel, max_speed, near, n, radius[s], prm[21])
             prefx += mwx * F32(0.5) * vmax
             prefz += mwz * F32(0.5) * vmax
+        _right_of_way(s, px, pz, vel, dvel, max_speed, near, n, prm[22], skip)
+        if prm[23] > F32(0.0):
+            # queue at a door narrower than a body (door.py)
+            prefx, prefz = door_queue(s, px, pz, prefx, prefz, gap, near, n, radius[s],
+                                      prm[23] * radius[s], vmax, skip)  # fmt: skip
         if prm[19] > F32(0.0):
             f = _follow(s, px, pz, dvel, near, n, radius[s], prm[19], prm[20])
             prefx = prefx * f
             prefz = prefz * f
         count += n + nsegs[s]
-        _right_of_way(s, px, pz, vel, dvel, max_speed, near, n, prm[22], skip)
         if implicit > F32(0.5):
             # pattern search over the velocities reachable this step
             reach = max(max_acc[s] * dt, F32(1e-3))
