@@ -44,6 +44,12 @@ SWING = 0.0
 FOLLOW = 2.2
 #: the agents behind the first two stand this many radii out from the door's wall
 STAND = 2.0
+#: a gap up to a body's width and this fraction more is one body wide (the bake's
+#: vertices are float32: a 1 m door's 0.6 m eroded mouth for 0.3 m agents)
+WIDTH_SLACK = 0.01
+#: an agent closer than this many summed radii to the agent whose turn it is steps away
+#: from it (0: off)
+YIELD = 1.15
 #: two agents' gap midpoints closer than this [wu] are the same door
 SAME_GAP = 0.05
 
@@ -85,7 +91,7 @@ def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap)
         if not mask[s]:
             continue
         ns = nsegs[s]
-        wmax = F32(2.0) * radius[s]
+        wmax = F32(2.0 * (1.0 + WIDTH_SLACK)) * radius[s]
         px, pz = npos[s, 0], npos[s, 2]
         best = F32(np.inf)
         for a in range(ns):
@@ -152,6 +158,7 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
         return prefx, prefz
     rank = 0
     d0 = F32(np.inf)
+    j0 = -1
     ux, uz = rx / d, rz / d
     follow = F32(0.0)  # how far from M the agent must stay behind those in its way
     for j in range(n):
@@ -165,7 +172,9 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
         dj = np.sqrt((near[j, 0] - mx) ** 2 + (near[j, 1] - mz) ** 2)
         if dj < d or (dj == d and o < s):
             rank += 1
-            d0 = min(d0, dj)
+            if dj < d0:
+                d0 = dj
+                j0 = j
             qx, qz = near[j, 0] - px, near[j, 1] - pz
             if qx * ux + qz * uz > F32(0.0) and abs(qx * uz - qz * ux) < rad + near[j, 4]:
                 follow = max(follow, dj + F32(FOLLOW) * rad)
@@ -193,15 +202,21 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
         if tl > F32(0.05):
             return tx / tl * sp, tz / tl * sp
         return prefx, prefz
+    if j0 >= 0 and YIELD > 0.0:
+        # touching the one whose turn it is: step out of its way
+        qx, qz = px - near[j0, 0], pz - near[j0, 1]
+        ql = np.sqrt(qx * qx + qz * qz)
+        if F32(1e-6) < ql < (rad + near[j0, 4]) * F32(YIELD):
+            prefx += qx / ql * F32(0.5) * vmax
+            prefz += qz / ql * F32(0.5) * vmax
     allow = wait
     if rank == 1:
         allow = min(d0 + F32(FOLLOW) * rad, wait)
     allow = max(allow, follow * F32(0.0))
-    if rank >= 2 and STAND > 0.0:
+    if rank >= 1 and STAND > 0.0:
         # off the wall on either side of the door: stand STAND radii out from it
         nx, nz = gap[s, 3], gap[s, 4]
-        back = -(rx * nx + rz * nz)
-        lim = max((-back - F32(STAND) * rad) / F32(HEADWAY) * F32(-1.0), F32(-0.5) * vmax)
+        back = rx * nx + rz * nz  # how far in front of the door's wall
         lim = max((back - F32(STAND) * rad) / F32(HEADWAY), F32(-0.5) * vmax)
         ax = prefx * nx + prefz * nz
         if ax > lim:
