@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from navkit.crowd.door import FOLLOW, HEADWAY, find_gaps, door_queue
+from navkit.crowd.door import FOLLOW, HEADWAY, door_queue, find_gaps
 from navkit.crowd.obstacles import MAX_NEAR
 
 F = np.float32

@@ -86,10 +86,10 @@ from .boundary import Boundaries
 # navkit extensions (temporary obstacles, TTC / ORCA, local grid): the dtCrowd path runs
 # unchanged while no agent uses them
 from .contact import CONTACT_ALLOW, CONTACT_ROUNDS, CONTACT_TOLERANCE, resolve_contacts
+from .door import find_gaps  # navkit extension
 from .local_grid import LocalGridParams, LocalGridPlanner, track_progress
 from .lod import LodState, build_cells, cell_neighbours, cell_neighbours_par, hold, select, stamp
 from .obstacles import TemporaryObstacles, plan_sampled_with_obstacles, push_out_of_obstacles
-from .door import find_gaps  # navkit extension
 from .orca import ORCAParams, plan_orca
 from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
 from .proximity import ProximityGrid, build_grid
