@@ -88,8 +88,9 @@ def queue(rows, s=0, pref=(1.4, 0.0)):
             near[k] = (x, z, 0.0, 0.0, R, 0.0, o)
             k += 1
     skip = np.zeros(MAX_NEAR, np.bool_)
-    px, pz = door_queue(s, F(rows[s][0]), F(rows[s][1]), F(pref[0]), F(pref[1]), gap, near, k,
-                        R, WAIT, VMAX, skip)  # fmt: skip
+    px, pz, first = door_queue(s, F(rows[s][0]), F(rows[s][1]), F(pref[0]), F(pref[1]), gap,
+                               near, k, R, WAIT, VMAX, skip)  # fmt: skip
+    assert first == all(skip[:k])  # the first has the way over all the others
     return float(px), float(pz), skip[:k].tolist()
 
 
@@ -134,8 +135,8 @@ def test_off_without_a_gap_or_with_wait_zero():
     near[0] = (-0.5, 0.0, 0.0, 0.0, R, 0.0, 1)
     skip = np.zeros(MAX_NEAR, np.bool_)
     assert door_queue(0, F(-1.0), F(0.0), F(1.4), F(0.0), gap, near, 1, R, WAIT, VMAX, skip) == (
-        pytest.approx(1.4), pytest.approx(0.0))
+        pytest.approx(1.4), pytest.approx(0.0), False)
     gap[:] = (0.0, 0.0, 1.0, 1.0, 0.0, 0.3)
     assert door_queue(0, F(-1.0), F(0.0), F(1.4), F(0.0), gap, near, 1, R, F(0.0), VMAX,
-                      skip) == (pytest.approx(1.4), pytest.approx(0.0))  # fmt: skip
+                      skip) == (pytest.approx(1.4), pytest.approx(0.0), False)  # fmt: skip
     assert not skip.any()

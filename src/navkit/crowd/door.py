@@ -166,12 +166,12 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
     :func:`find_gaps` row, ``wait`` [wu] where the agents behind the first two
     stand, ``vmax`` the agent's maximum speed."""
     if wait <= F32(0.0) or gap[s, 2] < F32(0.5):
-        return prefx, prefz
+        return prefx, prefz, False
     mx, mz = gap[s, 0], gap[s, 1]
     rx, rz = mx - px, mz - pz
     d = np.sqrt(rx * rx + rz * rz)
     if d < F32(1e-4):
-        return prefx, prefz
+        return prefx, prefz, True
     rank = 0
     d0 = F32(np.inf)
     j0 = -1
@@ -209,8 +209,8 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
         tl = np.sqrt(tx * tx + tz * tz)
         sp = np.sqrt(prefx * prefx + prefz * prefz)
         if tl > F32(0.05):
-            return tx / tl * sp, tz / tl * sp
-        return prefx, prefz
+            return tx / tl * sp, tz / tl * sp, True
+        return prefx, prefz, True
     if j0 >= 0 and YIELD > 0.0:
         # touching the one whose turn it is: step out of its way
         qx, qz = px - near[j0, 0], pz - near[j0, 1]
@@ -235,4 +235,4 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
     if inward > lim:
         prefx += (lim - inward) * ux
         prefz += (lim - inward) * uz
-    return prefx, prefz
+    return prefx, prefz, False

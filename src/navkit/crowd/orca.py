@@ -455,7 +455,7 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
             prefz += np.float64(mwz) * 0.5 * np.float64(max_speed[s])
         if prm[7] > 0.0 and gap[s, 2] > F32(0.5):
             # queue at a door narrower than a body (door.py)
-            qx, qz = door_queue(s, npos[s, 0], npos[s, 2], F32(prefx), F32(prefz), gap, near32,
+            qx, qz, _ = door_queue(s, npos[s, 0], npos[s, 2], F32(prefx), F32(prefz), gap, near32,
                                 nn, radius[s], F32(prm[7]) * radius[s], max_speed[s], skip)  # fmt: skip
             prefx, prefz = np.float64(qx), np.float64(qz)
         m = 0

@@ -82,6 +82,8 @@ from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
 
 __all__ = ["TTCParams", "plan_ttc", "ttc_force", "ttc_energy"]
 
+#: relaxation time [s] of the agent whose turn it is at a door (door.py)
+XI_FIRST = 0.05
 #: floor of the predicted time to collision in the energy [s]
 TAU_MIN = 0.05
 _SEARCH_DIRS = 8
@@ -551,8 +553,14 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
         _right_of_way(s, px, pz, vel, dvel, max_speed, near, n, prm[22], skip)
         if prm[23] > F32(0.0):
             # queue at a door narrower than a body (door.py)
-            prefx, prefz = door_queue(s, px, pz, prefx, prefz, gap, near, n, radius[s],
+            prefx, prefz, first = door_queue(s, px, pz, prefx, prefz, gap, near, n, radius[s],
                                       prm[23] * radius[s], vmax, skip)  # fmt: skip
+            if first:
+                # the agent whose turn it is relaxes to its preferred velocity in
+                # XI_FIRST instead of xi (the goal term's target moved accordingly)
+                f = (dt + xi) / (dt + F32(XI_FIRST))
+                prefx = vx + (prefx - vx) * f
+                prefz = vz + (prefz - vz) * f
         if prm[19] > F32(0.0):
             f = _follow(s, px, pz, dvel, near, n, radius[s], prm[19], prm[20])
             prefx = prefx * f
