@@ -555,11 +555,12 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
             prefx += mwx * F32(0.5) * vmax
             prefz += mwz * F32(0.5) * vmax
         _right_of_way(s, px, pz, vel, dvel, max_speed, near, n, prm[22], skip)
+        brisk = False
         if prm[23] > F32(0.0):
             # queue at a door narrower than a body (door.py)
-            prefx, prefz, first = door_queue(s, px, pz, prefx, prefz, gap, near, n, radius[s],
+            prefx, prefz, brisk = door_queue(s, px, pz, prefx, prefz, gap, near, n, radius[s],
                                       prm[23] * radius[s], vmax, skip)  # fmt: skip
-            if first:
+            if brisk:
                 # the agent whose turn it is relaxes to its preferred velocity in
                 # XI_FIRST instead of xi (the goal term's target moved accordingly)
                 f = (dt + xi) / (dt + F32(XI_FIRST))
@@ -582,6 +583,12 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
             if gl > F32(1e-6):
                 f = min(gl, reach) / gl
                 cx, cz = vx + gx * f, vz + gz * f
+                if brisk:
+                    # (the moved target may lie beyond the maximum speed)
+                    c2 = cx * cx + cz * cz
+                    if c2 > vmax * vmax:
+                        c2 = vmax / np.sqrt(c2)
+                        cx, cz = cx * c2, cz * c2
                 cj = _cost(cx, cz, s, px, pz, vx, vz, prefx, prefz, near, n, segs, nsegs[s],
                            radius[s], prm, dt, skip)  # fmt: skip
                 if cj < best:
