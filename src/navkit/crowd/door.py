@@ -42,7 +42,7 @@ along an arc around the door.
 Measured on the scenario suite's bottleneck (20 agents, a 1 m door: 0.6 m of
 navmesh at its mouth, 0.3 m in its middle; seeds 0-7, docs/crowd_models.md): ORCA
 last arrival 33.6 -> 29.1 s on average, agents standing 5 s 11.1 -> 8.5; TTC 45.0 ->
-29.2 s, 15.0 -> 7.5 (its first agent also relaxes to its preferred velocity in
+29.7 s, 15.0 -> 8.6 (its first agent also relaxes to its preferred velocity in
 ``ttc.XI_FIRST``, not the model's 0.54 s: without that, 39.1 s and 14.4). The issue's
 "nobody stuck" needs more: at about 1.3 agents/s through the door, the first wave
 and the agents waiting on the arc stand 5 s for their turn, and beyond the door

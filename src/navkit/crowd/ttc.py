@@ -84,7 +84,7 @@ __all__ = ["TTCParams", "plan_ttc", "ttc_force", "ttc_energy"]
 
 #: relaxation time [s] of the agent whose turn it is at a door (door.py): with the
 #: model's ``xi`` (0.54 s) it took about a second to get going, and the door passed
-#: about 1 agent/s (1.2-1.4/s at 0.05 s)
+#: about 1 agent/s (about 1.3/s at 0.05 s)
 XI_FIRST = 0.05
 #: floor of the predicted time to collision in the energy [s]
 TAU_MIN = 0.05
@@ -168,8 +168,8 @@ class TTCParams:
         the agents bound for the door other than the first two wait this far from its
         middle (0: off). The agent whose turn it is also relaxes to its preferred
         velocity in :data:`XI_FIRST` instead of ``xi``. Default 3. Measured on the
-        scenario suite's bottleneck (seeds 0-7, against 0): last arrival 45.0 -> 29.2 s
-        on average, agents standing 5 s 15.0 -> 7.5, worst overlap 0.099 -> 0.080 of a
+        scenario suite's bottleneck (seeds 0-7, against 0): last arrival 45.0 -> 29.7 s
+        on average, agents standing 5 s 15.0 -> 8.6, worst overlap 0.099 -> 0.080 of a
         radius (39.1 s and 14.4 without the quicker relaxation).
     wall_radius : float
         Radius with which the agent meets a wall segment ahead in the energy [fraction
