@@ -72,12 +72,14 @@ def test_default_pool_grows_to_a_complete_path(snake, monkeypatch):
     assert c.partial and c.status & OUT_OF_NODES
 
 
-def test_paths_batch_grows_per_pair(snake, monkeypatch):
+@pytest.mark.parametrize("threads", [None, 1])
+def test_paths_batch_grows_per_pair(snake, monkeypatch, threads):
+    # threads=1: the rerun takes one full pool (its descriptor block stays 2-D)
     monkeypatch.setattr(query_mod, "_AUTO_NODES", 8)
     starts = np.array([S, (3.5, 0, 0.5), (10.5, 0, 4.5), S], float)
     ends = np.array([E, (5.5, 0, 0.5), (20.5, 0, 16.5), (1.5, 0, 0.5)], float)
-    auto = NavMeshQuery(snake).paths(starts, ends)
-    fixed = NavMeshQuery(snake, max_nodes=8).paths(starts, ends)
+    auto = NavMeshQuery(snake).paths(starts, ends, threads=threads)
+    fixed = NavMeshQuery(snake, max_nodes=8).paths(starts, ends, threads=threads)
     ref = NavMeshQuery(snake, max_nodes=65535)
     assert auto.complete.all()
     assert not fixed.complete.all()

@@ -20,7 +20,13 @@ import numpy as np
 
 from navkit._jit import F32, njit
 
-from ._geom import dist_pt_seg_sqr_2d, intersect_seg_seg_2d, tri_area_2d, vequal
+from ._geom import (
+    EQUAL_EPS_SQR,
+    dist_pt_seg_sqr_2d,
+    intersect_seg_seg_2d,
+    vdist_sqr,
+    vequal,
+)
 from ._poly import closest_point_on_boundary_s
 from ._portal import (
     BUFFER_TOO_SMALL,
@@ -49,6 +55,22 @@ def _cp3(dst, x, y, z):
     dst[0] = x
     dst[1] = y
     dst[2] = z
+
+
+@njit(inline="always")
+def _tri2(ax, az, bx, bz, cx, cz):
+    """:func:`tri_area_2d` of points given as scalars (the same float32 operations)."""
+    abx = bx - ax
+    abz = bz - az
+    acx = cx - ax
+    acz = cz - az
+    return acx * abz - abx * acz
+
+
+@njit(inline="always")
+def _veq(ax, ay, az, bx, by, bz):
+    """:func:`vequal` of points given as scalars."""
+    return vdist_sqr(ax, ay, az, bx, by, bz) < EQUAL_EPS_SQR
 
 
 @njit(lent=True)
@@ -148,12 +170,15 @@ def straight_path_core(nav, path, npath, spos, epos, options, max_pts, pts, flag
         return st, cnt[0]
     crossings = (options & (AREA_CROSSINGS | ALL_CROSSINGS)) != 0
     if npath > 1:
+        # The funnel (apex, left and right points) lives in scalars: kept in rows of fs,
+        # every test reloaded what the step before had just stored. The rows are written
+        # only for the calls that take points as arrays (a corner, crossings).
         apex = fs[2]
         pleft = fs[3]
         pright = fs[4]
-        _cp3(apex, cstart[0], cstart[1], cstart[2])
-        _cp3(pleft, cstart[0], cstart[1], cstart[2])
-        _cp3(pright, cstart[0], cstart[1], cstart[2])
+        ax, ay, az = cstart[0], cstart[1], cstart[2]
+        plx, ply, plz = ax, ay, az
+        prx, pry, prz = ax, ay, az
         apex_i = 0
         left_i = 0
         right_i = 0
@@ -161,8 +186,6 @@ def straight_path_core(nav, path, npath, spos, epos, options, max_pts, pts, flag
         right_type = 0
         left_ref = path[0]
         right_ref = path[0]
-        left = fs[5]
-        right = fs[6]
         lefts = ports[0]
         rights = ports[1]
         # portals are computed on demand, a chunk at a time: a capped straight path
@@ -178,8 +201,8 @@ def straight_path_core(nav, path, npath, spos, epos, options, max_pts, pts, flag
                     nport = hi
                 ok = valid[i]
                 to_type = types[i]
-                _cp3(left, lefts[i, 0], lefts[i, 1], lefts[i, 2])
-                _cp3(right, rights[i, 0], rights[i, 1], rights[i, 2])
+                lx, ly, lz = lefts[i, 0], lefts[i, 1], lefts[i, 2]
+                rx, ry, rz = rights[i, 0], rights[i, 1], rights[i, 2]
                 if not ok:
                     pi = poly_index(nav, path[i])
                     if pi < 0:
@@ -195,93 +218,77 @@ def straight_path_core(nav, path, npath, spos, epos, options, max_pts, pts, flag
                         st |= BUFFER_TOO_SMALL
                     return st, cnt[0]
                 if i == 0:
-                    d, tt = dist_pt_seg_sqr_2d(
-                        apex[0], apex[2], left[0], left[2], right[0], right[2]
-                    )
+                    d, tt = dist_pt_seg_sqr_2d(ax, az, lx, lz, rx, rz)
                     if d < F32(0.001) * F32(0.001):
                         i += 1
                         continue
             else:
-                _cp3(left, cend[0], cend[1], cend[2])
-                _cp3(right, cend[0], cend[1], cend[2])
+                lx, ly, lz = cend[0], cend[1], cend[2]
+                rx, ry, rz = lx, ly, lz
                 to_type = 0
             restarted = False
             # right side
-            if tri_area_2d(apex, pright, right) <= F32(0.0):
-                if vequal(apex, pright) or tri_area_2d(apex, pleft, right) > F32(0.0):
-                    _cp3(pright, right[0], right[1], right[2])
+            if _tri2(ax, az, prx, prz, rx, rz) <= F32(0.0):
+                if _veq(ax, ay, az, prx, pry, prz) or _tri2(ax, az, plx, plz, rx, rz) > F32(0.0):
+                    prx, pry, prz = rx, ry, rz
                     right_ref = path[i + 1] if i + 1 < npath else np.int64(0)
                     right_type = to_type
                     right_i = i
                 else:
                     if crossings:
+                        _cp3(pleft, plx, ply, plz)
                         st = _append_portals(
-                            nav,
-                            apex_i,
-                            left_i,
-                            pleft,
-                            path,
-                            pts,
-                            flags,
-                            refs,
-                            cnt,
-                            max_pts,
+                            nav, apex_i, left_i, pleft, path, pts, flags, refs, cnt, max_pts,
                             options,
-                        )
+                        )  # fmt: skip
                         if st != IN_PROGRESS:
                             return st, cnt[0]
-                    _cp3(apex, pleft[0], pleft[1], pleft[2])
+                    ax, ay, az = plx, ply, plz
                     apex_i = left_i
                     fl = 0
                     if left_ref == 0:
                         fl = END
                     elif left_type == POLYTYPE_OFFMESH:
                         fl = OFFMESH
+                    _cp3(apex, ax, ay, az)
                     st = _append(apex, fl, left_ref, pts, flags, refs, cnt, max_pts)
                     if st != IN_PROGRESS:
                         return st, cnt[0]
-                    _cp3(pleft, apex[0], apex[1], apex[2])
-                    _cp3(pright, apex[0], apex[1], apex[2])
+                    plx, ply, plz = ax, ay, az
+                    prx, pry, prz = ax, ay, az
                     left_i = apex_i
                     right_i = apex_i
                     i = apex_i
                     restarted = True
             # left side
-            if not restarted and tri_area_2d(apex, pleft, left) >= F32(0.0):
-                if vequal(apex, pleft) or tri_area_2d(apex, pright, left) < F32(0.0):
-                    _cp3(pleft, left[0], left[1], left[2])
+            if not restarted and _tri2(ax, az, plx, plz, lx, lz) >= F32(0.0):
+                if _veq(ax, ay, az, plx, ply, plz) or _tri2(ax, az, prx, prz, lx, lz) < F32(0.0):
+                    plx, ply, plz = lx, ly, lz
                     left_ref = path[i + 1] if i + 1 < npath else np.int64(0)
                     left_type = to_type
                     left_i = i
                 else:
                     if crossings:
+                        _cp3(pright, prx, pry, prz)
                         st = _append_portals(
-                            nav,
-                            apex_i,
-                            right_i,
-                            pright,
-                            path,
-                            pts,
-                            flags,
-                            refs,
-                            cnt,
-                            max_pts,
+                            nav, apex_i, right_i, pright, path, pts, flags, refs, cnt, max_pts,
                             options,
-                        )
+                        )  # fmt: skip
                         if st != IN_PROGRESS:
                             return st, cnt[0]
-                    _cp3(apex, pright[0], pright[1], pright[2])
+                    ax, ay, az = prx, pry, prz
                     apex_i = right_i
                     fl = 0
                     if right_ref == 0:
                         fl = END
                     elif right_type == POLYTYPE_OFFMESH:
                         fl = OFFMESH
+                    _cp3(apex, ax, ay, az)
                     st = _append(apex, fl, right_ref, pts, flags, refs, cnt, max_pts)
                     if st != IN_PROGRESS:
                         return st, cnt[0]
-                    _cp3(pleft, apex[0], apex[1], apex[2])
-                    _cp3(pright, apex[0], apex[1], apex[2])
+                    plx, ply, plz = ax, ay, az
+                    prx, pry, prz = ax, ay, az
                     left_i = apex_i
                     right_i = apex_i
                     i = apex_i

@@ -5,11 +5,13 @@ distinguishes the up to four ways A* may enter a polygon across tile sides.
 The pool is a fixed-capacity struct of arrays with a chained hash from key to
 node index; once full, further keys get no node (the search then reports
 ``DT_OUT_OF_NODES``). The open list is a binary min-heap of node indices
-ordered by ``total``. Its exact sift rules matter for tie-breaking between
-equal totals, so they follow Detour: push sifts up with a strict ``>``; pop
-moves the hole from the root down to a leaf (always taking the smaller child,
-the right one only when strictly smaller) and then sifts the last element up
-from there; modify sifts the node up from its current heap position.
+ordered by ``total``; each heap entry's total is copied beside it
+(``heap_total``), so a sift step reads one array, not heap then total. Its
+exact sift rules matter for tie-breaking between equal totals, so they
+follow Detour: push sifts up with a strict ``>``; pop moves the hole from the
+root down to a leaf (always taking the smaller child, the right one only when
+strictly smaller) and then sifts the last element up from there; modify
+sifts the node up from its current heap position.
 
 Node indices are 0-based; a parent index of -1 means "no parent".
 """
@@ -46,6 +48,7 @@ class NodePool(NamedTuple):
     bucket: np.ndarray  # (nbuckets,) int32 first node per bucket (power of two), -1 = empty
     heap: np.ndarray  # (cap,) int32 node indices, heap order
     heap_pos: np.ndarray  # (cap,) int32 position of each node in heap, -1 = not in heap
+    heap_total: np.ndarray  # (cap,) float32 total of the node at each heap position
     meta: np.ndarray  # (2,) int64 [node count, heap size]
 
 
@@ -62,6 +65,7 @@ POOL_SPEC = (
     ("bucket", np.int32, 1),
     ("heap", np.int32, 1),
     ("heap_pos", np.int32, 1),
+    ("heap_total", np.float32, 1),
     ("meta", np.int64, 1),
 )
 
@@ -105,6 +109,7 @@ def make_pool(cap: int) -> NodePool:
         bucket=np.full(nb, -1, np.int32),
         heap=np.zeros(cap, np.int32),
         heap_pos=np.full(cap, -1, np.int32),
+        heap_total=np.zeros(cap, np.float32),
         meta=np.zeros(2, np.int64),
     )
     return pool
@@ -161,7 +166,7 @@ def _pool_get(
     ref,
     state,
 ):
-    b = _hash(ref) & (p_bucket.shape[0] - 1)
+    b = np.uint64(_hash(ref) & (p_bucket.shape[0] - 1))
     i = p_bucket[b]
     found = -1
     while i != -1:
@@ -176,14 +181,15 @@ def _pool_get(
         if n < p_ref.shape[0]:
             found = np.int32(n)
             meta[M_COUNT] = n + 1
-            p_ref[found] = ref
-            p_state[found] = state
-            p_parent[found] = -1
-            p_cost[found] = 0
-            p_total[found] = 0
-            p_flags[found] = 0
-            p_heap_pos[found] = -1
-            p_chain[found] = p_bucket[b]
+            un = np.uint64(n)  # unsigned: no wraparound fix on these stores
+            p_ref[un] = ref
+            p_state[un] = state
+            p_parent[un] = -1
+            p_cost[un] = 0
+            p_total[un] = 0
+            p_flags[un] = 0
+            p_heap_pos[un] = -1
+            p_chain[un] = p_bucket[b]
             p_bucket[b] = found
     return found
 
@@ -199,20 +205,28 @@ def pool_get(pool, ref, state):
 
 @njit(inline="always")
 def _sift_up(pool, hole, node):
+    # the heap compares its own copy of each entry's total (heap_total): one load per
+    # level instead of two dependent ones (heap -> total)
     heap = pool.heap
+    hval = pool.heap_total
     tot = pool.total[node]
-    total = pool.total
     heap_pos = pool.heap_pos
     while hole > 0:
         up = (hole - 1) >> 1
-        other = heap[np.uint64(up)]
-        if total[np.uint64(other)] > tot:
-            heap[np.uint64(hole)] = other
+        uu = np.uint64(up)
+        t_up = hval[uu]
+        if t_up > tot:
+            other = heap[uu]
+            uh = np.uint64(hole)
+            heap[uh] = other
+            hval[uh] = t_up
             heap_pos[np.uint64(other)] = hole
             hole = up
         else:
             break
-    heap[np.uint64(hole)] = node
+    uh = np.uint64(hole)
+    heap[uh] = node
+    hval[uh] = tot
     heap_pos[np.uint64(node)] = hole
 
 
@@ -242,17 +256,17 @@ def heap_pop(pool):
     last = heap[n]
     hole = 0
     child = 1
-    total = pool.total
+    hval = pool.heap_total
     heap_pos = pool.heap_pos
     while child < n:
-        if (
-            child + 1 < n
-            and total[np.uint64(heap[np.uint64(child)])]
-            > total[np.uint64(heap[np.uint64(child + 1)])]
-        ):
+        uc = np.uint64(child)
+        if child + 1 < n and hval[uc] > hval[uc + np.uint64(1)]:
             child += 1
-        h = heap[np.uint64(child)]
-        heap[np.uint64(hole)] = h
+            uc = np.uint64(child)
+        h = heap[uc]
+        uh = np.uint64(hole)
+        heap[uh] = h
+        hval[uh] = hval[uc]
         heap_pos[np.uint64(h)] = hole
         hole = child
         child = hole * 2 + 1

@@ -46,14 +46,16 @@ from ._portal import (
     OUT_OF_NODES,
     PARTIAL_RESULT,
     SUCCESS,
+    _find_link,
     edge_midpoint,
     passes,
-    portal_midpoint,
 )
 from ._raycast import raycast_kernel
-from ._view import open_view, poly_index, poly_index_unsafe
+from ._view import POLYTYPE_OFFMESH, open_view, poly_index, poly_index_unsafe
 
 H_SCALE = F32(0.999)
+_HALF = F32(0.5)
+_INV255 = F32(1.0) / F32(255.0)
 FINDPATH_ANY_ANGLE = 2
 RAYCAST_USE_COSTS = 1
 RAY_CAST_LIMIT_PROPORTIONS = F32(50.0)
@@ -102,6 +104,13 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
     link_ref = nav.link_ref
     link_next = nav.link_next
     link_side = nav.link_side
+    link_edge = nav.link_edge
+    link_bmin = nav.link_bmin
+    link_bmax = nav.link_bmax
+    poly_type = nav.poly_type
+    poly_verts = nav.poly_verts
+    poly_nverts = nav.poly_nverts
+    verts = nav.verts
     tile_pbase = nav.tile_pbase
     pbits = nav.bits[0]
     pmask = (np.int64(1) << pbits) - 1
@@ -127,17 +136,18 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
     ex, ey, ez = epos[0], epos[1], epos[2]
     while not heap_empty(pool):
         best = heap_pop(pool)
-        pflags[best] = (pflags[best] & ~NODE_OPEN) | NODE_CLOSED
-        best_ref = pref[best]
+        ub = np.uint64(best)
+        pflags[ub] = (pflags[ub] & ~NODE_OPEN) | NODE_CLOSED
+        best_ref = pref[ub]
         if best_ref == end_ref:
             last_best = best
             break
         bp = tile_pbase[(best_ref >> pbits) & tmask] + (best_ref & pmask)
-        par = pparent[best]
-        parent_ref = pref[par] if par != -1 else np.int64(0)
+        par = pparent[ub]
+        parent_ref = pref[np.uint64(par)] if par != -1 else np.int64(0)
         area_cost = acost[poly_area[bp]]
-        bx, by, bz = ppos[best, 0], ppos[best, 1], ppos[best, 2]
-        bcost = pcost[best]
+        bx, by, bz = ppos[ub, 0], ppos[ub, 1], ppos[ub, 2]
+        bcost = pcost[ub]
         k = poly_link[bp]
         while k != -1:
             # unsigned subscripts: no wraparound fix on this dependent load chain
@@ -158,13 +168,52 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
             if nn == -1:
                 out_of_nodes = True
                 continue
-            if pflags[nn] == 0:
-                # the portal midpoint as scalars (no scratch arrays through the call)
-                _, mx, my, mz = portal_midpoint(nav, bp, nref, npi, best_ref)
-                ppos[nn, 0] = mx
-                ppos[nn, 1] = my
-                ppos[nn, 2] = mz
-            nx, ny, nz = ppos[nn, 0], ppos[nn, 1], ppos[nn, 2]
+            # nn >= 0 from here: unsigned subscripts (no wraparound fix on each access)
+            un = np.uint64(nn)
+            if pflags[un] == 0:
+                # the portal midpoint (_portal.portal_midpoint's float32 operations),
+                # written out here: a call spills this loop's registers
+                mx = my = mz = F32(0.0)
+                kf = _find_link(poly_link, link_ref, link_next, bp, nref)
+                if poly_type[bp] == POLYTYPE_OFFMESH or poly_type[npi] == POLYTYPE_OFFMESH:
+                    vi = np.int64(-1)
+                    if poly_type[bp] == POLYTYPE_OFFMESH:
+                        vi = poly_verts[bp, link_edge[np.uint64(kf)]]
+                    else:
+                        kb = _find_link(poly_link, link_ref, link_next, npi, best_ref)
+                        if kb != -1:
+                            vi = poly_verts[npi, link_edge[np.uint64(kb)]]
+                    if vi != -1:
+                        x, y, z = verts[vi, 0], verts[vi, 1], verts[vi, 2]
+                        mx, my, mz = (x + x) * _HALF, (y + y) * _HALF, (z + z) * _HALF
+                else:
+                    ukf = np.uint64(kf)
+                    ed = link_edge[ukf]
+                    e1 = ed + 1
+                    if e1 >= poly_nverts[bp]:
+                        e1 = 0
+                    i0 = poly_verts[bp, ed]
+                    i1 = poly_verts[bp, e1]
+                    ax, ay, az = verts[i0, 0], verts[i0, 1], verts[i0, 2]
+                    qx, qy, qz = verts[i1, 0], verts[i1, 1], verts[i1, 2]
+                    bmin = link_bmin[ukf]
+                    bmax = link_bmax[ukf]
+                    if link_side[ukf] != 0xFF and (bmin != 0 or bmax != 255):
+                        tmin = F32(bmin) * _INV255
+                        tmax = F32(bmax) * _INV255
+                        lx = ax + (qx - ax) * tmin
+                        ly = ay + (qy - ay) * tmin
+                        lz = az + (qz - az) * tmin
+                        rx = ax + (qx - ax) * tmax
+                        ry = ay + (qy - ay) * tmax
+                        rz = az + (qz - az) * tmax
+                        mx, my, mz = (lx + rx) * _HALF, (ly + ry) * _HALF, (lz + rz) * _HALF
+                    else:
+                        mx, my, mz = (ax + qx) * _HALF, (ay + qy) * _HALF, (az + qz) * _HALF
+                ppos[un, 0] = mx
+                ppos[un, 1] = my
+                ppos[un, 2] = mz
+            nx, ny, nz = ppos[un, 0], ppos[un, 1], ppos[un, 2]
             cur_cost = vdist(bx, by, bz, nx, ny, nz) * area_cost
             if nref == end_ref:
                 end_cost = vdist(nx, ny, nz, ex, ey, ez) * acost[poly_area[npi]]
@@ -174,19 +223,19 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
                 cost = bcost + cur_cost
                 heur = vdist(nx, ny, nz, ex, ey, ez) * H_SCALE
             total = cost + heur
-            fl = pflags[nn]
-            if (fl & NODE_OPEN) != 0 and total >= ptotal[nn]:
+            fl = pflags[un]
+            if (fl & NODE_OPEN) != 0 and total >= ptotal[un]:
                 continue
-            if (fl & NODE_CLOSED) != 0 and total >= ptotal[nn]:
+            if (fl & NODE_CLOSED) != 0 and total >= ptotal[un]:
                 continue
-            pparent[nn] = best
-            pflags[nn] = fl & ~NODE_CLOSED
-            pcost[nn] = cost
-            ptotal[nn] = total
+            pparent[un] = best
+            pflags[un] = fl & ~NODE_CLOSED
+            pcost[un] = cost
+            ptotal[un] = total
             if (fl & NODE_OPEN) != 0:
                 heap_modify(pool, nn)
             else:
-                pflags[nn] |= NODE_OPEN
+                pflags[un] |= NODE_OPEN
                 heap_push(pool, nn)
             if heur < last_best_cost:
                 last_best_cost = heur

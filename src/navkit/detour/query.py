@@ -292,6 +292,7 @@ _EXTENTS_CACHE: dict[tuple, np.ndarray] = {}  # half-extent tuples seen (kernels
 
 
 _F32 = np.dtype(np.float32)
+_S4 = (4,)  # strides of a contiguous (3,) float32 array (with nbytes 12: the shape too)
 _ND = np.ndarray
 _empty = np.empty
 _new_tuple = tuple.__new__
@@ -417,6 +418,7 @@ class NavMeshQuery:
         self._qfilter = DEFAULT_FILTER
         self._pbuf: tuple[Any, ...] | None = None
         self._rbuf = np.zeros(256, np.int64)  # raycast's visited-polygon scratch
+        self._rcap = 256  # its length
 
     # -- plumbing --------------------------------------------------------------------------
     @property
@@ -469,7 +471,7 @@ class NavMeshQuery:
         """Nearest polygon to ``center`` within the box ``center +- half_extents``."""
         # float32 (3,) arrays go straight to the kernel, which checks that they are finite
         c = center
-        if not (type(c) is _ND and c.dtype is _F32 and c.shape == (3,) and c.strides == (4,)):
+        if not (type(c) is _ND and c.dtype is _F32 and c.strides == _S4 and c.nbytes == 12):
             c = _vec3(center, "center")
         h = _DEFAULT_EXTENTS if half_extents is _DEFAULT_EXTENTS_ARG else _extents(half_extents)
         flags = _DEFAULT_ARRAYS[0] if filter is None else self._filter(filter)[0]
@@ -658,26 +660,29 @@ class NavMeshQuery:
         # directly (it checks that the points are finite). ~0.9 us of Python around the
         # kernel's ~0.6 us (bench/query.py's single-call overhead).
         s = start_pos
-        if not (type(s) is _ND and s.dtype is _F32 and s.shape == (3,) and s.strides == (4,)):
+        if not (type(s) is _ND and s.dtype is _F32 and s.strides == _S4 and s.nbytes == 12):
             s = _vec3(start_pos, "start_pos")
         e = end_pos
-        if not (type(e) is _ND and e.dtype is _F32 and e.shape == (3,) and e.strides == (4,)):
+        if not (type(e) is _ND and e.dtype is _F32 and e.strides == _S4 and e.nbytes == 12):
             e = _vec3(end_pos, "end_pos")
         if filter is None:
             flags, costs = _DEFAULT_ARRAYS
         else:
             flags, costs = self._filter(filter)
-        if not (type(max_path) is int and 0 <= max_path <= MAX_RESULT):
+        if not (
+            type(max_path) is int and type(start_ref) is int and type(prev_ref) is int
+            and type(options) is int and 0 <= max_path <= MAX_RESULT
+            and 0 < start_ref < _REF_SIGN and 0 <= prev_ref < _REF_SIGN
+            and 0 <= options <= 0x7FFFFFFF
+        ):  # fmt: skip
             max_path = _count(max_path, "max_path")
-        path = self._rbuf
-        if path.shape[0] < max_path:
-            path = self._rbuf = np.zeros(max_path, np.int64)
-        if not (type(start_ref) is int and 0 < start_ref < _REF_SIGN):
             start_ref = _to_ref(start_ref, "start_ref")
-        if not (type(prev_ref) is int and 0 <= prev_ref < _REF_SIGN):
             prev_ref = _to_ref(prev_ref, "prev_ref")
-        if not (type(options) is int and 0 <= options <= 0x7FFFFFFF):
             options = _options(options)
+        path = self._rbuf
+        if max_path > self._rcap:
+            path = self._rbuf = np.zeros(max_path, np.int64)
+            self._rcap = max_path
         vh = self._handle
         if vh is None or self.navmesh._arrays is not self._arrays_obj:
             vh = self._vh()
@@ -991,9 +996,10 @@ class NavMeshQuery:
         border = int(np.count_nonzero((v.link_side != 0xFF) & (v.link_ref != 0)))
         return alive + border + 1
 
-    def _full_pool(self, n: int = 1) -> np.ndarray:
+    def _full_pool(self, n: int = 1, block: bool = False) -> np.ndarray:
         """Descriptor(s) of node pools that hold every node of the current navmesh
-        (kept on the query until the navmesh changes). n = 1: one descriptor; else (n, D)."""
+        (kept on the query until the navmesh changes). n = 1 and not ``block``: one
+        descriptor; else (n, D) (a batch kernel's pools, even for one)."""
         cap = self._node_bound()
         fp = getattr(self, "_fpools", None)
         if fp is None or fp[0] != cap or len(fp[1]) < n:
@@ -1001,7 +1007,7 @@ class NavMeshQuery:
             d = np.stack([hh.desc for hh in hs]).view(Descriptor)
             d.owner = hs
             fp = self._fpools = (cap, hs, d)
-        if n == 1:
+        if n == 1 and not block:
             return fp[1][0].desc
         return fp[2][:n]
 
@@ -1063,7 +1069,7 @@ class NavMeshQuery:
             nb_max = min(npairs, _BATCH_BLOCK)
             sp, spts, sfl, srf = self._batch_scratch(nb_max, mp, mk)
             if full:
-                pools = self._full_pool(max(1, min(nth, nb_max)))
+                pools = self._full_pool(max(1, min(nth, nb_max)), block=True)
             else:
                 pools = self._batch_pools(max(1, min(nth * 4, nb_max)))
             numba.set_num_threads(nth)
@@ -1071,8 +1077,9 @@ class NavMeshQuery:
                 for b0 in range(0, npairs, nb_max):
                     b1 = min(npairs, b0 + nb_max)
                     nb = b1 - b0
-                    _batch.batch_kernel(
-                        vh.desc, pools, flags, costs, s[b0:b1], e[b0:b1], h, mp, mk,
+                    _call(  # the compiled entry point: no typing of 20 arguments per call
+                        _batch.batch_kernel, vh.desc, pools, flags, costs, s[b0:b1], e[b0:b1],
+                        h, mp, mk,
                         code[b0:b1], n_polys[b0:b1], n_pts[b0:b1], srefs[b0:b1],
                         erefs[b0:b1], status[b0:b1], sp[:nb], spts[:nb], sfl[:nb], srf[:nb],
                         lengths[b0:b1],
