@@ -39,18 +39,24 @@ def _crowd(navmesh, n, seed, parallel=False):
 def _state(crowd):
     a = crowd.agents
     return [a.npos, a.vel, a.state, a.target_state, a.c_path, a.c_npath, a.ncorners,
-            a.corner_verts, a.nneis, a.neis, crowd.boundary.nsegs]  # fmt: skip
+            a.corner_verts, a.nneis, a.neis, crowd.boundary.nsegs, a.c_target, a.partial,
+            a.target_pathq_ref, a.target_replan_time]  # fmt: skip
 
 
-@pytest.mark.parametrize("chunks", [0, 3])
-def test_step_kernel_matches_the_phases(navmesh, monkeypatch, chunks):
+@pytest.mark.parametrize(("chunks", "py_requests"), [(0, False), (3, False), (0, True)])
+def test_step_kernel_matches_the_phases(navmesh, monkeypatch, chunks, py_requests):
     """chunks 0: the serial step; 3: the parallel step (step_par) with its per-agent
-    phases on 3 chunks of agents (blocks of 16 ranks dealt round robin)."""
+    phases on 3 chunks of agents (blocks of 16 ranks dealt round robin). py_requests:
+    the phase-by-phase crowd runs its move requests and path queue in Python instead
+    of step.requests_kernel (the kernel's quick searches, queue and merged results
+    against the Python phases)."""
     if chunks:
         monkeypatch.setattr(step_mod, "threads_for", lambda n: chunks)
     fused, hs, q = _crowd(navmesh, 40, 7, parallel=bool(chunks))
     phased, hs2, _ = _crowd(navmesh, 40, 7)
     monkeypatch.setattr(phased, "_fusable", lambda: False)
+    if py_requests:
+        monkeypatch.setattr(phased, "_requests_kernel", lambda which: False)
     rng = np.random.default_rng(3)
     stepped = 0
     refs: list = []
@@ -84,6 +90,9 @@ def test_step_kernel_matches_the_phases(navmesh, monkeypatch, chunks):
         assert fused.velocity_samples == phased.velocity_samples
         assert fused.boundary_updates == phased.boundary_updates
     assert stepped == 240
+    # the path queue served requests (handles are numbered from 1), as in both crowds
+    assert fused.path_queue.next_handle > 2
+    assert fused.path_queue.next_handle == phased.path_queue.next_handle
     assert set(fused.timings) == set(fused.PHASES)
     assert fused.timings["velocity_planning"] > 0
 

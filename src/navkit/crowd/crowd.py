@@ -621,10 +621,13 @@ class Crowd:
             for s in slow[: info[_step.I_NSLOW]].tolist():  # in slot order, as dtCrowd
                 self._check_path_validity_slow(s)
             t1 = time.perf_counter()
-            self._move_requests(dt)
-            t2 = time.perf_counter()
-            self._path_queue(dt)
-            t3 = time.perf_counter()
+            if self._requests_kernel(3):  # both phases in one call (timed as move_requests)
+                t2 = t3 = time.perf_counter()
+            else:
+                self._move_requests(dt)
+                t2 = time.perf_counter()
+                self._path_queue(dt)
+                t3 = time.perf_counter()
             py["check_path_validity"] = t1 - t0
             py["move_requests"], py["path_queue"] = t2 - t1, t3 - t2
             stop = entry_call(kernel, _step.STAGE_TOPOLOGY, *head, *arrays)
@@ -765,9 +768,28 @@ class Crowd:
         else:
             a.target_state[s] = TARGET_WAITING_FOR_QUEUE
 
+    def _requests_kernel(self, which: int) -> bool:
+        """Move requests (which & 1) and / or the path queue (which & 2) through
+        :func:`navkit.crowd.step.requests_kernel`; False (nothing done) when a queued
+        request has no filter index (then the Python phases run)."""
+        a, b, q, pq = self.agents, self.boundary, self.query, self.path_queue
+        flags, costs = self._ftables
+        pqq = pq.query
+        return entry_call(
+            _step.requests_kernel, q._vh().desc, q._pool, q._qi, q._qf, flags, costs, a.active,
+            a.state, a.target_state, a.target_ref, a.target_pos, a.target_pathq_ref,
+            a.target_replan, a.target_replan_time, a.query_filter, a.npos, a.partial, a.c_target,
+            a.c_path, a.c_npath, b.center, b.npolys, b.nsegs, pqq._pool, pqq._qi, pqq._qf,
+            pq.ref, pq.status, pq.keep_alive, pq.start_ref, pq.end_ref, pq.start_pos,
+            pq.end_pos, pq.filter_index, pq.paths, pq.npaths, pq.counters,
+            self._queue_iterations, _PATH_MAX_AGENTS, which,
+        ) == 0  # fmt: skip
+
     def _move_requests(self, dt) -> None:
         if self._replan is not None:  # [replan] navkit mode: within the iteration budget
             return self._replan.move_requests(dt)
+        if self._requests_kernel(1):
+            return
         a, q = self.agents, self.query
         ts_ = a.target_state
         todo = np.flatnonzero(
@@ -796,7 +818,7 @@ class Crowd:
             npath = int(a.c_npath[s])
             a.target_pathq_ref[s] = pq.request(
                 int(a.c_path[s, npath - 1]), int(a.target_ref[s]), a.c_target[s],
-                a.target_pos[s], self.filters[a.query_filter[s]],
+                a.target_pos[s], self.filters[a.query_filter[s]], int(a.query_filter[s]),
             )  # fmt: skip
             if a.target_pathq_ref[s] != PATHQ_INVALID:
                 a.target_state[s] = TARGET_WAITING_FOR_PATH
@@ -804,6 +826,8 @@ class Crowd:
     def _path_queue(self, dt) -> None:
         if self._replan is not None:  # [replan] navkit mode: budget, repairs, retries
             return self._replan.path_queue(dt)
+        if self._requests_kernel(2):
+            return
         a, q, pq = self.agents, self.query, self.path_queue
         pq.update(self._queue_iterations)
         todo = np.flatnonzero(a.active & (a.target_state == TARGET_WAITING_FOR_PATH))

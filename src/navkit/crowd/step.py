@@ -40,19 +40,29 @@ import numpy as np
 from numba import prange
 
 from navkit._jit import F32, njit, pnjit
+from navkit.detour._poly import closest_point_nav
 from navkit.detour._search import (
+    sliced_finalize_entry,
     sliced_finalize_partial_entry,
     sliced_init_entry,
     sliced_update_entry,
 )
-from navkit.detour.query import STRAIGHTPATH_OFFMESH_CONNECTION, SUCCESS
+from navkit.detour._view import open_view, poly_index
+from navkit.detour.query import (
+    FAILURE,
+    IN_PROGRESS,
+    PARTIAL_RESULT,
+    STRAIGHTPATH_OFFMESH_CONNECTION,
+    SUCCESS,
+)
 from navkit.recast._chain import _tsc
 
 from ._par import MAX_CHUNKS
 from .avoidance import plan_velocities
 from .boundary import update_boundaries
 from .corridor import corners_kernel, merge_corridor_start_shortcut, move_kernel
-from .path_queue import path_validity_kernel
+from .path_queue import _DETAIL_MASK, path_validity_kernel
+from .path_queue import MAX_KEEP_ALIVE as _MAX_KEEP_ALIVE
 from .proximity import (
     SMALL_CROWD,
     build_grid,
@@ -64,7 +74,7 @@ from .proximity import (
 from .steering import integrate, resolve_collisions, separate, steer
 
 __all__ = [
-    "step", "step_par", "threads_for", "path_queue_order", "STOP_FALLBACK", "STOP_REQUESTS",
+    "step", "step_par", "threads_for", "path_queue_order", "requests_kernel", "STOP_FALLBACK", "STOP_REQUESTS",
     "STOP_OFFMESH", "DONE",
 ]  # fmt: skip
 
@@ -476,3 +486,268 @@ def path_queue_order(todo, target_state, replan_time, queue):
         if n < cap:
             n += 1
     return n
+
+
+# -- move requests and the path queue (dtCrowd::updateMoveRequest) -------------------------
+_MAX_QUICK = 20  # dtCrowd's quick search: MAX_ITER
+_MAX_RES = 32  # dtCrowd's quick search: MAX_RES
+_FLT_MAX = F32(np.finfo(np.float32).max)
+
+
+@njit
+def _closest_on_poly(nav, ref, pos, out) -> bool:
+    """closestPointOnPoly(ref, pos) into out; False when ref names no polygon."""
+    p = poly_index(nav, ref)
+    if p < 0:
+        return False
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    closest_point_nav(nav, p, pos, out, pv, tri)
+    return True
+
+
+@njit
+def _set_corridor(s, pos, path, n, c_target, c_path, c_npath, b_center, b_npolys, b_nsegs):
+    """setCorridor(pos, path[:n]) and the local boundary's reset."""
+    c_target[s, 0] = pos[0]
+    c_target[s, 1] = pos[1]
+    c_target[s, 2] = pos[2]
+    for j in range(n):
+        c_path[s, j] = path[j]
+    c_npath[s] = n
+    b_center[s, 0] = _FLT_MAX
+    b_center[s, 1] = _FLT_MAX
+    b_center[s, 2] = _FLT_MAX
+    b_npolys[s] = 0
+    b_nsegs[s] = 0
+
+
+@njit
+def _move_requests_k(d, pool_d, qi, qf, flags_table, costs_table, active, state, target_state,
+                     target_ref, target_pos, target_pathq_ref, target_replan, target_replan_time,
+                     query_filter, npos, partial, c_target, c_path, c_npath, b_center, b_npolys,
+                     b_nsegs, pq_ref, pq_status, pq_keep, pq_sref, pq_eref, pq_spos, pq_epos,
+                     pq_fidx, pq_npaths, pq_counters, queue_cap):  # fmt: skip
+    """dtCrowd's move requests (the quick searches, then the queue's requests), in slot
+    order: the quick searches first, then the queue (a search changes only its agent)."""
+    nav = open_view(d)
+    n = active.shape[0]
+    nq_slots = pq_ref.shape[0]
+    todo = np.empty(n, np.int64)
+    ntodo = 0
+    for s in range(n):
+        ts = target_state[s]
+        if active[s] and state[s] != 0 and (ts == 3 or ts == 4):
+            todo[ntodo] = s
+            ntodo += 1
+    out = np.zeros(_MAX_RES, np.int64)
+    one = np.zeros(1, np.int64)
+    req_pos = np.empty(3, np.float32)
+    for k in range(ntodo):
+        s = todo[k]
+        if target_state[s] != 3:
+            continue
+        fi = query_filter[s]
+        npath = np.int64(c_npath[s])
+        tref = target_ref[s]
+        sliced_init_entry(
+            d, pool_d, flags_table[fi], qi, qf, c_path[s, 0], tref, npos[s], target_pos[s], 0
+        )  # fmt: skip
+        sliced_update_entry(d, pool_d, flags_table[fi], costs_table[fi], qi, qf, _MAX_QUICK)
+        out[:] = 0
+        if target_replan[s]:
+            existing = c_path[s, :npath].copy()
+            st, nres = sliced_finalize_partial_entry(
+                d, pool_d, flags_table[fi], costs_table[fi], qi, existing, out, _MAX_RES
+            )  # fmt: skip
+        else:
+            st, nres = sliced_finalize_entry(
+                d, pool_d, flags_table[fi], costs_table[fi], qi, out, _MAX_RES
+            )  # fmt: skip
+        if (st & FAILURE) != 0 or nres <= 0:
+            nres = 0
+        elif out[nres - 1] != tref:
+            if not _closest_on_poly(nav, out[nres - 1], target_pos[s], req_pos):
+                nres = 0
+        else:
+            req_pos[:] = target_pos[s]
+        if nres == 0:
+            req_pos[:] = npos[s]
+            one[0] = c_path[s, 0]
+            _set_corridor(s, req_pos, one, 1, c_target, c_path, c_npath, b_center, b_npolys,
+                          b_nsegs)  # fmt: skip
+            last = one[0]
+        else:
+            _set_corridor(s, req_pos, out, nres, c_target, c_path, c_npath, b_center, b_npolys,
+                          b_nsegs)  # fmt: skip
+            last = out[nres - 1]
+        partial[s] = False
+        if last == tref:
+            target_state[s] = 2
+            target_replan_time[s] = 0
+        else:
+            target_state[s] = 4
+    # -- the queue's requests
+    qbuf = np.empty(queue_cap, np.int64)
+    nq = path_queue_order(todo[:ntodo], target_state, target_replan_time, qbuf)
+    for k in range(nq):
+        s = qbuf[k]
+        npath = c_npath[s]
+        slot = -1
+        for i in range(nq_slots):
+            if pq_ref[i] == 0:
+                slot = i
+                break
+        if slot < 0:
+            target_pathq_ref[s] = 0
+            continue
+        ref = pq_counters[0]
+        nxt = (ref + 1) & 0xFFFFFFFF
+        if nxt == 0:
+            nxt += 1
+        pq_counters[0] = nxt
+        pq_ref[slot] = ref
+        pq_sref[slot] = c_path[s, npath - 1]
+        pq_eref[slot] = target_ref[s]
+        pq_spos[slot, :] = c_target[s]
+        pq_epos[slot, :] = target_pos[s]
+        pq_status[slot] = 0
+        pq_npaths[slot] = 0
+        pq_fidx[slot] = query_filter[s]
+        pq_keep[slot] = 0
+        target_pathq_ref[s] = ref
+        target_state[s] = 5
+
+
+@njit
+def requests_kernel(d, pool_d, qi, qf, flags_table, costs_table, active, state, target_state,
+                    target_ref, target_pos, target_pathq_ref, target_replan, target_replan_time,
+                    query_filter, npos, partial, c_target, c_path, c_npath, b_center, b_npolys,
+                    b_nsegs, pq_pool_d, pq_qi, pq_qf, pq_ref, pq_status, pq_keep, pq_sref,
+                    pq_eref, pq_spos, pq_epos, pq_fidx, pq_paths, pq_npaths, pq_counters,
+                    max_iters, queue_cap, which):  # fmt: skip
+    """dtCrowd's move requests then its path queue (Crowd._move_requests and
+    Crowd._path_queue in the dtCrowd-identical mode): the quick 20-iteration searches
+    of the requesting agents, the queue's requests (:func:`path_queue_order`),
+    ``max_iters`` iterations of the queue's sliced searches (dtPathQueue::update) and
+    the finished paths merged into their agents' corridors. ``which``: 1 the move
+    requests, 2 the path queue, 3 both. Returns -1 when a queued request has no filter
+    index (a request made from Python without one; nothing done: the caller runs the
+    Python phases), else 0. The same float32 values and order as the Python phases."""
+    nav = open_view(d)
+    n = active.shape[0]
+    nq_slots = pq_ref.shape[0]
+    for i in range(nq_slots):
+        if pq_ref[i] != 0 and pq_fidx[i] < 0:
+            return -1
+    cap = c_path.shape[1]
+    if (which & 1) != 0:
+        _move_requests_k(
+            d, pool_d, qi, qf, flags_table, costs_table, active, state, target_state, target_ref,
+            target_pos, target_pathq_ref, target_replan, target_replan_time, query_filter, npos,
+            partial, c_target, c_path, c_npath, b_center, b_npolys, b_nsegs, pq_ref, pq_status,
+            pq_keep, pq_sref, pq_eref, pq_spos, pq_epos, pq_fidx, pq_npaths, pq_counters,
+            queue_cap,
+        )  # fmt: skip
+    if (which & 2) == 0:
+        return 0
+    # -- dtPathQueue::update
+    it_left = max_iters
+    for _ in range(nq_slots):
+        i = pq_counters[1] % nq_slots
+        if pq_ref[i] == 0:
+            pq_counters[1] += 1
+            continue
+        st = pq_status[i]
+        if (st & (SUCCESS | FAILURE)) != 0:
+            pq_keep[i] += 1
+            if pq_keep[i] > _MAX_KEEP_ALIVE:
+                pq_ref[i] = 0
+                pq_status[i] = 0
+            pq_counters[1] += 1
+            continue
+        fi = pq_fidx[i]
+        if st == 0:
+            st = sliced_init_entry(
+                d, pq_pool_d, flags_table[fi], pq_qi, pq_qf, pq_sref[i], pq_eref[i], pq_spos[i],
+                pq_epos[i], 0,
+            )  # fmt: skip
+        if (st & IN_PROGRESS) != 0:
+            st, iters = sliced_update_entry(
+                d, pq_pool_d, flags_table[fi], costs_table[fi], pq_qi, pq_qf, max(it_left, 0)
+            )  # fmt: skip
+            it_left -= iters
+        if (st & SUCCESS) != 0:
+            row = pq_paths[i]
+            row[:] = 0
+            st, nres = sliced_finalize_entry(
+                d, pq_pool_d, flags_table[fi], costs_table[fi], pq_qi, row, row.shape[0]
+            )  # fmt: skip
+            pq_npaths[i] = nres
+        pq_status[i] = st
+        if it_left <= 0:
+            break
+        pq_counters[1] += 1
+    # -- finished paths into the corridors (Crowd._path_queue)
+    merged = np.empty(cap + pq_paths.shape[1], np.int64)
+    tpos = np.empty(3, np.float32)
+    for s in range(n):
+        if not active[s] or target_state[s] != 5:
+            continue
+        hit = -1
+        for i in range(nq_slots):
+            if pq_ref[i] == target_pathq_ref[s]:
+                hit = i
+                break
+        st = pq_status[hit] if hit >= 0 else FAILURE
+        if (st & FAILURE) != 0:
+            target_pathq_ref[s] = 0
+            target_state[s] = 3 if target_ref[s] != 0 else 1
+            target_replan_time[s] = 0
+        elif (st & SUCCESS) != 0:
+            npath = np.int64(c_npath[s])
+            tpos[:] = target_pos[s]
+            # getPathResult: the details and SUCCESS, the slot freed
+            st = (st & _DETAIL_MASK) | SUCCESS
+            nres = np.int64(pq_npaths[hit])
+            pq_ref[hit] = 0
+            pq_status[hit] = 0
+            valid = nres > 0
+            partial[s] = (st & PARTIAL_RESULT) != 0
+            res = pq_paths[hit]
+            if valid and c_path[s, npath - 1] != res[0]:
+                valid = False
+            m = 0
+            if valid:
+                if npath > 1:
+                    if (npath - 1) + nres > cap:
+                        nres = cap - (npath - 1)
+                    for j in range(npath - 1):
+                        merged[j] = c_path[s, j]
+                    for j in range(nres):
+                        merged[npath - 1 + j] = res[j]
+                    m = npath - 1 + nres
+                    # remove trackbacks (a, b, a -> a)
+                    j = 0
+                    while j < m:
+                        if j - 1 >= 0 and j + 1 < m and merged[j - 1] == merged[j + 1]:
+                            for q in range(j - 1, m - 2):
+                                merged[q] = merged[q + 2]
+                            m -= 2
+                            j -= 2
+                        j += 1
+                else:
+                    for j in range(nres):
+                        merged[j] = res[j]
+                    m = nres
+                if merged[m - 1] != target_ref[s]:
+                    if not _closest_on_poly(nav, merged[m - 1], target_pos[s], tpos):
+                        valid = False
+            if valid:
+                _set_corridor(s, tpos, merged, m, c_target, c_path, c_npath, b_center, b_npolys,
+                              b_nsegs)  # fmt: skip
+                target_state[s] = 2
+            else:
+                target_state[s] = 1
+            target_replan_time[s] = 0
+    return 0
