@@ -775,7 +775,7 @@ class Crowd:
         a, b, q, pq = self.agents, self.boundary, self.query, self.path_queue
         flags, costs = self._ftables
         pqq = pq.query
-        return entry_call(
+        its = entry_call(
             _step.requests_kernel, q._vh().desc, q._pool, q._qi, q._qf, flags, costs, a.active,
             a.state, a.target_state, a.target_ref, a.target_pos, a.target_pathq_ref,
             a.target_replan, a.target_replan_time, a.query_filter, a.npos, a.partial, a.c_target,
@@ -783,7 +783,12 @@ class Crowd:
             pq.ref, pq.status, pq.keep_alive, pq.start_ref, pq.end_ref, pq.start_pos,
             pq.end_pos, pq.filter_index, pq.paths, pq.npaths, pq.counters,
             self._queue_iterations, _PATH_MAX_AGENTS, which,
-        ) == 0  # fmt: skip
+        )  # fmt: skip
+        if its < 0:
+            return False
+        if which & 2:
+            pq.last_iterations = int(its)
+        return True
 
     def _move_requests(self, dt) -> None:
         if self._replan is not None:  # [replan] navkit mode: within the iteration budget

@@ -44,6 +44,8 @@ class PathQueue:
         self.npaths = np.zeros(MAX_QUEUE, np.int64)
         #: [next handle, queue head] (an array so that kernels advance them in place)
         self.counters = np.array([1, 0], np.int64)
+        #: A* iterations done by the last update (this class's or the crowd kernel's)
+        self.last_iterations = 0
 
     @property
     def next_handle(self) -> int:
@@ -115,7 +117,8 @@ class PathQueue:
             if iter_count <= 0:
                 break
             head[1] += 1
-        return max_iters - iter_count
+        self.last_iterations = max_iters - iter_count
+        return self.last_iterations
 
     def get_request_status(self, ref: int) -> int:
         hit = np.flatnonzero(self.ref == ref)

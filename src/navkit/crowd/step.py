@@ -23,12 +23,16 @@ entry kernels. Replanning requests found by the validity check (code 2) are set
 here (dtCrowd's requestMoveTargetReplan).
 
 :func:`step_par` is the same update (the same source, compiled a second time) whose
-heavy per-agent phases (local boundaries + neighbours, corners, velocity planning,
-move along surface) each run as one ``prange`` region over ``nch`` chunks of agents
-(:func:`threads_for`; one chunk: serial); the cheap ones (steering, separation,
-integration, collisions) and everything order-dependent stay serial. No agent reads
-in a phase what another agent writes in it (dtCrowd's phases are the same loops),
-so the results are the serial step's float32 values.
+heavy per-agent phases run as three ``prange`` regions over ``nch`` chunks of agents
+(:func:`threads_for`; one chunk: serial): local boundaries + neighbours + corners (one
+region: its phase time is the neighbours phase's, the corners phase reads 0), velocity
+planning, move along surface; the cheap ones (steering, separation, integration,
+collisions) and everything order-dependent stay serial. No agent reads in a phase
+what another agent writes in it (dtCrowd's phases are the same loops), so the results
+are the serial step's float32 values.
+
+Move requests and the path queue (the ``STOP_REQUESTS`` stop) run in one call of
+:func:`requests_kernel`, which the phase-by-phase update also calls.
 """
 
 from __future__ import annotations
@@ -192,7 +196,8 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
             nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height,
             collision_query_range, radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs,
             b_polys, b_npolys, inv_cell, buckets, items, lo, info[I_POOL_HEAD], neis, nei_dist,
-            nneis,
+            nneis, costs_table, target_state, update_flags, path_optimization_range, c_pos, c_target,
+            c_npath, corner_verts, corner_flags, corner_polys, ncorners,
         )  # fmt: skip
         t = _tsc()
         ticks[1, P_NEIGHBOURS] = t
@@ -315,10 +320,13 @@ def _chunk(act, c, nch):
 @njit
 def _neighbours_s(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
                   radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
-                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis):  # fmt: skip
+                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis, costs_table,
+                  target_state, update_flags, opt_range, c_pos, c_target, c_npath, corner_verts,
+                  corner_flags, corner_polys, ncorners):  # fmt: skip
     """Local boundaries, then getNeighbours (a small crowd without the grid, a larger
     one on the grid's items by cell, agents far apart on the hash grid: the same
-    neighbours); returns the boundaries rebuilt."""
+    neighbours); returns the boundaries rebuilt. (The corner phase's arguments are
+    for :func:`_neighbours_p`, which runs that phase too; here the step runs it next.)"""
     nb = update_boundaries(
         d, tiny_ds, flags_table, act, 1, walking, c_path, npos, qrange, query_filter, b_center,
         b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
@@ -344,13 +352,27 @@ def _neighbours_s(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
 @pnjit
 def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
                   radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
-                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis):  # fmt: skip
+                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis, costs_table,
+                  target_state, update_flags, opt_range, c_pos, c_target, c_npath, corner_verts,
+                  corner_flags, corner_polys, ncorners):  # fmt: skip
+    """The neighbours phase and the corners phase in one parallel region: each chunk's
+    agents get their local boundary and neighbours, then their corners (no agent reads
+    in these phases what another writes in them, so the order across agents does not
+    matter); the step's corners phase is then :func:`_corners_none`."""
     if nch <= 1:
-        return _neighbours_s(
+        nb = _neighbours_s(
             nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange, radius,
             query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys, inv_cell,
-            buckets, items, lo, head, neis, nei_dist, nneis,
+            buckets, items, lo, head, neis, nei_dist, nneis, costs_table, target_state,
+            update_flags, opt_range, c_pos, c_target, c_npath, corner_verts, corner_flags,
+            corner_polys, ncorners,
         )  # fmt: skip
+        corners_kernel(
+            d, flags_table, costs_table, act, 1, walking, target_state, update_flags,
+            query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
+            corner_flags, corner_polys, ncorners,
+        )  # fmt: skip
+        return nb
     small = act.shape[0] <= SMALL_CROWD
     x0, y0, w, h, start, ids = dense_cells(items, lo, 0 if small else head)
     mode = 0 if small else (1 if w > 0 else 2)  # (chosen outside the prange body)
@@ -380,27 +402,20 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
                 sub, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
                 nei_dist, nneis,
             )  # fmt: skip
-    return counts.sum()
-
-
-@pnjit
-def _corners_p(d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
-               query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
-               corner_flags, corner_polys, ncorners):  # fmt: skip
-    """corners_kernel (same arguments) on nch threads."""
-    if nch <= 1:  # (no parallel launch)
         corners_kernel(
-            d, flags_table, costs_table, act, 1, walking, target_state, update_flags,
+            d, flags_table, costs_table, sub, 1, walking, target_state, update_flags,
             query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
             corner_flags, corner_polys, ncorners,
         )  # fmt: skip
-        return
-    for c in prange(nch):
-        corners_kernel(
-            d, flags_table, costs_table, _chunk(act, c, nch), 1, walking, target_state,
-            update_flags, query_filter, opt_range, c_pos, c_target, c_path, c_npath,
-            corner_verts, corner_flags, corner_polys, ncorners,
-        )  # fmt: skip
+    return counts.sum()
+
+
+@njit
+def _corners_none(d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
+                  query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
+                  corner_flags, corner_polys, ncorners):  # fmt: skip
+    """The parallel step's corners phase: done in :func:`_neighbours_p`'s region."""
+    return
 
 
 @pnjit
@@ -453,7 +468,7 @@ _neighbours, _corners, _plan, _move = _neighbours_s, corners_kernel, plan_veloci
 #: the serial step, and the one whose per-agent phases run on ``nch`` threads
 step = _twin(_step_impl, "step")
 step_par = _twin(
-    _step_impl, "step_par", _neighbours=_neighbours_p, _corners=_corners_p, _plan=_plan_p,
+    _step_impl, "step_par", _neighbours=_neighbours_p, _corners=_corners_none, _plan=_plan_p,
     _move=_move_p,
 )  # fmt: skip
 
@@ -633,7 +648,8 @@ def requests_kernel(d, pool_d, qi, qf, flags_table, costs_table, active, state, 
     the finished paths merged into their agents' corridors. ``which``: 1 the move
     requests, 2 the path queue, 3 both. Returns -1 when a queued request has no filter
     index (a request made from Python without one; nothing done: the caller runs the
-    Python phases), else 0. The same float32 values and order as the Python phases."""
+    Python phases), else the queue's A* iterations done (0 without ``which & 2``). The
+    same float32 values and order as the Python phases."""
     nav = open_view(d)
     n = active.shape[0]
     nq_slots = pq_ref.shape[0]
@@ -750,4 +766,4 @@ def requests_kernel(d, pool_d, qi, qf, flags_table, costs_table, active, state, 
             else:
                 target_state[s] = 1
             target_replan_time[s] = 0
-    return 0
+    return max_iters - it_left
