@@ -538,103 +538,6 @@ def _set_corridor(s, pos, path, n, c_target, c_path, c_npath, b_center, b_npolys
 
 
 @njit
-def _move_requests_k(d, pool_d, qi, qf, flags_table, costs_table, active, state, target_state,
-                     target_ref, target_pos, target_pathq_ref, target_replan, target_replan_time,
-                     query_filter, npos, partial, c_target, c_path, c_npath, b_center, b_npolys,
-                     b_nsegs, pq_ref, pq_status, pq_keep, pq_sref, pq_eref, pq_spos, pq_epos,
-                     pq_fidx, pq_npaths, pq_counters, queue_cap):  # fmt: skip
-    """dtCrowd's move requests (the quick searches, then the queue's requests), in slot
-    order: the quick searches first, then the queue (a search changes only its agent)."""
-    nav = open_view(d)
-    n = active.shape[0]
-    nq_slots = pq_ref.shape[0]
-    todo = np.empty(n, np.int64)
-    ntodo = 0
-    for s in range(n):
-        ts = target_state[s]
-        if active[s] and state[s] != 0 and (ts == 3 or ts == 4):
-            todo[ntodo] = s
-            ntodo += 1
-    out = np.zeros(_MAX_RES, np.int64)
-    one = np.zeros(1, np.int64)
-    req_pos = np.empty(3, np.float32)
-    for k in range(ntodo):
-        s = todo[k]
-        if target_state[s] != 3:
-            continue
-        fi = query_filter[s]
-        npath = np.int64(c_npath[s])
-        tref = target_ref[s]
-        sliced_init_entry(
-            d, pool_d, flags_table[fi], qi, qf, c_path[s, 0], tref, npos[s], target_pos[s], 0
-        )  # fmt: skip
-        sliced_update_entry(d, pool_d, flags_table[fi], costs_table[fi], qi, qf, _MAX_QUICK)
-        out[:] = 0
-        if target_replan[s]:
-            existing = c_path[s, :npath].copy()
-            st, nres = sliced_finalize_partial_entry(
-                d, pool_d, flags_table[fi], costs_table[fi], qi, existing, out, _MAX_RES
-            )  # fmt: skip
-        else:
-            st, nres = sliced_finalize_entry(
-                d, pool_d, flags_table[fi], costs_table[fi], qi, out, _MAX_RES
-            )  # fmt: skip
-        if (st & FAILURE) != 0 or nres <= 0:
-            nres = 0
-        elif out[nres - 1] != tref:
-            if not _closest_on_poly(nav, out[nres - 1], target_pos[s], req_pos):
-                nres = 0
-        else:
-            req_pos[:] = target_pos[s]
-        if nres == 0:
-            req_pos[:] = npos[s]
-            one[0] = c_path[s, 0]
-            _set_corridor(s, req_pos, one, 1, c_target, c_path, c_npath, b_center, b_npolys,
-                          b_nsegs)  # fmt: skip
-            last = one[0]
-        else:
-            _set_corridor(s, req_pos, out, nres, c_target, c_path, c_npath, b_center, b_npolys,
-                          b_nsegs)  # fmt: skip
-            last = out[nres - 1]
-        partial[s] = False
-        if last == tref:
-            target_state[s] = 2
-            target_replan_time[s] = 0
-        else:
-            target_state[s] = 4
-    # -- the queue's requests
-    qbuf = np.empty(queue_cap, np.int64)
-    nq = path_queue_order(todo[:ntodo], target_state, target_replan_time, qbuf)
-    for k in range(nq):
-        s = qbuf[k]
-        npath = c_npath[s]
-        slot = -1
-        for i in range(nq_slots):
-            if pq_ref[i] == 0:
-                slot = i
-                break
-        if slot < 0:
-            target_pathq_ref[s] = 0
-            continue
-        ref = pq_counters[0]
-        nxt = (ref + 1) & 0xFFFFFFFF
-        if nxt == 0:
-            nxt += 1
-        pq_counters[0] = nxt
-        pq_ref[slot] = ref
-        pq_sref[slot] = c_path[s, npath - 1]
-        pq_eref[slot] = target_ref[s]
-        pq_spos[slot, :] = c_target[s]
-        pq_epos[slot, :] = target_pos[s]
-        pq_status[slot] = 0
-        pq_npaths[slot] = 0
-        pq_fidx[slot] = query_filter[s]
-        pq_keep[slot] = 0
-        target_pathq_ref[s] = ref
-        target_state[s] = 5
-
-
-@njit
 def requests_kernel(d, pool_d, qi, qf, flags_table, costs_table, active, state, target_state,
                     target_ref, target_pos, target_pathq_ref, target_replan, target_replan_time,
                     query_filter, npos, partial, c_target, c_path, c_npath, b_center, b_npolys,
@@ -658,13 +561,92 @@ def requests_kernel(d, pool_d, qi, qf, flags_table, costs_table, active, state, 
             return -1
     cap = c_path.shape[1]
     if (which & 1) != 0:
-        _move_requests_k(
-            d, pool_d, qi, qf, flags_table, costs_table, active, state, target_state, target_ref,
-            target_pos, target_pathq_ref, target_replan, target_replan_time, query_filter, npos,
-            partial, c_target, c_path, c_npath, b_center, b_npolys, b_nsegs, pq_ref, pq_status,
-            pq_keep, pq_sref, pq_eref, pq_spos, pq_epos, pq_fidx, pq_npaths, pq_counters,
-            queue_cap,
-        )  # fmt: skip
+        # -- move requests: the quick searches first, then the queue's requests, in slot
+        # order (a search changes only its own agent: dtCrowd's one pass)
+        todo = np.empty(n, np.int64)
+        ntodo = 0
+        for s in range(n):
+            ts = target_state[s]
+            if active[s] and state[s] != 0 and (ts == 3 or ts == 4):
+                todo[ntodo] = s
+                ntodo += 1
+        out = np.zeros(_MAX_RES, np.int64)
+        one = np.zeros(1, np.int64)
+        req_pos = np.empty(3, np.float32)
+        for k in range(ntodo):
+            s = todo[k]
+            if target_state[s] != 3:
+                continue
+            fi = query_filter[s]
+            npath = np.int64(c_npath[s])
+            tref = target_ref[s]
+            sliced_init_entry(
+                d, pool_d, flags_table[fi], qi, qf, c_path[s, 0], tref, npos[s], target_pos[s], 0
+            )  # fmt: skip
+            sliced_update_entry(d, pool_d, flags_table[fi], costs_table[fi], qi, qf, _MAX_QUICK)
+            out[:] = 0
+            if target_replan[s]:
+                existing = c_path[s, :npath].copy()
+                st, nres = sliced_finalize_partial_entry(
+                    d, pool_d, flags_table[fi], costs_table[fi], qi, existing, out, _MAX_RES
+                )  # fmt: skip
+            else:
+                st, nres = sliced_finalize_entry(
+                    d, pool_d, flags_table[fi], costs_table[fi], qi, out, _MAX_RES
+                )  # fmt: skip
+            if (st & FAILURE) != 0 or nres <= 0:
+                nres = 0
+            elif out[nres - 1] != tref:
+                if not _closest_on_poly(nav, out[nres - 1], target_pos[s], req_pos):
+                    nres = 0
+            else:
+                req_pos[:] = target_pos[s]
+            if nres == 0:
+                req_pos[:] = npos[s]
+                one[0] = c_path[s, 0]
+                _set_corridor(s, req_pos, one, 1, c_target, c_path, c_npath, b_center, b_npolys,
+                              b_nsegs)  # fmt: skip
+                last = one[0]
+            else:
+                _set_corridor(s, req_pos, out, nres, c_target, c_path, c_npath, b_center, b_npolys,
+                              b_nsegs)  # fmt: skip
+                last = out[nres - 1]
+            partial[s] = False
+            if last == tref:
+                target_state[s] = 2
+                target_replan_time[s] = 0
+            else:
+                target_state[s] = 4
+        # -- the queue's requests
+        qbuf = np.empty(queue_cap, np.int64)
+        nq = path_queue_order(todo[:ntodo], target_state, target_replan_time, qbuf)
+        for k in range(nq):
+            s = qbuf[k]
+            npath = c_npath[s]
+            slot = -1
+            for i in range(nq_slots):
+                if pq_ref[i] == 0:
+                    slot = i
+                    break
+            if slot < 0:
+                target_pathq_ref[s] = 0
+                continue
+            ref = pq_counters[0]
+            nxt = (ref + 1) & 0xFFFFFFFF
+            if nxt == 0:
+                nxt += 1
+            pq_counters[0] = nxt
+            pq_ref[slot] = ref
+            pq_sref[slot] = c_path[s, npath - 1]
+            pq_eref[slot] = target_ref[s]
+            pq_spos[slot, :] = c_target[s]
+            pq_epos[slot, :] = target_pos[s]
+            pq_status[slot] = 0
+            pq_npaths[slot] = 0
+            pq_fidx[slot] = query_filter[s]
+            pq_keep[slot] = 0
+            target_pathq_ref[s] = ref
+            target_state[s] = 5
     if (which & 2) == 0:
         return 0
     # -- dtPathQueue::update
