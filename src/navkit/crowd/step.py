@@ -25,7 +25,7 @@ here (dtCrowd's requestMoveTargetReplan).
 :func:`step_par` is the same update (the same source, compiled a second time) whose
 heavy per-agent phases run as three ``prange`` regions over ``nch`` chunks of agents
 (:func:`threads_for`; one chunk: serial): local boundaries + neighbours + corners (one
-region: its phase time is the neighbours phase's, the corners phase reads 0), velocity
+region: its time is the neighbours phase's, the corners phase reads ~0), velocity
 planning, move along surface; the cheap ones (steering, separation, integration,
 collisions) and everything order-dependent stay serial. No agent reads in a phase
 what another agent writes in it (dtCrowd's phases are the same loops), so the results
@@ -68,12 +68,10 @@ from .corridor import corners_kernel, merge_corridor_start_shortcut, move_kernel
 from .path_queue import _DETAIL_MASK, path_validity_kernel
 from .path_queue import MAX_KEEP_ALIVE as _MAX_KEEP_ALIVE
 from .proximity import (
-    SMALL_CROWD,
     build_grid,
     dense_cells,
     find_neighbours,
     find_neighbours_dense,
-    find_neighbours_small,
 )
 from .steering import integrate, resolve_collisions, separate, steer
 
@@ -323,18 +321,13 @@ def _neighbours_s(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
                   inv_cell, buckets, items, lo, head, neis, nei_dist, nneis, costs_table,
                   target_state, update_flags, opt_range, c_pos, c_target, c_npath, corner_verts,
                   corner_flags, corner_polys, ncorners):  # fmt: skip
-    """Local boundaries, then getNeighbours (a small crowd without the grid, a larger
-    one on the grid's items by cell, agents far apart on the hash grid: the same
-    neighbours); returns the boundaries rebuilt. (The corner phase's arguments are
+    """Local boundaries, then getNeighbours (on the grid's items by cell; agents far
+    apart on the hash grid: the same neighbours); returns the boundaries rebuilt. (The corner phase's arguments are
     for :func:`_neighbours_p`, which runs that phase too; here the step runs it next.)"""
     nb = update_boundaries(
         d, tiny_ds, flags_table, act, 1, walking, c_path, npos, qrange, query_filter, b_center,
         b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
     )  # fmt: skip
-    if act.shape[0] <= SMALL_CROWD and find_neighbours_small(
-        act, act, walking, npos, height, qrange, radius, inv_cell, items, neis, nei_dist, nneis,
-    ):  # fmt: skip
-        return nb
     x0, y0, w, h, start, ids = dense_cells(items, lo, head)
     if w > 0:
         find_neighbours_dense(
@@ -358,7 +351,8 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
     """The neighbours phase and the corners phase in one parallel region: each chunk's
     agents get their local boundary and neighbours, then their corners (no agent reads
     in these phases what another writes in them, so the order across agents does not
-    matter); the step's corners phase is then :func:`_corners_none`."""
+    matter); the step's corners phase is then :func:`_corners_after` (which runs it when
+    there is one chunk)."""
     if nch <= 1:
         nb = _neighbours_s(
             nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange, radius,
@@ -367,15 +361,9 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
             update_flags, opt_range, c_pos, c_target, c_npath, corner_verts, corner_flags,
             corner_polys, ncorners,
         )  # fmt: skip
-        corners_kernel(
-            d, flags_table, costs_table, act, 1, walking, target_state, update_flags,
-            query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
-            corner_flags, corner_polys, ncorners,
-        )  # fmt: skip
-        return nb
-    small = act.shape[0] <= SMALL_CROWD
-    x0, y0, w, h, start, ids = dense_cells(items, lo, 0 if small else head)
-    mode = 0 if small else (1 if w > 0 else 2)  # (chosen outside the prange body)
+        return nb  # (the corners phase runs next: _corners_after)
+    x0, y0, w, h, start, ids = dense_cells(items, lo, head)
+    dense = w > 0  # (chosen outside the prange body)
     counts = np.zeros(nch, np.int64)
     for c in prange(nch):
         sub = _chunk(act, c, nch)
@@ -383,16 +371,7 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
             d, tiny_ds[c : c + 1].copy(), flags_table, sub, 1, walking, c_path, npos, qrange,
             query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
         )  # fmt: skip
-        if mode == 0:
-            if not find_neighbours_small(
-                sub, act, walking, npos, height, qrange, radius, inv_cell, items, neis,
-                nei_dist, nneis,
-            ):  # fmt: skip
-                find_neighbours(
-                    sub, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
-                    nei_dist, nneis,
-                )  # fmt: skip
-        elif mode == 1:
+        if dense:
             find_neighbours_dense(
                 sub, act, walking, npos, height, qrange, inv_cell, x0, y0, w, h, start, ids,
                 neis, nei_dist, nneis,
@@ -411,11 +390,17 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
 
 
 @njit
-def _corners_none(d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
-                  query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
-                  corner_flags, corner_polys, ncorners):  # fmt: skip
-    """The parallel step's corners phase: done in :func:`_neighbours_p`'s region."""
-    return
+def _corners_after(d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
+                   query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
+                   corner_flags, corner_polys, ncorners):  # fmt: skip
+    """The parallel step's corners phase: on one thread corners_kernel, on more nothing
+    (:func:`_neighbours_p`'s region did it)."""
+    if nch <= 1:
+        corners_kernel(
+            d, flags_table, costs_table, act, 1, walking, target_state, update_flags,
+            query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
+            corner_flags, corner_polys, ncorners,
+        )  # fmt: skip
 
 
 @pnjit
@@ -468,7 +453,7 @@ _neighbours, _corners, _plan, _move = _neighbours_s, corners_kernel, plan_veloci
 #: the serial step, and the one whose per-agent phases run on ``nch`` threads
 step = _twin(_step_impl, "step")
 step_par = _twin(
-    _step_impl, "step_par", _neighbours=_neighbours_p, _corners=_corners_none, _plan=_plan_p,
+    _step_impl, "step_par", _neighbours=_neighbours_p, _corners=_corners_after, _plan=_plan_p,
     _move=_move_p,
 )  # fmt: skip
 
