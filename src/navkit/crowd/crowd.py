@@ -551,7 +551,7 @@ class Crowd:
         dt32 = F(_check.real(dt, "dt", 0.0, lo_open=True, unit="s"))
         if not dt32 > 0:  # positive but below float32's smallest
             raise InputError(f"dt must be > 0 as float32 [s], got {dt!r}")
-        self._act = np.flatnonzero(self.agents.active).astype(np.int64)
+        self._act = np.flatnonzero(self.agents.active).astype(np.int64, copy=False)
         self._ftables = self._filter_tables()
         self._select_due(dt32)
         self._stepped = self._fusable() and self._update_fused(dt32)
