@@ -17,19 +17,20 @@ obstacle avoidance), integration, collisions, move_along_surface
 (movePosition), offmesh_animation. Agent state lives in
 :class:`~navkit.crowd.agents.AgentArrays`. Every per-agent phase is one numba
 kernel call over all active agents (serial, or ``prange`` over chunks of agents
-with ``Crowd(..., parallel=True)``: the same float32 results). Still Python,
-over the few agents concerned (each selected with one numpy expression): the
-move requests' quick searches and the path queue's sliced A*, topology
-optimisation (one agent per update), and off-mesh link entry and animation.
-Requests with callbacks are tracked after the phases
-(:mod:`navkit.crowd.requests`).
+with ``Crowd(..., parallel=True)``: the same float32 results). The dtcrowd
+mode's move requests and path queue are one kernel call
+(:func:`navkit.crowd.step.requests_kernel`; navkit mode's replanner is Python).
+Still Python, over the few agents concerned (each selected with one numpy
+expression): topology optimisation outside the one-kernel step (one agent per
+update), and off-mesh link entry and animation. Requests with callbacks are
+tracked after the phases (:mod:`navkit.crowd.requests`).
 
 In dtcrowd mode (no temporary obstacles, no TTC / ORCA / local-grid agent) the
 phases run as one kernel call, :func:`navkit.crowd.step.step` (``step_par`` with
 ``parallel=True``: the per-agent phases on all cores), which returns to
-Python only for the slow validity path, pending move requests or path-queue work,
-and off-mesh links (same float32 results; :attr:`Crowd.timings` from its
-time-stamp-counter stamps).
+Python only for the slow validity path, pending move requests or path-queue work
+(then one ``requests_kernel`` call), and off-mesh links (same float32 results;
+:attr:`Crowd.timings` from its time-stamp-counter stamps).
 """
 
 from __future__ import annotations
