@@ -29,17 +29,27 @@ whole update step on a layer (rebuild + navmesh swap).
 commit compiled with g++ -O2, same seeds and obstacles); otherwise its medians and
 navkit's ratio to them are printed too.
 
-What limits it (thread CPU time per stage kernel called alone, dungeon's layers with
-the 50 obstacles on them, median layer): one update step is one kernel call
-(``tilecache._rebuild.rebuild_swap``): decompress ~4 us, obstacle marking ~1, regions
-~5-7, contours ~4-5, polygons ~9 (ear clipping and the greedy merge, quadratic as in
-Recast; a tail of layers at 45-90 us) and the navmesh swap ~9 (a compaction every
-20-30 steps); 38-50 us a step, against ~25 us for native Recast, spread over every
-stage; inside the step the stages run slower than alone (cache misses on the
-struct-of-arrays pools). An obstacle touches 1.8 layers on average. Python adds
-~10-15 us per add (argument checks, bounds, touched-layer query) and ~6 us per step.
-Recast (WASM) does a whole add + update in ~0.055-0.08 ms at a load of 9-15
-(docs/benchmarks.md).
+What limits it (2026-12-02, load average 8-11 on 2 cores, so absolute figures run
+~1.5x a quiet machine's; the ratios between them hold). An update without budget
+rebuilds every layer of a round of requests in one kernel call
+(``tilecache._rebuild.rebuild_swap_many``; a budgeted update calls it once per step;
+a new cache adds its initial tiles through it, so the first update compiles
+nothing). Inside that kernel one compatible step is (cycle counter around each stage,
+median layer of the 50 obstacles, dungeon / undulating): decompress 6.4 / 11.7 us,
+obstacle marking 0.8, regions 9.7 / 15.9, contours 6.8 / 7.2, polygons 13.6 / 16.8
+(ear clipping and the greedy merge, quadratic as in Recast) and the navmesh swap
+7.8 / 8.4 (a compaction every 20-30 steps): 54-76 us loaded, ~38-50 quiet, against
+~25 us for native Recast, spread over every stage, no single one dominant. The
+kernel's thread CPU per step is 47.7 / 46.5 / 57.6 us (dungeon / nav_test /
+undulating; 52.0 / 49.3 / 59.8 before the batching, same-run A/B). An obstacle
+touches 1.3-1.8 layers; Python adds ~10-13 us per add (argument checks, bounds,
+touched-layer query, the obstacle table) and ~10-15 us per update call (request
+processing, the batch's arrays, the obstacle states, ``Changes``): a single add +
+update is still ~25% Python. The default mode costs 2-4x the compatible one: the
+detail mesh (Recast's detail stage over the layer's heights), the BV tree and the
+tile data; on undulating the detail mesh holds 11.2 triangles per polygon (dungeon
+2.5, nav_test 2.8), and one layer's rebuild on the Python path takes 521 us with the
+detail mesh against 79 without it.
 
 ``--build-only`` times the build alone, interleaved with the peer to even out the
 load of a shared machine: ``--peer-runs`` rounds of (one peer invocation timing

@@ -298,12 +298,14 @@ def test_failed_rebuild_keeps_the_old_tile(tset, monkeypatch):
     def boom(*a, **k):
         raise BuildError("synthetic overflow")
 
-    def boom_kernel(*a):  # the one-kernel step (recast-compatible mode): out[0] says failed
-        a[-1][:] = 0
-        a[-1][0] = U.BUILD_FAILED
+    def boom_kernel(*a):  # the one-kernel steps (recast-compatible mode): each row failed
+        outs, k0, nfree = a[-1], a[-2], a[-3]
+        outs[k0:] = 0
+        outs[k0:, 0] = U.BUILD_FAILED
+        return outs.shape[0], nfree
 
     monkeypatch.setattr(U, "build_layer_tile", boom)
-    monkeypatch.setattr(U, "rebuild_swap", boom_kernel)
+    monkeypatch.setattr(U, "rebuild_swap_many", boom_kernel)
     h = tc.add_cylinder(p - [0, 0.5, 0], 1.0, 2.0)
     ch = tc.update()
     assert ch.failed and not ch.rebuilt and ch.invalidated == () and ch.up_to_date

@@ -1,4 +1,5 @@
-"""The default mode's one-kernel update step (``tilecache._rebuild.rebuild_swap_detail``)
+"""The default mode's one-kernel update steps (``tilecache._rebuild.rebuild_swap_detail``,
+run by ``rebuild_swap_detail_many``)
 against its Python path (``build_layer_tile(detail=True)`` and the NavMesh's tile
 swap): the same tiles (polygons, detail meshes, BV trees, off-mesh connections,
 links) after every update of a sequence of adds, moves and removes."""
@@ -13,6 +14,10 @@ from _tc_cases import peer_tilecache
 from navkit.detour.tile import first_difference
 from navkit.tilecache import TileCache
 from navkit.tilecache.format import read_tile_cache
+
+
+class _PythonPath(TileCache):
+    _kernel_tiles = False  # initial tiles: build_layer_tile and add_tiles
 
 
 def _pair(mesh: str, with_offmesh: bool) -> tuple[TileCache, TileCache, np.ndarray]:
@@ -32,7 +37,7 @@ def _pair(mesh: str, with_offmesh: bool) -> tuple[TileCache, TileCache, np.ndarr
                          "bidirectional": bool(k % 2), "area": k % 3, "flags": 1 + k,
                          "userId": 100 + k})  # fmt: skip
     kernel = TileCache(tset, recast_compatible=False, offmesh=cons)
-    python = TileCache(tset, recast_compatible=False, offmesh=cons)
+    python = _PythonPath(tset, recast_compatible=False, offmesh=cons)
     python._state.fast_detail = False
     return kernel, python, c
 
@@ -132,3 +137,28 @@ def test_a_tile_covered_by_an_obstacle_is_removed_and_comes_back():
         tc.update()
     _same(kernel, python, "uncovered")
     assert kernel.navmesh.stats() == before
+
+
+@pytest.mark.parametrize("compatible", [True, False])
+def test_initial_tiles_from_the_step_kernel_equal_the_python_path(compatible):
+    """A cache built without an executor adds its initial tiles with the update step's
+    kernel (so that the first update compiles nothing new): the same navmesh as
+    build_layer_tile + add_tiles, tile for tile."""
+    tset = read_tile_cache(peer_tilecache("nav_test"))
+    kernel = TileCache(tset, recast_compatible=compatible)
+    python = _PythonPath(tset, recast_compatible=compatible)
+    assert kernel._state.fast_steps == len(tset.tiles) and python._state.fast_steps == 0
+    _same(kernel, python, "initial")
+
+
+def test_initial_tiles_report_progress_per_position():
+    """The kernel-built initial tiles report progress as the per-position path does:
+    one call per tile position (positions without layers too), done counting up to
+    the total."""
+    tset = read_tile_cache(peer_tilecache("dungeon"))
+    got: list = []
+    want: list = []
+    TileCache(tset, progress=lambda d, t: got.append((d, t)))
+    _PythonPath(tset, progress=lambda d, t: want.append((d, t)))
+    assert got == want
+    assert got[-1][0] == got[-1][1] and [d for d, _ in got] == list(range(1, got[-1][1] + 1))

@@ -148,16 +148,16 @@ def test_one_kernel_step_equals_the_python_path(mesh, monkeypatch):
     data = tc.to_bytes()
     fast = navkit.TileCache.load(data)
     slow = navkit.TileCache.load(data)
-    fast_step = update_mod.CacheState._build_tile_fast
+    fast_step = update_mod.CacheState._rebuild_many
     calls = []
 
-    def counted(self, ref, invalidated):
-        ok = fast_step(self, ref, invalidated)
+    def counted(self, refs, invalidated, done):
+        ok = fast_step(self, refs, invalidated, done)
         calls.append(ok)
         return ok
 
-    def no_fast(self, ref, invalidated):
-        return None
+    def no_fast(self, refs, invalidated, done):
+        return False
 
     pts = _points(tc, 30, 11)
     rng = np.random.default_rng(5)
@@ -178,9 +178,9 @@ def test_one_kernel_step_equals_the_python_path(mesh, monkeypatch):
                         slow.add_oriented_box(pts[k], [r, 1.0, 0.5], 0.3 * k),
                     )
                 )
-        monkeypatch.setattr(update_mod.CacheState, "_build_tile_fast", counted)
+        monkeypatch.setattr(update_mod.CacheState, "_rebuild_many", counted)
         ch_f = [fast.update() for _ in range(64)]
-        monkeypatch.setattr(update_mod.CacheState, "_build_tile_fast", no_fast)
+        monkeypatch.setattr(update_mod.CacheState, "_rebuild_many", no_fast)
         ch_s = [slow.update() for _ in range(64)]
         assert ch_f[-1].up_to_date and ch_s[-1].up_to_date
         assert [(c.rebuilt, c.invalidated) for c in ch_f] == [

@@ -87,6 +87,7 @@ from .boundary import Boundaries
 # navkit extensions (temporary obstacles, TTC / ORCA, local grid): the dtCrowd path runs
 # unchanged while no agent uses them
 from .contact import CONTACT_ALLOW, CONTACT_ROUNDS, CONTACT_TOLERANCE, resolve_contacts
+from .door import find_gaps  # navkit extension
 from .local_grid import LocalGridParams, LocalGridPlanner, track_progress
 from .lod import LodState, build_cells, cell_neighbours, cell_neighbours_par, hold, select, stamp
 from .obstacles import TemporaryObstacles, plan_sampled_with_obstacles, push_out_of_obstacles
@@ -244,6 +245,7 @@ class Crowd:
         self._orca_params = ORCAParams()
         self.local_grid = LocalGridPlanner(self.max_agents, LocalGridParams())
         self.interactions = 0  # TTC forces / ORCA half-planes evaluated in the last update
+        self._gaps = np.zeros((self.max_agents, 6), np.float32)  # crowd/door.py find_gaps
         # -- end navkit extensions
         # [replan] navkit mode: replanning and the iteration budget (crowd/replan.py)
         self.mode = mode
@@ -1109,13 +1111,17 @@ class Crowd:
             )  # fmt: skip
             self.velocity_samples = int(ns.sum())
         self.interactions = 0
+        gap = self._gaps
+        # narrow passages on the TTC / ORCA agents' paths (crowd/door.py)
+        find_gaps(act, avoiding & (model != 0), a.npos, a.radius, b.segs, b.nsegs, a.ncorners,
+                  a.corner_verts, gap)  # fmt: skip
         for code, plan, prm in ((1, plan_ttc, self.ttc_params), (2, plan_orca, self.orca_params)):
             mask = avoiding & (model == code)
             if mask[act].any():
                 self.interactions += plan(
                     act, mask, a.npos, a.vel, a.dvel, a.radius, a.height, a.max_speed,
                     a.max_acceleration, a.collision_query_range, g.inv_cell_size, g.buckets, g.items, obs, b.segs,
-                    b.nsegs, prm.array(), dt, a.nvel,
+                    b.nsegs, gap, prm.array(), dt, a.nvel,
                 )  # fmt: skip
 
     def _integration(self, dt) -> None:

@@ -167,6 +167,11 @@ class TileCache:
         ``max_obstacles`` of the set exceeds 65535; ``offmesh`` in compatible mode.
     """
 
+    #: build the initial navmesh tiles (without an executor) with the update step's
+    #: kernel, one tile after the other (False: ``build_layer_tile`` and ``add_tiles``,
+    #: the path an executor takes; the same tiles and links)
+    _kernel_tiles = True
+
     def __init__(
         self,
         tset: TileCacheSet,
@@ -214,11 +219,13 @@ class TileCache:
         coords = tile_coords(nx, ny)
         p = tset.params
 
-        def args(x: int, y: int) -> tuple:
-            return ([st.tiles[r] for r in st.tiles_at(x, y)], p, not st.compatible, cons)
+        if executor is not None or not self._kernel_tiles or not st.build_initial(coords, progress):
 
-        built = run_tiles(_build_position, coords, args, executor, progress)
-        add_tiles(nm, [td for xy in coords for td in built[xy] if td is not None])
+            def args(x: int, y: int) -> tuple:
+                return ([st.tiles[r] for r in st.tiles_at(x, y)], p, not st.compatible, cons)
+
+            built = run_tiles(_build_position, coords, args, executor, progress)
+            add_tiles(nm, [td for xy in coords for td in built[xy] if td is not None])
         # world extent (xz of the grid, y of the layers) for input checks
         o = np.array(p.orig, np.float32)
         tw = f32(p.width) * f32(p.cs)
@@ -690,6 +697,8 @@ class TileCache:
         invalidated: list = []
         t0 = time.perf_counter()
         steps = 0
+        if budget_ms is None and max_tiles is None:
+            st.run(rebuilt, invalidated, failed)  # (each round of requests: one kernel call)
         while not st.up_to_date:
             st.step(rebuilt, invalidated, failed)
             steps += 1

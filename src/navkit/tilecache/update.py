@@ -21,16 +21,22 @@ are rasterized and queried grown by the agent radius
 mesh, a BV tree and the off-mesh connections that start on them.
 
 A rebuild decompresses the layer, rasterizes every live obstacle that touches it
-(slot order) and replaces the navmesh tile at that location, in one kernel call
+(slot order) and replaces the navmesh tile at that location
 (:func:`~navkit.tilecache._rebuild.rebuild_swap`, or
-:func:`~navkit.tilecache._rebuild.rebuild_swap_detail` in the default mode); the
-Python path (:func:`~navkit.tilecache.tilemesh.build_layer_tile` and the NavMesh's
-tile swap) takes over when the navmesh has runtime off-mesh connections.
+:func:`~navkit.tilecache._rebuild.rebuild_swap_detail` in the default mode). The
+rebuilds of one round of requests run in one kernel call
+(:func:`~navkit.tilecache._rebuild.rebuild_swap_many`: :meth:`CacheState.run`, an
+update without budget), a budgeted update calls it once per step, and a new cache
+adds its initial tiles through it (:meth:`CacheState.build_initial`), so the first
+update compiles nothing the cache's construction did not. The Python path
+(:func:`~navkit.tilecache.tilemesh.build_layer_tile` and the NavMesh's tile swap)
+takes over when the navmesh has runtime off-mesh connections.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -40,7 +46,8 @@ from ..detour import _swap
 from ..detour.navmesh import NavMesh
 from ..detour.tile import OffMeshConnections
 from ..errors import BuildError, InputError
-from ._rebuild import BUILD_FAILED, rebuild_swap, rebuild_swap_detail
+from . import _rebuild as _rb
+from ._rebuild import BUILD_FAILED, rebuild_swap_detail_many, rebuild_swap_many
 from .format import LAYER_HEADER_SIZE, TileCacheSet
 from .obstacles import PRISM, Obstacle, expand_obstacle, obstacle_bounds
 from .tilemesh import (
@@ -71,6 +78,15 @@ _SWAP_ERRORS = {
     _swap.BAD_POLY: "polygon with fewer than 3 vertices",
     _swap.BAD_VERTEX: "polygon vertex index out of range",
     _swap.TOO_MANY_VERTS: "Detour tiles hold fewer than 65535 vertices",
+}
+
+
+_BUILD_ERRORS = {
+    _rb.CORRUPT: "corrupt layer (decompression)",
+    _rb.TOO_MANY_REGIONS: "more than 255 regions",
+    _rb.CONTOUR_OVERFLOW: "a contour overflows the trace buffer",
+    _rb.MESH_OVERFLOW: "polygon mesh buffer overflow",
+    _rb.TILE_DATA: "Detour's tile data could not be made (65535 or more vertices)",
 }
 
 
@@ -173,14 +189,33 @@ class CacheState:
         self.ob_pstart = np.zeros(n, np.int64)
         self.ob_pcount = np.zeros(n, np.int64)
         self.ob_pts = np.zeros((0, 2), np.float32)
-        self._layer_args: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        # every layer's stream and header, for the rebuild kernels (layer i: tset.tiles[i])
+        self._tix = {t.ref: i for i, t in enumerate(tset.tiles)}
+        streams = [np.frombuffer(t.data, np.uint8)[LAYER_HEADER_SIZE:] for t in tset.tiles]
+        self._coff = np.zeros(len(streams) + 1, np.int64)
+        np.cumsum([len(c) for c in streams], out=self._coff[1:])
+        self._comp = np.concatenate(streams) if streams else np.zeros(0, np.uint8)
+        hds = [t.header for t in tset.tiles]
+        self._hdrs = np.array(
+            [[h.width, h.height, h.tx, h.ty, h.tlayer] for h in hds], np.int64
+        ).reshape(-1, 5)
+        self._bmins = np.array([h.bmin for h in hds], np.float32).reshape(-1, 3)
+        self._bmaxs = np.array([h.bmax for h in hds], np.float32).reshape(-1, 3)
         self._climb = walkable_climb_vx(p)
         self._max_error = np.float32(p.max_simplification_error)
         self._wp = np.array(
             [p.cs, p.ch, p.walkable_height, p.walkable_radius, p.walkable_climb], np.float32
         )
-        self._out = np.zeros(16, np.int64)
+        #: the stage (``_rebuild`` CORRUPT ... TILE_DATA) of the last layer that failed
+        self.fail_stage = 0
         self._nosel = np.zeros(0, np.int64)
+        #: todo, soff, outs, free of a one-layer round (every step writes its out row)
+        self._one = (
+            np.zeros(1, np.int64),
+            np.zeros(2, np.int64),
+            np.zeros((1, 16), np.int64),
+            np.zeros(2, np.int64),
+        )
         # the default mode's detail settings and off-mesh connections, as
         # build_layer_tile passes them (rebuild_swap_detail)
         self._dparams = np.array(
@@ -410,6 +445,45 @@ class CacheState:
         ref = self.update.pop(0)
         loc = self.build_tile(ref, invalidated)
         (rebuilt if loc[3] else failed).append(loc[:3])
+        self._advance(ref)
+
+    def run(self, rebuilt: list, invalidated: list, failed: list) -> None:
+        """``step`` until up to date: the layers each round of requests queues are
+        rebuilt in one kernel call (:func:`._rebuild.rebuild_swap_many`); the same
+        tiles, order and obstacle states as one step after the other."""
+        while self.reqs or self.update:
+            if not self.update:
+                self._process_requests()
+                if not self.update:
+                    continue
+            refs, self.update = self.update, []
+            if not (
+                (self.compatible or self.fast_detail)
+                and self._run_round(refs, rebuilt, invalidated, failed)
+            ):
+                self.update = refs  # the Python path, step by step
+                self.step(rebuilt, invalidated, failed)
+
+    def _run_round(self, refs: list[int], rebuilt: list, invalidated: list, failed: list) -> bool:
+        tiles = self.tiles
+        pos = 0
+
+        def done(j: int, ok: bool) -> None:
+            nonlocal pos
+            ref = refs[j]
+            h = tiles[ref].header
+            (rebuilt if ok else failed).append((h.tx, h.ty, h.tlayer))
+            self._advance(ref)
+            pos = j + 1
+
+        try:
+            return self._rebuild_many(refs, invalidated, done)
+        except BaseException:
+            self.update[:0] = refs[pos + 1 :]  # (the failing step is dropped, as step's)
+            raise
+
+    def _advance(self, ref: int) -> None:
+        """The obstacle states after layer ``ref`` was rebuilt."""
         for i in sorted(self.busy):  # (slot order: freed slots join the free list so)
             ob = self.obs[i]
             pending = ob.pending
@@ -441,62 +515,133 @@ class CacheState:
     def live_shapes_on(self, ref: int) -> list[Obstacle]:
         return [self.effective(self.obs[i].shape) for i in self.live_slots_on(ref)]  # type: ignore[arg-type]
 
-    def _layer(self, ref: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        la = self._layer_args.get(ref)
-        if la is None:
-            t = self.tiles[ref]
-            h = t.header
-            la = (
-                np.frombuffer(t.data, np.uint8)[LAYER_HEADER_SIZE:],
-                np.array([h.width, h.height, h.tx, h.ty, h.tlayer], np.int64),
-                np.array(h.bmin, np.float32),
-                np.array(h.bmax, np.float32),
-            )
-            self._layer_args[ref] = la
-        return la
+    def _rebuild_many(
+        self, refs: list[int], invalidated: list, done: Callable[[int, bool], None]
+    ) -> bool:
+        """Rebuild the layers ``refs`` in order and swap them into the navmesh, in one
+        kernel call (:func:`._rebuild.rebuild_swap_many`, or
+        :func:`._rebuild.rebuild_swap_detail_many` in the default mode; another when the
+        pools must grow); ``done(j, ok)`` after step ``j`` (ok False: the layer could not
+        be built, the old tile stays). False (nothing done) when the navmesh needs the
+        Python path (runtime off-mesh connections).
 
-    def _build_tile_fast(self, ref: int, invalidated: list) -> bool | None:
-        """:meth:`build_tile` in one kernel call (:func:`._rebuild.rebuild_swap`, or
-        :func:`._rebuild.rebuild_swap_detail` in the default mode); None when the
-        navmesh needs the Python path (runtime off-mesh connections)."""
+        Raises
+        ------
+        InputError
+            A swap failed (Detour's limits); the steps before it are done.
+        """
         nm = self.navmesh
         args = nm._swap_args()
         if args is None:
-            return None
-        sel = np.array(self.live_slots_on(ref), np.int64) if self.on_tile.get(ref) else self._nosel
-        comp, hdr, bmin, bmax = self._layer(ref)
-        out = self._out
-        while True:
+            return False
+        k = len(refs)
+        on = self.on_tile
+        if k == 1:  # (one layer, the usual round of one add: the arrays are kept)
+            todo, soff, outs, free = self._one
+            ref = refs[0]
+            todo[0] = self._tix[ref]
+            flat = self.live_slots_on(ref) if on.get(ref) else []
+            soff[1] = len(flat)
+            nf = 1 if nm._free_slots else 0
+            if nf:
+                free[0] = nm._free_slots[0]
+        else:
+            tix = self._tix
+            todo = np.array([tix[r] for r in refs], np.int64)
+            flat = []
+            offs = [0]
+            for r in refs:
+                if on.get(r):
+                    flat += self.live_slots_on(r)
+                offs.append(len(flat))
+            soff = np.array(offs, np.int64)
+            outs = np.zeros((k, 16), np.int64)
+            # the free list's first k slots (k steps take at most k), head last; room for k
+            nf = min(len(nm._free_slots), k)
+            free = np.array(nm._free_slots[nf - 1 :: -1] + [0] * k if nf else [0] * k, np.int64)
+        sel = np.array(flat, np.int64) if flat else self._nosel
+        j = 0
+        while j < k:
             assert args is not None  # (no off-mesh connection appears between calls)
-            desc, cnt, bits, free_head = args
+            desc, cnt, bits, _ = args
             if self.compatible:
-                _call(
-                    rebuild_swap,
-                    comp, hdr, bmin, bmax, sel, self.ob_kind, self.ob_a, self.ob_b,
-                    self.ob_rot, self.ob_area, self.ob_pstart, self.ob_pcount, self.ob_pts,
-                    self._climb, self._max_error, desc, cnt, bits, self._wp, free_head, out,
+                n, nf = _call(
+                    rebuild_swap_many,
+                    self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, todo, sel,
+                    soff, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
+                    self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
+                    desc, cnt, bits, self._wp, free, nf, j, outs,
                 )  # fmt: skip
             else:
-                _call(
-                    rebuild_swap_detail,
-                    comp, hdr, bmin, bmax, sel, self.ob_kind, self.ob_a, self.ob_b,
-                    self.ob_rot, self.ob_area, self.ob_pstart, self.ob_pcount, self.ob_pts,
-                    self._climb, self._max_error, self._dparams, self._offmesh, desc, cnt,
-                    bits, self._wp, free_head, out,
+                n, nf = _call(
+                    rebuild_swap_detail_many,
+                    self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, todo, sel,
+                    soff, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
+                    self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
+                    self._dparams, self._offmesh, desc, cnt, bits, self._wp, free, nf, j, outs,
                 )  # fmt: skip
-            st = int(out[0])
-            if st != _swap.NEED_GROW:
-                break
-            nm._grow_pools(out[8:16])
-            args = nm._swap_args()
-        self.fast_steps += 1
-        if st == BUILD_FAILED:
+            for r in range(j, n):
+                self.fast_steps += 1
+                out = outs[r]
+                if out[0] == BUILD_FAILED:
+                    self.fail_stage = int(out[6])
+                    done(r, False)
+                    continue
+                old_ref, npolys = nm._swap_done(out)
+                if old_ref:
+                    invalidated.extend(range(old_ref, old_ref + npolys))
+                done(r, True)
+            j = n
+            if j < k:
+                st = int(outs[j, 0])
+                if st != _swap.NEED_GROW:
+                    raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
+                nm._grow_pools(outs[j, 8:16])
+                args = nm._swap_args()
+        return True
+
+    def build_initial(
+        self,
+        coords: list[tuple[int, int]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> bool:
+        """Add the navmesh tiles of every layer (no obstacle), position by position in
+        ``coords`` order and newest layer first (as ``build_layer_tile`` and ``add_tiles``
+        would), with the update step's kernel: a cache's first update then compiles
+        nothing new. False (and nothing added) when the kernel cannot serve this
+        navmesh (runtime off-mesh connections, the default mode's Python path).
+
+        Raises
+        ------
+        BuildError
+            A layer overflows one of Detour's buffers (the tiles added before it stay).
+        """
+        if not (self.compatible or self.fast_detail) or self.navmesh._swap_args() is None:
             return False
-        if st != _swap.OK:
-            raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
-        old_ref, n = nm._swap_done(out)
-        if old_ref:
-            invalidated.extend(range(old_ref, old_ref + n))
+        refs: list[int] = []
+        last: list[int] = []  # index in refs of each position's last layer
+        for tx, ty in coords:
+            refs += self.tiles_at(tx, ty)
+            last.append(len(refs) - 1)
+        total = len(coords)
+        tiles = self.tiles
+        ends: dict[int, list[int]] = {}
+        for k, j in enumerate(last):
+            ends.setdefault(j, []).append(k + 1)  # (positions without layers end here too)
+        if progress is not None:
+            for d in ends.pop(-1, []):
+                progress(d, total)
+
+        def done(j: int, ok: bool) -> None:
+            if not ok:
+                h = tiles[refs[j]].header
+                why = _BUILD_ERRORS.get(self.fail_stage, "build failed")
+                raise BuildError(f"layer ({h.tx}, {h.ty}, {h.tlayer}): {why}")
+            if progress is not None:
+                for d in ends.get(j, ()):
+                    progress(d, total)
+
+        self._rebuild_many(refs, [], done)
         return True
 
     def build_tile(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
@@ -504,9 +649,9 @@ class CacheState:
         t = self.tiles[ref]
         h = t.header
         if self.compatible or self.fast_detail:
-            ok = self._build_tile_fast(ref, invalidated)
-            if ok is not None:
-                return h.tx, h.ty, h.tlayer, ok
+            res: list[bool] = []
+            if self._rebuild_many([ref], invalidated, lambda j, ok: res.append(ok)):
+                return h.tx, h.ty, h.tlayer, res[0]
         try:
             td = build_layer_tile(
                 t.data,

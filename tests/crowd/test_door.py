@@ -1,0 +1,142 @@
+"""navkit.crowd.door: TTC and ORCA agents queue at a door narrower than a body.
+
+Hand-built local boundaries and neighbourhoods; the expected gaps, ranks and held
+velocities follow from the rules in the module docstring (not from a crowd run).
+The door is the scenario suite's bottleneck as baked: a wall face at x = -0.45 with
+jambs at z = +-0.3, narrowing to 0.3 m at x = 0 and widening again to x = 0.45.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from navkit.crowd.door import FOLLOW, HEADWAY, door_queue, find_gaps
+from navkit.crowd.obstacles import MAX_NEAR
+
+F = np.float32
+R = F(0.3)
+VMAX = F(1.4)
+WAIT = F(0.9)
+
+#: the bottleneck's door as local boundary segments (x0 y0 z0 x1 y1 z1)
+DOOR = [
+    (-0.45, 0, 4.65, -0.45, 0, 0.3), (-0.45, 0, 0.3, 0.0, 0, 0.15), (0.0, 0, 0.15, 0.45, 0, 0.3),
+    (0.45, 0, 0.3, 0.45, 0, 4.65), (0.0, 0, -0.15, -0.45, 0, -0.3), (-0.45, 0, -0.3, -0.45, 0, -4.65),
+    (0.45, 0, -0.3, 0.0, 0, -0.15), (0.45, 0, -4.65, 0.45, 0, -0.3),
+]  # fmt: skip
+
+
+def gaps(pos, corners, segs=DOOR, radius=R):
+    """find_gaps for one agent per row of ``pos`` (x, z) with its corners (x, z)."""
+    n = len(pos)
+    npos = np.zeros((n, 3), F)
+    npos[:, 0] = [p[0] for p in pos]
+    npos[:, 2] = [p[1] for p in pos]
+    sg = np.zeros((n, 8, 6), F)
+    ns = np.zeros(n, np.int32)
+    cv = np.zeros((n, 4, 3), F)
+    nc = np.zeros(n, np.int32)
+    for i in range(n):
+        sg[i, : len(segs)] = segs
+        ns[i] = len(segs)
+        for k, c in enumerate(corners[i]):
+            cv[i, k] = (c[0], 0.0, c[1])
+        nc[i] = len(corners[i])
+    g = np.zeros((n, 6), F)
+    find_gaps(np.arange(n), np.ones(n, np.bool_), npos, np.full(n, radius, F), sg, ns, nc, cv, g)
+    return g
+
+
+def test_the_door_on_the_path_is_found():
+    g = gaps([(-2.0, 0.5), (-0.47, 1.2), (0.2, 0.0), (-2.0, 0.5)],
+             [[(0.0, 0.15), (5.0, 0.0)],  # through the door
+              [(-0.45, 0.3), (0.0, 0.15), (5.0, 1.0)],  # down the wall, then in
+              [(5.0, 0.0)],  # past the mouth: the door's far side is ahead
+              [(-2.0, 3.0)]])  # fmt: skip  # not going through
+    # the mouth (jambs 0.6 m apart: one body) is the first gap on the way in
+    assert g[0].tolist() == pytest.approx([-0.45, 0.0, 1.0, 1.0, 0.0, 0.6], abs=1e-6)
+    assert g[1].tolist() == pytest.approx([-0.45, 0.0, 1.0, 1.0, 0.0, 0.6], abs=1e-6)
+    assert g[2].tolist() == pytest.approx([0.45, 0.0, 1.0, 1.0, 0.0, 0.6], abs=1e-6)
+    assert g[3, 2] == 0.0
+
+
+def test_no_gap_wider_than_a_body_or_along_a_wall():
+    # the same door for agents of radius 0.1: even its 0.3 m middle lets two through
+    g = gaps([(-2.0, 0.5)], [[(0.0, 0.15), (5.0, 0.0)]], radius=F(0.1))
+    assert g[0, 2] == 0.0
+    # for agents of radius 0.2 the middle is the gap (the 0.6 m mouth is not)
+    g = gaps([(-2.0, 0.5)], [[(0.0, 0.15), (5.0, 0.0)]], radius=F(0.2))
+    assert g[0, :3].tolist() == pytest.approx([0.0, 0.0, 1.0], abs=1e-6)
+    # a straight wall split into short pieces: end points 0.3 apart, but no opening
+    wall = [(-0.45, 0, 0.6, -0.45, 0, 0.3), (-0.45, 0, 0.3, -0.45, 0, 0.0),
+            (-0.45, 0, 0.0, -0.45, 0, -0.3)]  # fmt: skip
+    g = gaps([(-2.0, 0.2)], [[(-0.45, 0.45), (-0.45, 5.0)]], segs=wall)
+    assert g[0, 2] == 0.0
+
+
+def queue(rows, s=0, pref=(1.4, 0.0)):
+    """door_queue for agent ``s`` of agents at ``rows`` (x, z), all bound for the gap
+    at the origin (passage +x, 0.3 m wide); returns (prefx, prefz, skip)."""
+    n = len(rows)
+    gap = np.zeros((n, 6), F)
+    gap[:] = (0.0, 0.0, 1.0, 1.0, 0.0, 0.3)
+    near = np.zeros((MAX_NEAR, 7), F)
+    k = 0
+    for o, (x, z) in enumerate(rows):
+        if o != s:
+            near[k] = (x, z, 0.0, 0.0, R, 0.0, o)
+            k += 1
+    skip = np.zeros(MAX_NEAR, np.bool_)
+    px, pz, first = door_queue(s, F(rows[s][0]), F(rows[s][1]), F(pref[0]), F(pref[1]), gap,
+                               near, k, R, WAIT, VMAX, skip)  # fmt: skip
+    assert first == all(skip[:k])  # the first has the way over all the others
+    return float(px), float(pz), skip[:k].tolist()
+
+
+ROWS = [(-0.5, 0.0), (-0.3, -0.8), (-1.2, 0.3), (-1.1, 1.4)]
+
+
+def test_the_first_goes_into_the_door_with_the_way():
+    px, pz, skip = queue(ROWS, 0, pref=(0.0, 1.4))
+    # toward a point half the door's width inside it, at the preferred speed
+    assert (px, pz) == pytest.approx((1.4, 0.0), abs=1e-5)
+    assert skip == [True, True, True]
+
+
+def test_the_second_follows_the_first():
+    # 0.854 m out, the first 0.5 m out: it may come to min(0.5 + FOLLOW r, WAIT)
+    d = np.hypot(0.3, 0.8)
+    allow = min(0.5 + FOLLOW * 0.3, 0.9)
+    u = np.array([0.3, 0.8]) / d
+    px, pz, skip = queue(ROWS, 1, pref=(0.0, 1.4))
+    assert np.dot((px, pz), u) == pytest.approx((d - allow) / HEADWAY, abs=1e-5)
+    assert skip == [False, False, False]
+
+
+def test_the_others_wait_off_the_mouth():
+    # 1.237 m out: toward the door at most (1.237 - 0.9) / HEADWAY
+    d = np.hypot(1.2, 0.3)
+    u = np.array([1.2, -0.3]) / d
+    px, pz, _ = queue(ROWS, 2)
+    assert np.dot((px, pz), u) <= (d - 0.9) / HEADWAY + 1e-5
+    # an agent standing inside the waiting distance backs off (at most half its speed)
+    rows = [(-0.2, 0.0), (-0.3, -0.8), (-0.5, 0.6)]
+    px, pz, _ = queue(rows, 2)
+    u = np.array([0.5, -0.6]) / np.hypot(0.5, 0.6)
+    assert np.dot((px, pz), u) < 0.0
+    assert np.hypot(px, pz) <= 1.4 + 1e-5
+
+
+def test_off_without_a_gap_or_with_wait_zero():
+    n = 2
+    gap = np.zeros((n, 6), F)
+    near = np.zeros((MAX_NEAR, 7), F)
+    near[0] = (-0.5, 0.0, 0.0, 0.0, R, 0.0, 1)
+    skip = np.zeros(MAX_NEAR, np.bool_)
+    assert door_queue(0, F(-1.0), F(0.0), F(1.4), F(0.0), gap, near, 1, R, WAIT, VMAX, skip) == (
+        pytest.approx(1.4), pytest.approx(0.0), False)
+    gap[:] = (0.0, 0.0, 1.0, 1.0, 0.0, 0.3)
+    assert door_queue(0, F(-1.0), F(0.0), F(1.4), F(0.0), gap, near, 1, R, F(0.0), VMAX,
+                      skip) == (pytest.approx(1.4), pytest.approx(0.0), False)  # fmt: skip
+    assert not skip.any()
