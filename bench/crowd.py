@@ -53,7 +53,7 @@ own ``nbytes`` (see :func:`bytes_per_agent`).
 Usage::
 
     python bench/crowd.py [--agents 100,500,1000] [--steps 600] [--meshes ...] [--native]
-                          [--serial] [--json out.json]
+                          [--serial] [--phases] [--json out.json]
     python bench/crowd.py --big [--big-steps 120] [--native] [--json out.json]
 """
 
@@ -363,6 +363,24 @@ def main_big(args) -> None:
         Path(args.json).write_text(text)
 
 
+def print_phases(rows: list[dict]) -> None:
+    """navkit's median time of each update phase [us] (of the timed crowd), one row per
+    mesh and size; phases that never took 0.5 us are left out."""
+    names = [
+        p for p in navkit.Crowd.PHASES
+        if any(r["navkit_phase_ms"].get(p, 0.0) >= 5e-4 for r in rows)
+    ]  # fmt: skip
+    prow = [
+        {"mesh": r["mesh"], "agents": r["agents"],
+         **{p: r["navkit_phase_ms"].get(p, 0.0) * 1e3 for p in names}}
+        for r in rows
+    ]  # fmt: skip
+    cols = [("mesh", "mesh", "s"), ("agents", "K", "d")]
+    cols += [(p, p.replace("_", " ")[:14], ".0f") for p in names]
+    print("\nnavkit phase medians (us):")
+    print_table(prow, cols)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agents", default="100,500,1000")
@@ -374,6 +392,10 @@ def main() -> None:
         "--serial", action="store_true",
         help="time only the one-thread crowd (default: Crowd(parallel=True), then the "
         "one-thread crowd in the same run)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--phases", action="store_true",
+        help="also print navkit's median time of each update phase (us) per row",
     )  # fmt: skip
     ap.add_argument("--big", action="store_true", help="the 10,000-agent row instead")
     ap.add_argument("--big-steps", type=int, default=120, help="updates in the --big row")
@@ -413,6 +435,8 @@ def main() -> None:
         cols += [("serial_same_final_positions", "final= 1t", "d")]
     cols += [("bytes_per_agent", "bytes/agent", ".0f")]
     print_table(rows, cols)
+    if args.phases:
+        print_phases(rows)
     text = json.dumps({"bench": "crowd", "steps": args.steps, "rows": rows}, indent=2)
     print(text)
     if args.json:

@@ -39,18 +39,24 @@ def _crowd(navmesh, n, seed, parallel=False):
 def _state(crowd):
     a = crowd.agents
     return [a.npos, a.vel, a.state, a.target_state, a.c_path, a.c_npath, a.ncorners,
-            a.corner_verts, a.nneis, a.neis, crowd.boundary.nsegs]  # fmt: skip
+            a.corner_verts, a.nneis, a.neis, crowd.boundary.nsegs, a.c_target, a.partial,
+            a.target_pathq_ref, a.target_replan_time]  # fmt: skip
 
 
-@pytest.mark.parametrize("chunks", [0, 3])
-def test_step_kernel_matches_the_phases(navmesh, monkeypatch, chunks):
+@pytest.mark.parametrize(("chunks", "py_requests"), [(0, False), (3, False), (0, True)])
+def test_step_kernel_matches_the_phases(navmesh, monkeypatch, chunks, py_requests):
     """chunks 0: the serial step; 3: the parallel step (step_par) with its per-agent
-    phases on 3 chunks of agents (blocks of 16 ranks dealt round robin)."""
+    phases on 3 chunks of agents (blocks of 16 ranks dealt round robin). py_requests:
+    the phase-by-phase crowd runs its move requests and path queue in Python instead
+    of step.requests_kernel (the kernel's quick searches, queue and merged results
+    against the Python phases)."""
     if chunks:
         monkeypatch.setattr(step_mod, "threads_for", lambda n: chunks)
     fused, hs, q = _crowd(navmesh, 40, 7, parallel=bool(chunks))
     phased, hs2, _ = _crowd(navmesh, 40, 7)
     monkeypatch.setattr(phased, "_fusable", lambda: False)
+    if py_requests:
+        monkeypatch.setattr(phased, "_requests_kernel", lambda which: False)
     rng = np.random.default_rng(3)
     stepped = 0
     refs: list = []
@@ -84,6 +90,9 @@ def test_step_kernel_matches_the_phases(navmesh, monkeypatch, chunks):
         assert fused.velocity_samples == phased.velocity_samples
         assert fused.boundary_updates == phased.boundary_updates
     assert stepped == 240
+    # the path queue served requests (handles are numbered from 1), as in both crowds
+    assert fused.path_queue.next_handle > 2
+    assert fused.path_queue.next_handle == phased.path_queue.next_handle
     assert set(fused.timings) == set(fused.PHASES)
     assert fused.timings["velocity_planning"] > 0
 
@@ -156,46 +165,6 @@ def _random_agents(rng, cap, n, overflow):
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_small_crowd_neighbours_are_the_grid_walks(seed):
-    """find_neighbours_small (no grid walk) gives find_neighbours' neighbours, in its
-    order: dense crowds (more than MAX_QUERY_IDS agents in a query box), ties in
-    distance, agents not walking, heights apart, and its fallback when the pool overflows."""
-    from navkit.crowd.proximity import (
-        SMALL_CROWD,
-        build_grid,
-        find_neighbours,
-        find_neighbours_small,
-    )  # fmt: skip
-
-    rng = np.random.default_rng(seed)
-    cap = 200
-    n = int(rng.integers(2, cap))
-    # seed % 4 == 3: radii wider than the max radius: the pool overflows, grid walk
-    g, npos, radius, height, qrange, walking, act = _random_agents(rng, cap, n, seed % 4 == 3)
-    assert act.size <= SMALL_CROWD
-    build_grid(act, npos, radius, g.inv_cell_size, g.buckets, g.items, g.lo)
-    out = []
-    for small in (False, True):
-        neis = np.full((cap, 6), -1, np.int32)
-        dist = np.zeros((cap, 6), np.float32)
-        nn = np.zeros(cap, np.int32)
-        done = small and find_neighbours_small(
-            act, act, walking, npos, height, qrange, radius, g.inv_cell_size, g.items, neis,
-            dist, nn,
-        )  # fmt: skip
-        if not done:
-            find_neighbours(
-                act, act, walking, npos, height, qrange, g.inv_cell_size, g.buckets, g.items,
-                g.lo, neis, dist, nn,
-            )  # fmt: skip
-        out.append((neis, dist, nn, done))
-    assert out[1][3] == (seed % 4 != 3)
-    for a, b in zip(out[0][:3], out[1][:3]):
-        assert np.array_equal(a, b)
-    assert out[0][2].max() > 0
-
-
-@pytest.mark.parametrize("seed", range(12))
 def test_dense_cell_neighbours_are_the_grid_walks(seed):
     """find_neighbours_dense (the grid's items by cell, no hashing) gives find_neighbours'
     neighbours in its order: dense crowds (the first MAX_QUERY_IDS ids), ties in
@@ -210,7 +179,8 @@ def test_dense_cell_neighbours_are_the_grid_walks(seed):
 
     rng = np.random.default_rng(100 + seed)
     cap = 600
-    n = int(rng.integers(100, cap))
+    # small crowds too (the step uses the dense cells at every size)
+    n = int(rng.integers(2, 100)) if seed % 3 == 1 else int(rng.integers(100, cap))
     # seed % 4 == 3: radii wider than the max radius: the pool overflows
     g, npos, radius, height, qrange, walking, act = _random_agents(rng, cap, n, seed % 4 == 3)
     if seed % 6 == 5:

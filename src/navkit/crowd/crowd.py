@@ -17,19 +17,20 @@ obstacle avoidance), integration, collisions, move_along_surface
 (movePosition), offmesh_animation. Agent state lives in
 :class:`~navkit.crowd.agents.AgentArrays`. Every per-agent phase is one numba
 kernel call over all active agents (serial, or ``prange`` over chunks of agents
-with ``Crowd(..., parallel=True)``: the same float32 results). Still Python,
-over the few agents concerned (each selected with one numpy expression): the
-move requests' quick searches and the path queue's sliced A*, topology
-optimisation (one agent per update), and off-mesh link entry and animation.
-Requests with callbacks are tracked after the phases
-(:mod:`navkit.crowd.requests`).
+with ``Crowd(..., parallel=True)``: the same float32 results). The dtcrowd
+mode's move requests and path queue are one kernel call
+(:func:`navkit.crowd.step.requests_kernel`; navkit mode's replanner is Python).
+Still Python, over the few agents concerned (each selected with one numpy
+expression): topology optimisation outside the one-kernel step (one agent per
+update), and off-mesh link entry and animation. Requests with callbacks are
+tracked after the phases (:mod:`navkit.crowd.requests`).
 
 In dtcrowd mode (no temporary obstacles, no TTC / ORCA / local-grid agent) the
 phases run as one kernel call, :func:`navkit.crowd.step.step` (``step_par`` with
 ``parallel=True``: the per-agent phases on all cores), which returns to
-Python only for the slow validity path, pending move requests or path-queue work,
-and off-mesh links (same float32 results; :attr:`Crowd.timings` from its
-time-stamp-counter stamps).
+Python only for the slow validity path, pending move requests or path-queue work
+(then one ``requests_kernel`` call), and off-mesh links (same float32 results;
+:attr:`Crowd.timings` from its time-stamp-counter stamps).
 """
 
 from __future__ import annotations
@@ -553,7 +554,7 @@ class Crowd:
         dt32 = F(_check.real(dt, "dt", 0.0, lo_open=True, unit="s"))
         if not dt32 > 0:  # positive but below float32's smallest
             raise InputError(f"dt must be > 0 as float32 [s], got {dt!r}")
-        self._act = np.flatnonzero(self.agents.active).astype(np.int64)
+        self._act = np.flatnonzero(self.agents.active).astype(np.int64, copy=False)
         self._ftables = self._filter_tables()
         self._select_due(dt32)
         self._stepped = self._fusable() and self._update_fused(dt32)
@@ -623,10 +624,13 @@ class Crowd:
             for s in slow[: info[_step.I_NSLOW]].tolist():  # in slot order, as dtCrowd
                 self._check_path_validity_slow(s)
             t1 = time.perf_counter()
-            self._move_requests(dt)
-            t2 = time.perf_counter()
-            self._path_queue(dt)
-            t3 = time.perf_counter()
+            if self._requests_kernel(3):  # both phases in one call (timed as move_requests)
+                t2 = t3 = time.perf_counter()
+            else:
+                self._move_requests(dt)
+                t2 = time.perf_counter()
+                self._path_queue(dt)
+                t3 = time.perf_counter()
             py["check_path_validity"] = t1 - t0
             py["move_requests"], py["path_queue"] = t2 - t1, t3 - t2
             stop = entry_call(kernel, _step.STAGE_TOPOLOGY, *head, *arrays)
@@ -767,9 +771,33 @@ class Crowd:
         else:
             a.target_state[s] = TARGET_WAITING_FOR_QUEUE
 
+    def _requests_kernel(self, which: int) -> bool:
+        """Move requests (which & 1) and / or the path queue (which & 2) through
+        :func:`navkit.crowd.step.requests_kernel`; False (nothing done) when a queued
+        request has no filter index (then the Python phases run)."""
+        a, b, q, pq = self.agents, self.boundary, self.query, self.path_queue
+        flags, costs = self._ftables
+        pqq = pq.query
+        its = entry_call(
+            _step.requests_kernel, q._vh().desc, q._pool, q._qi, q._qf, flags, costs, a.active,
+            a.state, a.target_state, a.target_ref, a.target_pos, a.target_pathq_ref,
+            a.target_replan, a.target_replan_time, a.query_filter, a.npos, a.partial, a.c_target,
+            a.c_path, a.c_npath, b.center, b.npolys, b.nsegs, pqq._pool, pqq._qi, pqq._qf,
+            pq.ref, pq.status, pq.keep_alive, pq.start_ref, pq.end_ref, pq.start_pos,
+            pq.end_pos, pq.filter_index, pq.paths, pq.npaths, pq.counters,
+            self._queue_iterations, _PATH_MAX_AGENTS, which,
+        )  # fmt: skip
+        if its < 0:
+            return False
+        if which & 2:
+            pq.last_iterations = int(its)
+        return True
+
     def _move_requests(self, dt) -> None:
         if self._replan is not None:  # [replan] navkit mode: within the iteration budget
             return self._replan.move_requests(dt)
+        if self._requests_kernel(1):
+            return
         a, q = self.agents, self.query
         ts_ = a.target_state
         todo = np.flatnonzero(
@@ -798,7 +826,7 @@ class Crowd:
             npath = int(a.c_npath[s])
             a.target_pathq_ref[s] = pq.request(
                 int(a.c_path[s, npath - 1]), int(a.target_ref[s]), a.c_target[s],
-                a.target_pos[s], self.filters[a.query_filter[s]],
+                a.target_pos[s], self.filters[a.query_filter[s]], int(a.query_filter[s]),
             )  # fmt: skip
             if a.target_pathq_ref[s] != PATHQ_INVALID:
                 a.target_state[s] = TARGET_WAITING_FOR_PATH
@@ -806,6 +834,8 @@ class Crowd:
     def _path_queue(self, dt) -> None:
         if self._replan is not None:  # [replan] navkit mode: budget, repairs, retries
             return self._replan.path_queue(dt)
+        if self._requests_kernel(2):
+            return
         a, q, pq = self.agents, self.query, self.path_queue
         pq.update(self._queue_iterations)
         todo = np.flatnonzero(a.active & (a.target_state == TARGET_WAITING_FOR_PATH))

@@ -37,28 +37,46 @@ class PathQueue:
         self.start_pos = np.zeros((MAX_QUEUE, 3), np.float32)
         self.end_pos = np.zeros((MAX_QUEUE, 3), np.float32)
         self.filter: list = [None] * MAX_QUEUE
-        self.path: list[np.ndarray] = [np.zeros(0, np.int64)] * MAX_QUEUE
-        self.next_handle = 1
-        self.queue_head = 0
+        #: the crowd filter index of each request (-1: a filter given only as an object)
+        self.filter_index = np.full(MAX_QUEUE, -1, np.int64)
+        #: each slot's result (the first ``npaths[i]`` refs of row i)
+        self.paths = np.zeros((MAX_QUEUE, max(1, max_path)), np.int64)
+        self.npaths = np.zeros(MAX_QUEUE, np.int64)
+        #: [next handle, queue head] (an array so that kernels advance them in place)
+        self.counters = np.array([1, 0], np.int64)
+        #: A* iterations done by the last update (this class's or the crowd kernel's)
+        self.last_iterations = 0
 
-    def request(self, start_ref: int, end_ref: int, start_pos, end_pos, flt) -> int:
+    @property
+    def next_handle(self) -> int:
+        return int(self.counters[0])
+
+    @property
+    def queue_head(self) -> int:
+        return int(self.counters[1])
+
+    def request(
+        self, start_ref: int, end_ref: int, start_pos, end_pos, flt, filter_index: int = -1
+    ) -> int:
         """Queue a request; its handle, or PATHQ_INVALID when all slots are busy."""
         free = np.flatnonzero(self.ref == PATHQ_INVALID)
         if free.size == 0:
             return PATHQ_INVALID
         slot = int(free[0])
-        ref = self.next_handle
-        self.next_handle = (self.next_handle + 1) & 0xFFFFFFFF
-        if self.next_handle == PATHQ_INVALID:
-            self.next_handle += 1
+        ref = int(self.counters[0])
+        nxt = (ref + 1) & 0xFFFFFFFF
+        if nxt == PATHQ_INVALID:
+            nxt += 1
+        self.counters[0] = nxt
         self.ref[slot] = ref
         self.start_ref[slot] = start_ref
         self.end_ref[slot] = end_ref
         self.start_pos[slot] = start_pos
         self.end_pos[slot] = end_pos
         self.status[slot] = 0
-        self.path[slot] = np.zeros(0, np.int64)
+        self.npaths[slot] = 0
         self.filter[slot] = flt
+        self.filter_index[slot] = filter_index
         self.keep_alive[slot] = 0
         return ref
 
@@ -67,10 +85,11 @@ class PathQueue:
         iterations done."""
         q = self.query
         iter_count = max_iters
+        head = self.counters
         for _ in range(MAX_QUEUE):
-            i = self.queue_head % MAX_QUEUE
+            i = int(head[1]) % MAX_QUEUE
             if self.ref[i] == PATHQ_INVALID:
-                self.queue_head += 1
+                head[1] += 1
                 continue
             st = int(self.status[i])
             if st & (SUCCESS | FAILURE):
@@ -78,7 +97,7 @@ class PathQueue:
                 if self.keep_alive[i] > MAX_KEEP_ALIVE:
                     self.ref[i] = PATHQ_INVALID
                     self.status[i] = 0
-                self.queue_head += 1
+                head[1] += 1
                 continue
             if st == 0:
                 st = q.init_sliced_find_path(
@@ -91,12 +110,15 @@ class PathQueue:
             if st & SUCCESS:
                 res = q.finalize_sliced_find_path(self.max_path)
                 st = res.status
-                self.path[i] = res.polys
+                n = res.polys.shape[0]
+                self.paths[i, :n] = res.polys
+                self.npaths[i] = n
             self.status[i] = st
             if iter_count <= 0:
                 break
-            self.queue_head += 1
-        return max_iters - iter_count
+            head[1] += 1
+        self.last_iterations = max_iters - iter_count
+        return self.last_iterations
 
     def get_request_status(self, ref: int) -> int:
         hit = np.flatnonzero(self.ref == ref)
@@ -111,7 +133,7 @@ class PathQueue:
         details = int(self.status[i]) & _DETAIL_MASK
         self.ref[i] = PATHQ_INVALID
         self.status[i] = 0
-        return details | SUCCESS, self.path[i][: self.max_path]
+        return details | SUCCESS, self.paths[i, : self.npaths[i]].copy()
 
 
 _CHECK_LOOKAHEAD = 10

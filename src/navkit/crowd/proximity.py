@@ -21,16 +21,13 @@ __all__ = [
     "build_grid",
     "find_neighbours",
     "find_neighbours_par",
-    "find_neighbours_small",
     "dense_cells",
     "find_neighbours_dense",
-    "SMALL_CROWD",
     "MAX_QUERY_IDS",
 ]
 
 _NONE = -1
 MAX_QUERY_IDS = 32  # getNeighbours' MAX_NEIS
-SMALL_CROWD = 256  # find_neighbours_small scans all agents up to this many
 
 
 def _next_pow2(v: int) -> int:
@@ -213,77 +210,6 @@ def _add_neighbour(s, o, px, py, pz, rng, height, npos, neis, nei_dist, n, maxn)
 
 
 find_neighbours, find_neighbours_par = twins(_find_neighbours_impl)
-
-
-@njit(cache=True)
-def find_neighbours_small(sel, act, walking, npos, height, qrange, radius, inv, items, neis,
-                          nei_dist, nneis):  # fmt: skip
-    """:func:`find_neighbours` for a small crowd (``act`` of at most :data:`SMALL_CROWD`
-    agents, the grid built by :func:`build_grid` from the same ``act``), without the
-    grid: every agent whose cell box overlaps the query's cell box, in the grid
-    query's order (its first cell in the query's row-major order, then newest item
-    first, that is the higher rank first), the first MAX_QUERY_IDS of them. The same
-    neighbours in the same order as the grid walk, without its hash-chain walk over
-    every cell of the query box (mostly empty cells: mispredicted branches). Falls
-    back to the grid walk when the grid's pool overflowed (agents wider than the
-    crowd's max radius) and with more than SMALL_CROWD agents."""
-    n_act = act.shape[0]
-    cells = 0
-    box = np.empty((n_act, 4), np.int64)
-    for j in range(n_act):
-        o = act[j]
-        r = radius[o]
-        box[j, 0] = _cell(npos[o, 0] - r, inv)
-        box[j, 1] = _cell(npos[o, 2] - r, inv)
-        box[j, 2] = _cell(npos[o, 0] + r, inv)
-        box[j, 3] = _cell(npos[o, 2] + r, inv)
-        cells += (box[j, 2] - box[j, 0] + 1) * (box[j, 3] - box[j, 1] + 1)
-    if n_act > SMALL_CROWD or cells > items.shape[0]:
-        return False
-    maxn = neis.shape[1]
-    cj = np.empty(MAX_QUERY_IDS, np.int64)
-    cy = np.empty(MAX_QUERY_IDS, np.int64)
-    cx = np.empty(MAX_QUERY_IDS, np.int64)
-    for i in range(sel.shape[0]):
-        s = sel[i]
-        if not walking[s]:
-            continue
-        px, py, pz = npos[s, 0], npos[s, 1], npos[s, 2]
-        rng = qrange[s]
-        qx0 = _cell(px - rng, inv)
-        qy0 = _cell(pz - rng, inv)
-        qx1 = _cell(px + rng, inv)
-        qy1 = _cell(pz + rng, inv)
-        nc = 0
-        for j in range(n_act):
-            if box[j, 0] > qx1 or box[j, 2] < qx0 or box[j, 1] > qy1 or box[j, 3] < qy0:
-                continue
-            ky = max(box[j, 1], qy0)
-            kx = max(box[j, 0], qx0)
-            # sorted by (ky, kx), a later rank before an earlier one of the same cell;
-            # only the first MAX_QUERY_IDS kept
-            p = nc
-            while p > 0 and (cy[p - 1] > ky or (cy[p - 1] == ky and cx[p - 1] >= kx)):
-                p -= 1
-            if p >= MAX_QUERY_IDS:
-                continue
-            last = min(nc, MAX_QUERY_IDS - 1)
-            for q in range(last, p, -1):
-                cj[q] = cj[q - 1]
-                cy[q] = cy[q - 1]
-                cx[q] = cx[q - 1]
-            cj[p] = j
-            cy[p] = ky
-            cx[p] = kx
-            if nc < MAX_QUERY_IDS:
-                nc += 1
-        n = 0
-        for t in range(nc):
-            o = act[cj[t]]
-            if o != s:
-                n = _add_neighbour(s, o, px, py, pz, rng, height, npos, neis, nei_dist, n, maxn)
-        nneis[s] = n
-    return True
 
 
 #: dense_cells gives up on a bounding box of more cells than this (agents far apart)

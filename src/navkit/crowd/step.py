@@ -23,12 +23,16 @@ entry kernels. Replanning requests found by the validity check (code 2) are set
 here (dtCrowd's requestMoveTargetReplan).
 
 :func:`step_par` is the same update (the same source, compiled a second time) whose
-heavy per-agent phases (local boundaries + neighbours, corners, velocity planning,
-move along surface) each run as one ``prange`` region over ``nch`` chunks of agents
-(:func:`threads_for`; one chunk: serial); the cheap ones (steering, separation,
-integration, collisions) and everything order-dependent stay serial. No agent reads
-in a phase what another agent writes in it (dtCrowd's phases are the same loops),
-so the results are the serial step's float32 values.
+heavy per-agent phases run as three ``prange`` regions over ``nch`` chunks of agents
+(:func:`threads_for`; one chunk: serial): local boundaries + neighbours + corners (one
+region: its time is the neighbours phase's, the corners phase reads ~0), velocity
+planning, move along surface; the cheap ones (steering, separation, integration,
+collisions) and everything order-dependent stay serial. No agent reads in a phase
+what another agent writes in it (dtCrowd's phases are the same loops), so the results
+are the serial step's float32 values.
+
+Move requests and the path queue (the ``STOP_REQUESTS`` stop) run in one call of
+:func:`requests_kernel`, which the phase-by-phase update also calls.
 """
 
 from __future__ import annotations
@@ -40,31 +44,39 @@ import numpy as np
 from numba import prange
 
 from navkit._jit import F32, njit, pnjit
+from navkit.detour._poly import closest_point_nav
 from navkit.detour._search import (
+    sliced_finalize_entry,
     sliced_finalize_partial_entry,
     sliced_init_entry,
     sliced_update_entry,
 )
-from navkit.detour.query import STRAIGHTPATH_OFFMESH_CONNECTION, SUCCESS
+from navkit.detour._view import open_view, poly_index
+from navkit.detour.query import (
+    FAILURE,
+    IN_PROGRESS,
+    PARTIAL_RESULT,
+    STRAIGHTPATH_OFFMESH_CONNECTION,
+    SUCCESS,
+)
 from navkit.recast._chain import _tsc
 
 from ._par import MAX_CHUNKS
 from .avoidance import plan_velocities
 from .boundary import update_boundaries
 from .corridor import corners_kernel, merge_corridor_start_shortcut, move_kernel
-from .path_queue import path_validity_kernel
+from .path_queue import _DETAIL_MASK, path_validity_kernel
+from .path_queue import MAX_KEEP_ALIVE as _MAX_KEEP_ALIVE
 from .proximity import (
-    SMALL_CROWD,
     build_grid,
     dense_cells,
     find_neighbours,
     find_neighbours_dense,
-    find_neighbours_small,
 )
 from .steering import integrate, resolve_collisions, separate, steer
 
 __all__ = [
-    "step", "step_par", "threads_for", "path_queue_order", "STOP_FALLBACK", "STOP_REQUESTS",
+    "step", "step_par", "threads_for", "path_queue_order", "requests_kernel", "STOP_FALLBACK", "STOP_REQUESTS",
     "STOP_OFFMESH", "DONE",
 ]  # fmt: skip
 
@@ -182,7 +194,8 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
             nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height,
             collision_query_range, radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs,
             b_polys, b_npolys, inv_cell, buckets, items, lo, info[I_POOL_HEAD], neis, nei_dist,
-            nneis,
+            nneis, costs_table, target_state, update_flags, path_optimization_range, c_pos, c_target,
+            c_npath, corner_verts, corner_flags, corner_polys, ncorners,
         )  # fmt: skip
         t = _tsc()
         ticks[1, P_NEIGHBOURS] = t
@@ -305,18 +318,16 @@ def _chunk(act, c, nch):
 @njit
 def _neighbours_s(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
                   radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
-                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis):  # fmt: skip
-    """Local boundaries, then getNeighbours (a small crowd without the grid, a larger
-    one on the grid's items by cell, agents far apart on the hash grid: the same
-    neighbours); returns the boundaries rebuilt."""
+                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis, costs_table,
+                  target_state, update_flags, opt_range, c_pos, c_target, c_npath, corner_verts,
+                  corner_flags, corner_polys, ncorners):  # fmt: skip
+    """Local boundaries, then getNeighbours (on the grid's items by cell; agents far
+    apart on the hash grid: the same neighbours); returns the boundaries rebuilt. (The corner phase's arguments are
+    for :func:`_neighbours_p`, which runs that phase too; here the step runs it next.)"""
     nb = update_boundaries(
         d, tiny_ds, flags_table, act, 1, walking, c_path, npos, qrange, query_filter, b_center,
         b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
     )  # fmt: skip
-    if act.shape[0] <= SMALL_CROWD and find_neighbours_small(
-        act, act, walking, npos, height, qrange, radius, inv_cell, items, neis, nei_dist, nneis,
-    ):  # fmt: skip
-        return nb
     x0, y0, w, h, start, ids = dense_cells(items, lo, head)
     if w > 0:
         find_neighbours_dense(
@@ -334,16 +345,25 @@ def _neighbours_s(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
 @pnjit
 def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
                   radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
-                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis):  # fmt: skip
+                  inv_cell, buckets, items, lo, head, neis, nei_dist, nneis, costs_table,
+                  target_state, update_flags, opt_range, c_pos, c_target, c_npath, corner_verts,
+                  corner_flags, corner_polys, ncorners):  # fmt: skip
+    """The neighbours phase and the corners phase in one parallel region: each chunk's
+    agents get their local boundary and neighbours, then their corners (no agent reads
+    in these phases what another writes in them, so the order across agents does not
+    matter); the step's corners phase is then :func:`_corners_after` (which runs it when
+    there is one chunk)."""
     if nch <= 1:
-        return _neighbours_s(
+        nb = _neighbours_s(
             nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange, radius,
             query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys, inv_cell,
-            buckets, items, lo, head, neis, nei_dist, nneis,
+            buckets, items, lo, head, neis, nei_dist, nneis, costs_table, target_state,
+            update_flags, opt_range, c_pos, c_target, c_npath, corner_verts, corner_flags,
+            corner_polys, ncorners,
         )  # fmt: skip
-    small = act.shape[0] <= SMALL_CROWD
-    x0, y0, w, h, start, ids = dense_cells(items, lo, 0 if small else head)
-    mode = 0 if small else (1 if w > 0 else 2)  # (chosen outside the prange body)
+        return nb  # (the corners phase runs next: _corners_after)
+    x0, y0, w, h, start, ids = dense_cells(items, lo, head)
+    dense = w > 0  # (chosen outside the prange body)
     counts = np.zeros(nch, np.int64)
     for c in prange(nch):
         sub = _chunk(act, c, nch)
@@ -351,16 +371,7 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
             d, tiny_ds[c : c + 1].copy(), flags_table, sub, 1, walking, c_path, npos, qrange,
             query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
         )  # fmt: skip
-        if mode == 0:
-            if not find_neighbours_small(
-                sub, act, walking, npos, height, qrange, radius, inv_cell, items, neis,
-                nei_dist, nneis,
-            ):  # fmt: skip
-                find_neighbours(
-                    sub, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
-                    nei_dist, nneis,
-                )  # fmt: skip
-        elif mode == 1:
+        if dense:
             find_neighbours_dense(
                 sub, act, walking, npos, height, qrange, inv_cell, x0, y0, w, h, start, ids,
                 neis, nei_dist, nneis,
@@ -370,26 +381,25 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
                 sub, act, walking, npos, height, qrange, inv_cell, buckets, items, lo, neis,
                 nei_dist, nneis,
             )  # fmt: skip
+        corners_kernel(
+            d, flags_table, costs_table, sub, 1, walking, target_state, update_flags,
+            query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
+            corner_flags, corner_polys, ncorners,
+        )  # fmt: skip
     return counts.sum()
 
 
-@pnjit
-def _corners_p(d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
-               query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
-               corner_flags, corner_polys, ncorners):  # fmt: skip
-    """corners_kernel (same arguments) on nch threads."""
-    if nch <= 1:  # (no parallel launch)
+@njit
+def _corners_after(d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
+                   query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
+                   corner_flags, corner_polys, ncorners):  # fmt: skip
+    """The parallel step's corners phase: on one thread corners_kernel, on more nothing
+    (:func:`_neighbours_p`'s region did it)."""
+    if nch <= 1:
         corners_kernel(
             d, flags_table, costs_table, act, 1, walking, target_state, update_flags,
             query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
             corner_flags, corner_polys, ncorners,
-        )  # fmt: skip
-        return
-    for c in prange(nch):
-        corners_kernel(
-            d, flags_table, costs_table, _chunk(act, c, nch), 1, walking, target_state,
-            update_flags, query_filter, opt_range, c_pos, c_target, c_path, c_npath,
-            corner_verts, corner_flags, corner_polys, ncorners,
         )  # fmt: skip
 
 
@@ -443,7 +453,7 @@ _neighbours, _corners, _plan, _move = _neighbours_s, corners_kernel, plan_veloci
 #: the serial step, and the one whose per-agent phases run on ``nch`` threads
 step = _twin(_step_impl, "step")
 step_par = _twin(
-    _step_impl, "step_par", _neighbours=_neighbours_p, _corners=_corners_p, _plan=_plan_p,
+    _step_impl, "step_par", _neighbours=_neighbours_p, _corners=_corners_after, _plan=_plan_p,
     _move=_move_p,
 )  # fmt: skip
 
@@ -476,3 +486,251 @@ def path_queue_order(todo, target_state, replan_time, queue):
         if n < cap:
             n += 1
     return n
+
+
+# -- move requests and the path queue (dtCrowd::updateMoveRequest) -------------------------
+_MAX_QUICK = 20  # dtCrowd's quick search: MAX_ITER
+_MAX_RES = 32  # dtCrowd's quick search: MAX_RES
+_FLT_MAX = F32(np.finfo(np.float32).max)
+
+
+@njit
+def _closest_on_poly(nav, ref, pos, out) -> bool:
+    """closestPointOnPoly(ref, pos) into out; False when ref names no polygon."""
+    p = poly_index(nav, ref)
+    if p < 0:
+        return False
+    pv = np.empty((6, 3), np.float32)
+    tri = np.zeros((5, 3), np.float32)
+    closest_point_nav(nav, p, pos, out, pv, tri)
+    return True
+
+
+@njit
+def _set_corridor(s, pos, path, n, c_target, c_path, c_npath, b_center, b_npolys, b_nsegs):
+    """setCorridor(pos, path[:n]) and the local boundary's reset."""
+    c_target[s, 0] = pos[0]
+    c_target[s, 1] = pos[1]
+    c_target[s, 2] = pos[2]
+    for j in range(n):
+        c_path[s, j] = path[j]
+    c_npath[s] = n
+    b_center[s, 0] = _FLT_MAX
+    b_center[s, 1] = _FLT_MAX
+    b_center[s, 2] = _FLT_MAX
+    b_npolys[s] = 0
+    b_nsegs[s] = 0
+
+
+@njit
+def requests_kernel(d, pool_d, qi, qf, flags_table, costs_table, active, state, target_state,
+                    target_ref, target_pos, target_pathq_ref, target_replan, target_replan_time,
+                    query_filter, npos, partial, c_target, c_path, c_npath, b_center, b_npolys,
+                    b_nsegs, pq_pool_d, pq_qi, pq_qf, pq_ref, pq_status, pq_keep, pq_sref,
+                    pq_eref, pq_spos, pq_epos, pq_fidx, pq_paths, pq_npaths, pq_counters,
+                    max_iters, queue_cap, which):  # fmt: skip
+    """dtCrowd's move requests then its path queue (Crowd._move_requests and
+    Crowd._path_queue in the dtCrowd-identical mode): the quick 20-iteration searches
+    of the requesting agents, the queue's requests (:func:`path_queue_order`),
+    ``max_iters`` iterations of the queue's sliced searches (dtPathQueue::update) and
+    the finished paths merged into their agents' corridors. ``which``: 1 the move
+    requests, 2 the path queue, 3 both. Returns -1 when a queued request has no filter
+    index (a request made from Python without one; nothing done: the caller runs the
+    Python phases), else the queue's A* iterations done (0 without ``which & 2``). The
+    same float32 values and order as the Python phases."""
+    nav = open_view(d)
+    n = active.shape[0]
+    nq_slots = pq_ref.shape[0]
+    for i in range(nq_slots):
+        if pq_ref[i] != 0 and pq_fidx[i] < 0:
+            return -1
+    cap = c_path.shape[1]
+    if (which & 1) != 0:
+        # -- move requests: the quick searches first, then the queue's requests, in slot
+        # order (a search changes only its own agent: dtCrowd's one pass)
+        todo = np.empty(n, np.int64)
+        ntodo = 0
+        for s in range(n):
+            ts = target_state[s]
+            if active[s] and state[s] != 0 and (ts == 3 or ts == 4):
+                todo[ntodo] = s
+                ntodo += 1
+        out = np.zeros(_MAX_RES, np.int64)
+        one = np.zeros(1, np.int64)
+        req_pos = np.empty(3, np.float32)
+        for k in range(ntodo):
+            s = todo[k]
+            if target_state[s] != 3:
+                continue
+            fi = query_filter[s]
+            npath = np.int64(c_npath[s])
+            tref = target_ref[s]
+            sliced_init_entry(
+                d, pool_d, flags_table[fi], qi, qf, c_path[s, 0], tref, npos[s], target_pos[s], 0
+            )  # fmt: skip
+            sliced_update_entry(d, pool_d, flags_table[fi], costs_table[fi], qi, qf, _MAX_QUICK)
+            out[:] = 0
+            if target_replan[s]:
+                existing = c_path[s, :npath].copy()
+                st, nres = sliced_finalize_partial_entry(
+                    d, pool_d, flags_table[fi], costs_table[fi], qi, existing, out, _MAX_RES
+                )  # fmt: skip
+            else:
+                st, nres = sliced_finalize_entry(
+                    d, pool_d, flags_table[fi], costs_table[fi], qi, out, _MAX_RES
+                )  # fmt: skip
+            if (st & FAILURE) != 0 or nres <= 0:
+                nres = 0
+            elif out[nres - 1] != tref:
+                if not _closest_on_poly(nav, out[nres - 1], target_pos[s], req_pos):
+                    nres = 0
+            else:
+                req_pos[:] = target_pos[s]
+            if nres == 0:
+                req_pos[:] = npos[s]
+                one[0] = c_path[s, 0]
+                _set_corridor(s, req_pos, one, 1, c_target, c_path, c_npath, b_center, b_npolys,
+                              b_nsegs)  # fmt: skip
+                last = one[0]
+            else:
+                _set_corridor(s, req_pos, out, nres, c_target, c_path, c_npath, b_center, b_npolys,
+                              b_nsegs)  # fmt: skip
+                last = out[nres - 1]
+            partial[s] = False
+            if last == tref:
+                target_state[s] = 2
+                target_replan_time[s] = 0
+            else:
+                target_state[s] = 4
+        # -- the queue's requests
+        qbuf = np.empty(queue_cap, np.int64)
+        nq = path_queue_order(todo[:ntodo], target_state, target_replan_time, qbuf)
+        for k in range(nq):
+            s = qbuf[k]
+            npath = c_npath[s]
+            slot = -1
+            for i in range(nq_slots):
+                if pq_ref[i] == 0:
+                    slot = i
+                    break
+            if slot < 0:
+                target_pathq_ref[s] = 0
+                continue
+            ref = pq_counters[0]
+            nxt = (ref + 1) & 0xFFFFFFFF
+            if nxt == 0:
+                nxt += 1
+            pq_counters[0] = nxt
+            pq_ref[slot] = ref
+            pq_sref[slot] = c_path[s, npath - 1]
+            pq_eref[slot] = target_ref[s]
+            pq_spos[slot, :] = c_target[s]
+            pq_epos[slot, :] = target_pos[s]
+            pq_status[slot] = 0
+            pq_npaths[slot] = 0
+            pq_fidx[slot] = query_filter[s]
+            pq_keep[slot] = 0
+            target_pathq_ref[s] = ref
+            target_state[s] = 5
+    if (which & 2) == 0:
+        return 0
+    # -- dtPathQueue::update
+    it_left = max_iters
+    for _ in range(nq_slots):
+        i = pq_counters[1] % nq_slots
+        if pq_ref[i] == 0:
+            pq_counters[1] += 1
+            continue
+        st = pq_status[i]
+        if (st & (SUCCESS | FAILURE)) != 0:
+            pq_keep[i] += 1
+            if pq_keep[i] > _MAX_KEEP_ALIVE:
+                pq_ref[i] = 0
+                pq_status[i] = 0
+            pq_counters[1] += 1
+            continue
+        fi = pq_fidx[i]
+        if st == 0:
+            st = sliced_init_entry(
+                d, pq_pool_d, flags_table[fi], pq_qi, pq_qf, pq_sref[i], pq_eref[i], pq_spos[i],
+                pq_epos[i], 0,
+            )  # fmt: skip
+        if (st & IN_PROGRESS) != 0:
+            st, iters = sliced_update_entry(
+                d, pq_pool_d, flags_table[fi], costs_table[fi], pq_qi, pq_qf, max(it_left, 0)
+            )  # fmt: skip
+            it_left -= iters
+        if (st & SUCCESS) != 0:
+            row = pq_paths[i]
+            row[:] = 0
+            st, nres = sliced_finalize_entry(
+                d, pq_pool_d, flags_table[fi], costs_table[fi], pq_qi, row, row.shape[0]
+            )  # fmt: skip
+            pq_npaths[i] = nres
+        pq_status[i] = st
+        if it_left <= 0:
+            break
+        pq_counters[1] += 1
+    # -- finished paths into the corridors (Crowd._path_queue)
+    merged = np.empty(cap + pq_paths.shape[1], np.int64)
+    tpos = np.empty(3, np.float32)
+    for s in range(n):
+        if not active[s] or target_state[s] != 5:
+            continue
+        hit = -1
+        for i in range(nq_slots):
+            if pq_ref[i] == target_pathq_ref[s]:
+                hit = i
+                break
+        st = pq_status[hit] if hit >= 0 else FAILURE
+        if (st & FAILURE) != 0:
+            target_pathq_ref[s] = 0
+            target_state[s] = 3 if target_ref[s] != 0 else 1
+            target_replan_time[s] = 0
+        elif (st & SUCCESS) != 0:
+            npath = np.int64(c_npath[s])
+            tpos[:] = target_pos[s]
+            # getPathResult: the details and SUCCESS, the slot freed
+            st = (st & _DETAIL_MASK) | SUCCESS
+            nres = np.int64(pq_npaths[hit])
+            pq_ref[hit] = 0
+            pq_status[hit] = 0
+            valid = nres > 0
+            partial[s] = (st & PARTIAL_RESULT) != 0
+            res = pq_paths[hit]
+            if valid and c_path[s, npath - 1] != res[0]:
+                valid = False
+            m = 0
+            if valid:
+                if npath > 1:
+                    if (npath - 1) + nres > cap:
+                        nres = cap - (npath - 1)
+                    for j in range(npath - 1):
+                        merged[j] = c_path[s, j]
+                    for j in range(nres):
+                        merged[npath - 1 + j] = res[j]
+                    m = npath - 1 + nres
+                    # remove trackbacks (a, b, a -> a)
+                    j = 0
+                    while j < m:
+                        if j - 1 >= 0 and j + 1 < m and merged[j - 1] == merged[j + 1]:
+                            for q in range(j - 1, m - 2):
+                                merged[q] = merged[q + 2]
+                            m -= 2
+                            j -= 2
+                        j += 1
+                else:
+                    for j in range(nres):
+                        merged[j] = res[j]
+                    m = nres
+                if merged[m - 1] != target_ref[s]:
+                    if not _closest_on_poly(nav, merged[m - 1], target_pos[s], tpos):
+                        valid = False
+            if valid:
+                _set_corridor(s, tpos, merged, m, c_target, c_path, c_npath, b_center, b_npolys,
+                              b_nsegs)  # fmt: skip
+                target_state[s] = 2
+            else:
+                target_state[s] = 1
+            target_replan_time[s] = 0
+    return max_iters - it_left
