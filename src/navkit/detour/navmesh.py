@@ -1040,8 +1040,10 @@ class NavMesh:
             for s in self._neighbour_slots(data.x, data.y, side):
                 nei.append(s)
                 sides.append(side)
-        L.connect_tile(
-            self.arrays(),
+        from ._pool_links import connect_tile
+
+        connect_tile(
+            self._kernel_desc(),
             slot,
             np.array(same, np.int64),
             np.array(nei, np.int64),
@@ -1115,8 +1117,10 @@ class NavMesh:
         sl = np.asarray(slots, np.int64)
         nei_start = np.zeros(n + 1, np.int64)
         np.cumsum(keep.sum(axis=1), out=nei_start[1:])
-        L.connect_tiles(
-            self.arrays(),
+        from ._pool_links import connect_tiles
+
+        connect_tiles(
+            self._kernel_desc(),
             sl,
             np.zeros(n + 1, np.int64),
             np.zeros(0, np.int64),
@@ -1173,8 +1177,10 @@ class NavMesh:
                         sides.append(side)
             same_start.append(len(same))
             nei_start.append(len(nei))
-        L.connect_tiles(
-            self.arrays(),
+        from ._pool_links import connect_tiles
+
+        connect_tiles(
+            self._kernel_desc(),
             np.array(slots, np.int64),
             np.array(same_start, np.int64),
             np.array(same, np.int64),
@@ -1229,8 +1235,10 @@ class NavMesh:
             for s in self._neighbour_slots(x, y, side):
                 nei.append(s)
                 sides.append(side)
-        L.replace_tile(
-            self.arrays(),
+        from ._pool_links import replace_tile
+
+        replace_tile(
+            self._kernel_desc(),
             old,
             np.array(others, np.int64),
             slot,
@@ -1293,8 +1301,10 @@ class NavMesh:
                     others.append(other)
                 if s0 == slot:
                     del self._runtime_cons[cref]
-        L.disconnect_tile(
-            self.arrays(), slot, np.array(others, np.int64), self.tile_bits, self.poly_bits
+        from ._pool_links import disconnect_tile
+
+        disconnect_tile(
+            self._kernel_desc(), slot, np.array(others, np.int64), self.tile_bits, self.poly_bits
         )
         self._dead_cons = {r for r in self._dead_cons if self.decode_ref(r)[1] != slot}
         # Links of the neighbours that pointed here are gone; forget the target index.
