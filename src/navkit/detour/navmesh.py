@@ -551,7 +551,9 @@ class NavMesh:
     def _swap_done(self, out: np.ndarray) -> tuple[int, int]:
         """Bookkeeping after a swap kernel (``out`` as it filled it): free list and
         caches. Returns (old tile ref or 0, its poly count)."""
-        _, action, old, salt, npolys = out[:5].tolist()
+        _, action, old, salt, npolys, _, compact = out[:7].tolist()
+        if compact:  # the swap kernels leave the compaction to here (compiled when due)
+            self._compact()
         old_ref = 0
         if action & 1:
             old_ref = (salt << (self.poly_bits + self.tile_bits)) | (old << self.poly_bits)
