@@ -20,18 +20,12 @@ from ._swap import open_pool
 
 
 @njit
-def connect_tile(d, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
-    """:func:`navkit.detour._links.connect_tile` on the pools described by ``d``."""
-    a = open_pool(d)
-    L.connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits)
-
-
-@njit
 def connect_tiles(
     d, slots, same_start, same_xy, nei_start, nei_slots, nei_sides, tile_bits, poly_bits
 ):
     """:func:`navkit.detour._links.connect_tiles` on the pools described by ``d``:
-    :func:`connect_tile` for ``slots[i]``, i = 0, 1, ... in order."""
+    ``connect_tile`` for ``slots[i]``, i = 0, 1, ... in order (one tile or many: one
+    entry kernel, compiled once, for ``add_tile`` and the bulk adds)."""
     a = open_pool(d)
     for i in range(slots.shape[0]):
         L.connect_tile(

@@ -1042,12 +1042,14 @@ class NavMesh:
             for s in self._neighbour_slots(data.x, data.y, side):
                 nei.append(s)
                 sides.append(side)
-        from ._pool_links import connect_tile
+        from ._pool_links import connect_tiles  # (one entry kernel for one or many tiles)
 
-        connect_tile(
+        connect_tiles(
             self._kernel_desc(),
-            slot,
+            np.array([slot], np.int64),
+            np.array([0, len(same)], np.int64),
             np.array(same, np.int64),
+            np.array([0, len(nei)], np.int64),
             np.array(nei, np.int64),
             np.array(sides, np.int64),
             self.tile_bits,
