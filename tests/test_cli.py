@@ -415,13 +415,15 @@ def test_demo_side_compiles_the_signatures_the_demo_uses():
     _warmup.compile_path_kernels()
     _warmup.compile_navmesh_kernels()
     _warmup.compile_shared_recast_kernels()
-    kernels = (
-        _batch.pair_entry, tile._poly_core_kernel, _pool_links.connect_tiles,
-        detail._detail_kernel, rasterize._rasterize_kernel, layers._partition_kernel,
-    )  # fmt: skip
-    sigs = [set(k.signatures) for k in kernels]
+    # (kernels called from Python: one called only from other kernels is not loaded
+    # when those load from the cache, so its signatures would be empty on a warm run)
+    baked = (_batch.pair_entry, tile._tile_kernel, _pool_links.connect_tiles)
+    shared = (detail._detail_kernel, rasterize._rasterize_kernel, layers._partition_kernel)
+    sigs = [set(k.signatures) for k in baked + shared]
     nm = navkit.bake(sample_level(), navkit.BakeConfig())
     NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))
-    TileCache.bake(sample_level(), navkit.BakeConfig(tile_size=32))
-    for k, before in zip(kernels, sigs, strict=True):
+    for k, before in zip(baked, sigs, strict=False):
+        assert set(k.signatures) == before and len(before) == 1, k
+    TileCache.bake(sample_level(), navkit.BakeConfig(tile_size=32))  # (its own tile kernels)
+    for k, before in zip(shared, sigs[len(baked) :], strict=True):
         assert set(k.signatures) == before and len(before) == 1, k
