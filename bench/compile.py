@@ -16,7 +16,11 @@ Every Python process of a feature (the demo starts a second one) also logs its o
 compiles through a ``sitecustomize`` module put on ``PYTHONPATH``: the per-process
 table gives each process's CPU time, its exclusive compile time, when (wall, from
 the feature's start) its last compile ended, and the LLVM share of its compiles
-(function passes, the linked module's passes, machine code).
+(function passes, the linked module's passes, machine code). With more than one
+process it lists each process's slowest kernels and the kernels compiled in more than
+one process (duplicates a split of the work should avoid); the JSON has every
+process's full kernel list (compiles, exclusive CPU s, the signatures of kernels
+compiled more than once).
 
 The navmesh the query features load is baked once beforehand with the current
 (usually warm) cache.
@@ -165,7 +169,7 @@ import atexit, json, os, time
 _dir = os.environ.get("NAVKIT_BENCH_COMPILE_LOG")
 if _dir:
     _rec = {"pid": os.getpid(), "start": time.time(), "compile": 0.0, "n": 0, "last": 0.0,
-            "llvm": {}}
+            "llvm": {}, "kernels": {}}
     try:
         from numba.core import codegen, event
 
@@ -184,6 +188,12 @@ if _dir:
                 _rec["compile"] += dt - child
                 _rec["n"] += 1
                 _rec["last"] = time.time()
+                d = ev.data["dispatcher"]
+                f = getattr(d, "py_func", d)
+                k = _rec["kernels"].setdefault(f.__module__ + "." + f.__qualname__, [0, 0.0, []])
+                k[0] += 1
+                k[1] += dt - child
+                k[2].append(str(ev.data["args"]))
 
         event.register("numba:compile", _L())
 
@@ -286,10 +296,25 @@ def summarize(name: str, res: dict, top: int) -> dict:
                 "compiles": p["n"],
                 "last_compile_end_s": round(p["last"], 1),
                 "llvm_s": {k: round(v, 2) for k, v in p["llvm"].items()},
+                "kernels": [
+                    [k, v[0], round(v[1], 2)] + ([v[2]] if v[0] > 1 else [])
+                    for k, v in sorted(p.get("kernels", {}).items(), key=lambda kv: -kv[1][1])
+                ],
             }
             for p in res.get("processes", [])
         ],
+        "in_several_processes": _shared_kernels(res.get("processes", [])),
     }
+
+
+def _shared_kernels(procs: list) -> list:
+    """Kernels compiled by more than one process of a feature: [name, CPU s in all]."""
+    seen: dict[str, list] = {}
+    for p in procs:
+        for k, (_n, t, *_a) in p.get("kernels", {}).items():
+            seen.setdefault(k, []).append(t)
+    dup = [[k, round(sum(ts), 2)] for k, ts in seen.items() if len(ts) > 1]
+    return sorted(dup, key=lambda kv: -kv[1])
 
 
 def main() -> int:
@@ -331,6 +356,17 @@ def main() -> int:
                     f"({p['compiles']} compiles, last ended at {p['last_compile_end_s']:.0f} s "
                     f"wall; LLVM: {llvm})"
                 )
+                if len(row["processes"]) > 1:
+                    for k, n, t, *_a in p["kernels"][: args.top]:
+                        print(f"      {t:6.2f} s {n}x {k}")
+            if row["in_several_processes"]:
+                dup = row["in_several_processes"]
+                print(
+                    f"    compiled in more than one process: {len(dup)} kernels, "
+                    f"{sum(t for _, t in dup):.1f} s CPU in all"
+                )
+                for k, t in dup[: args.top]:
+                    print(f"      {t:6.2f} s {k}")
     try:
         load = os.getloadavg()
     except OSError:

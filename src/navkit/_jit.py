@@ -122,6 +122,8 @@ _GROUPS = (
     ("navkit.detour", "query"),
     ("navkit.recast", "bake"),
     ("navkit.geometry", "bake"),
+    ("navkit.pipeline", "bake"),  # the bake's tile grid and triangle binning
+    ("navkit._bake_tiles", "bake"),
     ("navkit.ecm", "corridor-map"),
     ("navkit.tilecache", "tile-cache"),
     ("navkit.crowd", "crowd"),

@@ -176,25 +176,10 @@ def compile_path_kernels() -> None:
 def compile_navmesh_kernels() -> None:
     """Compile the kernels that turn a bake's polygon mesh into a navmesh (tile data,
     BV tree, links) on a one-quad mesh, without baking (no Recast kernel runs)."""
-    import numpy as np
-
     from navkit.detour import navmesh as _nm
     from navkit.detour import tile as _tile
-    from navkit.recast.types import PolyMesh, PolyMeshDetail
 
-    null = 0xFFFF
-    pm = PolyMesh(
-        verts=np.array([[0, 0, 0], [0, 0, 8], [8, 0, 8], [8, 0, 0]], np.uint16),
-        polys=np.array([[0, 1, 2, 3, null, null] + [null] * 6], np.uint16),
-        regs=np.ones(1, np.uint16), flags=np.ones(1, np.uint16), areas=np.full(1, 63, np.uint8),
-        nvp=6, bmin=np.zeros(3, np.float32), bmax=np.array([2.4, 1.0, 2.4], np.float32),
-        cs=0.3, ch=0.2, border_size=0, max_edge_error=1.3,
-    )  # fmt: skip
-    dm = PolyMeshDetail(
-        meshes=np.array([[0, 4, 0, 2]], np.uint32),
-        verts=np.array([[0, 0, 0], [0, 0, 2.4], [2.4, 0, 2.4], [2.4, 0, 0]], np.float32),
-        tris=np.array([[0, 1, 2, 0], [0, 2, 3, 0]], np.uint8),
-    )
+    pm, dm = _one_quad()
     data = _tile.create_navmesh_data(
         pm, dm, walkable_height=2.0, walkable_radius=0.6, walkable_climb=0.9
     )
@@ -227,35 +212,115 @@ def _tile_cache(tmp: str) -> None:
     tc.to_bytes()
 
 
-def demo_side(query_done=None) -> None:
-    """Worker of a cold ``navkit demo``: compile what the demo needs late (the path
-    query, the navmesh made from the bake, then the tile cache) while the demo's own process compiles and
-    runs the bake, so the two compiles use two cores. ``query_done`` (an event) is
-    set once the path kernels are in the cache."""
+def compile_shared_recast_kernels() -> None:
+    """Compile the Recast kernels that both processes of a cold ``navkit demo`` reach:
+    the bake's first stages (rasterize, filters, compact, erode: a tiny tile's layers,
+    which also compiles the tile cache's layer kernels) and the detail mesh (on a
+    one-quad polygon mesh). The demo's process runs this before its bake, so that they
+    are cached by the time the second process's tile cache needs them (otherwise
+    both processes compile them at once)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from navkit.geometry import TriMesh
+    from navkit.recast.config import BakeConfig
+    from navkit.recast.detail import build_poly_mesh_detail
+    from navkit.tilecache.build import build_tile_layers
+    from navkit.tilecache.tilemesh import layer_heightfield
+
+    quad = TriMesh(
+        vertices=np.array([[0, 0, 0], [0, 0, 4], [4, 0, 4], [4, 0, 0]], np.float32),
+        triangles=np.array([[0, 1, 2], [0, 2, 3]], np.int32),
+    )
+    build_tile_layers(quad, BakeConfig(tile_size=32), 0, 0)
+    pm, _ = _one_quad()
+    cells = SimpleNamespace(cs=pm.cs, ch=pm.ch)
+    chf = layer_heightfield(np.zeros((8, 8), np.uint8), cells, np.zeros(3, np.float32), 4)  # type: ignore[arg-type]
+    build_poly_mesh_detail(pm, chf, sample_dist=1.8, sample_max_error=0.2)
+
+
+def _one_quad():
+    """A one-quad polygon mesh (8 x 8 voxels) and its detail mesh."""
+    import numpy as np
+
+    from navkit.recast.types import PolyMesh, PolyMeshDetail
+
+    null = 0xFFFF
+    pm = PolyMesh(
+        verts=np.array([[0, 0, 0], [0, 0, 8], [8, 0, 8], [8, 0, 0]], np.uint16),
+        polys=np.array([[0, 1, 2, 3, null, null] + [null] * 6], np.uint16),
+        regs=np.ones(1, np.uint16), flags=np.ones(1, np.uint16), areas=np.full(1, 63, np.uint8),
+        nvp=6, bmin=np.zeros(3, np.float32), bmax=np.array([2.4, 1.0, 2.4], np.float32),
+        cs=0.3, ch=0.2, border_size=0, max_edge_error=1.3,
+    )  # fmt: skip
+    dm = PolyMeshDetail(
+        meshes=np.array([[0, 4, 0, 2]], np.uint32),
+        verts=np.array([[0, 0, 0], [0, 0, 2.4], [2.4, 0, 2.4], [2.4, 0, 0]], np.float32),
+        tris=np.array([[0, 1, 2, 0], [0, 2, 3, 0]], np.uint8),
+    )
+    return pm, dm
+
+
+def demo_side(recast_ready=None, claim=None, query_done=None) -> None:
+    """Worker of a cold ``navkit demo``: compile what the demo needs after its bake
+    (the navmesh made from a bake, the tile cache, then the path query unless the
+    demo's process claimed it first) while the demo's own process compiles and runs
+    the bake, so the two compiles use two cores.
+
+    ``recast_ready`` (an event): set by the demo once the Recast kernels the tile cache
+    shares are cached (:func:`compile_shared_recast_kernels`); waited for before the
+    tile cache. ``claim``: a ``multiprocessing.Value`` ('i'); whichever process sets it
+    from 0 compiles the path kernels. ``query_done`` (an event) is set once this process
+    is past the path kernels (compiled, or left to the demo)."""
     # Any failure here only means the demo compiles that part itself: stay quiet.
     try:
-        compile_path_kernels()
+        compile_navmesh_kernels()  # ahead of the demo's bake, which needs them last
+        if recast_ready is not None:
+            recast_ready.wait()
+        with tempfile.TemporaryDirectory() as tmp:
+            _tile_cache(tmp)
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        if claim is None or _claim(claim):
+            compile_path_kernels()
     except Exception:  # noqa: BLE001
         pass
     finally:
         if query_done is not None:
             query_done.set()
-    try:
-        compile_navmesh_kernels()  # ahead of the demo's bake, which needs them last
-        with tempfile.TemporaryDirectory() as tmp:
-            _tile_cache(tmp)
-    except Exception:  # noqa: BLE001
-        pass
+
+
+def _claim(flag) -> bool:
+    """Take ``flag`` (a shared int, 0 = free); True when this process took it."""
+    with flag.get_lock():
+        if flag.value:
+            return False
+        flag.value = 1
+        return True
 
 
 class DemoSide:
-    """The running :func:`demo_side` process: ``wait_query()`` before the demo's
-    path, ``join()`` before its tile cache (loading beats compiling twice)."""
+    """The running :func:`demo_side` process. The demo calls ``recast_ready()`` once
+    the shared Recast kernels are compiled, ``claim_path()`` before its path query
+    (True: compile it here; False: ``wait_query()`` for the side's), ``join()``
+    before its tile cache (loading beats compiling twice)."""
 
     def __init__(self, ctx) -> None:
+        self.ready = ctx.Event()
+        self.claim = ctx.Value("i", 0)
         self.query_done = ctx.Event()
-        self.process = ctx.Process(target=demo_side, args=(self.query_done,), daemon=True)
+        self.process = ctx.Process(
+            target=demo_side, args=(self.ready, self.claim, self.query_done), daemon=True
+        )
         self.process.start()
+
+    def recast_ready(self) -> None:
+        self.ready.set()
+
+    def claim_path(self) -> bool:
+        return _claim(self.claim)
 
     def wait_query(self) -> None:
         while self.process.is_alive() and not self.query_done.wait(0.5):

@@ -505,11 +505,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     side = start_demo_side()  # cold cache: compile the later steps' kernels on the other core
     if side is not None:
         print(
-            "navkit: first run: compiling the query and tile-cache kernels in a second "
+            "navkit: first run: compiling the navmesh and tile-cache kernels in a second "
             "process meanwhile",
             file=sys.stderr,
             flush=True,
         )
+        from ._warmup import compile_shared_recast_kernels
+
+        try:  # first the Recast kernels the other process's tile cache needs too
+            compile_shared_recast_kernels()
+        finally:
+            side.recast_ready()
     mesh = sample_level()
     print(f"sample level: {mesh.n_vertices} vertices, {mesh.n_triangles} triangles")
     nm = _bake(mesh, BakeConfig(), 1, None)
@@ -520,8 +526,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     try:
         from .detour.query import NavMeshQuery
 
-        if side is not None:
-            side.wait_query()
+        if side is not None and not side.claim_path():
+            side.wait_query()  # the other process took the path kernels: load them
         p = NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))
         path_pts = p.points
         print(

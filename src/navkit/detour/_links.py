@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import F32, borrow, njit
+from .._jit import F32, njit
 
 EXT_LINK = 0x8000
 
@@ -648,30 +648,6 @@ def connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
                 connect_ext_off_mesh_links(a, t, s, side, tile_bits, poly_bits)
             if a.tile_off_count[t] > 0:
                 connect_ext_off_mesh_links(a, s, t, opp, tile_bits, poly_bits)
-
-
-@njit
-def connect_tiles(
-    a, slots, same_start, same_xy, nei_start, nei_slots, nei_sides, tile_bits, poly_bits
-):
-    """:func:`connect_tile` for ``slots[i]``, i = 0, 1, ... in order (a bulk ``addTile``).
-
-    Tile ``i``'s other layers are ``same_xy[same_start[i]:same_start[i + 1]]`` and its
-    neighbours ``nei_slots[nei_start[i]:nei_start[i + 1]]`` (sides ``nei_sides``): the
-    tiles present when it is added, as :func:`connect_tile` takes them. The pools are
-    borrowed once (no reference counting of the 60-odd arrays on every helper call).
-    """
-    b = borrow(a)
-    for i in range(slots.shape[0]):
-        connect_tile(
-            b,
-            slots[i],
-            same_xy[same_start[i] : same_start[i + 1]],
-            nei_slots[nei_start[i] : nei_start[i + 1]],
-            nei_sides[nei_start[i] : nei_start[i + 1]],
-            tile_bits,
-            poly_bits,
-        )
 
 
 @njit

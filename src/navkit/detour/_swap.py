@@ -336,7 +336,8 @@ def swap_poly_mesh_tile(
         ``np == 0``: the old tile is removed and none added.
     out : (16,) int64
         [status, action (1 removed, 2 added, 3 replaced), old slot, old salt,
-        old poly count, new slot, 1 when the pools were compacted, -, then the 8 pool
+        old poly count, new slot, 1 when the pools are due for compaction (the caller's
+        ``NavMesh._swap_done`` compacts them), -, then the 8 pool
         counts needed on NEED_GROW].
 
     The new polygons get flag 1 and their area (63 -> 0), as ``buildNavMeshTile``.
@@ -582,10 +583,12 @@ def swap_tile_data(
 
 @njit
 def _maybe_compact(d, cnt, ibits, out):
-    """Compact the pools when one of them is more than half dead (out[6] = 1)."""
+    """Flag a compaction (out[6] = 1) when a pool is more than half dead: the caller
+    runs :func:`compact_pools` (``NavMesh._swap_done``) after the kernel returns. Not
+    called from here, so a swap compiles without it (~4 CPU s of the first tile-cache
+    update: the compaction and its per-dtype moves are compiled only when due)."""
     for k in range(8):
         if cnt[1, k] > 0 and cnt[1, k] * 2 > cnt[0, k]:
-            compact_pools(d, cnt, ibits[0], ibits[1], ibits[2])
             out[6] = 1
             return
 

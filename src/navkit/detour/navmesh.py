@@ -551,7 +551,9 @@ class NavMesh:
     def _swap_done(self, out: np.ndarray) -> tuple[int, int]:
         """Bookkeeping after a swap kernel (``out`` as it filled it): free list and
         caches. Returns (old tile ref or 0, its poly count)."""
-        _, action, old, salt, npolys = out[:5].tolist()
+        _, action, old, salt, npolys, _, compact = out[:7].tolist()
+        if compact:  # the swap kernels leave the compaction to here (compiled when due)
+            self._compact()
         old_ref = 0
         if action & 1:
             old_ref = (salt << (self.poly_bits + self.tile_bits)) | (old << self.poly_bits)
@@ -1040,10 +1042,14 @@ class NavMesh:
             for s in self._neighbour_slots(data.x, data.y, side):
                 nei.append(s)
                 sides.append(side)
-        L.connect_tile(
-            self.arrays(),
-            slot,
+        from ._pool_links import connect_tiles  # (one entry kernel for one or many tiles)
+
+        connect_tiles(
+            self._kernel_desc(),
+            np.array([slot], np.int64),
+            np.array([0, len(same)], np.int64),
             np.array(same, np.int64),
+            np.array([0, len(nei)], np.int64),
             np.array(nei, np.int64),
             np.array(sides, np.int64),
             self.tile_bits,
@@ -1115,8 +1121,10 @@ class NavMesh:
         sl = np.asarray(slots, np.int64)
         nei_start = np.zeros(n + 1, np.int64)
         np.cumsum(keep.sum(axis=1), out=nei_start[1:])
-        L.connect_tiles(
-            self.arrays(),
+        from ._pool_links import connect_tiles
+
+        connect_tiles(
+            self._kernel_desc(),
             sl,
             np.zeros(n + 1, np.int64),
             np.zeros(0, np.int64),
@@ -1173,8 +1181,10 @@ class NavMesh:
                         sides.append(side)
             same_start.append(len(same))
             nei_start.append(len(nei))
-        L.connect_tiles(
-            self.arrays(),
+        from ._pool_links import connect_tiles
+
+        connect_tiles(
+            self._kernel_desc(),
             np.array(slots, np.int64),
             np.array(same_start, np.int64),
             np.array(same, np.int64),
@@ -1229,8 +1239,10 @@ class NavMesh:
             for s in self._neighbour_slots(x, y, side):
                 nei.append(s)
                 sides.append(side)
-        L.replace_tile(
-            self.arrays(),
+        from ._pool_links import replace_tile
+
+        replace_tile(
+            self._kernel_desc(),
             old,
             np.array(others, np.int64),
             slot,
@@ -1293,8 +1305,10 @@ class NavMesh:
                     others.append(other)
                 if s0 == slot:
                     del self._runtime_cons[cref]
-        L.disconnect_tile(
-            self.arrays(), slot, np.array(others, np.int64), self.tile_bits, self.poly_bits
+        from ._pool_links import disconnect_tile
+
+        disconnect_tile(
+            self._kernel_desc(), slot, np.array(others, np.int64), self.tile_bits, self.poly_bits
         )
         self._dead_cons = {r for r in self._dead_cons if self.decode_ref(r)[1] != slot}
         # Links of the neighbours that pointed here are gone; forget the target index.
