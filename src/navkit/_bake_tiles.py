@@ -109,7 +109,7 @@ def _cat(parts):  # pragma: no cover - numba
 @njit
 def tiles_kernel(
     verts, tris, tri_areas, bin_start, bin_tris, todo, counter, tiles_x,
-    xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi, size, border, cs, ch, wh, wc, wr,
+    xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi, width, height, border, cs, ch, wh, wc, wr,
     f_low, f_ledge, f_height, min_area, merge_area, max_error, max_edge_len, build_flags,
     nvp, sd, sme, radius, status, counts, ticks, sizes, tbounds,
 ):  # fmt: skip  # pragma: no cover - numba
@@ -160,7 +160,7 @@ def tiles_kernel(
         tk = ticks[k]
         info[:] = 0
         cidx, ccnt, ys, hh, con, areas = _chain.front_kernel(
-            verts, tris, tri_areas, sel, True, size, size, bmin, bmax, cs, ch, wh, wc, wr,
+            verts, tris, tri_areas, sel, True, width, height, bmin, bmax, cs, ch, wh, wc, wr,
             f_low, f_ledge, f_height, info, tk[TK_FRONT:TK_DIST],
         )  # fmt: skip
         if info[0] != _chain.OK:
@@ -174,10 +174,10 @@ def tiles_kernel(
         counts[k, 2] = info[_chain.F_COMPACT]
         flat_i = cidx.reshape(-1)
         flat_c = ccnt.reshape(-1)
-        dist, mx = _distance_kernel(flat_i, flat_c, con, areas, size, size)
+        dist, mx = _distance_kernel(flat_i, flat_c, con, areas, width, height)
         tk[TK_DIST] = _chain._tsc()
         reg, nreg, wst = _watershed_kernel(
-            flat_i, flat_c, con, areas, dist, size, size, np.int64(mx), border, min_area,
+            flat_i, flat_c, con, areas, dist, width, height, np.int64(mx), border, min_area,
             merge_area,
         )  # fmt: skip
         tk[TK_REGIONS] = _chain._tsc()
@@ -197,7 +197,7 @@ def tiles_kernel(
             pbmax[2] -= pad
         info[:] = 0
         pv, pp, pr, pa, meshes, dverts, dtris = _chain.back_kernel(
-            size, size, border, flat_i, flat_c, con, ys, reg, areas, np.int64(nreg), max_error,
+            width, height, border, flat_i, flat_c, con, ys, reg, areas, np.int64(nreg), max_error,
             max_edge_len, build_flags, nvp, cs, ch, pbmin, sd, sme, radius, cs, ch, info,
             tk[TK_BACK:TK_TILE],
         )  # fmt: skip

@@ -527,34 +527,38 @@ def _threads_of(executor: Executor | None) -> int:
 
 
 def _bake_tiles_in_kernel(
-    navmesh: _nm.NavMesh,
     report: BuildReport,
     verts: np.ndarray,
     tris: np.ndarray,
     tri_areas: np.ndarray,
     bin_start: np.ndarray,
     bin_tris: np.ndarray,
-    grid: TileGrid,
+    tiles_x: int,
+    width: int,
+    height: int,
+    border: int,
     rc: RcConfig,
     config: BakeConfig,
     bounds: tuple,
     tile_params: dict[str, Any],
     executor: Executor | None,
     progress: Callable[[int, int], None] | None,
-) -> None:
+    navmesh_for: Callable[[_nm.PackedTiles], _nm.NavMesh],
+) -> _nm.NavMesh | None:
     """The tiles of :func:`bake` through :func:`navkit._bake_tiles.tiles_kernel`, on
-    the calling thread or on a thread pool's threads, added to ``navmesh`` in row
-    order: the same navmesh, report and exceptions as :func:`_bake_tile` per tile."""
+    the calling thread or on a thread pool's threads, added in row order to the
+    navmesh ``navmesh_for(tiles)`` gives (None when no tile was built): the same
+    navmesh, report and exceptions as :func:`_bake_tile` per tile. A solo bake is a
+    grid of one ``width`` x ``height`` tile without border."""
     from . import _bake_tiles as K
     from .recast import _chain
     from .recast import contours as _contours
     from .recast.rasterize import check_grid
 
     xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi = bounds
-    ntiles = grid.tiles_x * grid.tiles_z
+    ntiles = bin_start.shape[0] - 1
     if ntiles == 0:  # a grid without tiles: nothing to build, as in the per-tile loop
-        return
-    size = rc.tile_size + 2 * rc.border_size
+        return None
     cs32, ch32 = np.float32(rc.cs), np.float32(rc.ch)
     sd = np.float32(rc.detail_sample_dist)
     sme = np.float32(rc.detail_sample_max_error)
@@ -562,7 +566,7 @@ def _bake_tiles_in_kernel(
         raise InputError(f"detail sample settings must be finite and >= 0, got {sd!r}, {sme!r}")
     tb0 = np.array([xs_lo[0], y_lo, zs_lo[0]], np.float32)
     tb1 = np.array([xs_hi[0], y_hi, zs_hi[0]], np.float32)
-    check_grid(size, size, tb0, tb1, ch32)
+    check_grid(width, height, tb0, tb1, ch32)
     me = np.float32(rc.max_simplification_error)
     todo = np.flatnonzero(np.diff(bin_start)).astype(np.int64)
     status = np.zeros((ntiles, 7), np.int64)
@@ -576,8 +580,8 @@ def _bake_tiles_in_kernel(
     def run(chunk: np.ndarray, threads: bool = True) -> list[tuple]:
         counter = np.zeros(1, np.int64)
         args: tuple[Any, ...] = (
-            verts, tris, tri_areas, bin_start, bin_tris, chunk, counter, grid.tiles_x,
-            xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi, size, int(rc.border_size), cs32, ch32,
+            verts, tris, tri_areas, bin_start, bin_tris, chunk, counter, tiles_x,
+            xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi, width, height, border, cs32, ch32,
             int(rc.walkable_height), int(rc.walkable_climb), int(rc.walkable_radius),
             config.filter_low_hanging_obstacles, config.filter_ledge_spans,
             config.filter_walkable_low_height_spans, int(rc.min_region_area),
@@ -660,6 +664,7 @@ def _bake_tiles_in_kernel(
     ids, arrays = K.row_order(parts, sizes)
     report.tiles_built = int(ids.shape[0])
     report.tiles_empty = ntiles - report.tiles_built
+    navmesh = None
     if ids.shape[0]:
         sz = sizes[ids]
         tbd = tbounds[ids]
@@ -667,7 +672,7 @@ def _bake_tiles_in_kernel(
             v, pv, pn, pf, pc, pa, pr, dvb, dvc, dtb, dtc, dv, dt, bvmin, bvmax, bvi,
         ) = arrays  # fmt: skip
         packed = _nm.PackedTiles(
-            x=ids % grid.tiles_x, y=ids // grid.tiles_x, bmin=tbd[:, :3], bmax=tbd[:, 3:],
+            x=ids % tiles_x, y=ids // tiles_x, bmin=tbd[:, :3], bmax=tbd[:, 3:],
             nverts=sz[:, K.S_VERTS], polys=sz[:, K.S_POLYS], links=sz[:, K.S_LINKS],
             ndverts=sz[:, K.S_DVERTS], ndtris=sz[:, K.S_DTRIS], verts=v, poly_verts=pv,
             poly_neis=pn, poly_flags=pf, poly_vert_count=pc, poly_area=pa,
@@ -679,9 +684,26 @@ def _bake_tiles_in_kernel(
             walkable_climb=float(np.float32(tile_params["walkable_climb"])),
             bv_quant_factor=float(np.float32(np.float32(1.0) / cs32)),
         )  # fmt: skip
+        navmesh = navmesh_for(packed)
         navmesh._add_packed(packed)
         report.poly_regions = pr
     report.timings["create_navmesh_data"] = data_ms + (time.perf_counter() - t0) * 1e3
+    return navmesh
+
+
+def _solo_navmesh(tiles: _nm.PackedTiles) -> _nm.NavMesh:
+    """``dtNavMesh::init(data)`` of a solo bake: the parameters derived from its one
+    tile's header."""
+    bmin, bmax = tiles.bmin[0], tiles.bmax[0]
+    return _nm.NavMesh(
+        _nm.NavMeshParams(
+            orig=(float(bmin[0]), float(bmin[1]), float(bmin[2])),
+            tile_width=float(f32(bmax[0]) - f32(bmin[0])),
+            tile_height=float(f32(bmax[2]) - f32(bmin[2])),
+            max_tiles=1,
+            max_polys=int(tiles.polys[0]),
+        )
+    )
 
 
 def _failed_tiles(status: np.ndarray) -> np.ndarray:
@@ -836,45 +858,67 @@ def bake(
                 f"{mesh.name}: a solo heightfield of {gw} x {gh} cells is too large; "
                 f"bake in tiles (e.g. tile_size=64) or use a larger cell_size"
             )
-        r = _build_polymesh_run(
-            verts,
-            tris,
-            tri_areas,
-            rc,
-            bmin=bmin,
-            bmax=bmax,
-            width=gw,
-            height=gh,
-            partition=config.partition,
-            filters=filters,
-            volumes=volumes,
-            keep_intermediates=keep_intermediates,
-        )
-        report.add(r)
-        report.intermediates = r.intermediates
-        if progress is not None:
-            progress(1, 1)
-        if r.pmesh is None:
-            raise BuildError(
-                f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"
-            )
-        t0 = time.perf_counter()
-        data = _tile.create_navmesh_data(r.pmesh, r.dmesh, offmesh=offmesh, **tile_params)
-        # dtNavMesh::init(data): parameters derived from the single tile's header.
-        navmesh = _nm.NavMesh(
-            _nm.NavMeshParams(
-                orig=(float(data.bmin[0]), float(data.bmin[1]), float(data.bmin[2])),
-                tile_width=float(f32(data.bmax[0]) - f32(data.bmin[0])),
-                tile_height=float(f32(data.bmax[2]) - f32(data.bmin[2])),
-                max_tiles=1,
-                max_polys=data.poly_count,
-            )
-        )
-        navmesh._add_tile(data, None, check=False)
-        report.poly_regions = r.pmesh.regs.copy()
-        report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
-        report.tiles_built = 1
         report.grid_tiles = 1
+        if not keep_intermediates and _kernel_bake_ok(config, volumes, offmesh, None):
+            # one tile of gw x gh voxels without border through the tiled bake's kernel
+            if tri_areas is None:
+                t0 = time.perf_counter()
+                from .recast.rasterize import mark_walkable_triangles
+
+                tri_areas = mark_walkable_triangles(verts, tris, rc.walkable_slope_angle)
+                report.timings["mark_walkable_triangles"] = (time.perf_counter() - t0) * 1e3
+            m = tris.shape[0]
+            b0, b1 = bmin.astype(np.float32), bmax.astype(np.float32)
+            solo = _bake_tiles_in_kernel(
+                report, verts, tris, tri_areas, np.array([0, m], np.int64),
+                np.arange(m, dtype=np.int64), 1, gw, gh, 0, rc, config,
+                (b0[:1], b1[:1], b0[2:], b1[2:], b0[1], b1[1]), tile_params, None, progress,
+                _solo_navmesh,
+            )  # fmt: skip
+            if solo is None:
+                raise BuildError(
+                    f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"
+                )
+            navmesh = solo
+        else:
+            r = _build_polymesh_run(
+                verts,
+                tris,
+                tri_areas,
+                rc,
+                bmin=bmin,
+                bmax=bmax,
+                width=gw,
+                height=gh,
+                partition=config.partition,
+                filters=filters,
+                volumes=volumes,
+                keep_intermediates=keep_intermediates,
+            )
+            report.add(r)
+            report.intermediates = r.intermediates
+            if progress is not None:
+                progress(1, 1)
+            if r.pmesh is None:
+                raise BuildError(
+                    f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"
+                )
+            t0 = time.perf_counter()
+            data = _tile.create_navmesh_data(r.pmesh, r.dmesh, offmesh=offmesh, **tile_params)
+            # dtNavMesh::init(data): parameters derived from the single tile's header.
+            navmesh = _nm.NavMesh(
+                _nm.NavMeshParams(
+                    orig=(float(data.bmin[0]), float(data.bmin[1]), float(data.bmin[2])),
+                    tile_width=float(f32(data.bmax[0]) - f32(data.bmin[0])),
+                    tile_height=float(f32(data.bmax[2]) - f32(data.bmin[2])),
+                    max_tiles=1,
+                    max_polys=data.poly_count,
+                )
+            )
+            navmesh._add_tile(data, None, check=False)
+            report.poly_regions = r.pmesh.regs.copy()
+            report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
+            report.tiles_built = 1
     else:
         grid = tile_grid(bmin, bmax, rc)
         if grid.tiles_x * grid.tiles_z > (1 << 22):
@@ -907,9 +951,11 @@ def bake(
             tiled_navmesh_params(bmin, grid.tile_world_size, grid.tiles_x * grid.tiles_z)
         )
         if _kernel_bake_ok(config, volumes, offmesh, executor):
+            size = rc.tile_size + 2 * rc.border_size
             _bake_tiles_in_kernel(
-                navmesh, report, verts, tris, tri_areas, bin_start, bin_tris, grid, rc, config,
-                (xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi), tile_params, executor, progress,
+                report, verts, tris, tri_areas, bin_start, bin_tris, grid.tiles_x, size, size,
+                int(rc.border_size), rc, config, (xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi),
+                tile_params, executor, progress, lambda _tiles: navmesh,
             )  # fmt: skip
         else:
 
