@@ -634,14 +634,14 @@ def _bake_tiles_in_kernel(
         )  # fmt: skip
         nw = min(_threads_of(executor), chunk.shape[0])
         if executor is None or nw <= 1 or not threads:
-            return [K.tiles_kernel(*args)]
+            return [K.typed_part(K.tiles_kernel(*args))]
         # the threads take the tiles of highest estimated cost first, so that the last
         # tiles taken (while another thread may already wait) are small ones
         est = bin_start[chunk + 1] - bin_start[chunk] if cost is None else cost[chunk]
         args = (*args[:5], chunk[np.argsort(-est, kind="stable")], *args[6:])
         threaded.append(True)
         futs = [executor.submit(K.tiles_kernel, *args) for _ in range(nw)]
-        return [f.result() for f in futs]
+        return [K.typed_part(f.result()) for f in futs]
 
     parts: list[tuple] = []
     if progress is None:

@@ -1115,11 +1115,11 @@ class NavMesh:
         sl = np.asarray(slots, np.int64)
         nei_start = np.zeros(n + 1, np.int64)
         np.cumsum(keep.sum(axis=1), out=nei_start[1:])
-        L.connect_tiles(
+        # (no tile of this navmesh has off-mesh connections: connect_tiles' off-mesh
+        # steps would link nothing)
+        L.connect_new_tiles(
             self.arrays(),
             sl,
-            np.zeros(n + 1, np.int64),
-            np.zeros(0, np.int64),
             nei_start,
             sl[k[keep]],
             np.nonzero(keep)[1].astype(np.int64),
