@@ -10,6 +10,8 @@ finish, and writes the tile's figures in the tile's own rows of the shared
 ``status`` / ``counts`` / ``ticks`` / ``sizes`` / ``tbounds`` tables and its
 arrays in its own lists. The caller puts the tiles back in row order
 (:func:`row_order`), so any number of threads gives the serial bake's navmesh.
+A solo bake runs it too, on a grid of one tile (its ``width`` x ``height`` voxels,
+no border).
 
 Status of a tile (``status[k, 0]``): :data:`T_TODO` not built, :data:`T_FRONT`
 front kernel error (``status[k, 1:4]`` = its ``info[0:3]``), :data:`T_REGIONS`

@@ -19,7 +19,9 @@ never import ``detour``) and ``navkit.detour`` (the runtime tiles):
 The bake's common case (watershed, no volume or off-mesh connection, no executor
 or a thread pool) runs the whole tile loop in one kernel,
 :func:`navkit._bake_tiles.tiles_kernel`, and adds its tiles with
-``NavMesh._add_packed``; the per-tile path below gives the same navmesh.
+``NavMesh._add_packed``; the per-tile path below gives the same navmesh. A solo
+bake's common case (also without ``keep_intermediates``) is that kernel on a grid of
+one tile without border, so both bakes share one compile.
 
 A tile of the bake is :func:`build_tile` (the Recast stages of
 :func:`navkit.recast.build.build_polymesh` on the tile's triangles); a tile of the
