@@ -195,3 +195,72 @@ def test_tile_kernel_bake_of_a_grid_without_tiles(monkeypatch):
     with pytest.raises(BuildError) as got:
         pipeline.bake(mesh, cfg)
     assert str(got.value) == str(ref.value)
+
+
+def _solo_bakes(monkeypatch, mesh, cfg=None):
+    """A solo bake through the tile kernel and through both older routes: the chained
+    stages with ``create_navmesh_data`` and ``_add_tile``, and the stage-by-stage run
+    (``keep_intermediates=True``)."""
+    cfg = cfg or BakeConfig()
+    got = pipeline.bake(mesh, cfg)
+    old = _per_tile_bake(monkeypatch, mesh, cfg)
+    staged = pipeline.bake(mesh, cfg, keep_intermediates=True)
+    return got, old, staged
+
+
+def _assert_same_bake(got: NavMesh, ref: NavMesh) -> None:
+    assert got.params == ref.params
+    p0, p = _pools(ref), _pools(got)
+    for k in p0:
+        np.testing.assert_array_equal(p0[k], p[k], err_msg=k)
+    r, r0 = got.build_report, ref.build_report
+    assert r.counts == r0.counts
+    assert set(r.timings) == set(r0.timings)
+    np.testing.assert_array_equal(r.poly_regions, r0.poly_regions)
+    assert (r.tiles_built, r.tiles_empty, r.grid_tiles) == (1, 0, 1)
+    assert (r0.tiles_built, r0.tiles_empty, r0.grid_tiles) == (1, 0, 1)
+    assert got.to_recast() == ref.to_recast()
+
+
+@pytest.mark.parametrize("name", ["dungeon", "nav_test", "undulating"])
+def test_solo_kernel_bake_equals_the_per_stage_bake(monkeypatch, name):
+    """A solo bake runs through the tiled bake's kernel as one tile without border: the
+    navmesh params, every pool, the Recast export bytes, the counts and the regions of
+    the per-stage routes."""
+    from peer_support import mesh_path
+
+    import navkit
+
+    got, old, staged = _solo_bakes(monkeypatch, navkit.load_obj(mesh_path(name)))
+    _assert_same_bake(got, old)
+    _assert_same_bake(got, staged)
+
+
+def test_solo_kernel_bake_equals_the_per_stage_bake_on_the_sample_level(monkeypatch):
+    """The same on the shipped sample level (several storeys), with given triangle areas
+    and non-default settings, and a progress callback called once."""
+    mesh = sample_level()
+    calls: list[tuple[int, int]] = []
+    cfg = BakeConfig(cell_size=0.25, verts_per_poly=4, detail_sample_dist=3.0)
+    got = pipeline.bake(mesh, cfg, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(1, 1)]
+    _assert_same_bake(got, _per_tile_bake(monkeypatch, mesh, cfg))
+    areas = np.where(np.arange(mesh.n_triangles) % 7 == 0, 5, 63).astype(np.uint8)
+    marked = TriMesh(mesh.vertices, mesh.triangles, areas=areas)
+    for ref in _solo_bakes(monkeypatch, marked)[1:]:
+        _assert_same_bake(pipeline.bake(marked, BakeConfig()), ref)
+
+
+def test_solo_kernel_bake_errors_are_the_per_stage_errors(monkeypatch):
+    """What a solo bake raises through the kernel is what the per-stage route raises:
+    nothing walkable (a downward-facing floor), and too many spans in a column."""
+    down = TriMesh(
+        np.array([[0, 0, 0], [10, 0, 0], [10, 0, 10], [0, 0, 10]], np.float32),
+        np.array([[0, 1, 2], [0, 2, 3]], np.int32),
+    )
+    for mesh in (down, _stacked_floors()):
+        with pytest.raises(BuildError) as ref:
+            _per_tile_bake(monkeypatch, mesh, BakeConfig())
+        with pytest.raises(BuildError) as got:
+            pipeline.bake(mesh, BakeConfig())
+        assert str(got.value) == str(ref.value)

@@ -10,6 +10,8 @@ finish, and writes the tile's figures in the tile's own rows of the shared
 ``status`` / ``counts`` / ``ticks`` / ``sizes`` / ``tbounds`` tables and its
 arrays in its own lists. The caller puts the tiles back in row order
 (:func:`row_order`), so any number of threads gives the serial bake's navmesh.
+A solo bake runs it too, on a grid of one tile (its ``width`` x ``height`` voxels,
+no border).
 
 Status of a tile (``status[k, 0]``): :data:`T_TODO` not built, :data:`T_FRONT`
 front kernel error (``status[k, 1:4]`` = its ``info[0:3]``), :data:`T_REGIONS`
@@ -33,7 +35,7 @@ from .recast import _chain
 from .recast.distance import _kernel as _distance_kernel
 from .recast.regions_watershed import _kernel as _watershed_kernel
 
-__all__ = ["tiles_kernel", "row_order"]
+__all__ = ["tiles_kernel", "typed_part", "row_order"]
 
 T_TODO, T_FRONT, T_REGIONS, T_BACK, T_TILE, T_DONE = 0, 1, 2, 3, 4, 5
 #: ``counts`` columns
@@ -77,23 +79,9 @@ def _fetch_add(typingctx, arr, idx, val):
 
 
 @njit
-def _cat_rows(parts):  # pragma: no cover - numba
-    """The 2-d arrays of ``parts`` one below the other."""
-    n = 0
-    for a in parts:
-        n += a.shape[0]
-    out = np.empty((n, parts[0].shape[1]), parts[0].dtype)
-    k = 0
-    for a in parts:
-        m = a.shape[0]
-        out[k : k + m] = a
-        k += m
-    return out
-
-
-@njit
 def _cat(parts):  # pragma: no cover - numba
-    """The 1-d arrays of ``parts`` one after the other."""
+    """The 1-d arrays of ``parts`` one after the other (byte arrays in the tile kernel:
+    one signature)."""
     n = 0
     for a in parts:
         n += a.shape[0]
@@ -109,7 +97,7 @@ def _cat(parts):  # pragma: no cover - numba
 @njit
 def tiles_kernel(
     verts, tris, tri_areas, bin_start, bin_tris, todo, counter, tiles_x,
-    xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi, size, border, cs, ch, wh, wc, wr,
+    xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi, width, height, border, cs, ch, wh, wc, wr,
     f_low, f_ledge, f_height, min_area, merge_area, max_error, max_edge_len, build_flags,
     nvp, sd, sme, radius, status, counts, ticks, sizes, tbounds,
 ):  # fmt: skip  # pragma: no cover - numba
@@ -119,25 +107,28 @@ def tiles_kernel(
     tile after the other: verts, poly verts, poly neighbours, poly flags, poly
     vertex counts, poly areas, poly regions, detail vert bases, detail vert counts,
     detail tri bases, detail tri counts, detail verts, detail tris, BV node bounds
-    (min, max) and BV node indices (``2 * polys`` rows per tile).
+    (min, max) and BV node indices (``2 * polys`` rows per tile), each as raw bytes
+    (:func:`typed_part` views them as their fields).
     """
     built = [np.int64(0)]
-    l_v = [np.zeros((0, 3), np.float32)]
-    l_pv = [np.zeros((0, 6), np.uint16)]
-    l_pn = [np.zeros((0, 6), np.uint16)]
-    l_pf = [np.zeros(0, np.uint16)]
+    # each field's arrays as raw bytes (one list type, so _cat compiles once); the
+    # caller gives them back their dtypes and shapes (FIELD_TYPES, typed_part)
+    l_v = [np.zeros(0, np.uint8)]
+    l_pv = [np.zeros(0, np.uint8)]
+    l_pn = [np.zeros(0, np.uint8)]
+    l_pf = [np.zeros(0, np.uint8)]
     l_pc = [np.zeros(0, np.uint8)]
     l_pa = [np.zeros(0, np.uint8)]
-    l_pr = [np.zeros(0, np.uint16)]
-    l_dvb = [np.zeros(0, np.uint32)]
+    l_pr = [np.zeros(0, np.uint8)]
+    l_dvb = [np.zeros(0, np.uint8)]
     l_dvc = [np.zeros(0, np.uint8)]
-    l_dtb = [np.zeros(0, np.uint32)]
+    l_dtb = [np.zeros(0, np.uint8)]
     l_dtc = [np.zeros(0, np.uint8)]
-    l_dv = [np.zeros((0, 3), np.float32)]
-    l_dt = [np.zeros((0, 4), np.uint8)]
-    l_bmin = [np.zeros((0, 3), np.uint16)]
-    l_bmax = [np.zeros((0, 3), np.uint16)]
-    l_bi = [np.zeros(0, np.int32)]
+    l_dv = [np.zeros(0, np.uint8)]
+    l_dt = [np.zeros(0, np.uint8)]
+    l_bmin = [np.zeros(0, np.uint8)]
+    l_bmax = [np.zeros(0, np.uint8)]
+    l_bi = [np.zeros(0, np.uint8)]
     ntodo = todo.shape[0]
     bmin = np.empty(3, np.float32)
     bmax = np.empty(3, np.float32)
@@ -160,7 +151,7 @@ def tiles_kernel(
         tk = ticks[k]
         info[:] = 0
         cidx, ccnt, ys, hh, con, areas = _chain.front_kernel(
-            verts, tris, tri_areas, sel, True, size, size, bmin, bmax, cs, ch, wh, wc, wr,
+            verts, tris, tri_areas, sel, True, width, height, bmin, bmax, cs, ch, wh, wc, wr,
             f_low, f_ledge, f_height, info, tk[TK_FRONT:TK_DIST],
         )  # fmt: skip
         if info[0] != _chain.OK:
@@ -174,10 +165,10 @@ def tiles_kernel(
         counts[k, 2] = info[_chain.F_COMPACT]
         flat_i = cidx.reshape(-1)
         flat_c = ccnt.reshape(-1)
-        dist, mx = _distance_kernel(flat_i, flat_c, con, areas, size, size)
+        dist, mx = _distance_kernel(flat_i, flat_c, con, areas, width, height)
         tk[TK_DIST] = _chain._tsc()
         reg, nreg, wst = _watershed_kernel(
-            flat_i, flat_c, con, areas, dist, size, size, np.int64(mx), border, min_area,
+            flat_i, flat_c, con, areas, dist, width, height, np.int64(mx), border, min_area,
             merge_area,
         )  # fmt: skip
         tk[TK_REGIONS] = _chain._tsc()
@@ -197,7 +188,7 @@ def tiles_kernel(
             pbmax[2] -= pad
         info[:] = 0
         pv, pp, pr, pa, meshes, dverts, dtris = _chain.back_kernel(
-            size, size, border, flat_i, flat_c, con, ys, reg, areas, np.int64(nreg), max_error,
+            width, height, border, flat_i, flat_c, con, ys, reg, areas, np.int64(nreg), max_error,
             max_edge_len, build_flags, nvp, cs, ch, pbmin, sd, sme, radius, cs, ch, info,
             tk[TK_BACK:TK_TILE],
         )  # fmt: skip
@@ -261,31 +252,49 @@ def tiles_kernel(
         sizes[k, S_DTRIS] = tdt.shape[0]
         sizes[k, S_LINKS] = links
         built.append(k)
-        l_v.append(tv)
-        l_pv.append(tpv)
-        l_pn.append(tpn)
-        l_pf.append(tpf)
-        l_pc.append(tvc)
-        l_pa.append(tpa)
-        l_pr.append(pr)
-        l_dvb.append(dvb)
-        l_dvc.append(dvc)
-        l_dtb.append(dtb)
-        l_dtc.append(dtc)
-        l_dv.append(tdv)
-        l_dt.append(tdt)
-        l_bmin.append(bv_min)
-        l_bmax.append(bv_max)
-        l_bi.append(bv_i)
+        l_v.append(tv.reshape(-1).view(np.uint8))
+        l_pv.append(tpv.reshape(-1).view(np.uint8))
+        l_pn.append(tpn.reshape(-1).view(np.uint8))
+        l_pf.append(tpf.reshape(-1).view(np.uint8))
+        l_pc.append(tvc.reshape(-1).view(np.uint8))
+        l_pa.append(tpa.reshape(-1).view(np.uint8))
+        l_pr.append(pr.reshape(-1).view(np.uint8))
+        l_dvb.append(dvb.reshape(-1).view(np.uint8))
+        l_dvc.append(dvc.reshape(-1).view(np.uint8))
+        l_dtb.append(dtb.reshape(-1).view(np.uint8))
+        l_dtc.append(dtc.reshape(-1).view(np.uint8))
+        l_dv.append(tdv.reshape(-1).view(np.uint8))
+        l_dt.append(tdt.reshape(-1).view(np.uint8))
+        l_bmin.append(bv_min.reshape(-1).view(np.uint8))
+        l_bmax.append(bv_max.reshape(-1).view(np.uint8))
+        l_bi.append(bv_i.reshape(-1).view(np.uint8))
         status[k, 0] = T_DONE
     ids = np.empty(len(built) - 1, np.int64)
     for j in range(1, len(built)):
         ids[j - 1] = built[j]
     return (
-        ids, _cat_rows(l_v), _cat_rows(l_pv), _cat_rows(l_pn), _cat(l_pf), _cat(l_pc),
-        _cat(l_pa), _cat(l_pr), _cat(l_dvb), _cat(l_dvc), _cat(l_dtb), _cat(l_dtc),
-        _cat_rows(l_dv), _cat_rows(l_dt), _cat_rows(l_bmin), _cat_rows(l_bmax), _cat(l_bi),
+        ids, _cat(l_v), _cat(l_pv), _cat(l_pn), _cat(l_pf), _cat(l_pc), _cat(l_pa), _cat(l_pr),
+        _cat(l_dvb), _cat(l_dvc), _cat(l_dtb), _cat(l_dtc), _cat(l_dv), _cat(l_dt),
+        _cat(l_bmin), _cat(l_bmax), _cat(l_bi),
     )  # fmt: skip
+
+
+#: dtype and row width (0: 1-d) of each array :func:`tiles_kernel` returns after ``ids``
+FIELD_TYPES = (
+    (np.float32, 3), (np.uint16, 6), (np.uint16, 6), (np.uint16, 0), (np.uint8, 0),
+    (np.uint8, 0), (np.uint16, 0), (np.uint32, 0), (np.uint8, 0), (np.uint32, 0),
+    (np.uint8, 0), (np.float32, 3), (np.uint8, 4), (np.uint16, 3), (np.uint16, 3),
+    (np.int32, 0),
+)  # fmt: skip
+
+
+def typed_part(part: tuple) -> tuple:
+    """A :func:`tiles_kernel` result with its byte arrays viewed as their fields."""
+    out = [part[0]]
+    for raw, (dt, w) in zip(part[1:], FIELD_TYPES, strict=True):
+        a = raw.view(dt)
+        out.append(a.reshape(-1, w) if w else a)
+    return tuple(out)
 
 
 #: the per-tile size column of each returned array (after ``ids``); -2: 2 * polys

@@ -19,7 +19,9 @@ never import ``detour``) and ``navkit.detour`` (the runtime tiles):
 The bake's common case (watershed, no volume or off-mesh connection, no executor
 or a thread pool) runs the whole tile loop in one kernel,
 :func:`navkit._bake_tiles.tiles_kernel`, and adds its tiles with
-``NavMesh._add_packed``; the per-tile path below gives the same navmesh.
+``NavMesh._add_packed``; the per-tile path below gives the same navmesh. A solo
+bake's common case (also without ``keep_intermediates``) is that kernel on a grid of
+one tile without border, so both bakes share one compile.
 
 A tile of the bake is :func:`build_tile` (the Recast stages of
 :func:`navkit.recast.build.build_polymesh` on the tile's triangles); a tile of the
@@ -151,42 +153,89 @@ def tile_triangles(
 
 
 @njit
-def _bin_kernel(x0, x1, z0, z1, tiles_x, tiles_z):  # pragma: no cover - numba
-    """CSR of triangle indices per tile (row-major tiles, ascending triangle order)."""
-    m = x0.shape[0]
+def _first_above(xs, v, strict):  # pragma: no cover - numba
+    """``np.searchsorted(xs, v, side="right" if strict else "left")`` on ascending ``xs``:
+    the first index with ``xs[i] > v`` (strict) or ``xs[i] >= v``."""
+    lo = 0
+    hi = xs.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if xs[mid] > v or (not strict and xs[mid] == v):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+#: a triangle's share of a tile's estimated build cost, in square world units of
+#: walkable area (about what one more triangle costs to rasterize)
+_TRI_COST = 0.05
+
+
+@njit
+def _bin_kernel(verts, tris, xs_lo, xs_hi, zs_lo, zs_hi):  # pragma: no cover - numba
+    """CSR of triangle indices per tile (row-major tiles, ascending triangle order) and
+    each tile's estimated build cost.
+
+    Tile column ``tx`` spans ``[xs_lo[tx], xs_hi[tx]]`` in x, row ``ty`` ``[zs_lo[ty],
+    zs_hi[ty]]`` in z (both ascending); a triangle is in every tile its xz bounds
+    overlap. The cost of a tile is the xz area of its triangles (each triangle's share
+    in proportion to how much of its xz bounds the tile covers) plus :data:`_TRI_COST`
+    per triangle: most stages of a tile take time about proportional to its spans."""
+    m = tris.shape[0]
+    tiles_x = xs_lo.shape[0]
+    tiles_z = zs_lo.shape[0]
     ntiles = tiles_x * tiles_z
+    box = np.empty((m, 4), verts.dtype)  # x_lo, x_hi, z_lo, z_hi
+    rng = np.empty((m, 4), np.int64)  # x0, x1, z0, z1
+    area = np.empty(m, np.float64)  # xz area over xz bounds area
     start = np.zeros(ntiles + 1, np.int64)
     for i in range(m):
-        for tz in range(max(z0[i], 0), min(z1[i], tiles_z - 1) + 1):
-            for tx in range(max(x0[i], 0), min(x1[i], tiles_x - 1) + 1):
+        a = tris[i, 0]
+        b = tris[i, 1]
+        c = tris[i, 2]
+        x_lo = min(verts[a, 0], min(verts[b, 0], verts[c, 0]))
+        x_hi = max(verts[a, 0], max(verts[b, 0], verts[c, 0]))
+        z_lo = min(verts[a, 2], min(verts[b, 2], verts[c, 2]))
+        z_hi = max(verts[a, 2], max(verts[b, 2], verts[c, 2]))
+        box[i, 0] = x_lo
+        box[i, 1] = x_hi
+        box[i, 2] = z_lo
+        box[i, 3] = z_hi
+        # first tile with tile_hi >= tri_lo .. last tile with tile_lo <= tri_hi
+        x0 = _first_above(xs_hi, x_lo, False)
+        x1 = min(_first_above(xs_lo, x_hi, True) - 1, tiles_x - 1)
+        z0 = _first_above(zs_hi, z_lo, False)
+        z1 = min(_first_above(zs_lo, z_hi, True) - 1, tiles_z - 1)
+        rng[i, 0] = x0
+        rng[i, 1] = x1
+        rng[i, 2] = z0
+        rng[i, 3] = z1
+        ux = np.float64(verts[b, 0]) - np.float64(verts[a, 0])
+        uz = np.float64(verts[b, 2]) - np.float64(verts[a, 2])
+        vx = np.float64(verts[c, 0]) - np.float64(verts[a, 0])
+        vz = np.float64(verts[c, 2]) - np.float64(verts[a, 2])
+        bx = np.float64(x_hi) - np.float64(x_lo)
+        bz = np.float64(z_hi) - np.float64(z_lo)
+        area[i] = 0.5 * abs(ux * vz - uz * vx) / (bx * bz) if bx * bz > 0.0 else 0.0
+        for tz in range(z0, z1 + 1):
+            for tx in range(x0, x1 + 1):
                 start[tz * tiles_x + tx + 1] += 1
     for k in range(ntiles):
         start[k + 1] += start[k]
     fill = start[:-1].copy()
     out = np.empty(start[ntiles], np.int64)
+    cost = np.zeros(ntiles, np.float64)
     for i in range(m):
-        for tz in range(max(z0[i], 0), min(z1[i], tiles_z - 1) + 1):
-            for tx in range(max(x0[i], 0), min(x1[i], tiles_x - 1) + 1):
+        for tz in range(rng[i, 2], rng[i, 3] + 1):
+            dz = min(box[i, 3], zs_hi[tz]) - max(box[i, 2], zs_lo[tz])
+            for tx in range(rng[i, 0], rng[i, 1] + 1):
                 k = tz * tiles_x + tx
                 out[fill[k]] = i
                 fill[k] += 1
-    return start, out
-
-
-@njit
-def _tri_xz_bounds(verts, tris):  # pragma: no cover - numba
-    """Per-triangle min and max of x (column 0) and z (column 2), as ``(m, 3)`` arrays."""
-    m = tris.shape[0]
-    lo = np.empty((m, 3), verts.dtype)
-    hi = np.empty((m, 3), verts.dtype)
-    for i in range(m):
-        for a in (0, 2):
-            v0 = verts[tris[i, 0], a]
-            v1 = verts[tris[i, 1], a]
-            v2 = verts[tris[i, 2], a]
-            lo[i, a] = min(v0, min(v1, v2))
-            hi[i, a] = max(v0, max(v1, v2))
-    return lo, hi
+                dx = min(box[i, 1], xs_hi[tx]) - max(box[i, 0], xs_lo[tx])
+                cost[k] += area[i] * np.float64(dx) * np.float64(dz) + _TRI_COST
+    return start, out, cost
 
 
 def bin_triangles(
@@ -205,15 +254,8 @@ def bin_triangles(
     tris : (total,) int64
         Triangle indices, ascending within each tile.
     """
-    tw, th = grid.tiles_x, grid.tiles_z
-    xs_lo, xs_hi, zs_lo, zs_hi = _tile_bounds_table(grid, rc)
-    lo, hi = _tri_xz_bounds(mesh_v, mesh_t)
-    # first tile with tile_hi >= tri_lo .. last tile with tile_lo <= tri_hi
-    x0 = np.searchsorted(xs_hi, lo[:, 0], side="left")
-    x1 = np.searchsorted(xs_lo, hi[:, 0], side="right") - 1
-    z0 = np.searchsorted(zs_hi, lo[:, 2], side="left")
-    z1 = np.searchsorted(zs_lo, hi[:, 2], side="right") - 1
-    return _bin_kernel(x0, x1, z0, z1, tw, th)
+    start, tris, _cost = _bin_kernel(mesh_v, mesh_t, *_tile_bounds_table(grid, rc))
+    return start, tris
 
 
 @njit
@@ -527,34 +569,41 @@ def _threads_of(executor: Executor | None) -> int:
 
 
 def _bake_tiles_in_kernel(
-    navmesh: _nm.NavMesh,
     report: BuildReport,
     verts: np.ndarray,
     tris: np.ndarray,
     tri_areas: np.ndarray,
     bin_start: np.ndarray,
     bin_tris: np.ndarray,
-    grid: TileGrid,
+    cost: np.ndarray | None,
+    tiles_x: int,
+    width: int,
+    height: int,
+    border: int,
     rc: RcConfig,
     config: BakeConfig,
     bounds: tuple,
     tile_params: dict[str, Any],
     executor: Executor | None,
     progress: Callable[[int, int], None] | None,
-) -> None:
+    navmesh_for: Callable[[_nm.PackedTiles], _nm.NavMesh],
+) -> _nm.NavMesh | None:
     """The tiles of :func:`bake` through :func:`navkit._bake_tiles.tiles_kernel`, on
-    the calling thread or on a thread pool's threads, added to ``navmesh`` in row
-    order: the same navmesh, report and exceptions as :func:`_bake_tile` per tile."""
+    the calling thread or on a thread pool's threads, added in row order to the
+    navmesh ``navmesh_for(tiles)`` gives (None when no tile was built): the same
+    navmesh, report and exceptions as :func:`_bake_tile` per tile. A solo bake is a
+    grid of one ``width`` x ``height`` tile without border. ``cost`` (optional): each
+    tile's estimated build cost (:func:`_bin_kernel`), which orders the tiles for the
+    threads."""
     from . import _bake_tiles as K
     from .recast import _chain
     from .recast import contours as _contours
     from .recast.rasterize import check_grid
 
     xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi = bounds
-    ntiles = grid.tiles_x * grid.tiles_z
+    ntiles = bin_start.shape[0] - 1
     if ntiles == 0:  # a grid without tiles: nothing to build, as in the per-tile loop
-        return
-    size = rc.tile_size + 2 * rc.border_size
+        return None
     cs32, ch32 = np.float32(rc.cs), np.float32(rc.ch)
     sd = np.float32(rc.detail_sample_dist)
     sme = np.float32(rc.detail_sample_max_error)
@@ -562,7 +611,7 @@ def _bake_tiles_in_kernel(
         raise InputError(f"detail sample settings must be finite and >= 0, got {sd!r}, {sme!r}")
     tb0 = np.array([xs_lo[0], y_lo, zs_lo[0]], np.float32)
     tb1 = np.array([xs_hi[0], y_hi, zs_hi[0]], np.float32)
-    check_grid(size, size, tb0, tb1, ch32)
+    check_grid(width, height, tb0, tb1, ch32)
     me = np.float32(rc.max_simplification_error)
     todo = np.flatnonzero(np.diff(bin_start)).astype(np.int64)
     status = np.zeros((ntiles, 7), np.int64)
@@ -576,8 +625,8 @@ def _bake_tiles_in_kernel(
     def run(chunk: np.ndarray, threads: bool = True) -> list[tuple]:
         counter = np.zeros(1, np.int64)
         args: tuple[Any, ...] = (
-            verts, tris, tri_areas, bin_start, bin_tris, chunk, counter, grid.tiles_x,
-            xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi, size, int(rc.border_size), cs32, ch32,
+            verts, tris, tri_areas, bin_start, bin_tris, chunk, counter, tiles_x,
+            xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi, width, height, border, cs32, ch32,
             int(rc.walkable_height), int(rc.walkable_climb), int(rc.walkable_radius),
             config.filter_low_hanging_obstacles, config.filter_ledge_spans,
             config.filter_walkable_low_height_spans, int(rc.min_region_area),
@@ -587,14 +636,14 @@ def _bake_tiles_in_kernel(
         )  # fmt: skip
         nw = min(_threads_of(executor), chunk.shape[0])
         if executor is None or nw <= 1 or not threads:
-            return [K.tiles_kernel(*args)]
-        # the threads take the tiles with the most triangles first, so that the last
+            return [K.typed_part(K.tiles_kernel(*args))]
+        # the threads take the tiles of highest estimated cost first, so that the last
         # tiles taken (while another thread may already wait) are small ones
-        ntri = bin_start[chunk + 1] - bin_start[chunk]
-        args = (*args[:5], chunk[np.argsort(-ntri, kind="stable")], *args[6:])
+        est = bin_start[chunk + 1] - bin_start[chunk] if cost is None else cost[chunk]
+        args = (*args[:5], chunk[np.argsort(-est, kind="stable")], *args[6:])
         threaded.append(True)
         futs = [executor.submit(K.tiles_kernel, *args) for _ in range(nw)]
-        return [f.result() for f in futs]
+        return [K.typed_part(f.result()) for f in futs]
 
     parts: list[tuple] = []
     if progress is None:
@@ -633,33 +682,27 @@ def _bake_tiles_in_kernel(
         _raise_tile_error(st[first], float(sd))
     t0 = time.perf_counter()
     # report: the counts and stage timings summed over the tiles
-    lv = np.asarray(K.C_LEVELS)
-    for j, name in enumerate(K.COUNT_NAMES):
-        need = 1 + int(np.searchsorted(lv, j, side="right"))
-        mask = level >= need
-        if mask.any():
-            report.counts[name] = report.counts.get(name, 0) + int(counts[todo[mask], j].sum())
+    valid = level[:, None] >= _COUNT_NEED  # which counts each tile reports
+    sums = (counts[todo] * valid).sum(axis=0).tolist()
+    for j in np.flatnonzero(valid.any(axis=0)).tolist():
+        name = K.COUNT_NAMES[j]
+        report.counts[name] = report.counts.get(name, 0) + int(sums[j])
     tk = ticks[todo]
     ms = _chain.tick_ms()
+    names = (*_chain.FRONT, "build_distance_field", "build_regions", *_chain.BACK)
+    durs = _stamps_ms(tk[:, K.TK_FRONT : K.TK_TILE], ms)
+    del durs[K.TK_BACK - 1]  # from the regions' end to the back kernel's start
+    for name, dur in zip(names, durs, strict=True):
+        if dur is not None:
+            report.timings[name] = report.timings.get(name, 0.0) + dur
     done_mask = st[:, 0] == K.T_DONE
-    front = _stamps_ms(tk[:, K.TK_FRONT : K.TK_DIST], ms)
-    for name, dur in zip(_chain.FRONT, front, strict=True):
-        if dur is not None:
-            report.timings[name] = report.timings.get(name, 0.0) + dur
-    report.timings["build_distance_field"] = float(
-        (tk[:, K.TK_DIST] - tk[:, K.TK_FRONT + len(_chain.FRONT)]).sum() * ms
-    )
-    report.timings["build_regions"] = float((tk[:, K.TK_REGIONS] - tk[:, K.TK_DIST]).sum() * ms)
-    back = _stamps_ms(tk[:, K.TK_BACK : K.TK_TILE], ms)
-    for name, dur in zip(_chain.BACK, back, strict=True):
-        if dur is not None:
-            report.timings[name] = report.timings.get(name, 0.0) + dur
     data_ms = float(
         (tk[done_mask, K.TK_TILE] - tk[done_mask, K.TK_BACK + len(_chain.BACK)]).sum() * ms
     )
     ids, arrays = K.row_order(parts, sizes)
     report.tiles_built = int(ids.shape[0])
     report.tiles_empty = ntiles - report.tiles_built
+    navmesh = None
     if ids.shape[0]:
         sz = sizes[ids]
         tbd = tbounds[ids]
@@ -667,7 +710,7 @@ def _bake_tiles_in_kernel(
             v, pv, pn, pf, pc, pa, pr, dvb, dvc, dtb, dtc, dv, dt, bvmin, bvmax, bvi,
         ) = arrays  # fmt: skip
         packed = _nm.PackedTiles(
-            x=ids % grid.tiles_x, y=ids // grid.tiles_x, bmin=tbd[:, :3], bmax=tbd[:, 3:],
+            x=ids % tiles_x, y=ids // tiles_x, bmin=tbd[:, :3], bmax=tbd[:, 3:],
             nverts=sz[:, K.S_VERTS], polys=sz[:, K.S_POLYS], links=sz[:, K.S_LINKS],
             ndverts=sz[:, K.S_DVERTS], ndtris=sz[:, K.S_DTRIS], verts=v, poly_verts=pv,
             poly_neis=pn, poly_flags=pf, poly_vert_count=pc, poly_area=pa,
@@ -679,9 +722,37 @@ def _bake_tiles_in_kernel(
             walkable_climb=float(np.float32(tile_params["walkable_climb"])),
             bv_quant_factor=float(np.float32(np.float32(1.0) / cs32)),
         )  # fmt: skip
+        navmesh = navmesh_for(packed)
         navmesh._add_packed(packed)
         report.poly_regions = pr
     report.timings["create_navmesh_data"] = data_ms + (time.perf_counter() - t0) * 1e3
+    return navmesh
+
+
+def _solo_navmesh(tiles: _nm.PackedTiles) -> _nm.NavMesh:
+    """``dtNavMesh::init(data)`` of a solo bake: the parameters derived from its one
+    tile's header."""
+    bmin, bmax = tiles.bmin[0], tiles.bmax[0]
+    return _nm.NavMesh(
+        _nm.NavMeshParams(
+            orig=(float(bmin[0]), float(bmin[1]), float(bmin[2])),
+            tile_width=float(f32(bmax[0]) - f32(bmin[0])),
+            tile_height=float(f32(bmax[2]) - f32(bmin[2])),
+            max_tiles=1,
+            max_polys=int(tiles.polys[0]),
+        )
+    )
+
+
+def _count_need() -> np.ndarray:
+    """(1, n) the level (``status[k, 6]``) a tile needs to report each count column."""
+    from . import _bake_tiles as K
+
+    lv = np.asarray(K.C_LEVELS)
+    return 1 + np.searchsorted(lv, np.arange(len(K.COUNT_NAMES)), side="right")[None, :]
+
+
+_COUNT_NEED = _count_need()
 
 
 def _failed_tiles(status: np.ndarray) -> np.ndarray:
@@ -697,14 +768,12 @@ def _failed_tiles(status: np.ndarray) -> np.ndarray:
 def _stamps_ms(stamps: np.ndarray, ms: float) -> list[float | None]:
     """Per stage, milliseconds summed over tiles from rows of stage stamps (column 0
     the start; a zero stamp: the stage did not run), as ``_chain.ticks_to_ms``."""
-    last = stamps[:, 0].copy()
-    out: list[float | None] = []
-    for i in range(1, stamps.shape[1]):
-        t = stamps[:, i]
-        ran = t != 0
-        out.append(float((t[ran] - last[ran]).sum() * ms) if ran.any() else None)
-        last = np.where(ran, t, last)
-    return out
+    # a tile's stamps increase, so the stamp before stage i is the running maximum
+    last = np.maximum.accumulate(stamps[:, :-1], axis=1)
+    t = stamps[:, 1:]
+    ran = t != 0
+    total = np.where(ran, t - last, 0).sum(axis=0) * ms
+    return [float(v) if r else None for v, r in zip(total.tolist(), ran.any(axis=0).tolist())]
 
 
 def _raise_tile_error(st: np.ndarray, sd: float) -> None:
@@ -836,45 +905,67 @@ def bake(
                 f"{mesh.name}: a solo heightfield of {gw} x {gh} cells is too large; "
                 f"bake in tiles (e.g. tile_size=64) or use a larger cell_size"
             )
-        r = _build_polymesh_run(
-            verts,
-            tris,
-            tri_areas,
-            rc,
-            bmin=bmin,
-            bmax=bmax,
-            width=gw,
-            height=gh,
-            partition=config.partition,
-            filters=filters,
-            volumes=volumes,
-            keep_intermediates=keep_intermediates,
-        )
-        report.add(r)
-        report.intermediates = r.intermediates
-        if progress is not None:
-            progress(1, 1)
-        if r.pmesh is None:
-            raise BuildError(
-                f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"
-            )
-        t0 = time.perf_counter()
-        data = _tile.create_navmesh_data(r.pmesh, r.dmesh, offmesh=offmesh, **tile_params)
-        # dtNavMesh::init(data): parameters derived from the single tile's header.
-        navmesh = _nm.NavMesh(
-            _nm.NavMeshParams(
-                orig=(float(data.bmin[0]), float(data.bmin[1]), float(data.bmin[2])),
-                tile_width=float(f32(data.bmax[0]) - f32(data.bmin[0])),
-                tile_height=float(f32(data.bmax[2]) - f32(data.bmin[2])),
-                max_tiles=1,
-                max_polys=data.poly_count,
-            )
-        )
-        navmesh._add_tile(data, None, check=False)
-        report.poly_regions = r.pmesh.regs.copy()
-        report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
-        report.tiles_built = 1
         report.grid_tiles = 1
+        if not keep_intermediates and _kernel_bake_ok(config, volumes, offmesh, None):
+            # one tile of gw x gh voxels without border through the tiled bake's kernel
+            if tri_areas is None:
+                t0 = time.perf_counter()
+                from .recast.rasterize import mark_walkable_triangles
+
+                tri_areas = mark_walkable_triangles(verts, tris, rc.walkable_slope_angle)
+                report.timings["mark_walkable_triangles"] = (time.perf_counter() - t0) * 1e3
+            m = tris.shape[0]
+            b0, b1 = bmin.astype(np.float32), bmax.astype(np.float32)
+            solo = _bake_tiles_in_kernel(
+                report, verts, tris, tri_areas, np.array([0, m], np.int64),
+                np.arange(m, dtype=np.int64), None, 1, gw, gh, 0, rc, config,
+                (b0[:1], b1[:1], b0[2:], b1[2:], b0[1], b1[1]), tile_params, None, progress,
+                _solo_navmesh,
+            )  # fmt: skip
+            if solo is None:
+                raise BuildError(
+                    f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"
+                )
+            navmesh = solo
+        else:
+            r = _build_polymesh_run(
+                verts,
+                tris,
+                tri_areas,
+                rc,
+                bmin=bmin,
+                bmax=bmax,
+                width=gw,
+                height=gh,
+                partition=config.partition,
+                filters=filters,
+                volumes=volumes,
+                keep_intermediates=keep_intermediates,
+            )
+            report.add(r)
+            report.intermediates = r.intermediates
+            if progress is not None:
+                progress(1, 1)
+            if r.pmesh is None:
+                raise BuildError(
+                    f"{mesh.name}: nothing is walkable with these settings{mesh.winding_hint()}"
+                )
+            t0 = time.perf_counter()
+            data = _tile.create_navmesh_data(r.pmesh, r.dmesh, offmesh=offmesh, **tile_params)
+            # dtNavMesh::init(data): parameters derived from the single tile's header.
+            navmesh = _nm.NavMesh(
+                _nm.NavMeshParams(
+                    orig=(float(data.bmin[0]), float(data.bmin[1]), float(data.bmin[2])),
+                    tile_width=float(f32(data.bmax[0]) - f32(data.bmin[0])),
+                    tile_height=float(f32(data.bmax[2]) - f32(data.bmin[2])),
+                    max_tiles=1,
+                    max_polys=data.poly_count,
+                )
+            )
+            navmesh._add_tile(data, None, check=False)
+            report.poly_regions = r.pmesh.regs.copy()
+            report.timings["create_navmesh_data"] = (time.perf_counter() - t0) * 1e3
+            report.tiles_built = 1
     else:
         grid = tile_grid(bmin, bmax, rc)
         if grid.tiles_x * grid.tiles_z > (1 << 22):
@@ -891,7 +982,8 @@ def bake(
 
             tri_areas = mark_walkable_triangles(verts, tris, rc.walkable_slope_angle)
             report.timings["mark_walkable_triangles"] = (time.perf_counter() - t0) * 1e3
-        bin_start, bin_tris = bin_triangles(verts, tris, grid, rc)
+        xs_lo, xs_hi, zs_lo, zs_hi = _tile_bounds_table(grid, rc)
+        bin_start, bin_tris, cost = _bin_kernel(verts, tris, xs_lo, xs_hi, zs_lo, zs_hi)
         # Tiles without triangles come out empty; the others must fit the navmesh's
         # tile table (32-bit refs: at most 2^14 tiles), checked before building any.
         occupied = int(np.count_nonzero(np.diff(bin_start)))
@@ -901,15 +993,16 @@ def bake(
                 f"with geometry, more than a navmesh holds ({1 << 14}); use a larger tile_size"
             )
 
-        xs_lo, xs_hi, zs_lo, zs_hi = _tile_bounds_table(grid, rc)
         y_lo, y_hi = np.float32(bmin[1]), np.float32(bmax[1])
         navmesh = _nm.NavMesh(
             tiled_navmesh_params(bmin, grid.tile_world_size, grid.tiles_x * grid.tiles_z)
         )
         if _kernel_bake_ok(config, volumes, offmesh, executor):
+            size = rc.tile_size + 2 * rc.border_size
             _bake_tiles_in_kernel(
-                navmesh, report, verts, tris, tri_areas, bin_start, bin_tris, grid, rc, config,
-                (xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi), tile_params, executor, progress,
+                report, verts, tris, tri_areas, bin_start, bin_tris, cost, grid.tiles_x, size,
+                size, int(rc.border_size), rc, config, (xs_lo, xs_hi, zs_lo, zs_hi, y_lo, y_hi),
+                tile_params, executor, progress, lambda _tiles: navmesh,
             )  # fmt: skip
         else:
 

@@ -651,6 +651,35 @@ def connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
 
 
 @njit
+def connect_new_tiles(b, slots, nei_start, nei_slots, nei_sides, tile_bits, poly_bits):
+    """:func:`connect_tile` for each of new tiles without off-mesh connections, one per (x, y)
+    (no other layer), into a navmesh whose tiles have none either (a bake's tiles).
+
+    The same links as :func:`connect_tile` tile after tile: its off-mesh steps would
+    find nothing to link, so they are left out (and are not compiled with the bake).
+    ``b``: the pools as :func:`navkit.detour._swap.open_pool` opens them (the entry is
+    :func:`navkit.detour._pool_links.connect_new_tiles`).
+    """
+    for i in range(slots.shape[0]):
+        t = np.int64(slots[i])
+        con = np.zeros(4, np.int64)
+        conarea = np.zeros((4, 2), np.float32)
+        init_link_free_list(b, t)
+        connect_int_links(b, t, tile_bits, poly_bits)
+        # Detour's order: t to each neighbour, then the neighbour to t (one call site:
+        # connect_ext_links is inlined)
+        for k in range(2 * (nei_start[i + 1] - nei_start[i])):
+            j = nei_start[i] + (k >> 1)
+            s = np.int64(nei_slots[j])
+            side = np.int64(nei_sides[j])
+            odd = (k & 1) == 1
+            frm = s if odd else t
+            to = t if odd else s
+            side = (side + 4) & 7 if odd else side
+            connect_ext_links(b, frm, to, side, tile_bits, poly_bits, con, conarea)
+
+
+@njit
 def replace_tile(a, old, others, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
     """:func:`disconnect_tile` of slot ``old`` then :func:`connect_tile` of slot ``t``
     (``removeTile`` then ``addTile``) in one call (the tile cache's swap)."""

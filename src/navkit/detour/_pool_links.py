@@ -40,6 +40,13 @@ def connect_tiles(
 
 
 @njit
+def connect_new_tiles(d, slots, nei_start, nei_slots, nei_sides, tile_bits, poly_bits):
+    """:func:`navkit.detour._links.connect_new_tiles` (a bake's tiles: no off-mesh
+    connections, one layer per (x, y)) on the pools described by ``d``."""
+    L.connect_new_tiles(open_pool(d), slots, nei_start, nei_slots, nei_sides, tile_bits, poly_bits)
+
+
+@njit
 def replace_tile(d, old, others, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
     """:func:`navkit.detour._links.replace_tile` on the pools described by ``d``."""
     a = open_pool(d)

@@ -1121,13 +1121,13 @@ class NavMesh:
         sl = np.asarray(slots, np.int64)
         nei_start = np.zeros(n + 1, np.int64)
         np.cumsum(keep.sum(axis=1), out=nei_start[1:])
-        from ._pool_links import connect_tiles
+        # (no tile of this navmesh has off-mesh connections: connect_tile's off-mesh
+        # steps would link nothing)
+        from ._pool_links import connect_new_tiles
 
-        connect_tiles(
+        connect_new_tiles(
             self._kernel_desc(),
             sl,
-            np.zeros(n + 1, np.int64),
-            np.zeros(0, np.int64),
             nei_start,
             sl[k[keep]],
             np.nonzero(keep)[1].astype(np.int64),

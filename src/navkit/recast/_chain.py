@@ -121,7 +121,7 @@ def ticks_to_ms(ticks: np.ndarray, names: tuple[str, ...], skip=()) -> dict[str,
     return out
 
 
-@njit
+@njit(inline="always")
 def front_kernel(
     verts, tris, tri_areas, sel, use_sel, width, height, bmin, bmax, cs, ch,
     walkable_height, walkable_climb, walkable_radius, f_low, f_ledge, f_height,
@@ -197,7 +197,7 @@ def front_kernel(
     return cells_index, cells_count, y, hh, con, areas
 
 
-@njit
+@njit(inline="always")
 def back_kernel(
     w, h, b, cidx, ccnt, con, ys, reg, areas, max_regions, max_error, max_edge_len,
     build_flags, nvp, pcs, pch, porig, sd, sme, radius, ccs, cch, info, ticks,
