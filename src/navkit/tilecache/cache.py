@@ -57,7 +57,7 @@ from .format import (
     tile_cache_from_bytes,
     tile_cache_to_bytes,
 )
-from .obstacles import BOX, CYLINDER, ORIENTED_BOX, PRISM, Obstacle, obstacle_bounds, rot_aux
+from .obstacles import BOX, CYLINDER, ORIENTED_BOX, PRISM, Obstacle, bounds_lists, rot_aux
 from .tilemesh import build_layer_tile
 from .update import MAX_REQUESTS, MAX_TOUCHED_TILES, CacheState, Changes
 
@@ -426,17 +426,19 @@ class TileCache:
             )
 
     def _check_shape(self, shape: Obstacle) -> None:
-        bmin, bmax = obstacle_bounds(shape)
+        b0, b1 = bounds_lists(shape)
         lo, hi = self._world_lists
-        b0, b1 = bmin.tolist(), bmax.tolist()
-        if any(b < w for b, w in zip(b1, lo)) or any(b > w for b, w in zip(b0, hi)):
+        if (
+            b1[0] < lo[0] or b1[1] < lo[1] or b1[2] < lo[2]
+            or b0[0] > hi[0] or b0[1] > hi[1] or b0[2] > hi[2]
+        ):  # fmt: skip
             raise InputError(
-                f"obstacle bounds {bmin.tolist()}..{bmax.tolist()} lie outside the cache's "
+                f"obstacle bounds {b0}..{b1} lie outside the cache's "
                 f"world {self._world_min.tolist()}..{self._world_max.tolist()}"
             )
         if not self._state.compatible:
             return
-        n = len(self._state.touched_by(shape, (bmin, bmax)))
+        n = len(self._state.touched_by(shape, (b0, b1)))
         if n > MAX_TOUCHED_TILES:
             raise InputError(
                 f"the obstacle touches {n} layers; recast_compatible mode handles at most "

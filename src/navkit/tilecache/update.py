@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from ..errors import BuildError, InputError
 from . import _rebuild as _rb
 from ._rebuild import BUILD_FAILED, rebuild_swap_detail_many, rebuild_swap_many
 from .format import LAYER_HEADER_SIZE, TileCacheSet
-from .obstacles import PRISM, Obstacle, expand_obstacle, obstacle_bounds
+from .obstacles import PRISM, Obstacle, bounds_lists, expand_obstacle, r32
 from .tilemesh import (
     DETAIL_SAMPLE_DIST_CELLS,
     DETAIL_SAMPLE_MAX_ERROR_CH,
@@ -162,6 +162,8 @@ class CacheState:
                 [b0[0] + f32(h.maxx + 1) * cs, b1[1], b0[2] + f32(h.maxy + 1) * cs], f32
             )
             self.tight[t.ref] = (tmin, tmax)
+        #: by_pos's lists newest first (getTilesAt's order; the layers never change)
+        self._rev_pos = {xy: refs[::-1] for xy, refs in self.by_pos.items()}
         self._qgrid: tuple | None = None
         self._tight_l: dict[int, tuple[list[float], list[float]]] = {}
         self._touch_memo: dict[int, tuple[Obstacle, list[int]]] = {}
@@ -246,29 +248,42 @@ class CacheState:
     # -- lookups ---------------------------------------------------------------------------
     def tiles_at(self, tx: int, ty: int) -> list[int]:
         """``getTilesAt``: refs of the compressed tiles at (tx, ty), newest first."""
-        return list(reversed(self.by_pos.get((tx, ty), [])))
+        return list(self._rev_pos.get((tx, ty), ()))
 
-    def query_tiles(self, bmin: np.ndarray, bmax: np.ndarray, max_results: int) -> list[int]:
-        """``queryTiles``: compressed tiles whose tight bounds overlap [bmin, bmax]."""
+    def query_tiles(self, bmin: Any, bmax: Any, max_results: int) -> list[int]:
+        """``queryTiles``: compressed tiles whose tight bounds overlap [bmin, bmax]
+        ((3,) float32 arrays or lists of their values as Python floats)."""
         g = self._qgrid
         if g is None:
             p = self.params
             o = np.array(p.orig, np.float32)
-            g = self._qgrid = (o[0], o[2], f32(p.width) * f32(p.cs), f32(p.height) * f32(p.cs))
+            g = self._qgrid = (
+                float(o[0]), float(o[2]), float(f32(p.width) * f32(p.cs)),
+                float(f32(p.height) * f32(p.cs)),
+            )  # fmt: skip
             self._tight_l = {r: (a.tolist(), b.tolist()) for r, (a, b) in self.tight.items()}
         o0, o2, tw, th = g
-        # float32 arithmetic as Detour; the comparisons on exact (float64) copies
-        tx0 = int(math.floor((bmin[0] - o0) / tw))
-        tx1 = int(math.floor((bmax[0] - o0) / tw))
-        ty0 = int(math.floor((bmin[2] - o2) / th))
-        ty1 = int(math.floor((bmax[2] - o2) / th))
-        a0, a1, a2 = bmin.tolist()
-        b0, b1, b2 = bmax.tolist()
+        if isinstance(bmin, np.ndarray):
+            bmin = bmin.tolist()
+        if isinstance(bmax, np.ndarray):
+            bmax = bmax.tolist()
+        a0, a1, a2 = bmin
+        b0, b1, b2 = bmax
+        # float32 arithmetic as Detour (r32: each operation rounded to float32); the
+        # comparisons on exact (float64) copies
+        tx0 = math.floor(r32(r32(a0 - o0) / tw))
+        tx1 = math.floor(r32(r32(b0 - o0) / tw))
+        ty0 = math.floor(r32(r32(a2 - o2) / th))
+        ty1 = math.floor(r32(r32(b2 - o2) / th))
         tight = self._tight_l
+        rev = self._rev_pos
         out: list[int] = []
         for ty in range(ty0, ty1 + 1):
             for tx in range(tx0, tx1 + 1):
-                for ref in self.tiles_at(tx, ty)[:_QUERY_MAX_TILES]:
+                at = rev.get((tx, ty))
+                if not at:
+                    continue
+                for ref in at[:_QUERY_MAX_TILES]:
                     tmin, tmax = tight[ref]
                     if (
                         a0 <= tmax[0]
@@ -287,17 +302,16 @@ class CacheState:
         (area-marking obstacles are not grown)."""
         return expand_obstacle(shape, self.grow) if self.grow > 0 and shape.area == 0 else shape
 
-    def touched_by(
-        self, shape: Obstacle, bounds: tuple[np.ndarray, np.ndarray] | None = None
-    ) -> list[int]:
+    def touched_by(self, shape: Obstacle, bounds: tuple[Any, Any] | None = None) -> list[int]:
         """Layers under ``shape`` (as marked); the last few answers are kept (an added
         obstacle is queried when checked and again when its request is processed).
-        ``bounds``: ``obstacle_bounds(shape)`` when the caller has it."""
+        ``bounds``: ``obstacle_bounds(shape)`` (or :func:`.obstacles.bounds_lists`) when
+        the caller has it."""
         hit = self._touch_memo.get(id(shape))
         if hit is not None and hit[0] is shape:
             return list(hit[1])
         e = self.effective(shape)
-        bmin, bmax = bounds if bounds is not None and e is shape else obstacle_bounds(e)
+        bmin, bmax = bounds if bounds is not None and e is shape else bounds_lists(e)
         res = self.query_tiles(bmin, bmax, 1 << 30)
         if len(self._touch_memo) >= 8:
             self._touch_memo.clear()
