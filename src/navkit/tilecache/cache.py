@@ -446,8 +446,10 @@ class TileCache:
             )
 
     def _add(self, shape: Obstacle) -> int:
-        self._check_room()
-        if self._state.next_free < 0:
+        st = self._state
+        if st.compatible and len(st.reqs) >= MAX_REQUESTS:
+            self._check_room()
+        if st.next_free < 0:
             raise InputError(f"the obstacle table is full ({self._state.max_obstacles} obstacles)")
         self._check_shape(shape)
         return self._state.add(shape)

@@ -90,6 +90,18 @@ _BUILD_ERRORS = {
 }
 
 
+def _tile_floor(d: float, t: float) -> int:
+    """``floor((a - o) / t)`` in float32 (Detour's tile coordinate), ``d = a - o`` taken
+    in double: the double quotient's floor when it lies clear of an integer (the
+    float32 one is within 2 float32 ulps of it), else the float32 arithmetic (r32)."""
+    q = d / t
+    f = math.floor(q)
+    m = abs(q) * 1e-6 + 1e-30
+    if q - f > m and f + 1 - q > m:
+        return f
+    return math.floor(r32(r32(d) / t))
+
+
 class Changes(NamedTuple):
     """What an :meth:`navkit.TileCache.update` call changed.
 
@@ -193,6 +205,8 @@ class CacheState:
         self.ob_pts = np.zeros((0, 2), np.float32)
         # every layer's stream and header, for the rebuild kernels (layer i: tset.tiles[i])
         self._tix = {t.ref: i for i, t in enumerate(tset.tiles)}
+        #: layer ref -> (tx, ty, tlayer), as Changes lists it
+        self._loc = {t.ref: (t.header.tx, t.header.ty, t.header.tlayer) for t in tset.tiles}
         streams = [np.frombuffer(t.data, np.uint8)[LAYER_HEADER_SIZE:] for t in tset.tiles]
         self._coff = np.zeros(len(streams) + 1, np.int64)
         np.cumsum([len(c) for c in streams], out=self._coff[1:])
@@ -271,10 +285,10 @@ class CacheState:
         b0, b1, b2 = bmax
         # float32 arithmetic as Detour (r32: each operation rounded to float32); the
         # comparisons on exact (float64) copies
-        tx0 = math.floor(r32(r32(a0 - o0) / tw))
-        tx1 = math.floor(r32(r32(b0 - o0) / tw))
-        ty0 = math.floor(r32(r32(a2 - o2) / th))
-        ty1 = math.floor(r32(r32(b2 - o2) / th))
+        tx0 = _tile_floor(a0 - o0, tw)
+        tx1 = _tile_floor(b0 - o0, tw)
+        ty0 = _tile_floor(a2 - o2, th)
+        ty1 = _tile_floor(b2 - o2, th)
         tight = self._tight_l
         rev = self._rev_pos
         out: list[int] = []
@@ -307,15 +321,16 @@ class CacheState:
         obstacle is queried when checked and again when its request is processed).
         ``bounds``: ``obstacle_bounds(shape)`` (or :func:`.obstacles.bounds_lists`) when
         the caller has it."""
-        hit = self._touch_memo.get(id(shape))
+        memo = self._touch_memo
+        hit = memo.get(id(shape))
         if hit is not None and hit[0] is shape:
             return list(hit[1])
-        e = self.effective(shape)
+        e = shape if self.grow <= 0 or shape.area else expand_obstacle(shape, self.grow)
         bmin, bmax = bounds if bounds is not None and e is shape else bounds_lists(e)
         res = self.query_tiles(bmin, bmax, 1 << 30)
-        if len(self._touch_memo) >= 8:
-            self._touch_memo.clear()
-        self._touch_memo[id(shape)] = (shape, res)
+        if len(memo) >= 8:
+            memo.clear()
+        memo[id(shape)] = (shape, res)
         return list(res)
 
     # -- obstacle table ----------------------------------------------------------------------
@@ -346,7 +361,7 @@ class CacheState:
 
     def _pack(self, i: int, shape: Obstacle) -> None:
         """Store slot ``i``'s shape as marked (:meth:`effective`) for the rebuild kernel."""
-        e = self.effective(shape)
+        e = shape if self.grow <= 0 or shape.area else expand_obstacle(shape, self.grow)
         self.ob_kind[i] = e.kind
         self.ob_a[i] = e.a
         self.ob_b[i] = e.b
@@ -394,9 +409,10 @@ class CacheState:
         self.busy.add(i)
         ob.shape = shape
         self._pack(i, shape)
-        self._set_touched(i, [])
+        if ob.touched:
+            self._set_touched(i, [])
         ob.pending = []
-        ref = self.obstacle_ref(i)
+        ref = (ob.salt << 16) | i
         self.reqs.append((ADD, ref))
         return ref
 
@@ -411,11 +427,13 @@ class CacheState:
 
     # -- update --------------------------------------------------------------------------------
     def _queue(self, ob: _Ob, tiles: list[int]) -> None:
+        update = self.update
+        pending = ob.pending
         for t in tiles:
-            if len(self.update) < self.max_update:
-                if t not in self.update:
-                    self.update.append(t)
-                ob.pending.append(t)
+            if len(update) < self.max_update:
+                if t not in update:
+                    update.append(t)
+                pending.append(t)
 
     def _process_requests(self) -> None:
         for action, ref in self.reqs:
@@ -427,9 +445,12 @@ class CacheState:
                 continue
             if action == ADD:
                 assert ob.shape is not None
-                self._set_touched(i, self.touched_by(ob.shape)[: self.max_touched])
+                touched = self.touched_by(ob.shape)
+                if len(touched) > self.max_touched:
+                    del touched[self.max_touched :]
+                self._set_touched(i, touched)
                 ob.pending = []
-                self._queue(ob, ob.touched)
+                self._queue(ob, touched)
             elif action == REMOVE:
                 ob.state = REMOVING
                 self.busy.add(i)
@@ -479,15 +500,16 @@ class CacheState:
                 self.step(rebuilt, invalidated, failed)
 
     def _run_round(self, refs: list[int], rebuilt: list, invalidated: list, failed: list) -> bool:
-        tiles = self.tiles
+        loc = self._loc
+        advance = self._advance
         pos = 0
 
         def done(j: int, ok: bool) -> None:
             nonlocal pos
             ref = refs[j]
-            h = tiles[ref].header
-            (rebuilt if ok else failed).append((h.tx, h.ty, h.tlayer))
-            self._advance(ref)
+            (rebuilt if ok else failed).append(loc[ref])
+            if self.busy:
+                advance(ref)
             pos = j + 1
 
         try:
@@ -520,11 +542,13 @@ class CacheState:
     def live_slots_on(self, ref: int) -> list[int]:
         """Slots of the obstacles marked on layer ``ref``, in slot order."""
         obs = self.obs
-        return sorted(
-            i
-            for i in self.on_tile.get(ref, ())
-            if obs[i].state not in (EMPTY, REMOVING) and obs[i].shape is not None
-        )
+        out = []
+        for i in self.on_tile.get(ref, ()):
+            ob = obs[i]
+            if (ob.state == PROCESSING or ob.state == PROCESSED) and ob.shape is not None:
+                out.append(i)
+        out.sort()
+        return out
 
     def live_shapes_on(self, ref: int) -> list[Obstacle]:
         return [self.effective(self.obs[i].shape) for i in self.live_slots_on(ref)]  # type: ignore[arg-type]
@@ -594,8 +618,8 @@ class CacheState:
                     self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
                     self._dparams, self._offmesh, desc, cnt, bits, self._wp, free, nf, j, outs,
                 )  # fmt: skip
+            self.fast_steps += n - j
             for r in range(j, n):
-                self.fast_steps += 1
                 out = outs[r]
                 if out[0] == BUILD_FAILED:
                     self.fail_stage = int(out[6])
