@@ -177,6 +177,8 @@ class CacheState:
         #: by_pos's lists newest first (getTilesAt's order; the layers never change)
         self._rev_pos = {xy: refs[::-1] for xy, refs in self.by_pos.items()}
         self._qgrid: tuple | None = None
+        #: the last shape grown by ``effective`` and the grown shape
+        self._grown: tuple[Obstacle, Obstacle] | None = None
         self._tight_l: dict[int, tuple[list[float], list[float]]] = {}
         self._touch_memo: dict[int, tuple[Obstacle, list[int]]] = {}
         self.obs = [_Ob() for _ in range(max_obstacles)]
@@ -314,7 +316,14 @@ class CacheState:
     def effective(self, shape: Obstacle) -> Obstacle:
         """The shape as marked: a hole grown by the agent radius in the default mode
         (area-marking obstacles are not grown)."""
-        return expand_obstacle(shape, self.grow) if self.grow > 0 and shape.area == 0 else shape
+        if self.grow <= 0 or shape.area:
+            return shape
+        last = self._grown
+        if last is not None and last[0] is shape:  # (an add packs it, then queries it)
+            return last[1]
+        e = expand_obstacle(shape, self.grow)
+        self._grown = (shape, e)
+        return e
 
     def touched_by(self, shape: Obstacle, bounds: tuple[Any, Any] | None = None) -> list[int]:
         """Layers under ``shape`` (as marked); the last few answers are kept (an added
@@ -325,7 +334,7 @@ class CacheState:
         hit = memo.get(id(shape))
         if hit is not None and hit[0] is shape:
             return list(hit[1])
-        e = shape if self.grow <= 0 or shape.area else expand_obstacle(shape, self.grow)
+        e = shape if self.grow <= 0 or shape.area else self.effective(shape)
         bmin, bmax = bounds if bounds is not None and e is shape else bounds_lists(e)
         res = self.query_tiles(bmin, bmax, 1 << 30)
         if len(memo) >= 8:
@@ -361,7 +370,7 @@ class CacheState:
 
     def _pack(self, i: int, shape: Obstacle) -> None:
         """Store slot ``i``'s shape as marked (:meth:`effective`) for the rebuild kernel."""
-        e = shape if self.grow <= 0 or shape.area else expand_obstacle(shape, self.grow)
+        e = shape if self.grow <= 0 or shape.area else self.effective(shape)
         self.ob_kind[i] = e.kind
         self.ob_a[i] = e.a
         self.ob_b[i] = e.b
