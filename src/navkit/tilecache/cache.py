@@ -485,9 +485,16 @@ class TileCache:
             8 layers or a full request queue (64).
         """
         p = _vec3(pos, "pos")
-        r = _positive(radius, "radius")
-        h = _positive(height, "height")
-        shape = Obstacle(CYLINDER, p, np.array([r, h, 0], np.float32), _Z2, _NOPTS, _area(area))
+        if (
+            type(radius) is float
+            and type(height) is float
+            and 0.0 < radius <= 1e30  # (_positive's checks, for plain floats; False for nan)
+            and 0.0 < height <= 1e30
+        ):
+            rh = np.array([radius, height, 0.0], np.float32)
+        else:
+            rh = np.array([_positive(radius, "radius"), _positive(height, "height"), 0], np.float32)
+        shape = Obstacle(CYLINDER, p, rh, _Z2, _NOPTS, 0 if area is None else _area(area))
         return self._add(shape)
 
     def add_box(self, bmin: Any, bmax: Any, *, area: int | None = None) -> int:
