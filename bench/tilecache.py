@@ -42,10 +42,11 @@ obstacle marking 0.8, regions 9.7 / 15.9, contours 6.8 / 7.2, polygons 13.6 / 16
 ~25 us for native Recast, spread over every stage, no single one dominant. The
 kernel's thread CPU per step is 47.7 / 46.5 / 57.6 us (dungeon / nav_test /
 undulating; 52.0 / 49.3 / 59.8 before the batching, same-run A/B). An obstacle
-touches 1.3-1.8 layers; Python adds ~10-13 us per add (argument checks, bounds,
-touched-layer query, the obstacle table) and ~10-15 us per update call (request
-processing, the batch's arrays, the obstacle states, ``Changes``): a single add +
-update is still ~25% Python. The default mode costs 2-4x the compatible one: the
+touches 1.3-1.8 layers; Python adds ~10-12 us CPU per add in situ (~8 warm: argument
+checks, bounds and the touched-layer query in Python floats, the obstacle table) and
+~8-13 us per update call (request processing, the batch's arrays, the obstacle states,
+``Changes``; ``bench/tilecache_python.py`` measures both): a single add + update is
+still ~20-25% Python. The default mode costs 2-4x the compatible one: the
 detail mesh (Recast's detail stage over the layer's heights), the BV tree and the
 tile data; on undulating the detail mesh holds 11.2 triangles per polygon (dungeon
 2.5, nav_test 2.8), and one layer's rebuild on the Python path takes 521 us with the

@@ -57,7 +57,7 @@ from .format import (
     tile_cache_from_bytes,
     tile_cache_to_bytes,
 )
-from .obstacles import BOX, CYLINDER, ORIENTED_BOX, PRISM, Obstacle, obstacle_bounds, rot_aux
+from .obstacles import BOX, CYLINDER, ORIENTED_BOX, PRISM, Obstacle, bounds_lists, rot_aux
 from .tilemesh import build_layer_tile
 from .update import MAX_REQUESTS, MAX_TOUCHED_TILES, CacheState, Changes
 
@@ -426,17 +426,19 @@ class TileCache:
             )
 
     def _check_shape(self, shape: Obstacle) -> None:
-        bmin, bmax = obstacle_bounds(shape)
+        b0, b1 = bounds_lists(shape)
         lo, hi = self._world_lists
-        b0, b1 = bmin.tolist(), bmax.tolist()
-        if any(b < w for b, w in zip(b1, lo)) or any(b > w for b, w in zip(b0, hi)):
+        if (
+            b1[0] < lo[0] or b1[1] < lo[1] or b1[2] < lo[2]
+            or b0[0] > hi[0] or b0[1] > hi[1] or b0[2] > hi[2]
+        ):  # fmt: skip
             raise InputError(
-                f"obstacle bounds {bmin.tolist()}..{bmax.tolist()} lie outside the cache's "
+                f"obstacle bounds {b0}..{b1} lie outside the cache's "
                 f"world {self._world_min.tolist()}..{self._world_max.tolist()}"
             )
         if not self._state.compatible:
             return
-        n = len(self._state.touched_by(shape, (bmin, bmax)))
+        n = len(self._state.touched_by(shape, (b0, b1)))
         if n > MAX_TOUCHED_TILES:
             raise InputError(
                 f"the obstacle touches {n} layers; recast_compatible mode handles at most "
@@ -444,8 +446,10 @@ class TileCache:
             )
 
     def _add(self, shape: Obstacle) -> int:
-        self._check_room()
-        if self._state.next_free < 0:
+        st = self._state
+        if st.compatible and len(st.reqs) >= MAX_REQUESTS:
+            self._check_room()
+        if st.next_free < 0:
             raise InputError(f"the obstacle table is full ({self._state.max_obstacles} obstacles)")
         self._check_shape(shape)
         return self._state.add(shape)
@@ -481,9 +485,16 @@ class TileCache:
             8 layers or a full request queue (64).
         """
         p = _vec3(pos, "pos")
-        r = _positive(radius, "radius")
-        h = _positive(height, "height")
-        shape = Obstacle(CYLINDER, p, np.array([r, h, 0], np.float32), _Z2, _NOPTS, _area(area))
+        if (
+            type(radius) is float
+            and type(height) is float
+            and 0.0 < radius <= 1e30  # (_positive's checks, for plain floats; False for nan)
+            and 0.0 < height <= 1e30
+        ):
+            rh = np.array([radius, height, 0.0], np.float32)
+        else:
+            rh = np.array([_positive(radius, "radius"), _positive(height, "height"), 0], np.float32)
+        shape = Obstacle(CYLINDER, p, rh, _Z2, _NOPTS, 0 if area is None else _area(area))
         return self._add(shape)
 
     def add_box(self, bmin: Any, bmax: Any, *, area: int | None = None) -> int:

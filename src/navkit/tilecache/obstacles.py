@@ -19,6 +19,7 @@ shape's vertical cell range. A mark writes ``area`` (0 = cut a hole).
 from __future__ import annotations
 
 import math
+from array import array
 from typing import NamedTuple
 
 import numpy as np
@@ -32,6 +33,7 @@ __all__ = [
     "PRISM",
     "Obstacle",
     "obstacle_bounds",
+    "bounds_lists",
     "obstacle_outline",
     "rot_aux",
     "mark_obstacle",
@@ -98,6 +100,30 @@ def obstacle_bounds(ob: Obstacle) -> tuple[np.ndarray, np.ndarray]:
         bmin = np.array([p[:, 0].min(), a[1], p[:, 1].min()], np.float32)
         bmax = np.array([p[:, 0].max(), b[1], p[:, 1].max()], np.float32)
     return bmin, bmax
+
+
+_F32 = array("f", [0.0])
+
+
+def r32(x: float) -> float:
+    """``x`` rounded to float32, as a Python float. An operation (+, -, *, /) on two
+    float32 values done in double and rounded so equals the float32 operation (double
+    has more than 2 * 24 + 2 bits), so Python-float arithmetic followed by ``r32``
+    reproduces numpy's / C's float32 results exactly, without numpy scalar overhead."""
+    _F32[0] = x
+    return _F32[0]
+
+
+def bounds_lists(ob: Obstacle) -> tuple[list[float], list[float]]:
+    """:func:`obstacle_bounds` as two lists of Python floats (the same float32 values),
+    computed without numpy for a cylinder (the common case; a few microseconds less
+    per add)."""
+    if ob.kind == CYLINDER:
+        x, y, z = ob.a.tolist()
+        r, h, _ = ob.b.tolist()
+        return [r32(x - r), y, r32(z - r)], [r32(x + r), r32(y + h), r32(z + r)]
+    bmin, bmax = obstacle_bounds(ob)
+    return bmin.tolist(), bmax.tolist()
 
 
 def obstacle_outline(ob: Obstacle, segments: int = 32) -> np.ndarray:

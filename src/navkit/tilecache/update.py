@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from ..errors import BuildError, InputError
 from . import _rebuild as _rb
 from ._rebuild import BUILD_FAILED, rebuild_swap_detail_many, rebuild_swap_many
 from .format import LAYER_HEADER_SIZE, TileCacheSet
-from .obstacles import PRISM, Obstacle, expand_obstacle, obstacle_bounds
+from .obstacles import PRISM, Obstacle, bounds_lists, expand_obstacle, r32
 from .tilemesh import (
     DETAIL_SAMPLE_DIST_CELLS,
     DETAIL_SAMPLE_MAX_ERROR_CH,
@@ -88,6 +88,18 @@ _BUILD_ERRORS = {
     _rb.MESH_OVERFLOW: "polygon mesh buffer overflow",
     _rb.TILE_DATA: "Detour's tile data could not be made (65535 or more vertices)",
 }
+
+
+def _tile_floor(d: float, t: float) -> int:
+    """``floor((a - o) / t)`` in float32 (Detour's tile coordinate), ``d = a - o`` taken
+    in double: the double quotient's floor when it lies clear of an integer (the
+    float32 one is within 2 float32 ulps of it), else the float32 arithmetic (r32)."""
+    q = d / t
+    f = math.floor(q)
+    m = abs(q) * 1e-6 + 1e-30
+    if q - f > m and f + 1 - q > m:
+        return f
+    return math.floor(r32(r32(d) / t))
 
 
 class Changes(NamedTuple):
@@ -162,7 +174,11 @@ class CacheState:
                 [b0[0] + f32(h.maxx + 1) * cs, b1[1], b0[2] + f32(h.maxy + 1) * cs], f32
             )
             self.tight[t.ref] = (tmin, tmax)
+        #: by_pos's lists newest first (getTilesAt's order; the layers never change)
+        self._rev_pos = {xy: refs[::-1] for xy, refs in self.by_pos.items()}
         self._qgrid: tuple | None = None
+        #: the last shape grown by ``effective`` and the grown shape
+        self._grown: tuple[Obstacle, Obstacle] | None = None
         self._tight_l: dict[int, tuple[list[float], list[float]]] = {}
         self._touch_memo: dict[int, tuple[Obstacle, list[int]]] = {}
         self.obs = [_Ob() for _ in range(max_obstacles)]
@@ -191,6 +207,8 @@ class CacheState:
         self.ob_pts = np.zeros((0, 2), np.float32)
         # every layer's stream and header, for the rebuild kernels (layer i: tset.tiles[i])
         self._tix = {t.ref: i for i, t in enumerate(tset.tiles)}
+        #: layer ref -> (tx, ty, tlayer), as Changes lists it
+        self._loc = {t.ref: (t.header.tx, t.header.ty, t.header.tlayer) for t in tset.tiles}
         streams = [np.frombuffer(t.data, np.uint8)[LAYER_HEADER_SIZE:] for t in tset.tiles]
         self._coff = np.zeros(len(streams) + 1, np.int64)
         np.cumsum([len(c) for c in streams], out=self._coff[1:])
@@ -246,29 +264,42 @@ class CacheState:
     # -- lookups ---------------------------------------------------------------------------
     def tiles_at(self, tx: int, ty: int) -> list[int]:
         """``getTilesAt``: refs of the compressed tiles at (tx, ty), newest first."""
-        return list(reversed(self.by_pos.get((tx, ty), [])))
+        return list(self._rev_pos.get((tx, ty), ()))
 
-    def query_tiles(self, bmin: np.ndarray, bmax: np.ndarray, max_results: int) -> list[int]:
-        """``queryTiles``: compressed tiles whose tight bounds overlap [bmin, bmax]."""
+    def query_tiles(self, bmin: Any, bmax: Any, max_results: int) -> list[int]:
+        """``queryTiles``: compressed tiles whose tight bounds overlap [bmin, bmax]
+        ((3,) float32 arrays or lists of their values as Python floats)."""
         g = self._qgrid
         if g is None:
             p = self.params
             o = np.array(p.orig, np.float32)
-            g = self._qgrid = (o[0], o[2], f32(p.width) * f32(p.cs), f32(p.height) * f32(p.cs))
+            g = self._qgrid = (
+                float(o[0]), float(o[2]), float(f32(p.width) * f32(p.cs)),
+                float(f32(p.height) * f32(p.cs)),
+            )  # fmt: skip
             self._tight_l = {r: (a.tolist(), b.tolist()) for r, (a, b) in self.tight.items()}
         o0, o2, tw, th = g
-        # float32 arithmetic as Detour; the comparisons on exact (float64) copies
-        tx0 = int(math.floor((bmin[0] - o0) / tw))
-        tx1 = int(math.floor((bmax[0] - o0) / tw))
-        ty0 = int(math.floor((bmin[2] - o2) / th))
-        ty1 = int(math.floor((bmax[2] - o2) / th))
-        a0, a1, a2 = bmin.tolist()
-        b0, b1, b2 = bmax.tolist()
+        if isinstance(bmin, np.ndarray):
+            bmin = bmin.tolist()
+        if isinstance(bmax, np.ndarray):
+            bmax = bmax.tolist()
+        a0, a1, a2 = bmin
+        b0, b1, b2 = bmax
+        # float32 arithmetic as Detour (r32: each operation rounded to float32); the
+        # comparisons on exact (float64) copies
+        tx0 = _tile_floor(a0 - o0, tw)
+        tx1 = _tile_floor(b0 - o0, tw)
+        ty0 = _tile_floor(a2 - o2, th)
+        ty1 = _tile_floor(b2 - o2, th)
         tight = self._tight_l
+        rev = self._rev_pos
         out: list[int] = []
         for ty in range(ty0, ty1 + 1):
             for tx in range(tx0, tx1 + 1):
-                for ref in self.tiles_at(tx, ty)[:_QUERY_MAX_TILES]:
+                at = rev.get((tx, ty))
+                if not at:
+                    continue
+                for ref in at[:_QUERY_MAX_TILES]:
                     tmin, tmax = tight[ref]
                     if (
                         a0 <= tmax[0]
@@ -285,23 +316,30 @@ class CacheState:
     def effective(self, shape: Obstacle) -> Obstacle:
         """The shape as marked: a hole grown by the agent radius in the default mode
         (area-marking obstacles are not grown)."""
-        return expand_obstacle(shape, self.grow) if self.grow > 0 and shape.area == 0 else shape
+        if self.grow <= 0 or shape.area:
+            return shape
+        last = self._grown
+        if last is not None and last[0] is shape:  # (an add packs it, then queries it)
+            return last[1]
+        e = expand_obstacle(shape, self.grow)
+        self._grown = (shape, e)
+        return e
 
-    def touched_by(
-        self, shape: Obstacle, bounds: tuple[np.ndarray, np.ndarray] | None = None
-    ) -> list[int]:
+    def touched_by(self, shape: Obstacle, bounds: tuple[Any, Any] | None = None) -> list[int]:
         """Layers under ``shape`` (as marked); the last few answers are kept (an added
         obstacle is queried when checked and again when its request is processed).
-        ``bounds``: ``obstacle_bounds(shape)`` when the caller has it."""
-        hit = self._touch_memo.get(id(shape))
+        ``bounds``: ``obstacle_bounds(shape)`` (or :func:`.obstacles.bounds_lists`) when
+        the caller has it."""
+        memo = self._touch_memo
+        hit = memo.get(id(shape))
         if hit is not None and hit[0] is shape:
             return list(hit[1])
-        e = self.effective(shape)
-        bmin, bmax = bounds if bounds is not None and e is shape else obstacle_bounds(e)
+        e = shape if self.grow <= 0 or shape.area else self.effective(shape)
+        bmin, bmax = bounds if bounds is not None and e is shape else bounds_lists(e)
         res = self.query_tiles(bmin, bmax, 1 << 30)
-        if len(self._touch_memo) >= 8:
-            self._touch_memo.clear()
-        self._touch_memo[id(shape)] = (shape, res)
+        if len(memo) >= 8:
+            memo.clear()
+        memo[id(shape)] = (shape, res)
         return list(res)
 
     # -- obstacle table ----------------------------------------------------------------------
@@ -332,7 +370,7 @@ class CacheState:
 
     def _pack(self, i: int, shape: Obstacle) -> None:
         """Store slot ``i``'s shape as marked (:meth:`effective`) for the rebuild kernel."""
-        e = self.effective(shape)
+        e = shape if self.grow <= 0 or shape.area else self.effective(shape)
         self.ob_kind[i] = e.kind
         self.ob_a[i] = e.a
         self.ob_b[i] = e.b
@@ -380,9 +418,10 @@ class CacheState:
         self.busy.add(i)
         ob.shape = shape
         self._pack(i, shape)
-        self._set_touched(i, [])
+        if ob.touched:
+            self._set_touched(i, [])
         ob.pending = []
-        ref = self.obstacle_ref(i)
+        ref = (ob.salt << 16) | i
         self.reqs.append((ADD, ref))
         return ref
 
@@ -397,11 +436,13 @@ class CacheState:
 
     # -- update --------------------------------------------------------------------------------
     def _queue(self, ob: _Ob, tiles: list[int]) -> None:
+        update = self.update
+        pending = ob.pending
         for t in tiles:
-            if len(self.update) < self.max_update:
-                if t not in self.update:
-                    self.update.append(t)
-                ob.pending.append(t)
+            if len(update) < self.max_update:
+                if t not in update:
+                    update.append(t)
+                pending.append(t)
 
     def _process_requests(self) -> None:
         for action, ref in self.reqs:
@@ -413,9 +454,12 @@ class CacheState:
                 continue
             if action == ADD:
                 assert ob.shape is not None
-                self._set_touched(i, self.touched_by(ob.shape)[: self.max_touched])
+                touched = self.touched_by(ob.shape)
+                if len(touched) > self.max_touched:
+                    del touched[self.max_touched :]
+                self._set_touched(i, touched)
                 ob.pending = []
-                self._queue(ob, ob.touched)
+                self._queue(ob, touched)
             elif action == REMOVE:
                 ob.state = REMOVING
                 self.busy.add(i)
@@ -465,15 +509,16 @@ class CacheState:
                 self.step(rebuilt, invalidated, failed)
 
     def _run_round(self, refs: list[int], rebuilt: list, invalidated: list, failed: list) -> bool:
-        tiles = self.tiles
+        loc = self._loc
+        advance = self._advance
         pos = 0
 
         def done(j: int, ok: bool) -> None:
             nonlocal pos
             ref = refs[j]
-            h = tiles[ref].header
-            (rebuilt if ok else failed).append((h.tx, h.ty, h.tlayer))
-            self._advance(ref)
+            (rebuilt if ok else failed).append(loc[ref])
+            if self.busy:
+                advance(ref)
             pos = j + 1
 
         try:
@@ -506,11 +551,13 @@ class CacheState:
     def live_slots_on(self, ref: int) -> list[int]:
         """Slots of the obstacles marked on layer ``ref``, in slot order."""
         obs = self.obs
-        return sorted(
-            i
-            for i in self.on_tile.get(ref, ())
-            if obs[i].state not in (EMPTY, REMOVING) and obs[i].shape is not None
-        )
+        out = []
+        for i in self.on_tile.get(ref, ()):
+            ob = obs[i]
+            if (ob.state == PROCESSING or ob.state == PROCESSED) and ob.shape is not None:
+                out.append(i)
+        out.sort()
+        return out
 
     def live_shapes_on(self, ref: int) -> list[Obstacle]:
         return [self.effective(self.obs[i].shape) for i in self.live_slots_on(ref)]  # type: ignore[arg-type]
@@ -580,8 +627,8 @@ class CacheState:
                     self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
                     self._dparams, self._offmesh, desc, cnt, bits, self._wp, free, nf, j, outs,
                 )  # fmt: skip
+            self.fast_steps += n - j
             for r in range(j, n):
-                self.fast_steps += 1
                 out = outs[r]
                 if out[0] == BUILD_FAILED:
                     self.fail_stage = int(out[6])
