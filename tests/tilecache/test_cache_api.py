@@ -195,6 +195,8 @@ BAD_CALLS = [
     ("add_cylinder", ([0, 0, 0], np.inf, 1), "radius"),
     ("add_cylinder", ([0, 0, 0], 0, 1), "radius"),
     ("add_cylinder", ([0, 0, 0], 1, -2), "height"),
+    ("add_cylinder", ([0, 0, 0], 10**400, 1), "radius is out of float32 range"),
+    ("add_cylinder", ([10**400, 0, 0], 1, 1), "pos is out of float32 range"),
     ("add_cylinder", ([0, 0], 1, 1), "pos"),
     ("add_cylinder", ([1e5, 0, 1e5], 1, 1), "outside"),
     ("add_cylinder", ([0, -5, -40], 200.0, 40), "layers"),

@@ -112,6 +112,8 @@ def _vec3(v: Any, name: str) -> np.ndarray:
                 return np.array(v, np.float32)
     try:
         a = np.asarray(v, dtype=np.float64)
+    except OverflowError:  # an int beyond float range
+        raise InputError(f"{name} is out of float32 range: {v!r}") from None
     except (TypeError, ValueError):
         raise InputError(f"{name} must be 3 numbers, got {v!r}") from None
     if a.shape != (3,):
@@ -126,6 +128,8 @@ def _vec3(v: Any, name: str) -> np.ndarray:
 def _positive(v: Any, name: str) -> np.float32:
     try:
         x = float(v)
+    except OverflowError:  # an int beyond float range
+        raise InputError(f"{name} is out of float32 range: {v!r}") from None
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a number, got {v!r}") from None
     if not math.isfinite(x) or x <= 0 or x > 1e30:
