@@ -280,3 +280,71 @@ def heap_modify(pool, node):
     p = pool.heap_pos[node]
     if p >= 0:
         _sift_up(pool, p, node)
+
+
+# -- open list with the totals passed in (A* reads no node total while sifting) --
+@njit(inline="always")
+def _sift_up_t(heap, hval, heap_pos, hole, node, tot):
+    while hole > 0:
+        up = (hole - 1) >> 1
+        uu = np.uint64(up)
+        t_up = hval[uu]
+        if t_up > tot:
+            other = heap[uu]
+            uh = np.uint64(hole)
+            heap[uh] = other
+            hval[uh] = t_up
+            heap_pos[np.uint64(other)] = hole
+            hole = up
+        else:
+            break
+    uh = np.uint64(hole)
+    heap[uh] = node
+    hval[uh] = tot
+    heap_pos[np.uint64(node)] = hole
+
+
+@njit(inline="always")
+def heap_push_t(heap, hval, heap_pos, meta, node, tot):
+    """heap_push for a node whose total is tot (not read from the pool)."""
+    n = meta[M_HEAP]
+    meta[M_HEAP] = n + 1
+    _sift_up_t(heap, hval, heap_pos, n, node, tot)
+
+
+@njit(inline="always")
+def heap_pop_t(heap, hval, heap_pos, meta):
+    """heap_pop reading totals from the heap's own copy only (same sift rules)."""
+    top = heap[0]
+    heap_pos[np.uint64(top)] = -1
+    n = meta[M_HEAP] - 1
+    meta[M_HEAP] = n
+    if n == 0:
+        return top
+    un = np.uint64(n)
+    last = heap[un]
+    tlast = hval[un]
+    hole = 0
+    child = 1
+    while child < n:
+        uc = np.uint64(child)
+        if child + 1 < n and hval[uc] > hval[uc + np.uint64(1)]:
+            child += 1
+            uc = np.uint64(child)
+        h = heap[uc]
+        uh = np.uint64(hole)
+        heap[uh] = h
+        hval[uh] = hval[uc]
+        heap_pos[np.uint64(h)] = hole
+        hole = child
+        child = hole * 2 + 1
+    _sift_up_t(heap, hval, heap_pos, hole, last, tlast)
+    return top
+
+
+@njit(inline="always")
+def heap_modify_t(heap, hval, heap_pos, node, tot):
+    """heap_modify for a node whose total decreased to tot."""
+    p = heap_pos[np.uint64(node)]
+    if p >= 0:
+        _sift_up_t(heap, hval, heap_pos, p, node, tot)

@@ -25,13 +25,17 @@ from navkit._jit import F32, njit
 
 from ._geom import FLT_MAX, vdist, vdist_sqr
 from ._nodes import (
+    M_HEAP,
     NODE_CLOSED,
     NODE_OPEN,
     NODE_PARENT_DETACHED,
     heap_empty,
     heap_modify,
+    heap_modify_t,
     heap_pop,
+    heap_pop_t,
     heap_push,
+    heap_push_t,
     open_pool,
     pool_clear,
     pool_find_any,
@@ -121,6 +125,10 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
     pflags = pool.flags
     pparent = pool.parent
     pref = pool.ref
+    heap = pool.heap
+    hval = pool.heap_total
+    heap_pos = pool.heap_pos
+    meta = pool.meta
     pool_clear(pool)
     s = pool_get(pool, start_ref, 0)
     for c in range(3):
@@ -129,13 +137,13 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
     pcost[s] = 0
     ptotal[s] = _dist(spos, epos) * H_SCALE
     pflags[s] = NODE_OPEN
-    heap_push(pool, s)
+    heap_push_t(heap, hval, heap_pos, meta, s, ptotal[s])
     last_best = s
     last_best_cost = ptotal[s]
     out_of_nodes = False
     ex, ey, ez = epos[0], epos[1], epos[2]
-    while not heap_empty(pool):
-        best = heap_pop(pool)
+    while meta[M_HEAP] != 0:
+        best = heap_pop_t(heap, hval, heap_pos, meta)
         ub = np.uint64(best)
         pflags[ub] = (pflags[ub] & ~NODE_OPEN) | NODE_CLOSED
         best_ref = pref[ub]
@@ -233,10 +241,10 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
             pcost[un] = cost
             ptotal[un] = total
             if (fl & NODE_OPEN) != 0:
-                heap_modify(pool, nn)
+                heap_modify_t(heap, hval, heap_pos, nn, total)
             else:
                 pflags[un] |= NODE_OPEN
-                heap_push(pool, nn)
+                heap_push_t(heap, hval, heap_pos, meta, nn, total)
             if heur < last_best_cost:
                 last_best_cost = heur
                 last_best = nn
