@@ -181,6 +181,10 @@ def test_bad_input(navmesh):
         crowd.slot(12345)
     with pytest.raises(ConfigError, match="radius"):
         AgentParams(radius=math.nan)
+    with pytest.raises(ConfigError, match="max_speed"):
+        AgentParams(max_speed=10**400)  # an int float() cannot convert
+    with pytest.raises(InputError, match="dt"):
+        crowd.update(10**400)
     with pytest.raises(ConfigError, match="update_flags"):
         AgentParams(update_flags=64)
 

@@ -121,6 +121,10 @@ def test_every_valid_call_works(q):
 # allocated GiBs, or was silently accepted, before the argument checks.
 _HOSTILE = [
     ("find_nearest_poly", "center", (1e39, 0.0, 0.0)),  # finite float64, inf as float32
+    ("find_nearest_poly", "center", (10**400, 0.0, 0.0)),  # an int float() cannot convert
+    ("find_nearest_poly", "half_extents", [10**400, 1.0, 1.0]),
+    ("path", "end", (0.0, 10**400, 0.0)),
+    ("raycast", "end_pos", np.array([10**400, 0, 0], dtype=object)),
     ("query_polygons", "max_polys", 10**9),
     ("query_polygons", "max_polys", 2**63),
     ("query_polygons", "max_polys", None),
@@ -307,6 +311,8 @@ _hostile = st.one_of(
             -(2**63),
             1e39,
             -1e39,
+            10**400,  # an int beyond float range (float() raises OverflowError)
+            (10**400, 0.0, 0.0),
             1e-45,
             0.5,
             [],

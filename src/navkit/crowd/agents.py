@@ -59,7 +59,10 @@ _SLOT_MASK = (1 << _SLOT_BITS) - 1
 def _finite(v: object, field: str, lo: float, hi: float = math.inf) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
         raise ConfigError(field, f"must be a number, got {type(v).__name__}")
-    f = float(v)
+    try:
+        f = float(v)
+    except OverflowError:  # an int beyond float range
+        f = math.inf
     if not (math.isfinite(f) and lo <= f <= hi):
         raise ConfigError(field, f"must be finite in [{lo}, {hi}], got {v!r}")
     return f

@@ -310,14 +310,14 @@ def _vec3(v: Any, name: str) -> np.ndarray:
     if (tv is tuple or tv is list) and len(v) == 3:  # type: ignore[arg-type]
         try:
             x, y, z = float(v[0]), float(v[1]), float(v[2])  # type: ignore[index]
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InputError(f"{name} must be 3 numbers") from exc
         if not (abs(x) <= _FLT_MAX and abs(y) <= _FLT_MAX and abs(z) <= _FLT_MAX):
             raise InputError(f"{name} must be finite (as float32), got {[x, y, z]}")
         return np.array((x, y, z), np.float32)
     try:
         a = np.asarray(v, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"{name} must be 3 numbers") from exc
     if a.shape != (3,):
         raise InputError(f"{name} must have shape (3,), got {a.shape}")
@@ -371,7 +371,7 @@ def _refs(v: object, name: str) -> np.ndarray:
         return np.ascontiguousarray(v)
     try:
         a = np.asarray(v)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"{name} must be a 1-D sequence of refs") from exc
     if a.ndim != 1:
         raise InputError(f"{name} must be a 1-D sequence of refs, got shape {a.shape}")
@@ -772,7 +772,7 @@ class NavMeshQuery:
         """Dijkstra from start_ref through portals crossing the convex xz-polygon ``verts``."""
         try:
             v = np.asarray(verts, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InputError("verts must be an (n, 3) array") from exc
         if v.ndim != 2 or v.shape[1] != 3 or v.shape[0] < 3:
             raise InputError(f"verts must be (n>=3, 3), got {v.shape}")
@@ -1467,7 +1467,7 @@ def _merge_rows(b: PathBatch, rows: np.ndarray, r: PathBatch) -> PathBatch:
 def _points(v: object, name: str) -> np.ndarray:
     try:
         a = np.asarray(v, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"{name} must be an (n, 3) array") from exc
     if a.ndim != 2 or a.shape[1] != 3:
         raise InputError(f"{name} must have shape (n, 3), got {a.shape}")

@@ -90,7 +90,7 @@ def _points(pts, name: str) -> np.ndarray:
     InputError naming ``name``."""
     try:
         p = np.asarray(pts, dtype=np.float64)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):
         raise InputError(f"{name} must be an (m, 2) array of numbers, got {pts!r:.60}") from None
     if p.ndim == 1 and p.shape[0] == 2:
         p = p[None, :]
@@ -105,7 +105,7 @@ def _vec2(v, name: str) -> np.ndarray:
     """``v`` as a finite (2,) float64 vector, or InputError naming ``name``."""
     try:
         q = np.asarray(v, dtype=np.float64)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):
         raise InputError(f"{name} must be two finite numbers (x, y), got {v!r:.60}") from None
     if q.shape != (2,) or not np.all(np.isfinite(q)):
         raise InputError(f"{name} must be two finite numbers (x, y), got {v!r:.60}")
@@ -200,14 +200,14 @@ class CorridorMap:
             raise InputError("boundary must be a (k, 2) polygon or a list of rings, got None")
         try:
             arr = np.asarray(boundary, dtype=np.float64)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             arr = None
         if arr is not None and arr.ndim == 2:
             rings = [arr]
         else:
             try:
                 rings = [np.asarray(r, dtype=np.float64) for r in boundary]
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, OverflowError):
                 raise InputError(
                     "boundary must be a (k, 2) polygon or a list of (k, 2) rings of numbers"
                 ) from None

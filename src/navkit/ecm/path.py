@@ -343,7 +343,7 @@ def find_path(
     """See :meth:`navkit.ecm.CorridorMap.find_path`."""
     try:
         r = float(clearance)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(f"clearance must be a finite number >= 0, got {clearance!r:.60}") from None
     if not (math.isfinite(r) and r >= 0):
         raise InputError(f"clearance must be a finite number >= 0, got {clearance!r:.60}")
@@ -351,7 +351,7 @@ def find_path(
     if preferred_clearance is not None:
         try:
             pc = float(preferred_clearance)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             pc = math.nan
         if not (math.isfinite(pc) and pc >= r):
             raise InputError(

@@ -51,7 +51,7 @@ def _blocked(occupancy: object) -> np.ndarray:
     """(H, W) bool blocked mask from an occupancy grid or an image array."""
     try:
         a = np.asarray(occupancy)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"occupancy is not an array: {exc}") from None
     if a.dtype == np.uint8 and a.ndim == 3:
         if a.shape[2] not in (3, 4):

@@ -79,7 +79,7 @@ class TriMesh:
         try:
             is_complex = np.iscomplexobj(vertices)
             v64 = np.zeros((0, 3)) if is_complex else np.asarray(vertices, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InputError(f"vertices are not numeric: {exc}") from None
         if is_complex:
             raise InputError("vertices must be real numbers, got complex values")
@@ -97,7 +97,7 @@ class TriMesh:
             )
         try:
             t = np.asarray(triangles)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InputError(f"triangles are not integer indices: {exc}") from None
         if t.size == 0:
             t = t.reshape(0, 3)
@@ -118,7 +118,7 @@ class TriMesh:
         if areas is not None:
             try:
                 a = np.asarray(areas)
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, OverflowError) as exc:
                 raise InputError(f"areas are not integer area ids: {exc}") from None
             if a.shape != (t.shape[0],):
                 raise InputError(f"areas must have shape ({t.shape[0]},), got {a.shape}")

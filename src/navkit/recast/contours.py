@@ -921,7 +921,7 @@ def build_contours(
     _validate(chf)
     try:
         me = float(max_error)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         me = math.nan
     if not math.isfinite(me) or me < 0:
         raise ConfigError("max_error", f"must be a finite value >= 0, got {max_error!r}")

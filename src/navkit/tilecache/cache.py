@@ -567,7 +567,7 @@ class TileCache:
             raise InputError(f"half_extents must all be > 0, got {he.tolist()}")
         try:
             a = float(y_radians)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise InputError(f"y_radians must be a number, got {y_radians!r}") from None
         if not math.isfinite(a) or abs(a) > 1e6:
             raise InputError(f"y_radians must be finite (|a| <= 1e6), got {y_radians!r}")
@@ -602,7 +602,7 @@ class TileCache:
         """
         try:
             pts = np.asarray(points, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise InputError("points must be an (n, 3) array of numbers") from None
         if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 3:
             raise InputError(f"points must be (n >= 3, 3), got shape {pts.shape}")
