@@ -204,38 +204,9 @@ def pool_get(pool, ref, state):
 
 
 @njit(inline="always")
-def _sift_up(pool, hole, node):
-    # the heap compares its own copy of each entry's total (heap_total): one load per
-    # level instead of two dependent ones (heap -> total)
-    heap = pool.heap
-    hval = pool.heap_total
-    tot = pool.total[node]
-    heap_pos = pool.heap_pos
-    while hole > 0:
-        up = (hole - 1) >> 1
-        uu = np.uint64(up)
-        t_up = hval[uu]
-        if t_up > tot:
-            other = heap[uu]
-            uh = np.uint64(hole)
-            heap[uh] = other
-            hval[uh] = t_up
-            heap_pos[np.uint64(other)] = hole
-            hole = up
-        else:
-            break
-    uh = np.uint64(hole)
-    heap[uh] = node
-    hval[uh] = tot
-    heap_pos[np.uint64(node)] = hole
-
-
-@njit(inline="always")
 def heap_push(pool, node):
     """Insert node into the open list."""
-    n = pool.meta[M_HEAP]
-    pool.meta[M_HEAP] = n + 1
-    _sift_up(pool, n, node)
+    heap_push_t(pool.heap, pool.heap_total, pool.heap_pos, pool.meta, node, pool.total[node])
 
 
 @njit(inline="always")
@@ -246,43 +217,17 @@ def heap_empty(pool):
 @njit(inline="always")
 def heap_pop(pool):
     """Remove and return the node with the lowest total."""
-    heap = pool.heap
-    top = heap[0]
-    pool.heap_pos[top] = -1
-    n = pool.meta[M_HEAP] - 1
-    pool.meta[M_HEAP] = n
-    if n == 0:
-        return top
-    last = heap[n]
-    hole = 0
-    child = 1
-    hval = pool.heap_total
-    heap_pos = pool.heap_pos
-    while child < n:
-        uc = np.uint64(child)
-        if child + 1 < n and hval[uc] > hval[uc + np.uint64(1)]:
-            child += 1
-            uc = np.uint64(child)
-        h = heap[uc]
-        uh = np.uint64(hole)
-        heap[uh] = h
-        hval[uh] = hval[uc]
-        heap_pos[np.uint64(h)] = hole
-        hole = child
-        child = hole * 2 + 1
-    _sift_up(pool, hole, last)
-    return top
+    return heap_pop_t(pool.heap, pool.heap_total, pool.heap_pos, pool.meta)
 
 
 @njit(inline="always")
 def heap_modify(pool, node):
     """Restore heap order after node's total decreased."""
-    p = pool.heap_pos[node]
-    if p >= 0:
-        _sift_up(pool, p, node)
+    heap_modify_t(pool.heap, pool.heap_total, pool.heap_pos, node, pool.total[node])
 
 
-# -- open list with the totals passed in (A* reads no node total while sifting) --
+# -- the open list on its own arrays, the total passed in (A* calls these directly and
+# reads no node total while sifting; the pool versions above pass pool.total[node]) --
 @njit(inline="always")
 def _sift_up_t(heap, hval, heap_pos, hole, node, tot):
     while hole > 0:
