@@ -269,6 +269,66 @@ def _divide_poly(buf, src, n, dst1, dst2, offset, axis, delta):
     return n1, n2
 
 
+@njit(inline="always")
+def _divide_row(buf, src, n, dst2, offset, delta):
+    """:func:`_divide_poly` of a row piece along x (``axis`` 0) for the cell loop:
+    only what the loop reads afterwards is computed -- x and y of the rest
+    (``buf[dst2]``) and the y range of the cell's piece (the same vertices, in the
+    same order, as ``buf[dst1]`` would hold). Returns ``(n1, n2, ymin, ymax)``."""
+    for k in range(n):
+        delta[k] = offset - buf[src, k, 0]
+    n1 = 0
+    n2 = 0
+    ymin = F32(0.0)
+    ymax = F32(0.0)
+    prev = n - 1
+    for cur in range(n):
+        dc = delta[cur]
+        dp = delta[prev]
+        if (dc >= F32(0.0)) != (dp >= F32(0.0)):
+            s = dp / (dp - dc)
+            px = buf[src, prev, 0]
+            py = buf[src, prev, 1]
+            y = py + (buf[src, cur, 1] - py) * s
+            if n1 == 0:
+                ymin = y
+                ymax = y
+            else:
+                ymin = min(ymin, y)
+                ymax = max(ymax, y)
+            buf[dst2, n2, 0] = px + (buf[src, cur, 0] - px) * s
+            buf[dst2, n2, 1] = y
+            n1 += 1
+            n2 += 1
+            if dc > F32(0.0):
+                y = buf[src, cur, 1]
+                ymin = min(ymin, y)
+                ymax = max(ymax, y)
+                n1 += 1
+            elif dc < F32(0.0):
+                buf[dst2, n2, 0] = buf[src, cur, 0]
+                buf[dst2, n2, 1] = buf[src, cur, 1]
+                n2 += 1
+        else:
+            if dc >= F32(0.0):
+                y = buf[src, cur, 1]
+                if n1 == 0:
+                    ymin = y
+                    ymax = y
+                else:
+                    ymin = min(ymin, y)
+                    ymax = max(ymax, y)
+                n1 += 1
+                if dc != F32(0.0):
+                    prev = cur
+                    continue
+            buf[dst2, n2, 0] = buf[src, cur, 0]
+            buf[dst2, n2, 1] = buf[src, cur, 1]
+            n2 += 1
+        prev = cur
+    return n1, n2, ymin, ymax
+
+
 @njit
 def _cell(offset, inv_cs, n):
     """C's ``(int)(offset * inv_cs)`` for results that are then clamped to [-1, n-1].
@@ -298,10 +358,28 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
     head = np.full(ncols, -1, np.int32)
     # Span pool, one row per span (smin, smax, area, next) so a list step touches one
     # cache line; slots are reused through a free list and the pool grows by doubling.
-    pool = np.empty((max(1024, 2 * tris.shape[0]), 4), np.int32)
+    # Its first size is the triangles' summed cell footprints (capped), which a bake's
+    # pool rarely outgrows: no doubling copies, and the untouched rows cost nothing.
+    foot = 0
+    for t in range(tris.shape[0]):
+        i0 = tris[t, 0]
+        i1 = tris[t, 1]
+        i2 = tris[t, 2]
+        fx0 = _cell(min(verts[i0, 0], min(verts[i1, 0], verts[i2, 0])) - bmin[0], ics, width)
+        fx1 = _cell(max(verts[i0, 0], max(verts[i1, 0], verts[i2, 0])) - bmin[0], ics, width)
+        fz0 = _cell(min(verts[i0, 2], min(verts[i1, 2], verts[i2, 2])) - bmin[2], ics, height)
+        fz1 = _cell(max(verts[i0, 2], max(verts[i1, 2], verts[i2, 2])) - bmin[2], ics, height)
+        fx0 = min(max(fx0, 0), width - 1)
+        fx1 = min(max(fx1, 0), width - 1)
+        fz0 = min(max(fz0, 0), height - 1)
+        fz1 = min(max(fz1, 0), height - 1)
+        if fx1 >= fx0 and fz1 >= fz0:
+            foot += (fx1 - fx0 + 1) * (fz1 - fz0 + 1)
+    pool = np.empty((max(1024, 2 * tris.shape[0], min(foot, 4 * ncols)), 4), np.int32)
     used = 0  # pool slots ever handed out
     overflow = False
     free_head = -1  # freed rows, linked through their next field
+    nspans = 0  # spans in the columns' lists
 
     # Four polygon buffers; roles are swapped by index, as the algorithm swaps pointers.
     buf = np.empty((4, 32, 3), np.float32)  # a cell piece has <= 11 vertices
@@ -373,16 +451,13 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
             n_rest = n_row
             for x in range(x0, x1 + 1):
                 cell_x = bmin[0] + np.float32(x) * cs
-                n_cell, n_rest = _divide_poly(buf, b_row, n_rest, b_p1, b_p2, cell_x + cs, 0, delta)
+                # the cell's piece is only needed for its y range (_divide_row)
+                n_cell, n_rest, smin_f, smax_f = _divide_row(
+                    buf, b_row, n_rest, b_p2, cell_x + cs, delta
+                )
                 b_row, b_p2 = b_p2, b_row
                 if n_cell < 3 or x < 0:
                     continue
-                smin_f = buf[b_p1, 0, 1]
-                smax_f = buf[b_p1, 0, 1]
-                for k in range(1, n_cell):
-                    vy = buf[b_p1, k, 1]
-                    smin_f = min(smin_f, vy)
-                    smax_f = max(smax_f, vy)
                 smin_f = smin_f - bmin[1]
                 smax_f = smax_f - bmin[1]
                 if smax_f < F32(0.0) or smin_f > by:
@@ -417,6 +492,7 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
                     nxt = pool[cur, 3]
                     pool[cur, 3] = free_head
                     free_head = cur
+                    nspans -= 1
                     if prev == -1:
                         head[col] = nxt
                     else:
@@ -431,6 +507,7 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
                 else:  # cannot happen with the reservation above; fail loudly, not wildly
                     overflow = True
                     continue
+                nspans += 1
                 pool[s, 0] = new_min
                 pool[s, 1] = new_max
                 pool[s, 2] = new_area
@@ -441,21 +518,14 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
                     pool[s, 3] = pool[prev, 3]
                     pool[prev, 3] = s
 
-    # -- span lists -> CSR --------------------------------------------------------------
+    # -- span lists -> CSR (one walk: the span count was kept while adding) ----------------
     col_start = np.empty(ncols + 1, np.int32)
-    total = 0
-    for col in range(ncols):
-        col_start[col] = total
-        s = head[col]
-        while s != -1:
-            total += 1
-            s = pool[s, 3]
-    col_start[ncols] = total
-    smin = np.empty(total, np.uint16)
-    smax = np.empty(total, np.uint16)
-    sarea = np.empty(total, np.uint8)
+    smin = np.empty(nspans, np.uint16)
+    smax = np.empty(nspans, np.uint16)
+    sarea = np.empty(nspans, np.uint8)
     k = 0
     for col in range(ncols):
+        col_start[col] = k
         s = head[col]
         while s != -1:
             smin[k] = pool[s, 0]
@@ -463,6 +533,7 @@ def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch,
             sarea[k] = pool[s, 2]
             k += 1
             s = pool[s, 3]
+    col_start[ncols] = k
     return col_start, smin, smax, sarea, overflow
 
 
