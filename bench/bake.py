@@ -10,12 +10,17 @@ run: ``../shared/peer-native`` (native, the anchor of issue 14) and
   (``numba.set_num_threads(1)``, no executor) and on two (numba 2 threads; tiled:
   a 2-worker ``ThreadPoolExecutor``; the peers are single-threaded, so their
   one-thread figure is the reference for both);
+* beside the median ratio to native, the ratio of the minima (the fastest navkit
+  bake over the fastest native bake of the invocation: the least disturbed figure on
+  a loaded machine) and the range of the rounds' own median ratios (``rounds``: how
+  far one round's figure can be trusted; use ``--rounds 5`` or more when the range
+  is wide);
 * the same on CPU time (navkit: thread / process CPU time of the bake; native:
   the peer's process CPU time over N bakes minus over 1, divided by N - 1). On a
   shared machine the wall clock counts the time a process waits for a core; CPU
   time does not, so its ratio is the stabler one;
-* per-stage wall medians (solo: navkit's ``build_report.timings`` beside both peers'
-  rcContext timers; tiled: navkit's, summed over tiles). The last row per mode is
+* per-stage wall medians and minima (solo: navkit's ``build_report.timings`` beside
+  both peers' rcContext timers; tiled: navkit's, summed over tiles). The last row per mode is
   the bake's median minus the sum of the stage medians: the Python between the
   stages, and, on a loaded machine, most of the time spent waiting for a core (a
   short stage's median is rarely preempted, the whole bake always is);
@@ -158,8 +163,17 @@ def main() -> None:
         peers: dict[str, dict] = {}
         nm_by_mode = {}
 
-        def add(key: str, xs: list[float], into: dict[str, list[float]] = samples) -> None:
+        round_meds: dict[str, list[float]] = {}  # per round: the median of its samples
+
+        def add(
+            key: str,
+            xs: list[float],
+            into: dict[str, list[float]] = samples,
+            rm: dict[str, list[float]] | None = round_meds,
+        ) -> None:
             into.setdefault(key, []).extend(xs)
+            if rm is not None and xs:
+                rm.setdefault(key, []).append(median(xs))
 
         for _ in range(args.rounds):
             if not args.no_wasm:
@@ -170,7 +184,7 @@ def main() -> None:
                 for sec in ("solo", "tiled"):
                     add(f"{impl}/{sec}", d[sec]["times_ms"])
                 for k, v in (d["solo"].get("stage_ms_median") or {}).items():
-                    add(f"{impl}/{k}", [v], stage_samples)
+                    add(f"{impl}/{k}", [v], stage_samples, None)
             if have_native and not args.no_cpu:
                 for sec in ("solo", "tiled"):
                     add(f"native_cpu/{sec}", [native_cpu_ms(name, peer_cfg, sec, args.runs + 1)])
@@ -184,7 +198,7 @@ def main() -> None:
                 add(f"navkit/{mode}", r["wall"])
                 add(f"navkit_cpu/{mode}", r["cpu"])
                 for k, v in r["stages"].items():
-                    add(f"navkit/{mode}/{k}", v, stage_samples)
+                    add(f"navkit/{mode}/{k}", v, stage_samples, None)
                 nm_by_mode[mode] = r["navmesh"]
         numba.set_num_threads(1)
 
@@ -195,6 +209,15 @@ def main() -> None:
             st = nm_by_mode[mode].stats()
             ours, nat, wasm = med(f"navkit/{mode}"), med(f"native/{sec}"), med(f"wasm/{sec}")
             ours_cpu, nat_cpu = med(f"navkit_cpu/{mode}"), med(f"native_cpu/{sec}")
+            ours_min = min(samples[f"navkit/{mode}"])
+            nat_min = min(samples[f"native/{sec}"]) if samples.get(f"native/{sec}") else None
+            per_round = [
+                a / b
+                for a, b in zip(
+                    round_meds.get(f"navkit/{mode}", []), round_meds.get(f"native/{sec}", [])
+                )
+                if b > 0
+            ]
             nd = peers.get("native", {}).get(sec, {})
             wd = peers.get("wasm", {}).get(sec, {})
             rows.append(
@@ -207,6 +230,12 @@ def main() -> None:
                     "wasm_ms": wasm,
                     "ratio_native": _ratio(ours, nat),
                     "ratio_wasm": _ratio(ours, wasm),
+                    "navkit_min_ms": ours_min,
+                    "native_min_ms": nat_min,
+                    "ratio_native_min": _ratio(ours_min, nat_min),
+                    "ratio_native_rounds": (
+                        f"{min(per_round):.2f}-{max(per_round):.2f}" if per_round else None
+                    ),
                     "navkit_cpu_ms": ours_cpu,
                     "native_cpu_ms": nat_cpu,
                     "cpu_ratio_native": _ratio(ours_cpu, nat_cpu),
@@ -232,9 +261,19 @@ def main() -> None:
                 ssum += ours
                 nat = med(f"native/{peer_k}", stage_samples) if mode == "solo" and peer_k else None
                 wasm = med(f"wasm/{peer_k}", stage_samples) if mode == "solo" and peer_k else None
+                # minima: a short stage is rarely preempted in its fastest run (native:
+                # the least of the rounds' rcContext medians)
+                o_min = min(stage_samples[f"navkit/{mode}/{k}"])
+                n_min = (
+                    min(stage_samples[f"native/{peer_k}"])
+                    if nat is not None and stage_samples.get(f"native/{peer_k}")
+                    else None
+                )
                 stage_rows.append(
                     {"mesh": name, "mode": mode, "stage": k, "navkit_ms": ours,
-                     "native_ms": nat, "wasm_ms": wasm, "ratio_native": _ratio(ours, nat)}
+                     "native_ms": nat, "wasm_ms": wasm, "ratio_native": _ratio(ours, nat),
+                     "navkit_min_ms": o_min, "native_min_ms": n_min,
+                     "ratio_native_min": _ratio(o_min, n_min)}
                 )  # fmt: skip
                 mesh_stages[f"{mode}/{k}"] = ours
             stage_rows.append(
@@ -259,6 +298,8 @@ def main() -> None:
             ("wasm_ms", "wasm ms", ".2f"),
             ("ratio_native", "/native", ".2f"),
             ("ratio_wasm", "/wasm", ".2f"),
+            ("ratio_native_min", "min/min", ".2f"),
+            ("ratio_native_rounds", "rounds", "s"),
             ("navkit_cpu_ms", "navkit cpu", ".2f"),
             ("native_cpu_ms", "native cpu", ".2f"),
             ("cpu_ratio_native", "cpu /native", ".2f"),
@@ -282,6 +323,9 @@ def main() -> None:
             ("native_ms", "native ms", ".3f"),
             ("wasm_ms", "wasm ms", ".3f"),
             ("ratio_native", "/native", ".2f"),
+            ("navkit_min_ms", "navkit min", ".3f"),
+            ("native_min_ms", "native min", ".3f"),
+            ("ratio_native_min", "min/min", ".2f"),
         ],
     )
     out = {
