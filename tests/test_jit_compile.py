@@ -50,3 +50,80 @@ def test_kernels_have_no_cfunc_wrapper() -> None:
     kernel = njit(cache=False)(_copy_prefix)
     kernel(np.zeros(3), np.ones(3), 1)
     assert kernel.targetoptions.get("no_cfunc_wrapper") is True
+
+
+def _inner(a, i):
+    return a[i] + 1.0
+
+
+def _outer(a):
+    return _inner_k(a, 0) + _inner_k(a, 1)
+
+
+_inner_k = njit(cache=False)(_inner)
+_outer_k = njit(cache=False)(_outer)
+
+
+def test_callee_compiles_without_python_wrapper_and_python_calls_still_work() -> None:
+    from navkit._jit import _has_wrapper
+
+    a = np.arange(4.0)
+    assert _outer_k(a) == 3.0
+    (cres,) = _inner_k.overloads.values()
+    assert not _has_wrapper(cres)  # compiled for _outer only: its native function alone
+    # a Python call of the same signature compiles it with the wrapper and uses it
+    assert _inner_k(a, 2) == 3.0
+    (cres,) = _inner_k.overloads.values()
+    assert _has_wrapper(cres)
+    assert _inner_k(a, 3) == 4.0 and _outer_k(a + 1.0) == 5.0
+
+
+_CACHED_MODULE = """
+from navkit._jit import njit
+
+@njit
+def inner(a, i):
+    return a[i] + 1.0
+
+@njit
+def outer(a):
+    return inner(a, 0)
+"""
+
+_RUN = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import kmod
+from navkit._jit import _has_wrapper
+a = np.arange(3.0)
+if sys.argv[2] == "outer":
+    print(kmod.outer(a), [_has_wrapper(c) for c in kmod.inner.overloads.values()])
+else:
+    print(kmod.inner(a, 1), [_has_wrapper(c) for c in kmod.inner.overloads.values()])
+"""
+
+
+def test_wrapperless_callee_from_the_cache_is_recompiled_for_python(tmp_path) -> None:
+    """A callee cached without its wrapper (by a process that only called its caller)
+    is compiled again, with the wrapper, by a process that calls it from Python; the
+    next process loads that version."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "kmod.py").write_text(_CACHED_MODULE)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(which: str) -> str:
+        r = subprocess.run(
+            [sys.executable, "-c", _RUN, str(tmp_path), which],
+            capture_output=True, text=True, env=env, timeout=600,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r.stdout.strip()
+
+    assert run("outer") == "1.0 [False]"
+    assert run("inner") == "2.0 [True]"
+    assert run("inner") == "2.0 [True]"
+    assert run("outer") == "1.0 []"  # outer loads from the cache: inner is not needed
