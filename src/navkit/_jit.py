@@ -9,7 +9,6 @@ float32 arithmetic must be reproduced bit for bit, which forbids reassociation.
 
 from __future__ import annotations
 
-import threading as _threading
 from typing import Any
 
 import numba
@@ -43,92 +42,9 @@ def _one_signature(disp, lent=False):
         if lent:
             args = tuple(_lent_arg(a) for a in args)
             kws = {k: _lent_arg(v) for k, v in kws.items()}
-        prev = getattr(_TLS, "nested", False)
-        _TLS.nested = True  # compiled for another kernel: no CPython wrapper
-        try:
-            return orig(args, kws)
-        finally:
-            _TLS.nested = prev
+        return orig(args, kws)
 
     disp.get_call_template = get_call_template
-    return _callee_without_wrapper(disp)
-
-
-# --- kernels compiled for other kernels: no CPython wrapper --------------------------
-
-_TLS = _threading.local()
-
-
-def _has_wrapper(cres) -> bool:
-    """Whether a compile result has its CPython wrapper (its Python entry point)."""
-    try:
-        return bool(cres.library.get_pointer_to_function(cres.fndesc.llvm_cpython_wrapper_name))
-    except Exception:  # noqa: BLE001 - numba internals: assume a normal overload
-        return True
-
-
-class _CalleeDispatcher(numba.core.registry.CPUDispatcher):
-    """A kernel's dispatcher that compiles a signature first needed by another kernel
-    (during that kernel's type inference) without the CPython wrapper.
-
-    The wrapper (unboxing every argument, boxing the result, error handling) is
-    code a kernel called only from kernels never runs: the callers link the
-    callee's native function, never its wrapper. numba still lowered, optimised
-    and compiled it to machine code for every callee signature (in the callee's
-    own module). Without it a callee's module is its body alone.
-
-    A Python call of a signature compiled that way (or loaded from the cache that
-    way) compiles it again with the wrapper and uses that overload from then on:
-    a wrapper-less overload is never entered in the dispatcher's table of Python
-    entry points (its entry point is null).
-    """
-
-    def add_overload(self, cres):
-        if _has_wrapper(cres):
-            return super().add_overload(cres)
-        self.overloads[tuple(cres.signature.args)] = cres  # callable from kernels only
-
-    def compile(self, sig):
-        ep = super().compile(sig)
-        if getattr(_TLS, "nested", False):
-            return ep
-        from numba.core import sigutils
-        from numba.core.caching import NullCache
-
-        args, _ = sigutils.normalize_signature(sig)
-        cres = self.overloads.get(tuple(args))
-        if cres is None or _has_wrapper(cres):
-            return ep
-        # a Python call (or an explicit compile) of a kernel-only overload
-        del self.overloads[tuple(args)]
-        cache, self._cache = self._cache, NullCache()
-        try:
-            ep = super().compile(sig)
-        finally:
-            self._cache = cache
-        new = self.overloads.get(tuple(args))
-        if new is not None:
-            self._cache.save_overload(sig, new)
-        return ep
-
-
-def _customize_flags_for(disp):
-    orig = disp._compiler._customize_flags
-
-    def customize(flags):
-        flags = orig(flags)
-        if getattr(_TLS, "nested", False):
-            flags.no_cpython_wrapper = True
-        return flags
-
-    return customize
-
-
-def _callee_without_wrapper(disp):
-    if type(disp) is not numba.core.registry.CPUDispatcher:  # pragma: no cover
-        return disp
-    disp.__class__ = _CalleeDispatcher
-    disp._compiler._customize_flags = _customize_flags_for(disp)
     return disp
 
 
