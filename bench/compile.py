@@ -16,7 +16,8 @@ Every Python process of a feature (the demo starts a second one) also logs its o
 compiles through a ``sitecustomize`` module put on ``PYTHONPATH``: the per-process
 table gives each process's CPU time, its exclusive compile time, when (wall, from
 the feature's start) its last compile ended, and the LLVM share of its compiles
-(function passes, the linked module's passes, machine code). With more than one
+(function passes, the linked module's passes, machine code; also per kernel,
+charged to the innermost kernel being compiled). With more than one
 process it lists each process's slowest kernels and the kernels compiled in more than
 one process (duplicates a split of the work should avoid); the JSON has every
 process's full kernel list (compiles, exclusive CPU s, the signatures of kernels
@@ -169,7 +170,7 @@ import atexit, json, os, time
 _dir = os.environ.get("NAVKIT_BENCH_COMPILE_LOG")
 if _dir:
     _rec = {"pid": os.getpid(), "start": time.time(), "compile": 0.0, "n": 0, "last": 0.0,
-            "llvm": {}, "kernels": {}}
+            "llvm": {}, "kernels": {}, "kernel_llvm": {}}
     try:
         from numba.core import codegen, event
 
@@ -178,9 +179,13 @@ if _dir:
                 self.stack = []
 
             def on_start(self, ev):
+                d = ev.data["dispatcher"]
+                f = getattr(d, "py_func", d)
+                _names.append(f.__module__ + "." + f.__qualname__)
                 self.stack.append([time.thread_time(), 0.0])
 
             def on_end(self, ev):
+                _names.pop()
                 t0, child = self.stack.pop()
                 dt = time.thread_time() - t0
                 if self.stack:
@@ -195,6 +200,8 @@ if _dir:
                 k[1] += dt - child
                 k[2].append(str(ev.data["args"]))
 
+        _names = []  # the kernels being compiled, innermost last
+
         event.register("numba:compile", _L())
 
         def _timed(cls, name, key):
@@ -205,7 +212,11 @@ if _dir:
                 try:
                     return orig(self, *a, **k)
                 finally:
-                    _rec["llvm"][key] = _rec["llvm"].get(key, 0.0) + time.thread_time() - t
+                    dt = time.thread_time() - t
+                    _rec["llvm"][key] = _rec["llvm"].get(key, 0.0) + dt
+                    if _names:  # charged to the innermost kernel being compiled
+                        kl = _rec["kernel_llvm"].setdefault(_names[-1], {})
+                        kl[key] = kl.get(key, 0.0) + dt
 
             setattr(cls, name, w)
 
@@ -296,6 +307,10 @@ def summarize(name: str, res: dict, top: int) -> dict:
                 "compiles": p["n"],
                 "last_compile_end_s": round(p["last"], 1),
                 "llvm_s": {k: round(v, 2) for k, v in p["llvm"].items()},
+                "kernel_llvm_s": {
+                    k: {a: round(b, 2) for a, b in v.items()}
+                    for k, v in p.get("kernel_llvm", {}).items()
+                },
                 "kernels": [
                     [k, v[0], round(v[1], 2)] + ([v[2]] if v[0] > 1 else [])
                     for k, v in sorted(p.get("kernels", {}).items(), key=lambda kv: -kv[1][1])
@@ -305,6 +320,15 @@ def summarize(name: str, res: dict, top: int) -> dict:
         ],
         "in_several_processes": _shared_kernels(res.get("processes", [])),
     }
+
+
+def _llvm_of(proc: dict, kernel: str) -> str:
+    """' (LLVM: function passes a, module passes b, machine code c)' of a kernel's
+    exclusive compile, or '' when none was logged."""
+    d = proc.get("kernel_llvm_s", {}).get(kernel)
+    if not d:
+        return ""
+    return " (LLVM: " + ", ".join(f"{k} {v:.2f}" for k, v in d.items()) + ")"
 
 
 def _shared_kernels(procs: list) -> list:
@@ -356,9 +380,12 @@ def main() -> int:
                     f"({p['compiles']} compiles, last ended at {p['last_compile_end_s']:.0f} s "
                     f"wall; LLVM: {llvm})"
                 )
-                if len(row["processes"]) > 1:
-                    for k, n, t, *_a in p["kernels"][: args.top]:
-                        print(f"      {t:6.2f} s {n}x {k}")
+                for k, n, t, *_a in p["kernels"][: args.top if len(row["processes"]) > 1 else 0]:
+                    print(f"      {t:6.2f} s {n}x {k}{_llvm_of(p, k)}")
+                if len(row["processes"]) == 1:  # LLVM part of the slowest kernels
+                    for k, _t in row["slowest"]:
+                        if _llvm_of(p, k):
+                            print(f"      LLVM of {k}:{_llvm_of(p, k)}")
             if row["in_several_processes"]:
                 dup = row["in_several_processes"]
                 print(
