@@ -16,9 +16,11 @@ through its steering corners passes between the two points or through one of
 them. The gap is stored as its midpoint ``M`` (agents bound for the same door
 compute the same point: the jambs are navmesh vertices).
 
-:func:`door_queue`, on the preferred velocity of the TTC / ORCA agents: among the
-neighbours bound for the same gap, an agent's rank is how many are nearer ``M``
-(ties to the lower slot).
+:func:`door_queue`, on the preferred velocity of the TTC / ORCA agents: an agent's
+rank is how many agents bound for the same gap are nearer ``M``. With the crowd's
+8-wide gap rows :func:`find_gaps` ranks every agent bound for the door (``gap[s, 6]``,
+:func:`_rank`); otherwise the rank counts the neighbours in ``near`` only (ties to the
+lower slot), which misses the ones in front of an agent a few metres out.
 
 - The nearest has the way: it ignores the avoidance of the others bound for the
   door (``skip``: their TTC energies, their ORCA half-planes unless touching; the
@@ -30,9 +32,16 @@ neighbours bound for the same gap, an agent's rank is how many are nearer ``M``
   from it at half its maximum speed: two ORCA agents touching it from either side
   wedged it (their half-planes left it no velocity) for 6 s.
 - The second may come to ``min(d0 + FOLLOW r, wait)`` of ``M`` (``d0``: the
-  nearest's distance), every other agent holds ``wait`` [wu] from ``M``, and both
-  stand :data:`STAND` radii out from the door's wall, off the jambs: an agent
-  that reaches its turn against the wall has to turn a corner in the door's mouth.
+  nearest's distance) and keeps that following distance: the speed at which the
+  first closes on ``M`` is added to its hold (without it the second lagged half a
+  second of walking behind the first, and the door passed about 1.3 agents/s).
+- The k-th agent after the second waits ``sqrt(wait^2 + (k - 1) QUEUE_AREA r^2 /
+  (pi / 2))`` from ``M`` (a half disc of QUEUE_AREA r^2 per agent): every pass
+  brings every waiting agent a little closer, instead of a crowd pressing on an arc
+  at ``wait`` where only the front can move.
+- The second and the others stand :data:`STAND` radii out from the door's wall,
+  off the jambs: an agent that reaches its turn against the wall has to turn a
+  corner in the door's mouth.
 
 A hold limits the component of the preferred velocity toward ``M`` (or away from the
 wall) to the free distance over :data:`HEADWAY`, backing off at up to half the
@@ -40,13 +49,16 @@ maximum speed when closer; the part across it is kept, so the waiting agents spr
 along an arc around the door.
 
 Measured on the scenario suite's bottleneck (20 agents, a 1 m door: 0.6 m of
-navmesh at its mouth, 0.3 m in its middle; seeds 0-7, docs/crowd_models.md): ORCA
-last arrival 33.6 -> 29.1 s on average, agents standing 5 s 11.1 -> 8.5; TTC 45.0 ->
-29.7 s, 15.0 -> 8.6 (its first agent also relaxes to its preferred velocity in
-``ttc.XI_FIRST``, not the model's 0.54 s: without that, 39.1 s and 14.4). The issue's
-"nobody stuck" needs more: at about 1.3 agents/s through the door, the first wave
-and the agents waiting on the arc stand 5 s for their turn, and beyond the door
-agents stand in the block of goals.
+navmesh at its mouth, 0.3 m in its middle; seeds 0-7, docs/crowd_models.md): with
+the first door queue (ranks among the neighbours, everybody behind the second at
+``wait``) ORCA last arrival 33.6 -> 29.1 s on average, agents standing 5 s 11.1 ->
+8.5; TTC 45.0 -> 29.7 s, 15.0 -> 8.6 (its first agent also relaxes to its preferred
+velocity in ``ttc.XI_FIRST``, not the model's 0.54 s). With the door's ranks, the
+following distance and the funnel: TTC 29.7 -> 23.3 s (every seed within 30 s),
+8.6 -> 5.3 standing; ORCA 29.1 -> 24.4 s, 8.5 -> 4.6 (on seed 5 one ORCA agent
+of 20, pushed 1.6 m off its goal into a corner of the block of goals, never returns). The issue's "nobody stuck"
+needs more: agents on the funnel's sides gain under 0.5 m in 5 s, and beyond the
+door agents knocked off their goals stand in the block of goals.
 """
 
 from __future__ import annotations
