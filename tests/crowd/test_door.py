@@ -140,3 +140,53 @@ def test_off_without_a_gap_or_with_wait_zero():
     assert door_queue(0, F(-1.0), F(0.0), F(1.4), F(0.0), gap, near, 1, R, F(0.0), VMAX,
                       skip) == (pytest.approx(1.4), pytest.approx(0.0), False)  # fmt: skip
     assert not skip.any()
+
+
+def test_the_queue_is_ranked_over_every_agent_bound_for_the_door():
+    # with 8-wide rows find_gaps ranks by distance to the door's middle over all the
+    # agents (not only those within a neighbour's query range), each door apart
+    pos = [(-4.0, 0.0), (-1.0, 0.2), (-2.0, 0.0), (-3.0, 1.0), (-2.0, 3.0)]
+    corners = [[(0.0, 0.15), (5.0, 0.0)]] * 4 + [[(-2.0, 6.0)]]  # the last: not through
+    n = len(pos)
+    npos = np.zeros((n, 3), F)
+    npos[:, 0] = [p[0] for p in pos]
+    npos[:, 2] = [p[1] for p in pos]
+    sg = np.zeros((n, 8, 6), F)
+    sg[:, : len(DOOR)] = DOOR
+    ns = np.full(n, len(DOOR), np.int32)
+    cv = np.zeros((n, 4, 3), F)
+    nc = np.zeros(n, np.int32)
+    for i in range(n):
+        for k, c in enumerate(corners[i]):
+            cv[i, k] = (c[0], 0.0, c[1])
+        nc[i] = len(corners[i])
+    g = np.zeros((n, 8), F)
+    find_gaps(np.arange(n), np.ones(n, np.bool_), npos, np.full(n, R, F), sg, ns, nc, cv, g)
+    # distances to the mouth (-0.45, 0): 3.55, 0.58, 1.55, 2.73 -> ranks 3, 0, 1, 2
+    assert g[:4, 6].tolist() == [3.0, 0.0, 1.0, 2.0]
+    assert g[:4, 7].tolist() == [3.0, -1.0, 1.0, 2.0]  # the slot just ahead
+    assert g[4, 6] == -1.0 and g[4, 7] == -1.0
+
+
+def test_the_second_keeps_its_following_distance():
+    # the first 0.1 m out (the second may come to 0.1 + FOLLOW r < WAIT): standing, the
+    # second closes the free distance over HEADWAY; with the first walking into the
+    # door at 1 m/s, that walk's closing speed is added to the second's hold
+    d = np.hypot(0.3, 0.8)
+    allow = 0.1 + FOLLOW * 0.3
+    assert allow < 0.9
+    u = np.array([0.3, 0.8]) / d
+    inward = []
+    for vx in (0.0, 1.0):
+        gap = np.zeros((2, 8), F)
+        gap[:] = (0.0, 0.0, 1.0, 1.0, 0.0, 0.3, 0.0, -1.0)
+        gap[1, 6:] = (1.0, 0.0)
+        near = np.zeros((MAX_NEAR, 7), F)
+        near[0] = (-0.1, 0.0, vx, 0.0, R, 0.0, 0)
+        skip = np.zeros(MAX_NEAR, np.bool_)
+        px, pz, first = door_queue(1, F(-0.3), F(-0.8), F(0.0), F(1.4), gap, near, 1, R,
+                                   WAIT, VMAX, skip)  # fmt: skip
+        assert not first and not skip[0]
+        inward.append(float(np.dot((px, pz), u)))
+    assert inward[0] == pytest.approx((d - allow) / HEADWAY, abs=1e-5)
+    assert inward[1] > inward[0] + 0.5

@@ -245,7 +245,7 @@ class Crowd:
         self._orca_params = ORCAParams()
         self.local_grid = LocalGridPlanner(self.max_agents, LocalGridParams())
         self.interactions = 0  # TTC forces / ORCA half-planes evaluated in the last update
-        self._gaps = np.zeros((self.max_agents, 6), np.float32)  # crowd/door.py find_gaps
+        self._gaps = np.zeros((self.max_agents, 8), np.float32)  # crowd/door.py find_gaps
         # -- end navkit extensions
         # [replan] navkit mode: replanning and the iteration budget (crowd/replan.py)
         self.mode = mode

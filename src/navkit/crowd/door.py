@@ -16,9 +16,11 @@ through its steering corners passes between the two points or through one of
 them. The gap is stored as its midpoint ``M`` (agents bound for the same door
 compute the same point: the jambs are navmesh vertices).
 
-:func:`door_queue`, on the preferred velocity of the TTC / ORCA agents: among the
-neighbours bound for the same gap, an agent's rank is how many are nearer ``M``
-(ties to the lower slot).
+:func:`door_queue`, on the preferred velocity of the TTC / ORCA agents: an agent's
+rank is how many agents bound for the same gap are nearer ``M``. With the crowd's
+8-wide gap rows :func:`find_gaps` ranks every agent bound for the door (``gap[s, 6]``,
+:func:`_rank`); otherwise the rank counts the neighbours in ``near`` only (ties to the
+lower slot), which misses the ones in front of an agent a few metres out.
 
 - The nearest has the way: it ignores the avoidance of the others bound for the
   door (``skip``: their TTC energies, their ORCA half-planes unless touching; the
@@ -30,9 +32,16 @@ neighbours bound for the same gap, an agent's rank is how many are nearer ``M``
   from it at half its maximum speed: two ORCA agents touching it from either side
   wedged it (their half-planes left it no velocity) for 6 s.
 - The second may come to ``min(d0 + FOLLOW r, wait)`` of ``M`` (``d0``: the
-  nearest's distance), every other agent holds ``wait`` [wu] from ``M``, and both
-  stand :data:`STAND` radii out from the door's wall, off the jambs: an agent
-  that reaches its turn against the wall has to turn a corner in the door's mouth.
+  nearest's distance) and keeps that following distance: the speed at which the
+  first closes on ``M`` is added to its hold (without it the second lagged half a
+  second of walking behind the first, and the door passed about 1.3 agents/s).
+- The k-th agent after the second waits ``sqrt(wait^2 + (k - 1) QUEUE_AREA r^2 /
+  (pi / 2))`` from ``M`` (a half disc of QUEUE_AREA r^2 per agent): every pass
+  brings every waiting agent a little closer, instead of a crowd pressing on an arc
+  at ``wait`` where only the front can move.
+- The second and the others stand :data:`STAND` radii out from the door's wall,
+  off the jambs: an agent that reaches its turn against the wall has to turn a
+  corner in the door's mouth.
 
 A hold limits the component of the preferred velocity toward ``M`` (or away from the
 wall) to the free distance over :data:`HEADWAY`, backing off at up to half the
@@ -40,13 +49,16 @@ maximum speed when closer; the part across it is kept, so the waiting agents spr
 along an arc around the door.
 
 Measured on the scenario suite's bottleneck (20 agents, a 1 m door: 0.6 m of
-navmesh at its mouth, 0.3 m in its middle; seeds 0-7, docs/crowd_models.md): ORCA
-last arrival 33.6 -> 29.1 s on average, agents standing 5 s 11.1 -> 8.5; TTC 45.0 ->
-29.7 s, 15.0 -> 8.6 (its first agent also relaxes to its preferred velocity in
-``ttc.XI_FIRST``, not the model's 0.54 s: without that, 39.1 s and 14.4). The issue's
-"nobody stuck" needs more: at about 1.3 agents/s through the door, the first wave
-and the agents waiting on the arc stand 5 s for their turn, and beyond the door
-agents stand in the block of goals.
+navmesh at its mouth, 0.3 m in its middle; seeds 0-7, docs/crowd_models.md): with
+the first door queue (ranks among the neighbours, everybody behind the second at
+``wait``) ORCA last arrival 33.6 -> 29.1 s on average, agents standing 5 s 11.1 ->
+8.5; TTC 45.0 -> 29.7 s, 15.0 -> 8.6 (its first agent also relaxes to its preferred
+velocity in ``ttc.XI_FIRST``, not the model's 0.54 s). With the door's ranks, the
+following distance and the funnel: TTC 29.7 -> 23.3 s (every seed within 30 s),
+8.6 -> 5.3 standing; ORCA 29.1 -> 24.4 s, 8.5 -> 4.6 (on seed 5 one ORCA agent
+of 20, pushed 1.6 m off its goal into a corner of the block of goals, never returns). The issue's "nobody stuck"
+needs more: agents on the funnel's sides gain under 0.5 m in 5 s, and beyond the
+door agents knocked off their goals stand in the block of goals.
 """
 
 from __future__ import annotations
@@ -55,7 +67,9 @@ import numpy as np
 
 from navkit._jit import F32, njit
 
-__all__ = ["find_gaps", "door_queue", "HEADWAY", "FOLLOW", "STAND", "YIELD", "SAME_GAP"]
+__all__ = [
+    "find_gaps", "door_queue", "HEADWAY", "FOLLOW", "STAND", "YIELD", "SAME_GAP", "QUEUE_AREA",
+]  # fmt: skip
 
 #: time [s] in which a held agent closes the distance to where it may stand
 HEADWAY = 0.5
@@ -71,6 +85,10 @@ WIDTH_SLACK = 0.01
 YIELD = 1.15
 #: two agents' gap midpoints closer than this [wu] are the same door
 SAME_GAP = 0.05
+#: floor area [r^2] each agent waiting behind the second takes in the queue's half
+#: disc: the k-th of them waits at ``sqrt(wait^2 + (k - 1) QUEUE_AREA r^2 / (pi / 2))``
+#: from the door's middle (0: all at ``wait``)
+QUEUE_AREA = 9.0
 
 
 @njit(cache=True)
@@ -158,6 +176,52 @@ def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap)
                             gap[s, 3] = f * dz / wl
                             gap[s, 4] = -f * dx / wl
                             gap[s, 5] = wl
+    if gap.shape[1] >= 8:
+        _rank(act, npos, gap)
+
+
+@njit(cache=True)
+def _rank(act, npos, gap):
+    """``gap[s, 6]``: agent ``s``'s place in the queue of its door (0: the nearest to
+    the door's middle; -1 without a gap), over every agent bound for the same door,
+    not only those within its collision query range (an agent 3 m out does not see
+    everybody in front of it); ``gap[s, 7]``: the slot of the agent just ahead of it
+    (-1 for the first)."""
+    m = 0
+    idx = np.empty(act.shape[0], np.int64)
+    dist = np.empty(act.shape[0], np.float64)
+    for i in range(act.shape[0]):
+        s = act[i]
+        gap[s, 6] = F32(-1.0)
+        gap[s, 7] = F32(-1.0)
+        if gap[s, 2] > F32(0.5):
+            idx[m] = s
+            dist[m] = np.sqrt((npos[s, 0] - gap[s, 0]) ** 2 + (npos[s, 2] - gap[s, 1]) ** 2)
+            m += 1
+    if m == 0:
+        return
+    order = np.argsort(dist[:m], kind="mergesort")
+    gx = np.empty(m, np.float32)
+    gz = np.empty(m, np.float32)
+    cnt = np.zeros(m, np.int64)
+    last = np.full(m, -1, np.int64)
+    ng = 0
+    for k in range(m):
+        s = idx[order[k]]
+        g = -1
+        for h in range(ng):
+            if abs(gx[h] - gap[s, 0]) <= SAME_GAP and abs(gz[h] - gap[s, 1]) <= SAME_GAP:
+                g = h
+                break
+        if g < 0:
+            g = ng
+            gx[g] = gap[s, 0]
+            gz[g] = gap[s, 1]
+            ng += 1
+        gap[s, 6] = F32(cnt[g])
+        gap[s, 7] = F32(last[g])
+        cnt[g] += 1
+        last[g] = s
 
 
 @njit(cache=True)
@@ -179,6 +243,7 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
     d0 = F32(np.inf)
     j0 = -1
     ux, uz = rx / d, rz / d
+    ranked = gap.shape[1] >= 8 and gap[s, 6] >= F32(0.0)
     for j in range(n):
         if near[j, 5] != F32(0.0) or near[j, 6] < F32(0.0):
             continue
@@ -193,6 +258,9 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
             if dj < d0:
                 d0 = dj
                 j0 = j
+    if ranked:
+        # the door's queue over all its agents (find_gaps)
+        rank = int(gap[s, 6])
     if rank == 0:
         # the first has the way: it ignores the avoidance of the others bound for the
         # door (their penetration terms still keep them apart)
@@ -222,8 +290,16 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
             prefx += qx / ql * F32(0.5) * vmax
             prefz += qz / ql * F32(0.5) * vmax
     allow = wait
+    lead = F32(0.0)
     if rank == 1:
         allow = min(d0 + F32(FOLLOW) * rad, wait)
+        if j0 >= 0 and allow < wait and d0 > F32(1e-4):
+            # keep the following distance: the free distance's closing term plus the
+            # speed at which the first closes on the door's middle
+            lead = max((near[j0, 2] * (mx - near[j0, 0]) + near[j0, 3] * (mz - near[j0, 1])) / d0,
+                       F32(0.0))  # fmt: skip
+    elif rank >= 2 and QUEUE_AREA > 0.0:
+        allow = np.sqrt(wait * wait + F32((rank - 1) * QUEUE_AREA / (0.5 * np.pi)) * rad * rad)
     if rank >= 1 and STAND > 0.0:
         # off the wall on either side of the door: stand STAND radii out from it
         nx, nz = gap[s, 3], gap[s, 4]
@@ -233,7 +309,7 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
         if ax > lim:
             prefx += (lim - ax) * nx
             prefz += (lim - ax) * nz
-    lim = max((d - allow) / F32(HEADWAY), F32(-0.5) * vmax)
+    lim = max(lead + (d - allow) / F32(HEADWAY), F32(-0.5) * vmax)
     inward = prefx * ux + prefz * uz
     if inward > lim:
         prefx += (lim - inward) * ux
