@@ -38,9 +38,16 @@ from navkit._check import MAX_RESULT
 from navkit._jit import ENTRY_POINTS, entry_call
 from navkit.errors import InputError, QueryError, StaleHandleError
 
-from . import _batch, _funnel, _local, _many, _nearest, _poly, _portal, _raycast, _search
+from . import _batch, _funnel, _local, _many, _nearest, _poly, _portal, _search, _single
 from ._nodes import PoolHandle
-from ._view import Descriptor, NavView, ViewHandle, poly_index_entry, view_from_navmesh
+from ._view import (
+    Descriptor,
+    NavView,
+    ViewHandle,
+    pack_arrays,
+    poly_index_entry,
+    view_from_navmesh,
+)  # fmt: skip
 from .filter import DEFAULT_FILTER, QueryFilter
 
 __all__ = [
@@ -296,8 +303,44 @@ _S4 = (4,)  # strides of a contiguous (3,) float32 array (with nbytes 12: the sh
 _ND = np.ndarray
 _empty = np.empty
 _new_tuple = tuple.__new__
-_RAYCAST_ENTRY = _raycast.raycast_entry
-_NEAREST_ENTRY = _nearest.nearest_ref_entry
+_SH3 = (3,)
+_RAY1 = _single.raycast_single
+_NEAR1 = _single.nearest_single
+_CLOSEST1 = _single.closest_single
+_HEIGHT1 = _single.height_single
+_DEFAULT_H = tuple(float(x) for x in _DEFAULT_EXTENTS_ARG)
+_H_CACHE: dict[tuple, tuple[float, float, float]] = {}  # validated half-extent tuples
+_BAD_ARG = (TypeError, ValueError, OverflowError)  # a coordinate the kernel wrapper refused
+
+
+def _entry_point(kernel, *args):
+    """Call a single-call kernel (``_single``) through numba's dispatcher, with
+    arguments of the exact types its one signature takes (Python int/float, the block),
+    and remember its compiled entry point: later calls skip the dispatcher."""
+    res = kernel(*args)
+    ovs = kernel.overloads
+    if len(ovs) == 1:
+        _EP[kernel] = next(iter(ovs.values())).entry_point
+    return res
+
+
+def _xyz(v: Any, name: str) -> tuple[float, float, float]:
+    """A validated point as three Python floats (float32 values)."""
+    return _vec3(v, name).tolist()  # type: ignore[no-any-return]
+
+
+def _half(v: Any) -> tuple[float, float, float]:
+    """Half extents as three floats, each finite as float32 and >= 0."""
+    if v is _DEFAULT_EXTENTS_ARG:
+        return _DEFAULT_H
+    if type(v) is tuple:
+        hit = _H_CACHE.get(v)
+        if hit is not None:
+            return hit
+    h = tuple(_extents(v).tolist())
+    if type(v) is tuple and len(_H_CACHE) < 64:
+        _H_CACHE[v] = h
+    return h  # type: ignore[return-value]
 
 
 def _vec3(v: Any, name: str) -> np.ndarray:
@@ -419,6 +462,15 @@ class NavMeshQuery:
         self._pbuf: tuple[Any, ...] | None = None
         self._rbuf = np.zeros(256, np.int64)  # raycast's visited-polygon scratch
         self._rcap = 256  # its length
+        # the single-call kernels' arrays (see _single): input vectors and scratch, the
+        # vector result (copied out), and their blocks (view + filter + these), the
+        # default filter's in _qd, others by filter in _qds; rebuilt with the view
+        self._sv = np.zeros((4, 3), np.float32)
+        self._sout = np.zeros(3, np.float32)
+        self._spv = np.zeros((6, 3), np.float32)
+        self._stri = np.zeros((5, 3), np.float32)
+        self._qd: Descriptor | None = None
+        self._qds: dict[QueryFilter, Descriptor] = {}
 
     # -- plumbing --------------------------------------------------------------------------
     @property
@@ -433,7 +485,44 @@ class NavMeshQuery:
             a = self.navmesh.arrays()
             self._handle = ViewHandle(view_from_navmesh(self.navmesh))
             self._arrays_obj = a
+            self._qd = None
+            self._qds.clear()
         return self._handle
+
+    def _block(self, flt: QueryFilter | None) -> Descriptor:
+        """The single-call kernels' block for a filter (None: the default filter): the
+        view's descriptor words followed by those of the filter's and the query's arrays
+        (``_single.ARGS_SPEC``); it owns what it points into."""
+        vh = self._vh()  # (a rebuilt view drops the old blocks)
+        if flt is None or flt is DEFAULT_FILTER:
+            if self._qd is not None:
+                return self._qd
+        else:
+            if not isinstance(flt, QueryFilter):
+                raise InputError("filter must be a navkit QueryFilter")
+            qd = self._qds.get(flt)
+            if qd is not None:
+                return qd
+        f = DEFAULT_FILTER if flt is None else flt
+        flags, costs = f.arrays
+        sa = _single.SingleArgs(flags, costs, self._rbuf, self._sv, self._sout, self._spv,
+                                self._stri)  # fmt: skip
+        qd = np.concatenate([vh.desc, pack_arrays(sa, _single.ARGS_SPEC)]).view(Descriptor)
+        qd.owner = (vh, f, sa)
+        if f is DEFAULT_FILTER:
+            self._qd = qd
+        else:
+            if len(self._qds) >= 16:  # a bound: callers making a filter per call
+                self._qds.clear()
+            self._qds[f] = qd
+        return qd
+
+    def _grow_rbuf(self, n: int) -> None:
+        """raycast's path buffer of at least n refs (the blocks point to the new one)."""
+        self._rbuf = np.zeros(n, np.int64)
+        self._rcap = n
+        self._qd = None
+        self._qds.clear()
 
     @staticmethod
     def _filter(flt: QueryFilter | None) -> tuple[np.ndarray, np.ndarray]:
@@ -469,24 +558,38 @@ class NavMeshQuery:
         self, center, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None
     ) -> NearestPoly:
         """Nearest polygon to ``center`` within the box ``center +- half_extents``."""
-        # float32 (3,) arrays go straight to the kernel, which checks that they are finite
+        # The common call takes the shortest road: the point as three floats (a float32
+        # array's, or a tuple's as they are: the kernel checks that they are finite as
+        # float32, numba's wrapper that they are numbers), one array argument (the
+        # query's block: view, filter, scratch), the nearest point copied out of it.
         c = center
-        if not (type(c) is _ND and c.dtype is _F32 and c.strides == _S4 and c.nbytes == 12):
-            c = _vec3(center, "center")
-        h = _DEFAULT_EXTENTS if half_extents is _DEFAULT_EXTENTS_ARG else _extents(half_extents)
-        flags = _DEFAULT_ARRAYS[0] if filter is None else self._filter(filter)[0]
-        pt = _empty(3, _F32)  # the kernel writes it
-        vh = self._handle
-        if vh is None or self.navmesh._arrays is not self._arrays_obj:
-            vh = self._vh()
-        ep = _EP.get(_NEAREST_ENTRY)
-        if ep is not None:
-            ref, over, finite = ep(vh.desc, c, h, flags, pt)
+        tc = type(c)
+        if tc is _ND and c.dtype is _F32 and c.shape == _SH3:
+            x, y, z = c.tolist()
+        elif (tc is tuple or tc is list) and len(c) == 3:
+            x, y, z = c
         else:
-            ref, over, finite = _call(_NEAREST_ENTRY, vh.desc, c, h, flags, pt)
+            x, y, z = _xyz(c, "center")
+        hx, hy, hz = _DEFAULT_H if half_extents is _DEFAULT_EXTENTS_ARG else _half(half_extents)
+        if filter is None:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+        else:
+            qd = self._block(filter)
+        ep = _EP.get(_NEAR1)
+        try:
+            if ep is None:
+                raise TypeError
+            ref, over, finite = ep(qd, x, y, z, hx, hy, hz)
+        except _BAD_ARG:  # the first call, or a coordinate that is not a number
+            x, y, z = _xyz(center, "center")
+            ref, over, finite = _entry_point(_NEAR1, qd, x, y, z, hx, hy, hz)
         if not finite:
             _vec3(center, "center")  # raises, naming the bad coordinate
-        return _new_tuple(NearestPoly, (ref + (1 << 64) if ref < 0 else ref, pt, over, SUCCESS))
+        return _new_tuple(
+            NearestPoly, (ref + (1 << 64) if ref < 0 else ref, self._sout.copy(), over, SUCCESS)
+        )
 
     def query_polygons(
         self, center, half_extents, filter: QueryFilter | None = None, max_polys: int = 256
@@ -504,12 +607,30 @@ class NavMeshQuery:
 
     def closest_point_on_poly(self, ref: int, pos) -> tuple[np.ndarray, bool]:
         """Closest point on the polygon's detail surface, and whether pos is over it."""
-        p = self._poly_or_raise(ref)
-        q = _vec3(pos, "pos")
-        out = np.empty(3, np.float32)
-        vh = self._vh()
-        over = _call(_poly.closest_point_on_poly_entry, vh.desc, p, q, out)
-        return out, bool(over)
+        ep = _EP.get(_CLOSEST1)
+        tp = type(pos)
+        if ep is not None and type(ref) is int and 0 <= ref < _REF_SIGN:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+            if tp is _ND and pos.dtype is _F32 and pos.shape == _SH3:
+                x, y, z = pos.tolist()
+            elif (tp is tuple or tp is list) and len(pos) == 3:
+                x, y, z = pos
+            else:
+                x, y, z = 0.0, 0.0, _INF  # not a plain point: the checked road below
+            try:
+                code, over = ep(qd, ref, x, y, z)
+            except _BAD_ARG:
+                code = 3
+            if code == 0:
+                return self._sout.copy(), over
+        # the checked road (any ref or point; errors in the order: ref, then point)
+        self._poly_or_raise(ref)
+        x, y, z = _xyz(pos, "pos")
+        args = (self._block(None), _to_ref(ref), x, y, z)
+        code, over = _entry_point(_CLOSEST1, *args) if ep is None else ep(*args)
+        return self._sout.copy(), over
 
     def closest_point_on_poly_boundary(self, ref: int, pos) -> np.ndarray:
         """pos if inside the polygon (xz), else the nearest point on its outline."""
@@ -522,11 +643,30 @@ class NavMeshQuery:
 
     def get_poly_height(self, ref: int, pos) -> float | None:
         """Detail-surface height under pos, or None when pos is outside the polygon (xz)."""
-        p = self._poly_or_raise(ref)
-        q = _vec3(pos, "pos")
-        vh = self._vh()
-        ok, h = _call(_poly.poly_height_entry, vh.desc, p, q)
-        return float(h) if ok else None
+        ep = _EP.get(_HEIGHT1)
+        tp = type(pos)
+        if ep is not None and type(ref) is int and 0 <= ref < _REF_SIGN:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+            if tp is _ND and pos.dtype is _F32 and pos.shape == _SH3:
+                x, y, z = pos.tolist()
+            elif (tp is tuple or tp is list) and len(pos) == 3:
+                x, y, z = pos
+            else:
+                x, y, z = 0.0, 0.0, _INF  # not a plain point: the checked road below
+            try:
+                code, ok, h = ep(qd, ref, x, y, z)
+            except _BAD_ARG:
+                code = 3
+            if code == 0:
+                return h if ok else None
+        # the checked road (any ref or point; errors in the order: ref, then point)
+        self._poly_or_raise(ref)
+        x, y, z = _xyz(pos, "pos")
+        args = (self._block(None), _to_ref(ref), x, y, z)
+        code, ok, h = _entry_point(_HEIGHT1, *args) if ep is None else ep(*args)
+        return h if ok else None
 
     # -- path finding ----------------------------------------------------------------------
     def find_path(
@@ -655,20 +795,32 @@ class NavMeshQuery:
         options: int = 0, prev_ref: int = 0, max_path: int = 256,
     ) -> RaycastHit:  # fmt: skip
         """Walkability ray in xz from start_pos toward end_pos (RAYCAST_USE_COSTS for path_cost)."""
-        # The common call (float32 (3,) points, default filter, int refs) takes the
-        # shortest road: one test per argument, the kernel's compiled entry point called
-        # directly (it checks that the points are finite). ~0.9 us of Python around the
-        # kernel's ~0.6 us (bench/query.py's single-call overhead).
+        # The common call (float32 (3,) arrays or tuples of floats, int refs) takes the
+        # shortest road: one test per argument, the points as six floats (checked finite
+        # by the kernel), the kernel's compiled entry point called directly with one
+        # array (the query's block: view, filter, path buffer, scratch; see _single).
         s = start_pos
-        if not (type(s) is _ND and s.dtype is _F32 and s.strides == _S4 and s.nbytes == 12):
-            s = _vec3(start_pos, "start_pos")
-        e = end_pos
-        if not (type(e) is _ND and e.dtype is _F32 and e.strides == _S4 and e.nbytes == 12):
-            e = _vec3(end_pos, "end_pos")
-        if filter is None:
-            flags, costs = _DEFAULT_ARRAYS
+        ts = type(s)
+        if ts is _ND and s.dtype is _F32 and s.shape == _SH3:
+            sx, sy, sz = s.tolist()
+        elif (ts is tuple or ts is list) and len(s) == 3:
+            sx, sy, sz = s
         else:
-            flags, costs = self._filter(filter)
+            sx, sy, sz = _xyz(s, "start_pos")
+        e = end_pos
+        te = type(e)
+        if te is _ND and e.dtype is _F32 and e.shape == _SH3:
+            ex, ey, ez = e.tolist()
+        elif (te is tuple or te is list) and len(e) == 3:
+            ex, ey, ez = e
+        else:
+            ex, ey, ez = _xyz(e, "end_pos")
+        if filter is None:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+        else:
+            qd = self._block(filter)
         if not (
             type(max_path) is int and type(start_ref) is int and type(prev_ref) is int
             and type(options) is int and 0 <= max_path <= MAX_RESULT
@@ -679,29 +831,27 @@ class NavMeshQuery:
             start_ref = _to_ref(start_ref, "start_ref")
             prev_ref = _to_ref(prev_ref, "prev_ref")
             options = _options(options)
-        path = self._rbuf
         if max_path > self._rcap:
-            path = self._rbuf = np.zeros(max_path, np.int64)
-            self._rcap = max_path
-        vh = self._handle
-        if vh is None or self.navmesh._arrays is not self._arrays_obj:
-            vh = self._vh()
-        normal = _empty(3, _F32)  # the kernel writes it
-        ep = _EP.get(_RAYCAST_ENTRY)
-        if ep is not None:
-            st, t, edge, n, cost = ep(
-                vh.desc, flags, costs, start_ref, s, e, options, prev_ref, path, max_path, normal
+            self._grow_rbuf(max_path)
+            qd = self._block(filter)
+        ep = _EP.get(_RAY1)
+        try:
+            if ep is None:
+                raise TypeError
+            st, t, edge, n, cost = ep(qd, start_ref, sx, sy, sz, ex, ey, ez, options, prev_ref,
+                                      max_path)  # fmt: skip
+        except _BAD_ARG:  # the first call, or a coordinate that is not a number
+            sx, sy, sz = _xyz(start_pos, "start_pos")
+            ex, ey, ez = _xyz(end_pos, "end_pos")
+            st, t, edge, n, cost = _entry_point(
+                _RAY1, qd, start_ref, sx, sy, sz, ex, ey, ez, options, prev_ref, max_path
             )
-        else:
-            st, t, edge, n, cost = _call(
-                _RAYCAST_ENTRY, vh.desc, flags, costs, start_ref, s, e, options, prev_ref, path,
-                max_path, normal,
-            )  # fmt: skip
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
         return _new_tuple(RaycastHit, (
-            _INF if t >= _FLT_MAX else t, normal, edge, path[:n].copy() if n else _NO_REFS, cost, st,
+            _INF if t >= _FLT_MAX else t, self._sout.copy(), edge,
+            self._rbuf[:n].copy() if n else _NO_REFS, cost, st,
         ))  # fmt: skip
 
     # -- local queries ---------------------------------------------------------------------
