@@ -56,24 +56,36 @@ open_args = ref_opener(SingleArgs, ARGS_SPEC)
 
 
 @njit(inline="always")
-def _put(v, x, y, z):
-    """v = (x, y, z) as float32; False when one is not finite as float32."""
-    if not (abs(x) <= _BIG and abs(y) <= _BIG and abs(z) <= _BIG):
+def _put(v, a, scalars, x, y, z):
+    """v = the point: (x, y, z) with ``scalars``, else the (3,) array a. False when a
+    coordinate is not finite as float32 (or a is not 3 long)."""
+    if scalars:
+        if not (abs(x) <= _BIG and abs(y) <= _BIG and abs(z) <= _BIG):
+            return False
+        v[0] = F32(x)
+        v[1] = F32(y)
+        v[2] = F32(z)
+        return True
+    if a.shape[0] != 3:
         return False
-    v[0] = F32(x)
-    v[1] = F32(y)
-    v[2] = F32(z)
+    for c in range(3):
+        if not np.isfinite(a[c]):
+            return False
+        v[c] = a[c]
     return True
 
 
 @njit
-def raycast_single(qd, start_ref, sx, sy, sz, ex, ey, ez, options, prev_ref, max_path):
-    """raycast from (sx, sy, sz) toward (ex, ey, ez): (status, t, hit edge, path count,
-    cost); the normal in ``out``, the visited polygons in ``path``. A coordinate that is
-    not finite as float32 gives FAILURE | INVALID_PARAM and path count -1."""
+def raycast_single(qd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, start_ref, options, prev_ref,
+                   max_path):  # fmt: skip
+    """raycast from the start toward the end point, each given as a float32 (3,) array
+    (any strides) or, with bit 0 / bit 1 of ``scalars``, as three floats: (status, t,
+    hit edge, path count, cost); the normal in ``out``, the visited polygons in
+    ``path``. A point that is not finite as float32 gives FAILURE | INVALID_PARAM and
+    path count -1."""
     a = open_args(qd[VIEW_WORDS:])
     v = a.v
-    if not (_put(v[0], sx, sy, sz) and _put(v[1], ex, ey, ez)):
+    if not (_put(v[0], sa, scalars & 1, sx, sy, sz) and _put(v[1], ea, scalars & 2, ex, ey, ez)):
         return FAILURE | INVALID_PARAM, _Z, -1, -1, _Z
     return raycast_core(
         open_view(qd), a.flags, a.costs, start_ref, v[0], v[1], options, prev_ref, a.path,
@@ -82,14 +94,15 @@ def raycast_single(qd, start_ref, sx, sy, sz, ex, ey, ez, options, prev_ref, max
 
 
 @njit
-def nearest_single(qd, cx, cy, cz, hx, hy, hz):
-    """findNearestPoly at (cx, cy, cz) within the half extents (hx, hy, hz) (checked by
-    the caller): (ref as int64, 0 when nothing was found; over_poly; False when the
-    center is not finite as float32, nothing done). The point is left in ``out`` (the
-    center when nothing was found)."""
+def nearest_single(qd, ca, scalars, cx, cy, cz, hx, hy, hz):
+    """findNearestPoly at the center (a float32 (3,) array, or with ``scalars`` three
+    floats) within the half extents (hx, hy, hz) (checked by the caller): (ref as
+    int64, 0 when nothing was found; over_poly; False when the center is not finite as
+    float32, nothing done). The point is left in ``out`` (the center when nothing was
+    found)."""
     a = open_args(qd[VIEW_WORDS:])
     v = a.v
-    if not _put(v[0], cx, cy, cz):
+    if not _put(v[0], ca, scalars, cx, cy, cz):
         return np.int64(0), False, False
     v[1, 0] = F32(hx)
     v[1, 1] = F32(hy)
@@ -107,7 +120,7 @@ def nearest_single(qd, cx, cy, cz, hx, hy, hz):
 
 
 @njit
-def closest_single(qd, ref, x, y, z):
+def closest_single(qd, ref, pa, scalars, x, y, z):
     """closestPointOnPoly: (0 done / 1 stale ref / 2 point not finite, over_poly); the
     point in ``out``."""
     a = open_args(qd[VIEW_WORDS:])
@@ -116,13 +129,13 @@ def closest_single(qd, ref, x, y, z):
     if p < 0:
         return 1, False
     v = a.v
-    if not _put(v[0], x, y, z):
+    if not _put(v[0], pa, scalars, x, y, z):
         return 2, False
     return 0, closest_point_on_poly(nav, p, v[0], a.out)
 
 
 @njit
-def height_single(qd, ref, x, y, z):
+def height_single(qd, ref, pa, scalars, x, y, z):
     """getPolyHeight: (0 done / 1 stale ref / 2 point not finite, ok, height)."""
     a = open_args(qd[VIEW_WORDS:])
     nav = open_view(qd)
@@ -130,7 +143,23 @@ def height_single(qd, ref, x, y, z):
     if p < 0:
         return 1, False, _Z
     v = a.v
-    if not _put(v[0], x, y, z):
+    if not _put(v[0], pa, scalars, x, y, z):
         return 2, False, _Z
     ok, h = poly_height(nav, p, v[0])
     return 0, ok, h
+
+
+def signatures():
+    """kernel -> the one signature it is compiled for: the block, points as float32
+    1-D arrays of any layout, ints as int64, floats as float64."""
+    from numba.core import types as t
+
+    qd = t.Array(t.int64, 1, "C")
+    pt = t.Array(t.float32, 1, "A")
+    i, f = t.int64, t.float64
+    return {
+        raycast_single: (qd, pt, pt, i, f, f, f, f, f, f, i, i, i, i),
+        nearest_single: (qd, pt, i, f, f, f, f, f, f),
+        closest_single: (qd, i, pt, i, f, f, f),
+        height_single: (qd, i, pt, i, f, f, f),
+    }

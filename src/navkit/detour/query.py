@@ -313,15 +313,19 @@ _H_CACHE: dict[tuple, tuple[float, float, float]] = {}  # validated half-extent 
 _BAD_ARG = (TypeError, ValueError, OverflowError)  # a coordinate the kernel wrapper refused
 
 
-def _entry_point(kernel, *args):
-    """Call a single-call kernel (``_single``) through numba's dispatcher, with
-    arguments of the exact types its one signature takes (Python int/float, the block),
-    and remember its compiled entry point: later calls skip the dispatcher."""
-    res = kernel(*args)
-    ovs = kernel.overloads
-    if len(ovs) == 1:
-        _EP[kernel] = next(iter(ovs.values())).entry_point
-    return res
+_SEP: dict = {}  # single-call kernel -> its compiled entry point
+_NOPT = np.zeros(3, np.float32)  # the array argument of a point given as three floats
+
+
+def _single_ep(kernel):
+    """The compiled entry point of a single-call kernel (``_single``), compiled (or
+    loaded from numba's cache) for its one signature on first use. Called directly it
+    skips numba's type dispatch; the query layer passes exactly those types (a float32
+    1-D array's dtype and rank are checked before it is passed)."""
+    ep = _SEP.get(kernel)
+    if ep is None:
+        ep = _SEP[kernel] = kernel.compile(_single.signatures()[kernel])
+    return ep
 
 
 def _xyz(v: Any, name: str) -> tuple[float, float, float]:
@@ -558,18 +562,22 @@ class NavMeshQuery:
         self, center, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None
     ) -> NearestPoly:
         """Nearest polygon to ``center`` within the box ``center +- half_extents``."""
-        # The common call takes the shortest road: the point as three floats (a float32
-        # array's, or a tuple's as they are: the kernel checks that they are finite as
-        # float32, numba's wrapper that they are numbers), one array argument (the
-        # query's block: view, filter, scratch), the nearest point copied out of it.
+        # The common call takes the shortest road: one test per argument, the kernel's
+        # compiled entry point called with one array besides the point (the query's
+        # block: view, filter, scratch; see _single); a tuple's coordinates go as they
+        # are (numba's wrapper checks they are numbers, the kernel that they are finite
+        # as float32); the nearest point is copied out of the block.
         c = center
         tc = type(c)
-        if tc is _ND and c.dtype is _F32 and c.shape == _SH3:
-            x, y, z = c.tolist()
+        x = y = z = 0.0
+        if tc is _ND and c.dtype is _F32 and c.ndim == 1:
+            sc = 0
         elif (tc is tuple or tc is list) and len(c) == 3:
             x, y, z = c
+            c, sc = _NOPT, 1
         else:
             x, y, z = _xyz(c, "center")
+            c, sc = _NOPT, 1
         hx, hy, hz = _DEFAULT_H if half_extents is _DEFAULT_EXTENTS_ARG else _half(half_extents)
         if filter is None:
             qd = self._qd
@@ -577,14 +585,14 @@ class NavMeshQuery:
                 qd = self._block(None)
         else:
             qd = self._block(filter)
-        ep = _EP.get(_NEAR1)
+        ep = _SEP.get(_NEAR1)
+        if ep is None:
+            ep = _single_ep(_NEAR1)
         try:
-            if ep is None:
-                raise TypeError
-            ref, over, finite = ep(qd, x, y, z, hx, hy, hz)
-        except _BAD_ARG:  # the first call, or a coordinate that is not a number
+            ref, over, finite = ep(qd, c, sc, x, y, z, hx, hy, hz)
+        except _BAD_ARG:  # a coordinate that is not a number
             x, y, z = _xyz(center, "center")
-            ref, over, finite = _entry_point(_NEAR1, qd, x, y, z, hx, hy, hz)
+            ref, over, finite = ep(qd, _NOPT, 1, x, y, z, hx, hy, hz)
         if not finite:
             _vec3(center, "center")  # raises, naming the bad coordinate
         return _new_tuple(
@@ -607,29 +615,29 @@ class NavMeshQuery:
 
     def closest_point_on_poly(self, ref: int, pos) -> tuple[np.ndarray, bool]:
         """Closest point on the polygon's detail surface, and whether pos is over it."""
-        ep = _EP.get(_CLOSEST1)
-        tp = type(pos)
-        if ep is not None and type(ref) is int and 0 <= ref < _REF_SIGN:
+        ep = _SEP.get(_CLOSEST1)
+        if ep is None:
+            ep = _single_ep(_CLOSEST1)
+        if type(ref) is int and 0 <= ref < _REF_SIGN:
             qd = self._qd
             if qd is None or self.navmesh._arrays is not self._arrays_obj:
                 qd = self._block(None)
-            if tp is _ND and pos.dtype is _F32 and pos.shape == _SH3:
-                x, y, z = pos.tolist()
+            tp = type(pos)
+            code = 3
+            if tp is _ND and pos.dtype is _F32 and pos.ndim == 1:
+                code, over = ep(qd, ref, pos, 0, 0.0, 0.0, 0.0)
             elif (tp is tuple or tp is list) and len(pos) == 3:
                 x, y, z = pos
-            else:
-                x, y, z = 0.0, 0.0, _INF  # not a plain point: the checked road below
-            try:
-                code, over = ep(qd, ref, x, y, z)
-            except _BAD_ARG:
-                code = 3
+                try:
+                    code, over = ep(qd, ref, _NOPT, 1, x, y, z)
+                except _BAD_ARG:
+                    code = 3
             if code == 0:
                 return self._sout.copy(), over
         # the checked road (any ref or point; errors in the order: ref, then point)
         self._poly_or_raise(ref)
         x, y, z = _xyz(pos, "pos")
-        args = (self._block(None), _to_ref(ref), x, y, z)
-        code, over = _entry_point(_CLOSEST1, *args) if ep is None else ep(*args)
+        code, over = ep(self._block(None), _to_ref(ref), _NOPT, 1, x, y, z)
         return self._sout.copy(), over
 
     def closest_point_on_poly_boundary(self, ref: int, pos) -> np.ndarray:
@@ -643,29 +651,29 @@ class NavMeshQuery:
 
     def get_poly_height(self, ref: int, pos) -> float | None:
         """Detail-surface height under pos, or None when pos is outside the polygon (xz)."""
-        ep = _EP.get(_HEIGHT1)
-        tp = type(pos)
-        if ep is not None and type(ref) is int and 0 <= ref < _REF_SIGN:
+        ep = _SEP.get(_HEIGHT1)
+        if ep is None:
+            ep = _single_ep(_HEIGHT1)
+        if type(ref) is int and 0 <= ref < _REF_SIGN:
             qd = self._qd
             if qd is None or self.navmesh._arrays is not self._arrays_obj:
                 qd = self._block(None)
-            if tp is _ND and pos.dtype is _F32 and pos.shape == _SH3:
-                x, y, z = pos.tolist()
+            tp = type(pos)
+            code = 3
+            if tp is _ND and pos.dtype is _F32 and pos.ndim == 1:
+                code, ok, h = ep(qd, ref, pos, 0, 0.0, 0.0, 0.0)
             elif (tp is tuple or tp is list) and len(pos) == 3:
                 x, y, z = pos
-            else:
-                x, y, z = 0.0, 0.0, _INF  # not a plain point: the checked road below
-            try:
-                code, ok, h = ep(qd, ref, x, y, z)
-            except _BAD_ARG:
-                code = 3
+                try:
+                    code, ok, h = ep(qd, ref, _NOPT, 1, x, y, z)
+                except _BAD_ARG:
+                    code = 3
             if code == 0:
                 return h if ok else None
         # the checked road (any ref or point; errors in the order: ref, then point)
         self._poly_or_raise(ref)
         x, y, z = _xyz(pos, "pos")
-        args = (self._block(None), _to_ref(ref), x, y, z)
-        code, ok, h = _entry_point(_HEIGHT1, *args) if ep is None else ep(*args)
+        code, ok, h = ep(self._block(None), _to_ref(ref), _NOPT, 1, x, y, z)
         return h if ok else None
 
     # -- path finding ----------------------------------------------------------------------
@@ -795,26 +803,30 @@ class NavMeshQuery:
         options: int = 0, prev_ref: int = 0, max_path: int = 256,
     ) -> RaycastHit:  # fmt: skip
         """Walkability ray in xz from start_pos toward end_pos (RAYCAST_USE_COSTS for path_cost)."""
-        # The common call (float32 (3,) arrays or tuples of floats, int refs) takes the
-        # shortest road: one test per argument, the points as six floats (checked finite
-        # by the kernel), the kernel's compiled entry point called directly with one
-        # array (the query's block: view, filter, path buffer, scratch; see _single).
+        # The common call takes the shortest road: one test per argument, the kernel's
+        # compiled entry point called with one array besides the points (the query's
+        # block: view, filter, path buffer, scratch; see _single); a tuple's coordinates
+        # go as they are (numba's wrapper checks they are numbers, the kernel that they
+        # are finite as float32).
         s = start_pos
-        ts = type(s)
-        if ts is _ND and s.dtype is _F32 and s.shape == _SH3:
-            sx, sy, sz = s.tolist()
-        elif (ts is tuple or ts is list) and len(s) == 3:
-            sx, sy, sz = s
-        else:
-            sx, sy, sz = _xyz(s, "start_pos")
         e = end_pos
+        ts = type(s)
         te = type(e)
-        if te is _ND and e.dtype is _F32 and e.shape == _SH3:
-            ex, ey, ez = e.tolist()
-        elif (te is tuple or te is list) and len(e) == 3:
-            ex, ey, ez = e
-        else:
-            ex, ey, ez = _xyz(e, "end_pos")
+        sx = sy = sz = ex = ey = ez = 0.0
+        sc = 0
+        if not (ts is _ND and s.dtype is _F32 and s.ndim == 1):
+            if (ts is tuple or ts is list) and len(s) == 3:
+                sx, sy, sz = s
+            else:
+                sx, sy, sz = _xyz(s, "start_pos")
+            s, sc = _NOPT, 1
+        if not (te is _ND and e.dtype is _F32 and e.ndim == 1):
+            if (te is tuple or te is list) and len(e) == 3:
+                ex, ey, ez = e
+            else:
+                ex, ey, ez = _xyz(e, "end_pos")
+            e = _NOPT
+            sc |= 2
         if filter is None:
             qd = self._qd
             if qd is None or self.navmesh._arrays is not self._arrays_obj:
@@ -834,18 +846,17 @@ class NavMeshQuery:
         if max_path > self._rcap:
             self._grow_rbuf(max_path)
             qd = self._block(filter)
-        ep = _EP.get(_RAY1)
+        ep = _SEP.get(_RAY1)
+        if ep is None:
+            ep = _single_ep(_RAY1)
         try:
-            if ep is None:
-                raise TypeError
-            st, t, edge, n, cost = ep(qd, start_ref, sx, sy, sz, ex, ey, ez, options, prev_ref,
-                                      max_path)  # fmt: skip
-        except _BAD_ARG:  # the first call, or a coordinate that is not a number
+            st, t, edge, n, cost = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, options,
+                                      prev_ref, max_path)  # fmt: skip
+        except _BAD_ARG:  # a coordinate that is not a number
             sx, sy, sz = _xyz(start_pos, "start_pos")
             ex, ey, ez = _xyz(end_pos, "end_pos")
-            st, t, edge, n, cost = _entry_point(
-                _RAY1, qd, start_ref, sx, sy, sz, ex, ey, ez, options, prev_ref, max_path
-            )
+            st, t, edge, n, cost = ep(qd, _NOPT, _NOPT, 3, sx, sy, sz, ex, ey, ez, start_ref,
+                                      options, prev_ref, max_path)  # fmt: skip
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
