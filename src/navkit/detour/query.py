@@ -474,6 +474,10 @@ class NavMeshQuery:
         self._spv = np.zeros((6, 3), np.float32)
         self._stri = np.zeros((5, 3), np.float32)
         self._qd: Descriptor | None = None
+        self._cbuf = np.zeros(256, np.int64)  # find_path's corridor scratch
+        self._sbuf = (np.zeros((256, 3), np.float32), np.zeros(256, np.uint8),
+                      np.zeros(256, np.int64))  # find_straight_path's corners scratch  # fmt: skip
+        self._vbuf = np.zeros(16, np.int64)  # move_along_surface's visited scratch
         self._qds: dict[QueryFilter, Descriptor] = {}
 
     # -- plumbing --------------------------------------------------------------------------
@@ -687,13 +691,17 @@ class NavMeshQuery:
         sr, er = _to_ref(start_ref, "start_ref"), _to_ref(end_ref, "end_ref")
         flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
         mp = _count(max_path, "max_path")
-        out = np.empty(max(1, mp), np.int64)
-        vh = self._vh()
+        out = self._cbuf  # the corridor's scratch (the kernel writes at most mp refs)
+        if mp > out.shape[0]:
+            out = self._cbuf = np.zeros(mp, np.int64)
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
         st, n = _call(
             _search.find_path_entry,
             vh.desc, self._pool, flags, costs, sr, er, s, e, mp, out,
         )  # fmt: skip
-        return PathCorridor(out[:n].copy(), int(st))
+        return _new_tuple(PathCorridor, (out[:n].copy(), st))
 
     def find_straight_path(
         self, start_pos, end_pos, path, options: int = 0, max_points: int = 256
@@ -704,11 +712,15 @@ class NavMeshQuery:
         refs_in = _refs(path, "path")
         opts = _options(options)
         mk = _count(max_points, "max_points")
-        m = max(1, mk)
-        pts = np.empty((m, 3), np.float32)
-        fl = np.empty(m, np.uint8)
-        rf = np.empty(m, np.int64)
-        vh = self._vh()
+        buf = self._sbuf  # the corners' scratch (the kernel writes at most mk corners)
+        if mk > buf[1].shape[0]:
+            m = max(1, mk)
+            buf = self._sbuf = (np.zeros((m, 3), np.float32), np.zeros(m, np.uint8),
+                                np.zeros(m, np.int64))  # fmt: skip
+        pts, fl, rf = buf
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
         st, k = _call(
             _funnel.straight_path_entry,
             vh.desc,
@@ -722,7 +734,7 @@ class NavMeshQuery:
             fl,
             rf,
         )
-        return StraightPath(pts[:k].copy(), fl[:k].copy(), rf[:k].copy(), int(st))
+        return _new_tuple(StraightPath, (pts[:k].copy(), fl[:k].copy(), rf[:k].copy(), st))
 
     def init_sliced_find_path(
         self, start_ref: int, end_ref: int, start_pos, end_pos,
@@ -878,13 +890,17 @@ class NavMeshQuery:
         p = self._poly(start_ref, "start_ref")
         if p < 0:
             return MoveResult(s, np.zeros(0, np.int64), FAILURE | INVALID_PARAM)
-        res = np.empty(3, np.float32)
-        vis = np.zeros(max(1, mv), np.int64)
-        vh = self._vh()
+        res = _empty(3, _F32)
+        vis = self._vbuf  # the visited polygons' scratch (its length is the capacity)
+        if vis.shape[0] != max(1, mv):
+            vis = self._vbuf = np.zeros(max(1, mv), np.int64)
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
         st, n = _call(
             _local.move_along_surface_entry, vh.desc, self._tiny, flags, p, s, e, res, vis
         )
-        return MoveResult(res, vis[:n].copy(), int(st))
+        return _new_tuple(MoveResult, (res, vis[:n].copy(), st))
 
     def find_distance_to_wall(
         self, start_ref: int, center, max_radius: float, filter: QueryFilter | None = None
@@ -1112,7 +1128,7 @@ class NavMeshQuery:
         QueryError
             No polygon within half_extents of start or end, or no path.
         """
-        if _check.flag(optimal, "optimal"):
+        if optimal is not False and _check.flag(optimal, "optimal"):
             from .optimal import find_optimal_path
 
             return find_optimal_path(self, start, end, half_extents=half_extents, filter=filter)
@@ -1131,7 +1147,9 @@ class NavMeshQuery:
                 np.zeros(mk, np.uint8), np.zeros(mk, np.int64), mp, mk,
             )  # fmt: skip
         polys, pts, fl, rf, mp, mk = buf
-        vh = self._vh()
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
         pool: np.ndarray = self._pool
         while True:
             code, n, m, sref, eref, st, length = _call(
@@ -1147,7 +1165,9 @@ class NavMeshQuery:
             if code == _batch.NO_END:
                 raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
             raise QueryError(f"no path found (status {int(st):#x})")
-        return Path(pts[:m].copy(), polys[:n].copy(), bool(polys[n - 1] == eref), length, int(st))
+        return _new_tuple(
+            Path, (pts[:m].copy(), polys[:n].copy(), polys.item(n - 1) == eref, length, st)
+        )
 
     def _node_bound(self) -> int:
         """How many A* nodes the navmesh can ever need: one per polygon, plus one per
