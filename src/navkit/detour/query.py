@@ -38,9 +38,16 @@ from navkit._check import MAX_RESULT
 from navkit._jit import ENTRY_POINTS, entry_call
 from navkit.errors import InputError, QueryError, StaleHandleError
 
-from . import _batch, _funnel, _local, _many, _nearest, _poly, _portal, _raycast, _search
+from . import _batch, _funnel, _local, _many, _nearest, _poly, _portal, _search, _single
 from ._nodes import PoolHandle
-from ._view import Descriptor, NavView, ViewHandle, poly_index_entry, view_from_navmesh
+from ._view import (
+    Descriptor,
+    NavView,
+    ViewHandle,
+    pack_arrays,
+    poly_index_entry,
+    view_from_navmesh,
+)  # fmt: skip
 from .filter import DEFAULT_FILTER, QueryFilter
 
 __all__ = [
@@ -296,8 +303,48 @@ _S4 = (4,)  # strides of a contiguous (3,) float32 array (with nbytes 12: the sh
 _ND = np.ndarray
 _empty = np.empty
 _new_tuple = tuple.__new__
-_RAYCAST_ENTRY = _raycast.raycast_entry
-_NEAREST_ENTRY = _nearest.nearest_ref_entry
+_SH3 = (3,)
+_RAY1 = _single.raycast_single
+_NEAR1 = _single.nearest_single
+_CLOSEST1 = _single.closest_single
+_HEIGHT1 = _single.height_single
+_DEFAULT_H = tuple(float(x) for x in _DEFAULT_EXTENTS_ARG)
+_H_CACHE: dict[tuple, tuple[float, float, float]] = {}  # validated half-extent tuples
+_BAD_ARG = (TypeError, ValueError, OverflowError)  # a coordinate the kernel wrapper refused
+
+
+_SEP: dict = {}  # single-call kernel -> its compiled entry point
+_NOPT = np.zeros(3, np.float32)  # the array argument of a point given as three floats
+
+
+def _single_ep(kernel):
+    """The compiled entry point of a single-call kernel (``_single``), compiled (or
+    loaded from numba's cache) for its one signature on first use. Called directly it
+    skips numba's type dispatch; the query layer passes exactly those types (a float32
+    1-D array's dtype and rank are checked before it is passed)."""
+    ep = _SEP.get(kernel)
+    if ep is None:
+        ep = _SEP[kernel] = kernel.compile(_single.signatures()[kernel])
+    return ep
+
+
+def _xyz(v: Any, name: str) -> tuple[float, float, float]:
+    """A validated point as three Python floats (float32 values)."""
+    return _vec3(v, name).tolist()  # type: ignore[no-any-return]
+
+
+def _half(v: Any) -> tuple[float, float, float]:
+    """Half extents as three floats, each finite as float32 and >= 0."""
+    if v is _DEFAULT_EXTENTS_ARG:
+        return _DEFAULT_H
+    if type(v) is tuple:
+        hit = _H_CACHE.get(v)
+        if hit is not None:
+            return hit
+    h = tuple(_extents(v).tolist())
+    if type(v) is tuple and len(_H_CACHE) < 64:
+        _H_CACHE[v] = h
+    return h  # type: ignore[return-value]
 
 
 def _vec3(v: Any, name: str) -> np.ndarray:
@@ -419,6 +466,19 @@ class NavMeshQuery:
         self._pbuf: tuple[Any, ...] | None = None
         self._rbuf = np.zeros(256, np.int64)  # raycast's visited-polygon scratch
         self._rcap = 256  # its length
+        # the single-call kernels' arrays (see _single): input vectors and scratch, the
+        # vector result (copied out), and their blocks (view + filter + these), the
+        # default filter's in _qd, others by filter in _qds; rebuilt with the view
+        self._sv = np.zeros((4, 3), np.float32)
+        self._sout = np.zeros(3, np.float32)
+        self._spv = np.zeros((6, 3), np.float32)
+        self._stri = np.zeros((5, 3), np.float32)
+        self._qd: Descriptor | None = None
+        self._cbuf = np.zeros(256, np.int64)  # find_path's corridor scratch
+        self._sbuf = (np.zeros((256, 3), np.float32), np.zeros(256, np.uint8),
+                      np.zeros(256, np.int64))  # find_straight_path's corners scratch  # fmt: skip
+        self._vbuf = np.zeros(16, np.int64)  # move_along_surface's visited scratch
+        self._qds: dict[QueryFilter, Descriptor] = {}
 
     # -- plumbing --------------------------------------------------------------------------
     @property
@@ -433,7 +493,44 @@ class NavMeshQuery:
             a = self.navmesh.arrays()
             self._handle = ViewHandle(view_from_navmesh(self.navmesh))
             self._arrays_obj = a
+            self._qd = None
+            self._qds.clear()
         return self._handle
+
+    def _block(self, flt: QueryFilter | None) -> Descriptor:
+        """The single-call kernels' block for a filter (None: the default filter): the
+        view's descriptor words followed by those of the filter's and the query's arrays
+        (``_single.ARGS_SPEC``); it owns what it points into."""
+        vh = self._vh()  # (a rebuilt view drops the old blocks)
+        if flt is None or flt is DEFAULT_FILTER:
+            if self._qd is not None:
+                return self._qd
+        else:
+            if not isinstance(flt, QueryFilter):
+                raise InputError("filter must be a navkit QueryFilter")
+            qd = self._qds.get(flt)
+            if qd is not None:
+                return qd
+        f = DEFAULT_FILTER if flt is None else flt
+        flags, costs = f.arrays
+        sa = _single.SingleArgs(flags, costs, self._rbuf, self._sv, self._sout, self._spv,
+                                self._stri)  # fmt: skip
+        qd = np.concatenate([vh.desc, pack_arrays(sa, _single.ARGS_SPEC)]).view(Descriptor)
+        qd.owner = (vh, f, sa)
+        if f is DEFAULT_FILTER:
+            self._qd = qd
+        else:
+            if len(self._qds) >= 16:  # a bound: callers making a filter per call
+                self._qds.clear()
+            self._qds[f] = qd
+        return qd
+
+    def _grow_rbuf(self, n: int) -> None:
+        """raycast's path buffer of at least n refs (the blocks point to the new one)."""
+        self._rbuf = np.zeros(n, np.int64)
+        self._rcap = n
+        self._qd = None
+        self._qds.clear()
 
     @staticmethod
     def _filter(flt: QueryFilter | None) -> tuple[np.ndarray, np.ndarray]:
@@ -469,24 +566,42 @@ class NavMeshQuery:
         self, center, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None
     ) -> NearestPoly:
         """Nearest polygon to ``center`` within the box ``center +- half_extents``."""
-        # float32 (3,) arrays go straight to the kernel, which checks that they are finite
+        # The common call takes the shortest road: one test per argument, the kernel's
+        # compiled entry point called with one array besides the point (the query's
+        # block: view, filter, scratch; see _single); a tuple's coordinates go as they
+        # are (numba's wrapper checks they are numbers, the kernel that they are finite
+        # as float32); the nearest point is copied out of the block.
         c = center
-        if not (type(c) is _ND and c.dtype is _F32 and c.strides == _S4 and c.nbytes == 12):
-            c = _vec3(center, "center")
-        h = _DEFAULT_EXTENTS if half_extents is _DEFAULT_EXTENTS_ARG else _extents(half_extents)
-        flags = _DEFAULT_ARRAYS[0] if filter is None else self._filter(filter)[0]
-        pt = _empty(3, _F32)  # the kernel writes it
-        vh = self._handle
-        if vh is None or self.navmesh._arrays is not self._arrays_obj:
-            vh = self._vh()
-        ep = _EP.get(_NEAREST_ENTRY)
-        if ep is not None:
-            ref, over, finite = ep(vh.desc, c, h, flags, pt)
+        tc = type(c)
+        x = y = z = 0.0
+        if tc is _ND and c.dtype is _F32 and c.ndim == 1:
+            sc = 0
+        elif (tc is tuple or tc is list) and len(c) == 3:
+            x, y, z = c
+            c, sc = _NOPT, 1
         else:
-            ref, over, finite = _call(_NEAREST_ENTRY, vh.desc, c, h, flags, pt)
+            x, y, z = _xyz(c, "center")
+            c, sc = _NOPT, 1
+        hx, hy, hz = _DEFAULT_H if half_extents is _DEFAULT_EXTENTS_ARG else _half(half_extents)
+        if filter is None:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+        else:
+            qd = self._block(filter)
+        ep = _SEP.get(_NEAR1)
+        if ep is None:
+            ep = _single_ep(_NEAR1)
+        try:
+            ref, over, finite = ep(qd, c, sc, x, y, z, hx, hy, hz)
+        except _BAD_ARG:  # a coordinate that is not a number
+            x, y, z = _xyz(center, "center")
+            ref, over, finite = ep(qd, _NOPT, 1, x, y, z, hx, hy, hz)
         if not finite:
             _vec3(center, "center")  # raises, naming the bad coordinate
-        return _new_tuple(NearestPoly, (ref + (1 << 64) if ref < 0 else ref, pt, over, SUCCESS))
+        return _new_tuple(
+            NearestPoly, (ref + (1 << 64) if ref < 0 else ref, self._sout.copy(), over, SUCCESS)
+        )
 
     def query_polygons(
         self, center, half_extents, filter: QueryFilter | None = None, max_polys: int = 256
@@ -504,12 +619,30 @@ class NavMeshQuery:
 
     def closest_point_on_poly(self, ref: int, pos) -> tuple[np.ndarray, bool]:
         """Closest point on the polygon's detail surface, and whether pos is over it."""
-        p = self._poly_or_raise(ref)
-        q = _vec3(pos, "pos")
-        out = np.empty(3, np.float32)
-        vh = self._vh()
-        over = _call(_poly.closest_point_on_poly_entry, vh.desc, p, q, out)
-        return out, bool(over)
+        ep = _SEP.get(_CLOSEST1)
+        if ep is None:
+            ep = _single_ep(_CLOSEST1)
+        if type(ref) is int and 0 <= ref < _REF_SIGN:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+            tp = type(pos)
+            code = 3
+            if tp is _ND and pos.dtype is _F32 and pos.ndim == 1:
+                code, over = ep(qd, ref, pos, 0, 0.0, 0.0, 0.0)
+            elif (tp is tuple or tp is list) and len(pos) == 3:
+                x, y, z = pos
+                try:
+                    code, over = ep(qd, ref, _NOPT, 1, x, y, z)
+                except _BAD_ARG:
+                    code = 3
+            if code == 0:
+                return self._sout.copy(), over
+        # the checked road (any ref or point; errors in the order: ref, then point)
+        self._poly_or_raise(ref)
+        x, y, z = _xyz(pos, "pos")
+        code, over = ep(self._block(None), _to_ref(ref), _NOPT, 1, x, y, z)
+        return self._sout.copy(), over
 
     def closest_point_on_poly_boundary(self, ref: int, pos) -> np.ndarray:
         """pos if inside the polygon (xz), else the nearest point on its outline."""
@@ -522,11 +655,30 @@ class NavMeshQuery:
 
     def get_poly_height(self, ref: int, pos) -> float | None:
         """Detail-surface height under pos, or None when pos is outside the polygon (xz)."""
-        p = self._poly_or_raise(ref)
-        q = _vec3(pos, "pos")
-        vh = self._vh()
-        ok, h = _call(_poly.poly_height_entry, vh.desc, p, q)
-        return float(h) if ok else None
+        ep = _SEP.get(_HEIGHT1)
+        if ep is None:
+            ep = _single_ep(_HEIGHT1)
+        if type(ref) is int and 0 <= ref < _REF_SIGN:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+            tp = type(pos)
+            code = 3
+            if tp is _ND and pos.dtype is _F32 and pos.ndim == 1:
+                code, ok, h = ep(qd, ref, pos, 0, 0.0, 0.0, 0.0)
+            elif (tp is tuple or tp is list) and len(pos) == 3:
+                x, y, z = pos
+                try:
+                    code, ok, h = ep(qd, ref, _NOPT, 1, x, y, z)
+                except _BAD_ARG:
+                    code = 3
+            if code == 0:
+                return h if ok else None
+        # the checked road (any ref or point; errors in the order: ref, then point)
+        self._poly_or_raise(ref)
+        x, y, z = _xyz(pos, "pos")
+        code, ok, h = ep(self._block(None), _to_ref(ref), _NOPT, 1, x, y, z)
+        return h if ok else None
 
     # -- path finding ----------------------------------------------------------------------
     def find_path(
@@ -539,13 +691,17 @@ class NavMeshQuery:
         sr, er = _to_ref(start_ref, "start_ref"), _to_ref(end_ref, "end_ref")
         flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
         mp = _count(max_path, "max_path")
-        out = np.empty(max(1, mp), np.int64)
-        vh = self._vh()
+        out = self._cbuf  # the corridor's scratch (the kernel writes at most mp refs)
+        if mp > out.shape[0]:
+            out = self._cbuf = np.zeros(mp, np.int64)
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
         st, n = _call(
             _search.find_path_entry,
             vh.desc, self._pool, flags, costs, sr, er, s, e, mp, out,
         )  # fmt: skip
-        return PathCorridor(out[:n].copy(), int(st))
+        return _new_tuple(PathCorridor, (out[:n].copy(), st))
 
     def find_straight_path(
         self, start_pos, end_pos, path, options: int = 0, max_points: int = 256
@@ -556,11 +712,15 @@ class NavMeshQuery:
         refs_in = _refs(path, "path")
         opts = _options(options)
         mk = _count(max_points, "max_points")
-        m = max(1, mk)
-        pts = np.empty((m, 3), np.float32)
-        fl = np.empty(m, np.uint8)
-        rf = np.empty(m, np.int64)
-        vh = self._vh()
+        buf = self._sbuf  # the corners' scratch (the kernel writes at most mk corners)
+        if mk > buf[1].shape[0]:
+            m = max(1, mk)
+            buf = self._sbuf = (np.zeros((m, 3), np.float32), np.zeros(m, np.uint8),
+                                np.zeros(m, np.int64))  # fmt: skip
+        pts, fl, rf = buf
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
         st, k = _call(
             _funnel.straight_path_entry,
             vh.desc,
@@ -574,7 +734,7 @@ class NavMeshQuery:
             fl,
             rf,
         )
-        return StraightPath(pts[:k].copy(), fl[:k].copy(), rf[:k].copy(), int(st))
+        return _new_tuple(StraightPath, (pts[:k].copy(), fl[:k].copy(), rf[:k].copy(), st))
 
     def init_sliced_find_path(
         self, start_ref: int, end_ref: int, start_pos, end_pos,
@@ -655,20 +815,36 @@ class NavMeshQuery:
         options: int = 0, prev_ref: int = 0, max_path: int = 256,
     ) -> RaycastHit:  # fmt: skip
         """Walkability ray in xz from start_pos toward end_pos (RAYCAST_USE_COSTS for path_cost)."""
-        # The common call (float32 (3,) points, default filter, int refs) takes the
-        # shortest road: one test per argument, the kernel's compiled entry point called
-        # directly (it checks that the points are finite). ~0.9 us of Python around the
-        # kernel's ~0.6 us (bench/query.py's single-call overhead).
+        # The common call takes the shortest road: one test per argument, the kernel's
+        # compiled entry point called with one array besides the points (the query's
+        # block: view, filter, path buffer, scratch; see _single); a tuple's coordinates
+        # go as they are (numba's wrapper checks they are numbers, the kernel that they
+        # are finite as float32).
         s = start_pos
-        if not (type(s) is _ND and s.dtype is _F32 and s.strides == _S4 and s.nbytes == 12):
-            s = _vec3(start_pos, "start_pos")
         e = end_pos
-        if not (type(e) is _ND and e.dtype is _F32 and e.strides == _S4 and e.nbytes == 12):
-            e = _vec3(end_pos, "end_pos")
+        ts = type(s)
+        te = type(e)
+        sx = sy = sz = ex = ey = ez = 0.0
+        sc = 0
+        if not (ts is _ND and s.dtype is _F32 and s.ndim == 1):
+            if (ts is tuple or ts is list) and len(s) == 3:
+                sx, sy, sz = s
+            else:
+                sx, sy, sz = _xyz(s, "start_pos")
+            s, sc = _NOPT, 1
+        if not (te is _ND and e.dtype is _F32 and e.ndim == 1):
+            if (te is tuple or te is list) and len(e) == 3:
+                ex, ey, ez = e
+            else:
+                ex, ey, ez = _xyz(e, "end_pos")
+            e = _NOPT
+            sc |= 2
         if filter is None:
-            flags, costs = _DEFAULT_ARRAYS
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
         else:
-            flags, costs = self._filter(filter)
+            qd = self._block(filter)
         if not (
             type(max_path) is int and type(start_ref) is int and type(prev_ref) is int
             and type(options) is int and 0 <= max_path <= MAX_RESULT
@@ -679,29 +855,26 @@ class NavMeshQuery:
             start_ref = _to_ref(start_ref, "start_ref")
             prev_ref = _to_ref(prev_ref, "prev_ref")
             options = _options(options)
-        path = self._rbuf
         if max_path > self._rcap:
-            path = self._rbuf = np.zeros(max_path, np.int64)
-            self._rcap = max_path
-        vh = self._handle
-        if vh is None or self.navmesh._arrays is not self._arrays_obj:
-            vh = self._vh()
-        normal = _empty(3, _F32)  # the kernel writes it
-        ep = _EP.get(_RAYCAST_ENTRY)
-        if ep is not None:
-            st, t, edge, n, cost = ep(
-                vh.desc, flags, costs, start_ref, s, e, options, prev_ref, path, max_path, normal
-            )
-        else:
-            st, t, edge, n, cost = _call(
-                _RAYCAST_ENTRY, vh.desc, flags, costs, start_ref, s, e, options, prev_ref, path,
-                max_path, normal,
-            )  # fmt: skip
+            self._grow_rbuf(max_path)
+            qd = self._block(filter)
+        ep = _SEP.get(_RAY1)
+        if ep is None:
+            ep = _single_ep(_RAY1)
+        try:
+            st, t, edge, n, cost = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, options,
+                                      prev_ref, max_path)  # fmt: skip
+        except _BAD_ARG:  # a coordinate that is not a number
+            sx, sy, sz = _xyz(start_pos, "start_pos")
+            ex, ey, ez = _xyz(end_pos, "end_pos")
+            st, t, edge, n, cost = ep(qd, _NOPT, _NOPT, 3, sx, sy, sz, ex, ey, ez, start_ref,
+                                      options, prev_ref, max_path)  # fmt: skip
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
         return _new_tuple(RaycastHit, (
-            _INF if t >= _FLT_MAX else t, normal, edge, path[:n].copy() if n else _NO_REFS, cost, st,
+            _INF if t >= _FLT_MAX else t, self._sout.copy(), edge,
+            self._rbuf[:n].copy() if n else _NO_REFS, cost, st,
         ))  # fmt: skip
 
     # -- local queries ---------------------------------------------------------------------
@@ -717,13 +890,17 @@ class NavMeshQuery:
         p = self._poly(start_ref, "start_ref")
         if p < 0:
             return MoveResult(s, np.zeros(0, np.int64), FAILURE | INVALID_PARAM)
-        res = np.empty(3, np.float32)
-        vis = np.zeros(max(1, mv), np.int64)
-        vh = self._vh()
+        res = _empty(3, _F32)
+        vis = self._vbuf  # the visited polygons' scratch (its length is the capacity)
+        if vis.shape[0] != max(1, mv):
+            vis = self._vbuf = np.zeros(max(1, mv), np.int64)
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
         st, n = _call(
             _local.move_along_surface_entry, vh.desc, self._tiny, flags, p, s, e, res, vis
         )
-        return MoveResult(res, vis[:n].copy(), int(st))
+        return _new_tuple(MoveResult, (res, vis[:n].copy(), st))
 
     def find_distance_to_wall(
         self, start_ref: int, center, max_radius: float, filter: QueryFilter | None = None
@@ -951,7 +1128,7 @@ class NavMeshQuery:
         QueryError
             No polygon within half_extents of start or end, or no path.
         """
-        if _check.flag(optimal, "optimal"):
+        if optimal is not False and _check.flag(optimal, "optimal"):
             from .optimal import find_optimal_path
 
             return find_optimal_path(self, start, end, half_extents=half_extents, filter=filter)
@@ -970,7 +1147,9 @@ class NavMeshQuery:
                 np.zeros(mk, np.uint8), np.zeros(mk, np.int64), mp, mk,
             )  # fmt: skip
         polys, pts, fl, rf, mp, mk = buf
-        vh = self._vh()
+        vh = self._handle
+        if vh is None or self.navmesh._arrays is not self._arrays_obj:
+            vh = self._vh()
         pool: np.ndarray = self._pool
         while True:
             code, n, m, sref, eref, st, length = _call(
@@ -986,7 +1165,9 @@ class NavMeshQuery:
             if code == _batch.NO_END:
                 raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
             raise QueryError(f"no path found (status {int(st):#x})")
-        return Path(pts[:m].copy(), polys[:n].copy(), bool(polys[n - 1] == eref), length, int(st))
+        return _new_tuple(
+            Path, (pts[:m].copy(), polys[:n].copy(), polys.item(n - 1) == eref, length, st)
+        )
 
     def _node_bound(self) -> int:
         """How many A* nodes the navmesh can ever need: one per polygon, plus one per
