@@ -83,7 +83,7 @@ def _layer_mesh(
     w = hdr[0]
     h = hdr[1]
     n = w * h
-    raw = np.zeros(3 * n, np.uint8)
+    raw = np.empty(3 * n, np.uint8)  # (a complete decode writes every byte)
     if _decompress(comp, raw) != 3 * n:
         return _failed(out, CORRUPT, raw)
     heights = raw[:n]

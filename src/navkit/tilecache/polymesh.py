@@ -707,7 +707,7 @@ def _polymesh_body(
             if cv[j, 3] & 0x80:
                 vflags[idx] = 1
         ntp = 0
-        tp[:, :] = _NULL
+        tp[:ntris, :] = _NULL  # (the merge reads the first ntp <= ntris rows only)
         for j in range(ntris):
             t0, t1, t2 = tris[j, 0], tris[j, 1], tris[j, 2]
             if t0 != t1 and t0 != t2 and t1 != t2:
