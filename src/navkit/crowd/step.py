@@ -44,12 +44,13 @@ import numpy as np
 from numba import prange
 
 from navkit._jit import F32, njit, pnjit
+from navkit.detour._nodes import open_pool
 from navkit.detour._poly import closest_point_nav
 from navkit.detour._search import (
-    sliced_finalize_entry,
-    sliced_finalize_partial_entry,
-    sliced_init_entry,
-    sliced_update_entry,
+    sliced_finalize,
+    sliced_finalize_partial,
+    sliced_init,
+    sliced_update,
 )
 from navkit.detour._view import open_view, poly_index
 from navkit.detour.query import (
@@ -166,15 +167,18 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
             npath = np.int64(c_npath[s])
             if npath >= 3:
                 qfi = query_filter[s]
-                sliced_init_entry(
-                    d, pool_d, flags_table[qfi], qi, qf, c_path[s, 0], c_path[s, npath - 1],
+                # the search kernels themselves, not their _entry wrappers: each wrapper
+                # level is one more compile of all the code below it
+                nav, pool = open_view(d), open_pool(pool_d)
+                sliced_init(
+                    nav, pool, flags_table[qfi], qi, qf, c_path[s, 0], c_path[s, npath - 1],
                     c_pos[s], c_target[s], 0,
                 )  # fmt: skip
-                sliced_update_entry(d, pool_d, flags_table[qfi], costs_table[qfi], qi, qf, 32)
+                sliced_update(nav, pool, flags_table[qfi], costs_table[qfi], qi, qf, 32)
                 existing = c_path[s, :npath].copy()
                 out = np.zeros(32, np.int64)
-                st, nres = sliced_finalize_partial_entry(
-                    d, pool_d, flags_table[qfi], costs_table[qfi], qi, existing, out, 32
+                st, nres = sliced_finalize_partial(
+                    nav, pool, flags_table[qfi], costs_table[qfi], qi, existing, out, 32
                 )
                 if (st & SUCCESS) != 0 and nres > 0:
                     c_npath[s] = merge_corridor_start_shortcut(  # (corners' signature)
@@ -539,6 +543,9 @@ def requests_kernel(d, pool_d, qi, qf, flags_table, costs_table, active, state, 
     Python phases), else the queue's A* iterations done (0 without ``which & 2``). The
     same float32 values and order as the Python phases."""
     nav = open_view(d)
+    # the search kernels themselves, not their _entry wrappers (one compile level less)
+    pool = open_pool(pool_d)
+    pq_pool = open_pool(pq_pool_d)
     n = active.shape[0]
     nq_slots = pq_ref.shape[0]
     for i in range(nq_slots):
@@ -565,19 +572,19 @@ def requests_kernel(d, pool_d, qi, qf, flags_table, costs_table, active, state, 
             fi = query_filter[s]
             npath = np.int64(c_npath[s])
             tref = target_ref[s]
-            sliced_init_entry(
-                d, pool_d, flags_table[fi], qi, qf, c_path[s, 0], tref, npos[s], target_pos[s], 0
+            sliced_init(
+                nav, pool, flags_table[fi], qi, qf, c_path[s, 0], tref, npos[s], target_pos[s], 0
             )  # fmt: skip
-            sliced_update_entry(d, pool_d, flags_table[fi], costs_table[fi], qi, qf, _MAX_QUICK)
+            sliced_update(nav, pool, flags_table[fi], costs_table[fi], qi, qf, _MAX_QUICK)
             out[:] = 0
             if target_replan[s]:
                 existing = c_path[s, :npath].copy()
-                st, nres = sliced_finalize_partial_entry(
-                    d, pool_d, flags_table[fi], costs_table[fi], qi, existing, out, _MAX_RES
+                st, nres = sliced_finalize_partial(
+                    nav, pool, flags_table[fi], costs_table[fi], qi, existing, out, _MAX_RES
                 )  # fmt: skip
             else:
-                st, nres = sliced_finalize_entry(
-                    d, pool_d, flags_table[fi], costs_table[fi], qi, out, _MAX_RES
+                st, nres = sliced_finalize(
+                    nav, pool, flags_table[fi], costs_table[fi], qi, out, _MAX_RES
                 )  # fmt: skip
             if (st & FAILURE) != 0 or nres <= 0:
                 nres = 0
@@ -651,20 +658,20 @@ def requests_kernel(d, pool_d, qi, qf, flags_table, costs_table, active, state, 
             continue
         fi = pq_fidx[i]
         if st == 0:
-            st = sliced_init_entry(
-                d, pq_pool_d, flags_table[fi], pq_qi, pq_qf, pq_sref[i], pq_eref[i], pq_spos[i],
+            st = sliced_init(
+                nav, pq_pool, flags_table[fi], pq_qi, pq_qf, pq_sref[i], pq_eref[i], pq_spos[i],
                 pq_epos[i], 0,
             )  # fmt: skip
         if (st & IN_PROGRESS) != 0:
-            st, iters = sliced_update_entry(
-                d, pq_pool_d, flags_table[fi], costs_table[fi], pq_qi, pq_qf, max(it_left, 0)
+            st, iters = sliced_update(
+                nav, pq_pool, flags_table[fi], costs_table[fi], pq_qi, pq_qf, max(it_left, 0)
             )  # fmt: skip
             it_left -= iters
         if (st & SUCCESS) != 0:
             row = pq_paths[i]
             row[:] = 0
-            st, nres = sliced_finalize_entry(
-                d, pq_pool_d, flags_table[fi], costs_table[fi], pq_qi, row, row.shape[0]
+            st, nres = sliced_finalize(
+                nav, pq_pool, flags_table[fi], costs_table[fi], pq_qi, row, row.shape[0]
             )  # fmt: skip
             pq_npaths[i] = nres
         pq_status[i] = st

@@ -27,30 +27,21 @@ NO_END = 2
 NO_PATH = 3
 
 
-@njit(lent=True)
-def pair_kernel(nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs):
-    """One pair. Returns (code, n_polys, n_points, start_ref, end_ref, path_status, length).
-
-    ``length`` is the straight path's 3D length [wu] (float64), NaN unless code is 0.
-    (:func:`pair_core` with its scratch allocated here.)
-    """
-    m = max(max_path, 1)
-    return pair_core(
-        nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs,
-        np.empty((6, 3), np.float32), np.empty((6, 3), np.float32), np.zeros((5, 3), np.float32),
-        np.empty((2, m, 3), np.float32), np.empty(m, np.int64), np.empty(m, np.bool_),
-        np.empty((16, 3), np.float32), np.empty((2, 6), np.float32), np.empty(1, np.int64),
-    )  # fmt: skip
-
-
-@njit(lent=True)
+# Inlined into pair_entry (one pair) and _pairs_chunk (the batch's chunks): numba
+# optimises and codegens a kernel's module together with every kernel it calls, so each
+# wrapper level between an entry and the A* / funnel / nearest kernels is one more pass
+# over all of their code (bench/compile.py: ~1.7-2.9 s CPU per level, loaded machine).
+@njit(inline="always")
 def pair_core(
     nav, pool, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs,
     small, pv, tri, ports, types, valid, fs, fe, cnt,
 ):  # fmt: skip
-    """:func:`pair_kernel` with caller scratch: small (6, 3) and pv (6, 3) float32, tri
-    (5, 3) float32, and the straight path's (ports (2, >= max_path, 3) float32, types and
-    valid (>= max_path,), fs (16, 3), fe (2, 6), cnt (1,)): a batch allocates them once."""
+    """One pair. Returns (code, n_polys, n_points, start_ref, end_ref, path_status, length).
+
+    ``length`` is the straight path's 3D length [wu] (float64), NaN unless code is 0.
+    Caller scratch: small (6, 3) and pv (6, 3) float32, tri (5, 3) float32, and the
+    straight path's (ports (2, >= max_path, 3) float32, types and valid (>= max_path,),
+    fs (16, 3), fe (2, 6), cnt (1,)): a batch allocates them once."""
     tmp = small[0]
     pt = small[1]
     end = small[2]
@@ -152,22 +143,16 @@ def batch_kernel(
 # -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
 @njit
 def pair_entry(d, pool_d, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs):
-    """:func:`pair_kernel` on the view described by ``d``."""
-    return pair_kernel(
-        open_view(d),
-        open_pool(pool_d),
-        flt,
-        acost,
-        s,
-        e,
-        half,
-        max_path,
-        max_pts,
-        polys,
-        pts,
-        flags,
-        refs,
-    )
+    """:func:`pair_core` on the view described by ``d``, its scratch allocated here (the
+    pair's body inlined: no wrapper kernel levels, see :func:`pair_core`)."""
+    m = max(max_path, 1)
+    return pair_core(
+        open_view(d), open_pool(pool_d), flt, acost, s, e, half, max_path, max_pts, polys,
+        pts, flags, refs,
+        np.empty((6, 3), np.float32), np.empty((6, 3), np.float32), np.zeros((5, 3), np.float32),
+        np.empty((2, m, 3), np.float32), np.empty(m, np.int64), np.empty(m, np.bool_),
+        np.empty((16, 3), np.float32), np.empty((2, 6), np.float32), np.empty(1, np.int64),
+    )  # fmt: skip
 
 
 @njit
