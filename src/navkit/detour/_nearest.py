@@ -334,35 +334,43 @@ def find_nearest_core(nav, center, half, flt, nearest_pt, pt, pv, tri):
     w = maxx - minx + 1
     area = np.float64(w) * (np.float64(maxy - miny) + 1.0)
     small = area <= max(64.0, np.float64(nav.tile_used.shape[0]))
-    if small:  # every cell of the box, rows of y then x
-        ncells = np.int64(area)
-        cells = np.empty((0, 2), np.int64)
-    else:  # only the cells holding a tile (same order)
-        qmin = np.empty(3, np.float32)
-        qmax = np.empty(3, np.float32)
-        qmin[0], qmin[1], qmin[2] = lx, ly, lz
-        qmax[0], qmax[1], qmax[2] = hx, hy, hz
-        cells = _box_cells(nav, qmin, qmax)
-        ncells = cells.shape[0]
-    has_lut = nav.lut.shape[0] > 0
-    for ci in range(ncells):
-        if small:
-            y = miny + ci // w
-            x = minx + ci % w
-        else:
-            x = cells[ci, 0]
-            y = cells[ci, 1]
-        t = nav.lut[tile_hash(nav, x, y)] if has_lut else -1
-        while t != -1:
-            tt = t
-            t = nav.tile_next[t]
-            if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
-                continue
-            best, best_d, best_over = _nearest_in_tile(
-                nav, tt, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
-                best, best_d, best_over,
+    if small:  # every cell of the box, rows of y then x (no cell list: no allocation)
+        for ci in range(np.int64(area)):
+            best, best_d, best_over = _nearest_in_cell(
+                nav, minx + ci % w, miny + ci // w, lx, ly, lz, hx, hy, hz, center, flt,
+                nearest_pt, pt, pv, tri, best, best_d, best_over,
             )  # fmt: skip
+        return best, best_over
+    # only the cells holding a tile (same order)
+    qmin = np.empty(3, np.float32)
+    qmax = np.empty(3, np.float32)
+    qmin[0], qmin[1], qmin[2] = lx, ly, lz
+    qmax[0], qmax[1], qmax[2] = hx, hy, hz
+    cells = _box_cells(nav, qmin, qmax)
+    for ci in range(cells.shape[0]):
+        best, best_d, best_over = _nearest_in_cell(
+            nav, cells[ci, 0], cells[ci, 1], lx, ly, lz, hx, hy, hz, center, flt, nearest_pt,
+            pt, pv, tri, best, best_d, best_over,
+        )  # fmt: skip
     return best, best_over
+
+
+@njit(lent=True)
+def _nearest_in_cell(nav, x, y, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
+                     best, best_d, best_over):  # fmt: skip
+    """:func:`_nearest_in_tile` for each tile at cell (x, y); returns the updated
+    (best, best_d, best_over)."""
+    t = nav.lut[tile_hash(nav, x, y)] if nav.lut.shape[0] > 0 else -1
+    while t != -1:
+        tt = t
+        t = nav.tile_next[t]
+        if nav.tile_used[tt] == 0 or nav.tile_x[tt] != x or nav.tile_y[tt] != y:
+            continue
+        best, best_d, best_over = _nearest_in_tile(
+            nav, tt, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt, pv, tri,
+            best, best_d, best_over,
+        )  # fmt: skip
+    return best, best_d, best_over
 
 
 @njit(lent=True)

@@ -93,24 +93,44 @@ def _next_pow2(v: int) -> int:
     return p
 
 
+_LINE = 64  # bytes of a cache line
+
+
+def _padded(shape, dtype, fill) -> np.ndarray:
+    """np.full(shape, fill, dtype) starting on a cache line, with a line of its own
+    before and after it: no other allocation shares a cache line with the array.
+
+    Pools of one batch are written by different threads; their small arrays (``meta``
+    16 bytes, a 64-node pool's 256-byte arrays) would otherwise share lines with the
+    neighbouring allocations of another thread's pool (false sharing)."""
+    dt = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dt.itemsize
+    buf = np.empty(nbytes + 3 * _LINE, np.uint8)
+    off = _LINE - buf.ctypes.data % _LINE + _LINE if buf.ctypes.data % _LINE else _LINE
+    a = buf[off : off + nbytes].view(dt).reshape(shape)
+    a[...] = fill
+    return a
+
+
 def make_pool(cap: int) -> NodePool:
-    """Allocate a pool of ``cap`` nodes (hash size as Detour: nextPow2(cap/4))."""
+    """Allocate a pool of ``cap`` nodes (hash size as Detour: nextPow2(cap/4)); every
+    array on cache lines of its own (see :func:`_padded`)."""
     cap = max(1, int(cap))
     nb = max(1, _next_pow2(cap // 4))
     pool = NodePool(
-        ref=np.zeros(cap, np.int64),
-        state=np.zeros(cap, np.int32),
-        parent=np.full(cap, -1, np.int32),
-        cost=np.zeros(cap, np.float32),
-        total=np.zeros(cap, np.float32),
-        pos=np.zeros((cap, 3), np.float32),
-        flags=np.zeros(cap, np.int32),
-        chain=np.full(cap, -1, np.int32),
-        bucket=np.full(nb, -1, np.int32),
-        heap=np.zeros(cap, np.int32),
-        heap_pos=np.full(cap, -1, np.int32),
-        heap_total=np.zeros(cap, np.float32),
-        meta=np.zeros(2, np.int64),
+        ref=_padded(cap, np.int64, 0),
+        state=_padded(cap, np.int32, 0),
+        parent=_padded(cap, np.int32, -1),
+        cost=_padded(cap, np.float32, 0),
+        total=_padded(cap, np.float32, 0),
+        pos=_padded((cap, 3), np.float32, 0),
+        flags=_padded(cap, np.int32, 0),
+        chain=_padded(cap, np.int32, -1),
+        bucket=_padded(nb, np.int32, -1),
+        heap=_padded(cap, np.int32, 0),
+        heap_pos=_padded(cap, np.int32, -1),
+        heap_total=_padded(cap, np.float32, 0),
+        meta=_padded(2, np.int64, 0),
     )
     return pool
 
