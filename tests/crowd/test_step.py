@@ -124,6 +124,23 @@ def test_replaced_filter_is_used(navmesh):
     assert (crowd.states[[crowd.slot(h) for h in hs]] == 0).all()  # all invalid
 
 
+def test_pack_describes_arrays_and_refuses_others():
+    """The step's descriptor: address and extents per array; an array unlike the spec
+    (dtype, rank, not C-contiguous, read-only) is refused, never reinterpreted."""
+    spec = (("a", "f4", 2), ("b", "i8", 1), ("c", "u1", 3))
+    a, b, c = np.zeros((3, 2), np.float32), np.zeros(5, np.int64), np.zeros((2, 3, 4), np.uint8)
+    d = step_mod.pack((a, b, c), spec)
+    assert d.tolist() == [a.ctypes.data, 3, 2, 0, b.ctypes.data, 5, 0, 0, c.ctypes.data, 2, 3, 4]
+    ro = b.copy()
+    ro.flags.writeable = False
+    for bad in (
+        (a.astype(np.float64), b, c), (a, b[None], c), (np.zeros((3, 4), np.float32)[:, :2], b, c),
+        (a, ro, c), (a, b),
+    ):  # fmt: skip
+        with pytest.raises(TypeError):
+            step_mod.pack(bad, spec)
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_path_queue_order_is_add_to_path_queue(seed):
     rng = np.random.default_rng(seed)

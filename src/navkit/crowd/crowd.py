@@ -27,7 +27,8 @@ tracked after the phases (:mod:`navkit.crowd.requests`).
 
 In dtcrowd mode (no temporary obstacles, no TTC / ORCA / local-grid agent) the
 phases run as one kernel call, :func:`navkit.crowd.step.step` (``step_par`` with
-``parallel=True``: the per-agent phases on all cores), which returns to
+``parallel=True`` and more than one chunk of agents: the per-agent phases on all
+cores; its arrays passed as one descriptor, :func:`navkit.crowd.step.pack`), which returns to
 Python only for the slow validity path, pending move requests or path-queue work
 (then one ``requests_kernel`` call), and off-mesh links (same float32 results;
 :attr:`Crowd.timings` from its time-stamp-counter stamps).
@@ -238,6 +239,9 @@ class Crowd:
         self._corner_buf = np.zeros(self.max_agents, np.int64)
         self.boundary_updates = 0  # local boundaries rebuilt in the last update
         self._step_cache: tuple | None = None  # the step kernel's arrays (_step_state)
+        self._desc_cache: tuple | None = None  # their descriptor (_step_descriptor)
+        self._req_desc_cache: tuple | None = None  # requests_kernel's (_requests_descriptor)
+        self._act_buf = np.zeros(self.max_agents, np.int64)
         self._stepped = False  # the last update ran as the step kernel (crowd/step.py)
         # -- navkit extensions
         self.temporary_obstacles = TemporaryObstacles()
@@ -599,26 +603,49 @@ class Crowd:
             st = self._step_cache = (scratch, arrays)
         return st
 
+    def _step_descriptor(self, flags, costs, fp, ip) -> np.ndarray:
+        """The step kernel's arrays as one descriptor (:func:`navkit.crowd.step.pack`),
+        rebuilt when an array it names is replaced (navmesh view, filter or avoidance
+        tables); ``act`` is a buffer whose length word is set per update."""
+        q = self.query
+        key = (q._vh().desc, q._pool, q._qi, q._qf, flags, costs, fp, ip)
+        cache = self._desc_cache
+        if cache is None or any(x is not y for x, y in zip(cache[0], key)):
+            (ticks, info, slow, walking), arrays = self._step_state()
+            head = (
+                ticks, info, slow, key[0], self._tiny.desc, q._pool, q._qi, q._qf, flags, costs,
+                self.path_queue.ref, self._act_buf, walking, self._nsamples, fp, ip,
+            )  # fmt: skip
+            body = arrays[:45] + arrays[46:]  # (inv_cell_size is a scalar argument)
+            desc = _step.pack(head + body, _step.STEP_SPEC)
+            cache = self._desc_cache = (key, desc, head + body)
+        desc = cache[1]
+        n = self._act.shape[0]
+        self._act_buf[:n] = self._act
+        desc[4 * _step.STEP_ACT + 1] = n
+        return desc
+
     def _update_fused(self, dt) -> bool:
         """dtCrowd::update through the step kernel, Python only where it must run (see
         :mod:`navkit.crowd.step`); False (nothing done) when an agent uses a navkit
         extension. Phase timings come from the kernel's time-stamp-counter stamps."""
         (ticks, info, slow, walking), arrays = self._step_state()
-        q, tim = self.query, self.timings
+        tim = self.timings
         flags, costs = self._ftables
         fp, ip = self._avoidance_tables()
         ticks[:] = 0
-        kernel, nch = _step.step, 1
-        if self.parallel:
-            kernel, nch = _step.step_par, _step.threads_for(self._act.shape[0])
-        head = (
-            nch, ticks, info, slow, q._vh().desc, self._tiny.desc, q._pool, q._qi, q._qf,
-            flags, costs, self.path_queue.ref, self._act, dt, walking, self._nsamples, fp, ip,
-        )  # fmt: skip
-        stop = entry_call(kernel, _step.STAGE_START, *head, *arrays)
+        kernel, nch = _step.step_desc, 1
+        if self.parallel:  # (one chunk: the serial step, the same results without the
+            # parallel kernels' regions)
+            nch = _step.threads_for(self._act.shape[0])
+            if nch > 1:
+                kernel = _step.step_par_desc
+        desc = self._step_descriptor(flags, costs, fp, ip)
+        inv_cell = self.grid.inv_cell_size
+        stop = entry_call(kernel, _step.STAGE_START, nch, dt, inv_cell, desc)
         if stop == _step.STOP_FALLBACK:
             return False
-        py = dict.fromkeys(self.PHASES, 0.0)
+        py: dict[str, float] = {}  # the phases run in Python this update
         if stop == _step.STOP_REQUESTS:
             t0 = time.perf_counter()
             for s in slow[: info[_step.I_NSLOW]].tolist():  # in slot order, as dtCrowd
@@ -633,12 +660,12 @@ class Crowd:
                 t3 = time.perf_counter()
             py["check_path_validity"] = t1 - t0
             py["move_requests"], py["path_queue"] = t2 - t1, t3 - t2
-            stop = entry_call(kernel, _step.STAGE_TOPOLOGY, *head, *arrays)
+            stop = entry_call(kernel, _step.STAGE_TOPOLOGY, nch, dt, inv_cell, desc)
         if stop == _step.STOP_OFFMESH:
             t0 = time.perf_counter()
             self._offmesh_triggers(dt)
             py["offmesh_triggers"] = time.perf_counter() - t0
-            stop = entry_call(kernel, _step.STAGE_STEERING, *head, *arrays)
+            stop = entry_call(kernel, _step.STAGE_STEERING, nch, dt, inv_cell, desc)
         self.grid.pool_head = int(info[_step.I_POOL_HEAD])
         self.boundary_updates = int(info[_step.I_BOUNDARY_UPDATES])
         self.velocity_samples = int(info[_step.I_SAMPLES])
@@ -648,8 +675,10 @@ class Crowd:
             py["offmesh_animation"] = time.perf_counter() - t0
         k = tick_ms() * 1e-3
         t0s, t1s = ticks.tolist()
-        for i, name in enumerate(self.PHASES):
-            tim[name] = py[name] + (t1s[i] - t0s[i]) * k
+        for name, a, b in zip(self.PHASES, t0s, t1s):
+            tim[name] = (b - a) * k
+        for name, t in py.items():
+            tim[name] += t
         return True
 
     def _select_due(self, dt) -> None:
@@ -775,23 +804,36 @@ class Crowd:
         """Move requests (which & 1) and / or the path queue (which & 2) through
         :func:`navkit.crowd.step.requests_kernel`; False (nothing done) when a queued
         request has no filter index (then the Python phases run)."""
-        a, b, q, pq = self.agents, self.boundary, self.query, self.path_queue
-        flags, costs = self._ftables
-        pqq = pq.query
+        pq = self.path_queue
         its = entry_call(
-            _step.requests_kernel, q._vh().desc, q._pool, q._qi, q._qf, flags, costs, a.active,
-            a.state, a.target_state, a.target_ref, a.target_pos, a.target_pathq_ref,
-            a.target_replan, a.target_replan_time, a.query_filter, a.npos, a.partial, a.c_target,
-            a.c_path, a.c_npath, b.center, b.npolys, b.nsegs, pqq._pool, pqq._qi, pqq._qf,
-            pq.ref, pq.status, pq.keep_alive, pq.start_ref, pq.end_ref, pq.start_pos,
-            pq.end_pos, pq.filter_index, pq.paths, pq.npaths, pq.counters,
-            self._queue_iterations, _PATH_MAX_AGENTS, which,
+            _step.requests_desc, self._requests_descriptor(), self._queue_iterations,
+            _PATH_MAX_AGENTS, which,
         )  # fmt: skip
         if its < 0:
             return False
         if which & 2:
             pq.last_iterations = int(its)
         return True
+
+    def _requests_descriptor(self) -> np.ndarray:
+        """:func:`navkit.crowd.step.requests_kernel`'s arrays as one descriptor (rebuilt
+        when the navmesh view or a filter table is replaced)."""
+        q, pq = self.query, self.path_queue
+        flags, costs = self._ftables
+        pqq = pq.query
+        key = (q._vh().desc, q._pool, q._qi, q._qf, flags, costs, pqq._pool, pqq._qi, pqq._qf)
+        cache = self._req_desc_cache
+        if cache is None or any(x is not y for x, y in zip(cache[0], key)):
+            a, b = self.agents, self.boundary
+            arrays = (
+                *key[:6], a.active, a.state, a.target_state, a.target_ref, a.target_pos,
+                a.target_pathq_ref, a.target_replan, a.target_replan_time, a.query_filter,
+                a.npos, a.partial, a.c_target, a.c_path, a.c_npath, b.center, b.npolys, b.nsegs,
+                *key[6:], pq.ref, pq.status, pq.keep_alive, pq.start_ref, pq.end_ref,
+                pq.start_pos, pq.end_pos, pq.filter_index, pq.paths, pq.npaths, pq.counters,
+            )  # fmt: skip
+            cache = self._req_desc_cache = (key, _step.pack(arrays, _step.REQUESTS_SPEC), arrays)
+        return cache[1]
 
     def _move_requests(self, dt) -> None:
         if self._replan is not None:  # [replan] navkit mode: within the iteration budget
