@@ -308,7 +308,9 @@ _RAY1 = _single.raycast_single
 _NEAR1 = _single.nearest_single
 _CLOSEST1 = _single.closest_single
 _HEIGHT1 = _single.height_single
-_DEFAULT_H = tuple(float(x) for x in _DEFAULT_EXTENTS_ARG)
+_DEFAULT_H: tuple[float, float, float] = (
+    float(_DEFAULT_EXTENTS_ARG[0]), float(_DEFAULT_EXTENTS_ARG[1]), float(_DEFAULT_EXTENTS_ARG[2])
+)
 _H_CACHE: dict[tuple, tuple[float, float, float]] = {}  # validated half-extent tuples
 _BAD_ARG = (TypeError, ValueError, OverflowError)  # a coordinate the kernel wrapper refused
 
