@@ -299,9 +299,11 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
 # kernel on each chunk's slots; each agent's arithmetic is the serial one and no agent
 # reads what another writes in the phase, so the results are the same float32 values.
 _BLOCK = 16
-#: fewer active agents per thread than this: fewer threads (one below 2 * PAR_MIN: at 100
-#: agents the parallel regions cost more than they save, bench/crowd.py 2026-12-02)
-PAR_MIN = 128
+#: fewer active agents per thread than this: fewer threads. 40: at 100 agents the update
+#: takes 0.57-0.87x WASM dtCrowd's on two threads against 0.85-1.26x on one
+#: (bench/crowd.py, 2026-12-02 evening, quiet machine, OpenMP's default wait policy);
+#: the earlier 128 was chosen under load average 12, with no core for a second thread
+PAR_MIN = 40
 
 
 def threads_for(n: int) -> int:
