@@ -393,22 +393,3 @@ def find_nearest_entry(d, center, half, flt, nearest_pt):
 def query_polygons_entry(d, center, half, flt, out):
     """:func:`query_polygons_kernel` on the view described by ``d``."""
     return query_polygons_kernel(open_view(d), center, half, flt, out)
-
-
-@njit
-def nearest_ref_entry(d, center, half, flt, nearest_pt):
-    """findNearestPoly for :meth:`NavMeshQuery.find_nearest_poly`: ``nearest_pt`` receives
-    the nearest point (the center when nothing was found). Returns (ref as int64, 0 when
-    nothing was found; over_poly; False when the center is not finite, nothing done)."""
-    for c in range(3):
-        if not np.isfinite(center[c]):
-            return np.int64(0), False, False
-        nearest_pt[c] = center[c]
-    nav = open_view(d)
-    pt = np.empty(3, np.float32)
-    pv = np.empty((6, 3), np.float32)
-    tri = np.empty((5, 3), np.float32)
-    p, over = find_nearest_core(nav, center, half, flt, nearest_pt, pt, pv, tri)
-    if p < 0:
-        return np.int64(0), False, True
-    return nav.poly_ref[p], over, True

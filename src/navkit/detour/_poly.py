@@ -242,18 +242,6 @@ def _closest_point_body(
 
 # -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
 @njit
-def closest_point_on_poly_entry(d, p, pos, out):
-    """:func:`closest_point_on_poly` on the view described by ``d``."""
-    return closest_point_on_poly(open_view(d), p, pos, out)
-
-
-@njit
 def closest_point_on_boundary_entry(d, p, pos, out):
     """:func:`closest_point_on_boundary` on the view described by ``d``."""
     return closest_point_on_boundary(open_view(d), p, pos, out)
-
-
-@njit
-def poly_height_entry(d, p, pos):
-    """:func:`poly_height` on the view described by ``d``."""
-    return poly_height(open_view(d), p, pos)

@@ -20,7 +20,7 @@ from navkit._jit import F32, njit
 
 from ._geom import FLT_MAX, ZERO, intersect_seg_poly_2d, vdist
 from ._portal import BUFFER_TOO_SMALL, FAILURE, INVALID_PARAM, SUCCESS, passes
-from ._view import POLYTYPE_OFFMESH, load_poly, open_view, poly_index, poly_index_unsafe
+from ._view import POLYTYPE_OFFMESH, load_poly, poly_index, poly_index_unsafe
 
 _INV255 = F32(1.0) / F32(255.0)
 
@@ -182,21 +182,3 @@ def raycast_core(
         cur = nxt
         cur_ref = next_ref
     return status, t, hit_edge, n, cost
-
-
-# -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
-@njit
-def raycast_entry(d, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal):
-    """:func:`raycast_kernel` on the view described by ``d``; non-finite points give
-    FAILURE | INVALID_PARAM (as Detour's dtVisfinite check) and path count -1."""
-    for c in range(3):
-        if not (np.isfinite(spos[c]) and np.isfinite(epos[c])):
-            return FAILURE | INVALID_PARAM, ZERO, -1, -1, ZERO
-    # the view and the arguments are lent to raycast_core (no reference counting): the
-    # call costs a few nanoseconds
-    pv = np.empty((6, 3), np.float32)
-    cur_pos = np.empty(3, np.float32)
-    return raycast_core(
-        open_view(d), flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path,
-        normal, pv, cur_pos,
-    )  # fmt: skip
