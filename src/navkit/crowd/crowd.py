@@ -228,6 +228,8 @@ class Crowd:
         self._requests = RequestTracker(self)
         self.parallel = bool(parallel)
         self._tiny = TinyPools()
+        self._chooser = _step.ThreadChooser()  # parallel crowd: serial or parallel step
+        self._nch: tuple = (None, 1)  # ((active agents, chooser period), threads_for)
         self._nsamples = np.zeros(self.max_agents, np.int64)
         self._ftabs: tuple[np.ndarray, np.ndarray] | None = None
         self._ftabs_of: list = []
@@ -671,14 +673,26 @@ class Crowd:
         fp, ip = self._avoidance_tables()
         ticks.fill(0)
         kernel, nch = _step.step_desc, 1
+        chooser = None
         if self.parallel:  # (one chunk: the serial step, the same results without the
             # parallel kernels' regions)
-            nch = _step.threads_for(self._act.shape[0])
-            if nch > 1:
+            chooser = self._chooser
+            key = (self._act.shape[0], chooser.k // chooser.PERIOD)
+            if self._nch[0] != key:  # (numba.get_num_threads: ~1-4 us; asked once a period)
+                self._nch = (key, _step.threads_for(key[0]))
+            nch = self._nch[1]
+            if nch <= 1:
+                chooser.k += 1
+                chooser = None
+            elif chooser.serial_now():  # (the same results: see ThreadChooser)
+                nch = 1
+            else:
                 kernel = _step.step_par_desc
         desc = self._step_descriptor(flags, costs, fp, ip)
         inv_cell = self.grid.inv_cell_size
+        t_k = time.perf_counter()
         stop = entry_call(kernel, _step.STAGE_START, nch, dt, inv_cell, desc)
+        t_k = time.perf_counter() - t_k
         if stop == _step.STOP_FALLBACK:
             return False
         py: dict[str, float] = {}  # the phases run in Python this update
@@ -696,12 +710,18 @@ class Crowd:
                 t3 = time.perf_counter()
             py["check_path_validity"] = t1 - t0
             py["move_requests"], py["path_queue"] = t2 - t1, t3 - t2
+            t4 = time.perf_counter()
             stop = entry_call(kernel, _step.STAGE_TOPOLOGY, nch, dt, inv_cell, desc)
+            t_k += time.perf_counter() - t4
         if stop == _step.STOP_OFFMESH:
             t0 = time.perf_counter()
             self._offmesh_triggers(dt)
             py["offmesh_triggers"] = time.perf_counter() - t0
+            t1 = time.perf_counter()
             stop = entry_call(kernel, _step.STAGE_STEERING, nch, dt, inv_cell, desc)
+            t_k += time.perf_counter() - t1
+        if chooser is not None:
+            chooser.record(nch == 1, t_k)
         iv = info.tolist()
         self.grid.pool_head = iv[_step.I_POOL_HEAD]
         self.boundary_updates = iv[_step.I_BOUNDARY_UPDATES]
