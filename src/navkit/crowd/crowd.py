@@ -165,7 +165,9 @@ class Crowd:
         agents on otherwise idle cores; on a loaded machine set
         ``OMP_WAIT_POLICY=PASSIVE`` before the first parallel call (waiting
         OpenMP threads then sleep instead of spinning through other processes'
-        time slices).
+        time slices). In dtcrowd mode the one-kernel step times itself on one
+        thread against all threads every 64 updates and runs the faster
+        (:class:`navkit.crowd.step.ThreadChooser`; the same results either way).
 
     Agent state is readable as slot-indexed arrays (no copies): :attr:`positions`,
     :attr:`velocities`, :attr:`states`, :attr:`target_states`, :attr:`active`;

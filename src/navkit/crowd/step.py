@@ -323,11 +323,13 @@ class ThreadChooser:
     arithmetic), so the choice is only one of speed. On a machine whose other cores are
     busy, or with few agents per thread, the parallel step's regions (a wake-up and a
     barrier each, three per update) can cost more than they save. Every ``PERIOD``
-    updates the first ``PROBES`` alternate the two steps (parallel first); the faster
-    by median kernel wall time runs the rest of the period."""
+    updates the first ``PROBES`` run the two steps in turns of two updates (parallel
+    first); the second update of each turn is timed (the first wakes the threads up or
+    lets them fall asleep), and the faster step by median kernel wall time runs the
+    rest of the period."""
 
     PERIOD = 64
-    PROBES = 8
+    PROBES = 16
 
     def __init__(self) -> None:
         self.k = 0
@@ -338,13 +340,13 @@ class ThreadChooser:
         if not AUTO_SERIAL:
             return False
         k = self.k % self.PERIOD
-        return k % 2 == 1 if k < self.PROBES else self.serial
+        return (k // 2) % 2 == 1 if k < self.PROBES else self.serial
 
     def record(self, serial: bool, seconds: float) -> None:
         """The update's step took ``seconds`` (kernel calls only), serial or not."""
         k = self.k % self.PERIOD
         self.k += 1
-        if k >= self.PROBES:
+        if k >= self.PROBES or k % 2 == 0:
             return
         self._t[serial].append(seconds)
         if k == self.PROBES - 1:
