@@ -31,6 +31,7 @@ MAX_CIRCLES = 6  # dtCrowd: m_obstacleQuery->init(6, 8)
 MAX_SEGMENTS = 8
 _MAX_PATTERN_DIVS = 32
 _MAX_PATTERN_RINGS = 4
+_SV = _MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 8  # samples (129) rounded up to 8s
 _DT_PI = F32(3.14159265)
 _FLT_MAX = F32(np.finfo(np.float32).max)
 _FLT_EPS = F32(np.finfo(np.float32).eps)
@@ -132,7 +133,7 @@ def sample_velocity_adaptive(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, f
         np.zeros(max(nseg, 1), np.bool_),
         np.zeros((_MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1, 2), np.float32),
         np.zeros((max(ncir, 1), 9), np.float32), np.zeros((max(nseg, 1), 5), np.float32),
-        np.zeros((6, _MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1), np.float32),
+        np.zeros((6, _SV), np.float32),
     )  # fmt: skip
 
 
@@ -141,7 +142,7 @@ def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
                  ct, st, sv):  # fmt: skip
     """:func:`sample_velocity_adaptive` with caller scratch ``touch`` (>= nseg,) bool,
     ``pat`` (129, 2) float32, the per-agent tables ``ct`` (>= ncir, 9) and ``st``
-    (>= nseg, 5) float32 and ``sv`` (6, 129) float32 (per sample: velocity x, z, the
+    (>= nseg, 5) float32 and ``sv`` (6, 136) float32 (per sample: velocity x, z, the
     relative velocity 2 v - vel, tmin, side).
 
     Each refinement scores its samples in two passes with dtObstacleAvoidanceQuery::
@@ -268,12 +269,22 @@ def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
             tmins[nv] = horiz
             sides[nv] = F32(0.0)
             nv += 1
+        # whole vectors of 8: LLVM's loops below then run no scalar remainder (the
+        # padding rows are scored and never read)
+        nvp = (nv + 7) & ~7
+        for i in range(nv, nvp):
+            sx_[i] = F32(0.0)
+            sz_[i] = F32(0.0)
+            axs[i] = F32(0.0)
+            azs[i] = F32(0.0)
+            tmins[i] = horiz
+            sides[i] = F32(0.0)
         for j in range(ncir):  # the circles (sweepCircleCircle, side), all samples
             c0, c1, c2, c3, c4, c5, c6, c7, c8 = (
                 ct[j, 0], ct[j, 1], ct[j, 2], ct[j, 3], ct[j, 4], ct[j, 5], ct[j, 6], ct[j, 7],
                 ct[j, 8],
             )
-            for i in range(nv):
+            for i in range(nvp):
                 abx = axs[i] - c0
                 abz = azs[i] - c1
                 d1 = (c2 * abx + c3 * abz) * F32(0.5) + F32(0.5)
@@ -300,7 +311,7 @@ def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
             qx = st[j, 0]
             qz = st[j, 1]
             if touch[j]:
-                for i in range(nv):
+                for i in range(nvp):
                     vx = sx_[i]
                     vz = sz_[i]
                     if not (-qz * vx + qx * vz < F32(0.0)):
@@ -310,7 +321,7 @@ def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
                 g2 = st[j, 2]
                 g3 = st[j, 3]
                 g4 = st[j, 4]
-                for i in range(nv):
+                for i in range(nvp):
                     vx = sx_[i]
                     vz = sz_[i]
                     d = vz * qx - vx * qz
@@ -378,7 +389,7 @@ def _plan_impl(act, nchunk, walking, update_flags, npos, radius, vel, dvel, desi
         pat_o = np.zeros((_MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1, 2), np.float32)
         ct_o = np.zeros((MAX_CIRCLES, 9), np.float32)
         st_o = np.zeros((MAX_SEGMENTS, 5), np.float32)
-        sv_o = np.zeros((6, _MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1), np.float32)
+        sv_o = np.zeros((6, _SV), np.float32)
         cir, sg, touch, pat, ct, st, sv = borrow((cir_o, sg_o, touch_o, pat_o, ct_o, st_o, sv_o))
         for i in range((n_act * c) // nchunk, (n_act * (c + 1)) // nchunk):
             s = act[i]
