@@ -26,7 +26,9 @@ time of each phase of navkit's update. ``--native`` adds the native
 peer (../shared/peer-native, same seeds so the same agents): its update time and
 its own arrival fraction (it writes no trajectories). navkit's timed crowd is
 ``Crowd(parallel=True)`` (its one-kernel step with the per-agent phases on all cores:
-the same float32 trajectories), then the one-thread crowd in the same run (``1-thread
+the same float32 trajectories; every 64 updates it times that step against the
+one-thread step and runs the faster, so on a busy machine it may run on one
+thread), then the one-thread crowd in the same run (``1-thread
 ms``, ``ratio 1t``; ``final= 1t`` its final positions equal to the peer's); ``cpu ms`` is
 the parallel crowd's CPU time per update, all threads. ``--serial`` times only the
 one-thread crowd.

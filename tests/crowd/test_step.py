@@ -52,6 +52,7 @@ def test_step_kernel_matches_the_phases(navmesh, monkeypatch, chunks, py_request
     against the Python phases)."""
     if chunks:
         monkeypatch.setattr(step_mod, "threads_for", lambda n: chunks)
+        monkeypatch.setattr(step_mod, "AUTO_SERIAL", False)  # the parallel step every time
     fused, hs, q = _crowd(navmesh, 40, 7, parallel=bool(chunks))
     phased, hs2, _ = _crowd(navmesh, 40, 7)
     monkeypatch.setattr(phased, "_fusable", lambda: False)
@@ -226,3 +227,24 @@ def test_dense_cell_neighbours_are_the_grid_walks(seed):
     for a, b in zip(out[0], out[1]):
         assert np.array_equal(a, b)
     assert out[0][2].max() > 0
+
+
+def test_thread_chooser_probes_both_and_keeps_the_faster():
+    """A parallel crowd runs the two steps in turns of two updates in the first PROBES
+    updates of each PERIOD (the second of each turn timed), then the one with the
+    smaller median kernel time."""
+    ch = step_mod.ThreadChooser()
+    for fast_serial in (True, False, True):
+        seen = []
+        for k in range(ch.PERIOD):
+            ser = ch.serial_now()
+            seen.append(ser)
+            # (the untimed first update of each of the faster step's turns is slow: it
+            # must not count)
+            t = 1.0 if ser == fast_serial else 2.0
+            if k < ch.PROBES and k % 2 == 0 and ser == fast_serial:
+                t = 5.0
+            ch.record(ser, t + 0.01 * (k % 3))
+        probes = seen[: ch.PROBES]
+        assert probes == [(k // 2) % 2 == 1 for k in range(ch.PROBES)]
+        assert all(s == fast_serial for s in seen[ch.PROBES :])

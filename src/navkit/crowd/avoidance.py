@@ -31,6 +31,7 @@ MAX_CIRCLES = 6  # dtCrowd: m_obstacleQuery->init(6, 8)
 MAX_SEGMENTS = 8
 _MAX_PATTERN_DIVS = 32
 _MAX_PATTERN_RINGS = 4
+_SV = _MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 8  # samples (129) rounded up to 8s
 _DT_PI = F32(3.14159265)
 _FLT_MAX = F32(np.finfo(np.float32).max)
 _FLT_EPS = F32(np.finfo(np.float32).eps)
@@ -121,91 +122,6 @@ def _dist_pt_seg_sqr_2d(px, pz, ax, az, bx, bz):
 
 
 @njit(cache=True)
-def _process_sample(vx, vz, vel0, vel2, dvel0, dvel2, min_penalty, w_des, w_cur, w_side, w_toi,
-                    horiz, inv_vmax, inv_horiz, ct, ncir, st, touch, nseg):  # fmt: skip
-    """dtObstacleAvoidanceQuery::processSample (vcand = (vx, 0, vz)) on the tables of
-    :func:`_sample_core`: ``ct`` rows (vel.x, vel.z, dp.x, dp.z, np.x, np.z, s.x, s.z, c)
-    of the circles, ``st`` rows (q - p).x, (q - p).z, (pos - p).x, (pos - p).z and
-    perp2d(q - p, pos - p) of the segments: the terms that do not depend on the sample,
-    computed once per agent with the same float32 operations."""
-    vpen = w_des * (_vdist2d(vx, vz, dvel0, dvel2) * inv_vmax)
-    vcpen = w_cur * (_vdist2d(vx, vz, vel0, vel2) * inv_vmax)
-    min_pen = min_penalty - vpen - vcpen
-    t_thr = (w_toi / min_pen - F32(0.1)) * horiz
-    if t_thr - horiz > -_FLT_EPS:
-        return min_penalty
-    tmin = horiz
-    side = F32(0.0)
-    ax = vx * F32(2.0) - vel0
-    az = vz * F32(2.0) - vel2
-    for i in range(ncir):
-        c = ct[i]
-        abx = ax - c[0]
-        abz = az - c[1]
-        d1 = (c[2] * abx + c[3] * abz) * F32(0.5) + F32(0.5)
-        d2 = (c[4] * abx + c[5] * abz) * F32(2.0)
-        v = min(d1, d2)
-        if v < F32(0.0):
-            v = F32(0.0)
-        elif v > F32(1.0):
-            v = F32(1.0)
-        side += v
-        # sweepCircleCircle(pos, rad, vab, c.p, c.rad)
-        a = abx * abx + abz * abz
-        if a < F32(0.0001):
-            continue
-        sx = c[6]
-        sz = c[7]
-        b = abx * sx + abz * sz
-        d = b * b - a * c[8]
-        if d < F32(0.0):
-            continue
-        a = F32(1.0) / a
-        rd = np.sqrt(d)
-        htmin = (b - rd) * a
-        htmax = (b + rd) * a
-        if htmin < F32(0.0) and htmax > F32(0.0):
-            htmin = -htmin * F32(0.5)
-        if htmin >= F32(0.0):
-            if htmin < tmin:
-                tmin = htmin
-                if tmin < t_thr:
-                    return min_penalty
-    for i in range(nseg):
-        g = st[i]
-        qx = g[0]
-        qz = g[1]
-        if touch[i]:
-            # snorm = (-sdz, ?, sdx); dot2d(snorm, vcand)
-            if -qz * vx + qx * vz < F32(0.0):
-                continue
-            htmin = F32(0.0)
-        else:
-            # isectRaySeg(pos, vcand, p, q)
-            d = vz * qx - vx * qz
-            if abs(d) < F32(1e-6):
-                continue
-            d = F32(1.0) / d
-            t = g[4] * d
-            if t < F32(0.0) or t > F32(1.0):
-                continue
-            s = (vz * g[2] - vx * g[3]) * d
-            if s < F32(0.0) or s > F32(1.0):
-                continue
-            htmin = t
-        htmin = htmin * F32(2.0)
-        if htmin < tmin:
-            tmin = htmin
-            if tmin < t_thr:
-                return min_penalty
-    if ncir:
-        side = side / F32(ncir)
-    spen = w_side * side
-    tpen = w_toi * (F32(1.0) / (F32(0.1) + tmin * inv_horiz))
-    return vpen + vcpen + spen + tpen
-
-
-@njit(cache=True)
 def sample_velocity_adaptive(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel):
     """dtObstacleAvoidanceQuery::sampleVelocityAdaptive; writes nvel, returns the sample count.
 
@@ -217,15 +133,27 @@ def sample_velocity_adaptive(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, f
         np.zeros(max(nseg, 1), np.bool_),
         np.zeros((_MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1, 2), np.float32),
         np.zeros((max(ncir, 1), 9), np.float32), np.zeros((max(nseg, 1), 5), np.float32),
+        np.zeros((6, _SV), np.float32),
     )  # fmt: skip
 
 
 @njit(cache=True)
 def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel, touch, pat,
-                 ct, st):  # fmt: skip
+                 ct, st, sv):  # fmt: skip
     """:func:`sample_velocity_adaptive` with caller scratch ``touch`` (>= nseg,) bool,
-    ``pat`` (129, 2) float32 and the tables of :func:`_process_sample`, ``ct``
-    (>= ncir, 9) and ``st`` (>= nseg, 5) float32."""
+    ``pat`` (129, 2) float32, the per-agent tables ``ct`` (>= ncir, 9) and ``st``
+    (>= nseg, 5) float32 and ``sv`` (6, 136) float32 (per sample: velocity x, z, the
+    relative velocity 2 v - vel, tmin, side).
+
+    Each refinement scores its samples in two passes with dtObstacleAvoidanceQuery::
+    processSample's float32 operations: first, for all samples within reach and one
+    circle or segment at a time (a loop over samples, which LLVM vectorises), the
+    time of impact ``tmin`` and the side term; then, in pattern order, Detour's
+    penalty with its early outs. An early out returns the current minimum penalty
+    when the sample cannot beat it: before any circle when ``t_thr >= horiz``, and
+    as soon as ``tmin`` falls below ``t_thr`` (tmin only decreases, so exactly when
+    the final ``tmin`` is below ``t_thr``). The chosen velocity, the penalties compared
+    and the sample count are Detour's."""
     # prepare(pos, dvel)
     for i in range(ncir):
         c = cir[i]
@@ -321,20 +249,113 @@ def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
     ns = 0
     lim = vmax + F32(0.001)
     lim = lim * lim
+    sx_ = sv[0]  # (rows of the caller's scratch: no allocation per agent)
+    sz_ = sv[1]
+    axs = sv[2]
+    azs = sv[3]
+    tmins = sv[4]
+    sides = sv[5]
     for _ in range(depth):
-        min_penalty = _FLT_MAX
-        bx = F32(0.0)
-        bz = F32(0.0)
-        for i in range(npat):
+        nv = 0
+        for i in range(npat):  # the samples within reach, in pattern order
             vx = rx + pat[i, 0] * cr
             vz = rz + pat[i, 1] * cr
             if vx * vx + vz * vz > lim:
                 continue
-            pen = _process_sample(
-                vx, vz, vel0, vel2, dvel0, dvel2, min_penalty, w_des, w_cur, w_side, w_toi,
-                horiz, inv_vmax, inv_horiz, ct, ncir, st, touch, nseg,
-            )  # fmt: skip
+            sx_[nv] = vx
+            sz_[nv] = vz
+            axs[nv] = vx * F32(2.0) - vel0
+            azs[nv] = vz * F32(2.0) - vel2
+            tmins[nv] = horiz
+            sides[nv] = F32(0.0)
+            nv += 1
+        # whole vectors of 8: LLVM's loops below then run no scalar remainder (the
+        # padding rows are scored and never read)
+        nvp = (nv + 7) & ~7
+        for i in range(nv, nvp):
+            sx_[i] = F32(0.0)
+            sz_[i] = F32(0.0)
+            axs[i] = F32(0.0)
+            azs[i] = F32(0.0)
+            tmins[i] = horiz
+            sides[i] = F32(0.0)
+        for j in range(ncir):  # the circles (sweepCircleCircle, side), all samples
+            c0, c1, c2, c3, c4, c5, c6, c7, c8 = (
+                ct[j, 0], ct[j, 1], ct[j, 2], ct[j, 3], ct[j, 4], ct[j, 5], ct[j, 6], ct[j, 7],
+                ct[j, 8],
+            )
+            for i in range(nvp):
+                abx = axs[i] - c0
+                abz = azs[i] - c1
+                d1 = (c2 * abx + c3 * abz) * F32(0.5) + F32(0.5)
+                d2 = (c4 * abx + c5 * abz) * F32(2.0)
+                v = min(d1, d2)
+                if v < F32(0.0):
+                    v = F32(0.0)
+                elif v > F32(1.0):
+                    v = F32(1.0)
+                sides[i] += v
+                a = abx * abx + abz * abz
+                b = abx * c6 + abz * c7
+                d = b * b - a * c8
+                ia = F32(1.0) / a
+                rd = np.sqrt(d)
+                htmin = (b - rd) * ia
+                htmax = (b + rd) * ia
+                if htmin < F32(0.0) and htmax > F32(0.0):
+                    htmin = -htmin * F32(0.5)
+                tm = tmins[i]
+                ok = not (a < F32(0.0001)) and not (d < F32(0.0)) and htmin >= F32(0.0)
+                tmins[i] = htmin if ok and htmin < tm else tm
+        for j in range(nseg):
+            qx = st[j, 0]
+            qz = st[j, 1]
+            if touch[j]:
+                for i in range(nvp):
+                    vx = sx_[i]
+                    vz = sz_[i]
+                    if not (-qz * vx + qx * vz < F32(0.0)):
+                        if F32(0.0) < tmins[i]:
+                            tmins[i] = F32(0.0)
+            else:
+                g2 = st[j, 2]
+                g3 = st[j, 3]
+                g4 = st[j, 4]
+                for i in range(nvp):
+                    vx = sx_[i]
+                    vz = sz_[i]
+                    d = vz * qx - vx * qz
+                    ok = not (abs(d) < F32(1e-6))
+                    d = F32(1.0) / d
+                    t = g4 * d
+                    ok = ok and not (t < F32(0.0) or t > F32(1.0))
+                    s = (vz * g2 - vx * g3) * d
+                    ok = ok and not (s < F32(0.0) or s > F32(1.0))
+                    h2 = t * F32(2.0)
+                    tm = tmins[i]
+                    tmins[i] = h2 if ok and h2 < tm else tm
+        min_penalty = _FLT_MAX
+        bx = F32(0.0)
+        bz = F32(0.0)
+        for i in range(nv):
+            vx = sx_[i]
+            vz = sz_[i]
             ns += 1
+            vpen = w_des * (_vdist2d(vx, vz, dvel0, dvel2) * inv_vmax)
+            vcpen = w_cur * (_vdist2d(vx, vz, vel0, vel2) * inv_vmax)
+            min_pen = min_penalty - vpen - vcpen
+            t_thr = (w_toi / min_pen - F32(0.1)) * horiz
+            if t_thr - horiz > -_FLT_EPS:
+                continue
+            tmin = tmins[i]
+            if tmin < t_thr:
+                continue
+            side = sides[i]
+            if ncir:
+                side = side / F32(ncir)
+            spen = w_side * side
+            tpen = w_toi * (F32(1.0) / (F32(0.1) + tmin * inv_horiz))
+            pen = vpen + vcpen + spen + tpen
             if pen < min_penalty:
                 min_penalty = pen
                 bx = vx
@@ -368,7 +389,8 @@ def _plan_impl(act, nchunk, walking, update_flags, npos, radius, vel, dvel, desi
         pat_o = np.zeros((_MAX_PATTERN_DIVS * _MAX_PATTERN_RINGS + 1, 2), np.float32)
         ct_o = np.zeros((MAX_CIRCLES, 9), np.float32)
         st_o = np.zeros((MAX_SEGMENTS, 5), np.float32)
-        cir, sg, touch, pat, ct, st = borrow((cir_o, sg_o, touch_o, pat_o, ct_o, st_o))
+        sv_o = np.zeros((6, _SV), np.float32)
+        cir, sg, touch, pat, ct, st, sv = borrow((cir_o, sg_o, touch_o, pat_o, ct_o, st_o, sv_o))
         for i in range((n_act * c) // nchunk, (n_act * (c + 1)) // nchunk):
             s = act[i]
             if not walking[s]:
@@ -407,9 +429,9 @@ def _plan_impl(act, nchunk, walking, update_flags, npos, radius, vel, dvel, desi
             t = avoid_type[s]
             nsamples[s] = _sample_core(
                 npos[s], radius[s], desired_speed[s], vel[s], dvel[s], cir, nc, sg, ns,
-                fp_table[t], ip_table[t], nvel[s], touch, pat, ct, st,
+                fp_table[t], ip_table[t], nvel[s], touch, pat, ct, st, sv,
             )  # fmt: skip
-        keep((cir_o, sg_o, touch_o, pat_o, ct_o, st_o))
+        keep((cir_o, sg_o, touch_o, pat_o, ct_o, st_o, sv_o))
 
 
 plan_velocities, plan_velocities_par = twins(_plan_impl)

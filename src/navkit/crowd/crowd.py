@@ -165,7 +165,9 @@ class Crowd:
         agents on otherwise idle cores; on a loaded machine set
         ``OMP_WAIT_POLICY=PASSIVE`` before the first parallel call (waiting
         OpenMP threads then sleep instead of spinning through other processes'
-        time slices).
+        time slices). In dtcrowd mode the one-kernel step times itself on one
+        thread against all threads every 64 updates and runs the faster
+        (:class:`navkit.crowd.step.ThreadChooser`; the same results either way).
 
     Agent state is readable as slot-indexed arrays (no copies): :attr:`positions`,
     :attr:`velocities`, :attr:`states`, :attr:`target_states`, :attr:`active`;
@@ -219,12 +221,17 @@ class Crowd:
         self.velocity_samples = 0  # candidate velocities scored in the last update
         self.filters = [QueryFilter() for _ in range(16)]
         self._avoid: list[ObstacleAvoidanceParams] = [DEFAULT_PARAMS] * MAX_PARAMS
-        self.timings: dict[str, float] = dict.fromkeys(self.PHASES, 0.0)
+        self._timings: dict[str, float] = dict.fromkeys(self.PHASES, 0.0)
+        self._timings_due: dict | None = None  # the step's stamps not yet in _timings
         self._act = np.zeros(0, np.int64)
+        self._act_dirty = True  # an agent was added or removed since _act was made
+        self._desc_act = -1  # agents in the step descriptor's act buffer (-1: stale)
         self._pending: list[int] = []
         self._requests = RequestTracker(self)
         self.parallel = bool(parallel)
         self._tiny = TinyPools()
+        self._chooser = _step.ThreadChooser()  # parallel crowd: serial or parallel step
+        self._nch: tuple = (None, 1)  # ((active agents, chooser period), threads_for)
         self._nsamples = np.zeros(self.max_agents, np.int64)
         self._ftabs: tuple[np.ndarray, np.ndarray] | None = None
         self._ftabs_of: list = []
@@ -393,6 +400,7 @@ class Crowd:
         a.state[s] = STATE_WALKING
         a.target_state[s] = TARGET_NONE
         a.active[s] = True
+        self._act_dirty = True
         a.anim_active[s] = False
         self.local_grid.reset(s)  # navkit extension
         return a.handle(s)
@@ -402,6 +410,7 @@ class Crowd:
         s = self.agents.slot(handle)
         self._requests.on_reset(s)
         self.agents.free(s)
+        self._act_dirty = True
 
     def update_agent_params(self, handle: int, params: AgentParams) -> None:
         s = self.agents.slot(handle)
@@ -553,20 +562,48 @@ class Crowd:
         self.temporary_obstacles.remove(handle)
 
     # -- update ----------------------------------------------------------------------------
+    @property
+    def timings(self) -> dict[str, float]:
+        """Seconds each phase (:attr:`PHASES`) took in the last update (a phase that did
+        not run: 0). The one-kernel step's stamps are turned into seconds when read."""
+        due = self._timings_due
+        if due is not None:
+            self._timings_due = None
+            tim = self._timings
+            k = tick_ms() * 1e-3
+            ticks = self._step_state()[0][0]
+            t0s, t1s = ticks.tolist()
+            for name, a, b in zip(self.PHASES, t0s, t1s):
+                tim[name] = (b - a) * k
+            for name, t in due.items():
+                tim[name] += t
+        return self._timings
+
     def update(self, dt: float) -> None:
         """Advance the crowd by dt seconds (dtCrowd::update); dt finite and > 0."""
-        dt32 = F(_check.real(dt, "dt", 0.0, lo_open=True, unit="s"))
-        if not dt32 > 0:  # positive but below float32's smallest
-            raise InputError(f"dt must be > 0 as float32 [s], got {dt!r}")
-        self._act = np.flatnonzero(self.agents.active).astype(np.int64, copy=False)
+        if type(dt) is float and 1e-30 < dt < 1e30:  # (the common case, checked cheaply)
+            dt32 = F(dt)
+        else:
+            dt32 = F(_check.real(dt, "dt", 0.0, lo_open=True, unit="s"))
+            if not dt32 > 0:  # positive but below float32's smallest
+                raise InputError(f"dt must be > 0 as float32 [s], got {dt!r}")
+        self._timings_due = None
+        if self._act_dirty:
+            self._act = self.agents.active.nonzero()[0].astype(np.int64, copy=False)
+            self._act_dirty = False
+            self._desc_act = -1  # the step descriptor's act buffer is stale
         self._ftables = self._filter_tables()
-        self._select_due(dt32)
+        if self._lod.k != 1:
+            self._select_due(dt32)
+        else:
+            self._due = self._corner_act = self._act
         self._stepped = self._fusable() and self._update_fused(dt32)
         if not self._stepped:
+            tim = self._timings
             for name in self.PHASES:
                 t0 = time.perf_counter()
                 getattr(self, "_" + name)(dt32)
-                self.timings[name] = time.perf_counter() - t0
+                tim[name] = time.perf_counter() - t0
         self._requests.after_update()  # callbacks: after all phases, never inside a kernel
 
     def _fusable(self) -> bool:
@@ -609,8 +646,9 @@ class Crowd:
         tables); ``act`` is a buffer whose length word is set per update."""
         q = self.query
         key = (q._vh().desc, q._pool, q._qi, q._qf, flags, costs, fp, ip)
+        ids = tuple(map(id, key))  # (the cache holds the key's objects: no id is reused)
         cache = self._desc_cache
-        if cache is None or any(x is not y for x, y in zip(cache[0], key)):
+        if cache is None or cache[0] != ids:
             (ticks, info, slow, walking), arrays = self._step_state()
             head = (
                 ticks, info, slow, key[0], self._tiny.desc, q._pool, q._qi, q._qf, flags, costs,
@@ -618,31 +656,45 @@ class Crowd:
             )  # fmt: skip
             body = arrays[:45] + arrays[46:]  # (inv_cell_size is a scalar argument)
             desc = _step.pack(head + body, _step.STEP_SPEC)
-            cache = self._desc_cache = (key, desc, head + body)
+            cache = self._desc_cache = (ids, desc, head + body, key)
+            self._desc_act = -1
         desc = cache[1]
-        n = self._act.shape[0]
-        self._act_buf[:n] = self._act
-        desc[4 * _step.STEP_ACT + 1] = n
+        if self._desc_act < 0:  # _act changed (or a new descriptor)
+            n = self._act.shape[0]
+            self._act_buf[:n] = self._act
+            desc[4 * _step.STEP_ACT + 1] = n
+            self._desc_act = n
         return desc
 
     def _update_fused(self, dt) -> bool:
         """dtCrowd::update through the step kernel, Python only where it must run (see
         :mod:`navkit.crowd.step`); False (nothing done) when an agent uses a navkit
         extension. Phase timings come from the kernel's time-stamp-counter stamps."""
-        (ticks, info, slow, walking), arrays = self._step_state()
-        tim = self.timings
+        ticks, info, slow, walking = self._step_state()[0]
         flags, costs = self._ftables
         fp, ip = self._avoidance_tables()
-        ticks[:] = 0
+        ticks.fill(0)
         kernel, nch = _step.step_desc, 1
+        chooser = None
         if self.parallel:  # (one chunk: the serial step, the same results without the
             # parallel kernels' regions)
-            nch = _step.threads_for(self._act.shape[0])
-            if nch > 1:
+            chooser = self._chooser
+            key = (self._act.shape[0], chooser.k // chooser.PERIOD)
+            if self._nch[0] != key:  # (numba.get_num_threads: ~1-4 us; asked once a period)
+                self._nch = (key, _step.threads_for(key[0]))
+            nch = self._nch[1]
+            if nch <= 1:
+                chooser.k += 1
+                chooser = None
+            elif chooser.serial_now():  # (the same results: see ThreadChooser)
+                nch = 1
+            else:
                 kernel = _step.step_par_desc
         desc = self._step_descriptor(flags, costs, fp, ip)
         inv_cell = self.grid.inv_cell_size
+        t_k = time.perf_counter()
         stop = entry_call(kernel, _step.STAGE_START, nch, dt, inv_cell, desc)
+        t_k = time.perf_counter() - t_k
         if stop == _step.STOP_FALLBACK:
             return False
         py: dict[str, float] = {}  # the phases run in Python this update
@@ -660,25 +712,27 @@ class Crowd:
                 t3 = time.perf_counter()
             py["check_path_validity"] = t1 - t0
             py["move_requests"], py["path_queue"] = t2 - t1, t3 - t2
+            t4 = time.perf_counter()
             stop = entry_call(kernel, _step.STAGE_TOPOLOGY, nch, dt, inv_cell, desc)
+            t_k += time.perf_counter() - t4
         if stop == _step.STOP_OFFMESH:
             t0 = time.perf_counter()
             self._offmesh_triggers(dt)
             py["offmesh_triggers"] = time.perf_counter() - t0
+            t1 = time.perf_counter()
             stop = entry_call(kernel, _step.STAGE_STEERING, nch, dt, inv_cell, desc)
-        self.grid.pool_head = int(info[_step.I_POOL_HEAD])
-        self.boundary_updates = int(info[_step.I_BOUNDARY_UPDATES])
-        self.velocity_samples = int(info[_step.I_SAMPLES])
-        if info[_step.I_ANIM]:
+            t_k += time.perf_counter() - t1
+        if chooser is not None:
+            chooser.record(nch == 1, t_k)
+        iv = info.tolist()
+        self.grid.pool_head = iv[_step.I_POOL_HEAD]
+        self.boundary_updates = iv[_step.I_BOUNDARY_UPDATES]
+        self.velocity_samples = iv[_step.I_SAMPLES]
+        if iv[_step.I_ANIM]:
             t0 = time.perf_counter()
             self._offmesh_animation(dt)
             py["offmesh_animation"] = time.perf_counter() - t0
-        k = tick_ms() * 1e-3
-        t0s, t1s = ticks.tolist()
-        for name, a, b in zip(self.PHASES, t0s, t1s):
-            tim[name] = (b - a) * k
-        for name, t in py.items():
-            tim[name] += t
+        self._timings_due = py  # (the stamps become seconds when timings is read)
         return True
 
     def _select_due(self, dt) -> None:

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from navkit._jit import njit
+from navkit._jit import entry_call, njit
 from navkit.detour.query import STRAIGHTPATH_END
 from navkit.errors import InputError, QueryError, StaleHandleError
 
@@ -63,6 +63,7 @@ from .agents import (
     TARGET_WAITING_FOR_PATH,
     TARGET_WAITING_FOR_QUEUE,
 )  # fmt: skip
+from .step import _plain_opener, pack
 
 if TYPE_CHECKING:
     from .crowd import Crowd
@@ -147,6 +148,9 @@ class RequestTracker:
         self.fired = np.zeros(n, np.bool_)  # "result" fired
         self.armed = np.zeros(n, np.bool_)  # "done" may fire
         self._called = False  # a callback ran during this after_update
+        self._out = np.zeros(n, np.int64)  # _loud's slots
+        self._desc: np.ndarray | None = None  # _loud's descriptor (the arrays never change)
+        self._desc_arrays: tuple = ()
 
     @staticmethod
     def check_callbacks(on_result, on_blocked, on_done) -> tuple:
@@ -213,13 +217,31 @@ class RequestTracker:
         """(max_agents,) bool: the slots whose request status reads "blocked"."""
         return np.array([st == "blocked" for st in self.status], np.bool_)
 
+    def _loud(self) -> list[int]:
+        """The slots that are not quiet (:meth:`_quiet`), in slot order. Without the
+        navkit-mode terms: one call of :func:`_loud_desc` on the tracker's descriptor
+        (one array to unbox instead of eleven, no mask to allocate and invert)."""
+        if self.crowd._replan is not None:
+            return np.flatnonzero(~self._quiet()).tolist()
+        d = self._desc
+        if d is None:
+            a = self.crowd.agents
+            arrays = (
+                a.active, a.target_state, self.prev, self.fired, self.armed, a.ncorners,
+                a.corner_flags, a.corner_verts, a.npos, a.radius, self._out,
+            )  # fmt: skip
+            d = self._desc = pack(arrays, _LOUD_SPEC)
+            self._desc_arrays = arrays  # (the descriptor holds their addresses only)
+        n = entry_call(_loud_desc, d)
+        return self._out[:n].tolist() if n else []
+
     def _slots(self):
         """The slots to visit: those holding a request and not quiet, in slot order; once
         a callback has run (it may change any agent), every later slot holding a
         request, read lazily (a request made by a callback for a later slot is seen)."""
         n = self.crowd.max_agents
         last = -1
-        for s in np.flatnonzero(~self._quiet()).tolist():
+        for s in self._loud():
             if self._called:
                 break
             last = s
@@ -348,27 +370,59 @@ class RequestTracker:
         return True
 
 
+@njit(inline="always")
+def _quiet_at(s, active, ts, prev, fired, armed, ncorners, corner_flags, corner_verts, npos,
+              radius):  # fmt: skip
+    """Whether slot s is quiet (:meth:`RequestTracker._quiet` without the navkit-mode
+    terms): the arrival test as :meth:`RequestTracker._arrived_all` (float32
+    difference, its hypot as glibc's hypotf: the double sqrt rounded to float32,
+    compared in float64)."""
+    t = ts[s]
+    nc = ncorners[s]
+    last = nc - 1 if nc > 0 else 0
+    arrived = False
+    if nc > 0 and (corner_flags[s, last] & _END) != 0:
+        dx = np.float64(corner_verts[s, last, 0] - npos[s, 0])
+        dz = np.float64(corner_verts[s, last, 2] - npos[s, 2])
+        dist = np.float64(np.float32(np.sqrt(dx * dx + dz * dz)))
+        reach = max(np.float64(radius[s]) * ARRIVAL_RADIUS_FRACTION, ARRIVAL_MIN)
+        arrived = dist <= reach
+    pending = t == 3 or t == 4 or t == 5
+    valid = t == 2
+    calm = fired[s] and (arrived != armed[s])
+    return active[s] and t == prev[s] and (pending or (valid and calm) or not (valid or pending))
+
+
 @njit
 def _quiet_kernel(active, ts, prev, fired, armed, ncorners, corner_flags, corner_verts, npos,
                   radius, quiet):  # fmt: skip
-    """:meth:`RequestTracker._quiet` without the navkit-mode terms, into ``quiet``: the
-    arrival test as :meth:`RequestTracker._arrived_all` (float32 difference, its
-    hypot as glibc's hypotf: the double sqrt rounded to float32, compared in
-    float64)."""
+    """:meth:`RequestTracker._quiet` without the navkit-mode terms, into ``quiet``."""
     for s in range(quiet.shape[0]):
-        t = ts[s]
-        nc = ncorners[s]
-        last = nc - 1 if nc > 0 else 0
-        arrived = False
-        if nc > 0 and (corner_flags[s, last] & _END) != 0:
-            dx = np.float64(corner_verts[s, last, 0] - npos[s, 0])
-            dz = np.float64(corner_verts[s, last, 2] - npos[s, 2])
-            dist = np.float64(np.float32(np.sqrt(dx * dx + dz * dz)))
-            reach = max(np.float64(radius[s]) * ARRIVAL_RADIUS_FRACTION, ARRIVAL_MIN)
-            arrived = dist <= reach
-        pending = t == 3 or t == 4 or t == 5
-        valid = t == 2
-        calm = fired[s] and (arrived != armed[s])
-        quiet[s] = (
-            active[s] and t == prev[s] and (pending or (valid and calm) or not (valid or pending))
+        quiet[s] = _quiet_at(
+            s, active, ts, prev, fired, armed, ncorners, corner_flags, corner_verts, npos, radius
         )
+
+
+#: :func:`_loud_desc`'s arrays in its descriptor (:func:`navkit.crowd.step.pack`)
+_LOUD_SPEC = (
+    ("active", "b1", 1), ("target_state", "i1", 1), ("prev", "i1", 1), ("fired", "b1", 1),
+    ("armed", "b1", 1), ("ncorners", "i4", 1), ("corner_flags", "u1", 2),
+    ("corner_verts", "f4", 3), ("npos", "f4", 2), ("radius", "f4", 1), ("out", "i8", 1),
+)  # fmt: skip
+_open_loud = _plain_opener(_LOUD_SPEC)
+
+
+@njit
+def _loud_desc(d):
+    """The slots that are not quiet (:func:`_quiet_kernel`'s test) into ``out`` in slot
+    order; returns their count. Arrays from the descriptor ``d`` (:data:`_LOUD_SPEC`)."""
+    (active, ts, prev, fired, armed, ncorners, corner_flags, corner_verts, npos, radius,
+     out) = _open_loud(d)  # fmt: skip
+    k = 0
+    for s in range(active.shape[0]):
+        if not _quiet_at(
+            s, active, ts, prev, fired, armed, ncorners, corner_flags, corner_verts, npos, radius
+        ):  # fmt: skip
+            out[k] = s
+            k += 1
+    return k

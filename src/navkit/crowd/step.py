@@ -311,6 +311,53 @@ def threads_for(n: int) -> int:
     return max(1, min(numba.get_num_threads(), MAX_CHUNKS, n // PAR_MIN))
 
 
+#: a parallel crowd times the serial step against the parallel one now and then and
+#: runs the faster (:class:`ThreadChooser`); False: always the parallel step
+AUTO_SERIAL = True
+
+
+class ThreadChooser:
+    """Whether a parallel crowd's next update runs the serial step or the parallel one.
+
+    Both give the same float32 results (the parallel step's agents do the serial
+    arithmetic), so the choice is only one of speed. On a machine whose other cores are
+    busy, or with few agents per thread, the parallel step's regions (a wake-up and a
+    barrier each, three per update) can cost more than they save. Every ``PERIOD``
+    updates the first ``PROBES`` run the two steps in turns of two updates (parallel
+    first); the second update of each turn is timed (the first wakes the threads up or
+    lets them fall asleep), and the faster step by median kernel wall time runs the
+    rest of the period."""
+
+    PERIOD = 64
+    PROBES = 16
+
+    def __init__(self) -> None:
+        self.k = 0
+        self.serial = False
+        self._t: tuple[list[float], list[float]] = ([], [])
+
+    def serial_now(self) -> bool:
+        if not AUTO_SERIAL:
+            return False
+        k = self.k % self.PERIOD
+        return (k // 2) % 2 == 1 if k < self.PROBES else self.serial
+
+    def record(self, serial: bool, seconds: float) -> None:
+        """The update's step took ``seconds`` (kernel calls only), serial or not."""
+        k = self.k % self.PERIOD
+        self.k += 1
+        if k >= self.PROBES or k % 2 == 0:
+            return
+        self._t[serial].append(seconds)
+        if k == self.PROBES - 1:
+            par, ser = sorted(self._t[0]), sorted(self._t[1])
+            if par and ser:
+                self.serial = ser[len(ser) // 2] + ser[(len(ser) - 1) // 2] < (
+                    par[len(par) // 2] + par[(len(par) - 1) // 2]
+                )  # (medians, both doubled)
+            self._t = ([], [])
+
+
 @njit
 def _chunk(act, c, nch):
     """The slots of chunk c of nch (blocks of _BLOCK ranks, round robin), in rank order."""
