@@ -56,6 +56,16 @@ tile data; on undulating the detail mesh holds 11.2 triangles per polygon (dunge
 2.5, nav_test 2.8), and one layer's rebuild on the Python path takes 521 us with the
 detail mesh against 79 without it.
 
+In situ (2026-12-02 evening, tc9) one add + update runs 2-4x slower than the same
+calls repeated in a loop, Python and kernel alike: the kernel's code and scratch evict
+the interpreter's working set from the core's L2, and the next add runs cold (a 4 MB
+memory sweep in the kernel's place slows it as much). Thread CPU per add, median,
+dungeon / nav_test / undulating at load ~3: Python add 32 / 72-85 / 46-51 us, Python
+update 51-61 / 109-129 / 68-75, kernel 122-129 / 171-186 / 184 (1.76 / 1.68 / 1.42
+layers per add, the counts Recast's update calls show). The layers under live
+obstacles keep their decompressed bytes (``CacheState._rawpool``), so their later
+rebuilds skip the FastLZ decode (remove 1 + update ~0.95x, add 1 + update unchanged).
+
 ``--build-only`` times the build alone, interleaved with the peer to even out the
 load of a shared machine: ``--peer-runs`` rounds of (one peer invocation timing
 ``--runs`` builds, then ``--runs`` navkit builds); medians over all rounds.
