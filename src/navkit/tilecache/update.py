@@ -607,12 +607,16 @@ class CacheState:
             if row is not None:
                 rrows[0, 0] = row
                 rrows[0, 1] = 0
+                fills = [False]
             elif flat:
                 rrows[0, 0] = self._raw_take(ref)
                 rrows[0, 1] = 1
+                fills = [True]
             else:
                 rrows[0, 0] = -1
                 rrows[0, 1] = 0
+                fills = [False]
+            empties = [not flat]
         else:
             tix = self._tix
             todo = np.array([tix[r] for r in refs], np.int64)
@@ -633,6 +637,8 @@ class CacheState:
                     rr.append((-1, 0))
             soff = np.array(offs, np.int64)
             rrows = np.array(rr, np.int64)
+            fills = [f == 1 for _, f in rr]
+            empties = [offs[i] == offs[i + 1] for i in range(k)]
             outs = np.zeros((k, 16), np.int64)
             # the free list's first k slots (k steps take at most k), head last; room for k
             nf = min(len(nm._free_slots), k)
@@ -665,15 +671,14 @@ class CacheState:
                 for r in range(j, n):
                     nxt = r
                     out = outs[r]
+                    failed = out[0] == BUILD_FAILED
                     if raw_row:
                         # a layer rebuilt without obstacles gives its copy back, and so does
                         # one whose first decode failed (the row was not filled)
                         ref = refs[r]
-                        if ref in raw_row and (
-                            soff[r + 1] == soff[r] or (rrows[r, 1] and out[0] == BUILD_FAILED)
-                        ):
+                        if ref in raw_row and (empties[r] or (fills[r] and failed)):
                             self._raw_free.append(raw_row.pop(ref))
-                    if out[0] == BUILD_FAILED:
+                    if failed:
                         self.fail_stage = int(out[6])
                         done(r, False)
                         continue
@@ -693,7 +698,7 @@ class CacheState:
             # rows taken for steps that did not run (or whose outcome was not
             # recorded) may not hold their layer: give them back
             for r in range(nxt, k):
-                if rrows[r, 1] and raw_row.get(refs[r]) == rrows[r, 0]:
+                if fills[r] and refs[r] in raw_row:
                     self._raw_free.append(raw_row.pop(refs[r]))
             raise
         return True
