@@ -21,9 +21,13 @@ rounds, printed as ``default-mode ms`` and its ratio to the compatible mode:
 
 It also prints the bytes of the layers (raw, FastLZ as Recast stores them, navkit's
 own file format ``TileCache.save``) and the time of one layer rebuild without the
-navmesh swap (decompress, mark, regions, contours, polygons, tile data; median
-over every layer of the mesh with one obstacle on it, best of 5 each) and of one
-whole update step on a layer (rebuild + navmesh swap).
+navmesh swap, median over every layer of the mesh with one obstacle on it, best of
+5 each: ``layer rebuild ms`` as the cache runs it (the update kernel's rebuild:
+decompress, mark, regions, contours, polygons, called alone from Python), ``python
+path ms`` on the reference path ``build_layer_tile`` (the same stages as separate
+kernels with numpy glue, plus Detour's tile arrays; the cache takes it only when the
+navmesh has runtime off-mesh connections); and ``update step ms``, one whole update
+step on a layer (rebuild + navmesh swap, ``CacheState.build_tile``).
 
 ``--no-native`` skips the native peer (``../shared/peer-native``: the same Recast
 commit compiled with g++ -O2, same seeds and obstacles); otherwise its medians and
@@ -51,6 +55,16 @@ detail mesh (Recast's detail stage over the layer's heights), the BV tree and th
 tile data; on undulating the detail mesh holds 11.2 triangles per polygon (dungeon
 2.5, nav_test 2.8), and one layer's rebuild on the Python path takes 521 us with the
 detail mesh against 79 without it.
+
+In situ (2026-12-02 evening, tc9) one add + update runs 2-4x slower than the same
+calls repeated in a loop, Python and kernel alike: the kernel's code and scratch evict
+the interpreter's working set from the core's L2, and the next add runs cold (a 4 MB
+memory sweep in the kernel's place slows it as much). Thread CPU per add, median,
+dungeon / nav_test / undulating at load ~3: Python add 32 / 72-85 / 46-51 us, Python
+update 51-61 / 109-129 / 68-75, kernel 122-129 / 171-186 / 184 (1.76 / 1.68 / 1.42
+layers per add, the counts Recast's update calls show). The layers under live
+obstacles keep their decompressed bytes (``CacheState._rawpool``), so their later
+rebuilds skip the FastLZ decode (remove 1 + update ~0.95x, add 1 + update unchanged).
 
 ``--build-only`` times the build alone, interleaved with the peer to even out the
 load of a shared machine: ``--peer-runs`` rounds of (one peer invocation timing
@@ -154,18 +168,33 @@ def time_ops(tc: TileCache, shapes: list[dict]) -> dict[str, float]:
     }
 
 
-def layer_rebuild_ms(tc: TileCache, shape: dict, reps: int = 5) -> tuple[float, float]:
-    """Median ms over every layer of one layer rebuild (best of ``reps``; no navmesh swap)
-    with a cylinder of ``shape``'s radius on the layer's centre, and of one whole update
-    step on that layer (rebuild without obstacle + navmesh swap; best of ``reps``)."""
+def layer_rebuild_ms(tc: TileCache, shape: dict, reps: int = 5) -> tuple[float, float, float]:
+    """Median ms over every layer of one layer rebuild with a cylinder of ``shape``'s
+    radius on the layer's centre, no navmesh swap (best of ``reps`` after a warm-up):
+    as the cache runs it (the update kernel's rebuild, ``_rebuild._layer_mesh``:
+    decompress, mark, regions, contours, polygons; the swap then writes the tile into
+    the navmesh pools) and on the Python reference path (``build_layer_tile``, ~8
+    kernel dispatches with numpy glue and ``create_navmesh_data``'s tile arrays;
+    the cache uses it only for navmeshes with runtime off-mesh connections); and of
+    one whole update step on that layer (rebuild without obstacle + navmesh swap,
+    through ``CacheState.build_tile``; best of ``reps``)."""
     import numpy as np
 
+    from navkit.tilecache._rebuild import _layer_mesh
     from navkit.tilecache.obstacles import CYLINDER, Obstacle
 
     st = tc._state
     p = tc.params
     cs = float(p.cs)
-    rebuild, swap = [], []
+    kern, rebuild, swap = [], [], []
+    sel = np.zeros(1, np.int64)
+    kinds = np.full(1, CYLINDER, np.int64)
+    fb = np.zeros((1, 3), np.float32)
+    rot = np.zeros((1, 2), np.float32)
+    aid = np.zeros(1, np.uint8)
+    z1 = np.zeros(1, np.int64)
+    pts = np.zeros((0, 2), np.float32)
+    out = np.zeros(16, np.int64)
     for ref, t in st.tiles.items():
         h = t.header
         c = (
@@ -181,8 +210,19 @@ def layer_rebuild_ms(tc: TileCache, shape: dict, reps: int = 5) -> tuple[float, 
             np.zeros((0, 2), np.float32),
             0,
         )
+        i = st._tix[ref]
+        comp = st._comp[st._coff[i] : st._coff[i + 1]]
+        fa = ob.a.reshape(1, 3)
+        fb[0] = ob.b
         best = math.inf
         for _ in range(reps + 1):  # timing noise only adds: the best (after a warm-up)
+            t0 = time.perf_counter()
+            _layer_mesh(comp, st._hdrs[i], st._bmins[i], sel, kinds, fa, fb, rot, aid, z1, z1,
+                        pts, st._climb, st._max_error, st._wp, out)  # fmt: skip
+            best = min(best, ms(t0))
+        kern.append(best)
+        best = math.inf
+        for _ in range(reps + 1):
             t0 = time.perf_counter()
             build_layer_tile(t.data, p, [ob], h)
             best = min(best, ms(t0))
@@ -193,7 +233,7 @@ def layer_rebuild_ms(tc: TileCache, shape: dict, reps: int = 5) -> tuple[float, 
             st.build_tile(ref, [])
             best = min(best, ms(t0))
         swap.append(best)
-    return median(rebuild), median(swap)
+    return median(kern), median(rebuild), median(swap)
 
 
 def spread(xs: list[float]) -> list[float]:
@@ -217,7 +257,7 @@ def bench_mesh(name: str, runs: int, peer_runs: int, native: bool) -> dict:
         tc = TileCache.bake(mesh, cfg, recast_compatible=True)
         builds.append(ms(t0))
     dc = TileCache.bake(mesh, cfg)  # navkit's default mode (no peer)
-    peers, ours, dflt, rb, stp = [], [], [], [], []
+    peers, ours, dflt, rb, rbpy, stp = [], [], [], [], [], []
     for _ in range(peer_runs):
         peer = run_peer(name, {"runs": runs, "tileSize": 48}, "--sections", "tilecache")
         peers.append(peer["tilecache"])
@@ -228,8 +268,9 @@ def bench_mesh(name: str, runs: int, peer_runs: int, native: bool) -> dict:
         for dst, cache in ((ours, tc), (dflt, dc)):
             rounds = [time_ops(cache, shapes) for _ in range(runs)]
             dst.append({k: median([r[k] for r in rounds]) for k in rounds[0]})
-        r, sw = layer_rebuild_ms(tc, shapes[0], reps=max(runs, 5))
+        r, rpy, sw = layer_rebuild_ms(tc, shapes[0], reps=max(runs, 5))
         rb.append(r)
+        rbpy.append(rpy)
         stp.append(sw)
     peer = peers[0]
     ob = peer["obstacles"]
@@ -275,6 +316,7 @@ def bench_mesh(name: str, runs: int, peer_runs: int, native: bool) -> dict:
         "ops": ops,
         "layer_rebuild_ms": median(rb),
         "layer_rebuild_spread": spread(rb),
+        "layer_rebuild_python_ms": median(rbpy),
         "tile_step_ms": median(stp),
         "tile_step_spread": spread(stp),
         "bytes": {
@@ -374,6 +416,7 @@ def main() -> None:
             "rebuild": r["layer_rebuild_ms"],
             "rb0": r["layer_rebuild_spread"][0],
             "rb1": r["layer_rebuild_spread"][1],
+            "rbpy": r["layer_rebuild_python_ms"],
             "step": r["tile_step_ms"],
             **r["bytes"],
         }
@@ -387,6 +430,7 @@ def main() -> None:
             ("rebuild", "layer rebuild ms", ".3f"),
             ("rb0", "min", ".3f"),
             ("rb1", "max", ".3f"),
+            ("rbpy", "python path ms", ".3f"),
             ("step", "update step ms", ".3f"),
             ("raw", "raw B", "d"),
             ("fastlz", "FastLZ B", "d"),

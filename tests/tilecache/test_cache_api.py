@@ -347,3 +347,51 @@ def test_recastdemo_tile_caches_load(name):
     assert tc.update().rebuilt
     tc.remove(h)
     assert tc.update().up_to_date
+
+
+def test_layer_copies_follow_live_obstacles(tset):
+    """The decompressed layers the cache keeps (``CacheState._raw_row``) are exactly those
+    under live obstacles: taken when a layer is rebuilt with obstacles, given back when it
+    is rebuilt without. Every export equals a cache's that decodes each layer every time,
+    through adds, moves, removals (also of obstacles still being processed) and budgeted
+    steps."""
+    a, b = TileCache(tset), TileCache(tset)
+    b._state._raw_take = lambda ref: -1  # (no copy: every rebuild decodes the stream)
+    rng = np.random.default_rng(5)
+    live: list[tuple[int, int]] = []
+    for k in range(60):
+        op = rng.integers(5)
+        if op <= 1 or not live:
+            p = _floor_point(a, int(rng.integers(1000))) + rng.uniform(-1, 1, 3) * [1, 0, 1]
+            r = float(rng.uniform(0.3, 2.5))
+            live.append((a.add_cylinder(p - [0, 0.5, 0], r, 2.0),
+                         b.add_cylinder(p - [0, 0.5, 0], r, 2.0)))  # fmt: skip
+        elif op == 2:
+            ha, hb = live[int(rng.integers(len(live)))]
+            d = rng.uniform(-2, 2, 3) * [1, 0, 1]
+            a.move(ha, d)
+            b.move(hb, d)
+        else:
+            ha, hb = live.pop(int(rng.integers(len(live))))
+            a.remove(ha)
+            b.remove(hb)
+        if rng.integers(3) == 0:
+            ca, cb = a.update(max_tiles=1), b.update(max_tiles=1)
+        else:
+            ca, cb = a.update(), b.update()
+        assert ca.rebuilt == cb.rebuilt and ca.invalidated == cb.invalidated
+        assert a.navmesh.to_recast() == b.navmesh.to_recast(), k
+        st = a._state
+        if st.up_to_date:
+            under = {r for r in st.tiles if st.live_slots_on(r)}
+            assert set(st._raw_row) == under, k
+        assert not b._state._raw_row
+        rows = sorted(st._raw_row.values()) + st._raw_free
+        assert sorted(rows) == list(range(st._rawpool.shape[0])), k  # (no row lost or shared)
+    for ha, hb in live:
+        a.remove(ha)
+        b.remove(hb)
+    a.update()
+    b.update()
+    assert a.navmesh.to_recast() == b.navmesh.to_recast()
+    assert not a._state._raw_row

@@ -80,11 +80,43 @@ def _layer_mesh(
     (np, 12) int64, areas (np,) uint8); status 1 when a stage failed (``out[0]`` =
     BUILD_FAILED, ``out[6]`` the stage).
     """
+    n3 = 3 * hdr[0] * hdr[1]
+    raw = np.empty(n3, np.uint8)  # (a complete decode writes every byte)
+    ok = _decompress(comp, raw) == n3
+    return _raw_mesh(
+        raw, ok, hdr, bmin, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb,
+        max_error, wp, out,
+    )  # fmt: skip
+
+
+@njit
+def _layer_raw(comp, n3, rawpool, rrow, rfill):  # pragma: no cover - numba
+    """The layer's decompressed bytes (heights, areas, cons) in a new buffer, and
+    whether the stream decoded. ``rrow >= 0``: row ``rrow`` of ``rawpool`` keeps
+    them: copied from it when ``rfill == 0`` (the layer's stream is not decoded
+    again), written to it after the decode otherwise (the cache's copy of a layer
+    under live obstacles, before any obstacle is marked)."""
+    raw = np.empty(n3, np.uint8)  # (a complete decode or copy writes every byte)
+    if rrow >= 0 and rfill == 0:
+        raw[:] = rawpool[rrow, :n3]
+        return raw, True
+    ok = _decompress(comp, raw) == n3
+    if ok and rrow >= 0:
+        rawpool[rrow, :n3] = raw
+    return raw, ok
+
+
+@njit
+def _raw_mesh(
+    raw, ok, hdr, bmin, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb,
+    max_error, wp, out,
+):  # pragma: no cover - numba  # fmt: skip
+    """:func:`_layer_mesh` after the decode: ``raw`` the layer's bytes (``ok`` False: the
+    stream was corrupt)."""
     w = hdr[0]
     h = hdr[1]
     n = w * h
-    raw = np.empty(3 * n, np.uint8)  # (a complete decode writes every byte)
-    if _decompress(comp, raw) != 3 * n:
+    if not ok:
         return _failed(out, CORRUPT, raw)
     heights = raw[:n]
     areas = raw[n : 2 * n]
@@ -122,7 +154,7 @@ def _layer_mesh(
 @njit(inline="always")  # (only the loops below call it: compiled once, there)
 def rebuild_swap(
     comp, hdr, bmin, bmax, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
-    climb, max_error, d, cnt, ibits, wp, free_head, out,
+    climb, max_error, d, cnt, ibits, wp, free_head, out, rawpool, rrow, rfill,
 ):  # pragma: no cover - numba  # fmt: skip
     """Rebuild one layer with its obstacles and swap it into the navmesh.
 
@@ -143,9 +175,12 @@ def rebuild_swap(
         [vx]; ``max_error`` float32 [cells].
     d, cnt, ibits, wp, free_head, out
         As :func:`navkit.detour._swap.swap_poly_mesh_tile` (``wp[0:2]`` = cs, ch).
+    rawpool, rrow, rfill
+        The cache's decompressed layers (:func:`_layer_raw`).
     """
-    st, heights, verts, polys, pareas = _layer_mesh(
-        comp, hdr, bmin, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb,
+    raw, ok = _layer_raw(comp, 3 * hdr[0] * hdr[1], rawpool, rrow, rfill)
+    st, heights, verts, polys, pareas = _raw_mesh(
+        raw, ok, hdr, bmin, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb,
         max_error, wp, out,
     )  # fmt: skip
     if st != 0:
@@ -246,7 +281,8 @@ def _off_mesh_side(px, pz, bmin, bmax):  # pragma: no cover - numba
 @njit(inline="always")  # (only the loops below call it: compiled once, there)
 def rebuild_swap_detail(
     comp, hdr, bmin, bmax, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
-    climb, max_error, dparams, offmesh, d, cnt, ibits, wp, free_head, out,
+    climb, max_error, dparams, offmesh, d, cnt, ibits, wp, free_head, out, rawpool, rrow,
+    rfill,
 ):  # pragma: no cover - numba  # fmt: skip
     """:func:`rebuild_swap` for navkit's default mode: the tile also gets a detail
     mesh, a BV tree and the off-mesh connections that start on it, as
@@ -264,8 +300,9 @@ def rebuild_swap_detail(
     Others as :func:`rebuild_swap`. ``out[0]`` = BUILD_FAILED, ``out[6]`` = TILE_DATA
     when Detour's tile data could not be made.
     """
-    st, h2, verts, polys, pareas = _layer_mesh(
-        comp, hdr, bmin, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb,
+    raw, ok = _layer_raw(comp, 3 * hdr[0] * hdr[1], rawpool, rrow, rfill)
+    st, h2, verts, polys, pareas = _raw_mesh(
+        raw, ok, hdr, bmin, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb,
         max_error, wp, out,
     )  # fmt: skip
     if st != 0:
@@ -354,7 +391,7 @@ def _after_step(out, free, nf):  # pragma: no cover - numba
 @njit
 def rebuild_swap_many(
     comp, coff, hdrs, bmins, bmaxs, todo, sel, soff, kinds, fa, fb, rot, areas_id, pstart,
-    pcount, pts, climb, max_error, d, cnt, ibits, wp, free, nfree, k0, outs,
+    pcount, pts, climb, max_error, d, cnt, ibits, wp, rawpool, rrows, free, nfree, k0, outs,
 ):  # pragma: no cover - numba  # fmt: skip
     """:func:`rebuild_swap` for the layers ``todo[k0:]`` one after the other (the steps of
     one ``update``, or every layer of a new cache).
@@ -372,6 +409,10 @@ def rebuild_swap_many(
         kept up to date as tiles are added and removed.
     outs : (k, 16) int64
         Row ``j``: :func:`rebuild_swap`'s ``out`` of step ``j``.
+    rawpool, rrows : (R, m) uint8, (k, 2) int64
+        The decompressed layers the cache keeps (``rawpool`` rows) and, per step, the
+        row of ``todo[j]`` (-1: none) and 1 when it is to be filled (else it holds the
+        layer): :func:`_layer_raw`.
 
     Others as :func:`rebuild_swap`. Returns (steps done, free slots): it stops before a
     step whose status is neither OK nor BUILD_FAILED (``outs`` row says why: NEED_GROW
@@ -384,7 +425,7 @@ def rebuild_swap_many(
         rebuild_swap(
             comp[coff[i] : coff[i + 1]], hdrs[i], bmins[i], bmaxs[i], sel[soff[k] : soff[k + 1]],
             kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb, max_error, d, cnt, ibits,
-            wp, fh, outs[k],
+            wp, fh, outs[k], rawpool, rrows[k, 0], rrows[k, 1],
         )  # fmt: skip
         nf, go = _after_step(outs[k], free, nf)
         if not go:
@@ -395,7 +436,8 @@ def rebuild_swap_many(
 @njit
 def rebuild_swap_detail_many(
     comp, coff, hdrs, bmins, bmaxs, todo, sel, soff, kinds, fa, fb, rot, areas_id, pstart,
-    pcount, pts, climb, max_error, dparams, offmesh, d, cnt, ibits, wp, free, nfree, k0, outs,
+    pcount, pts, climb, max_error, dparams, offmesh, d, cnt, ibits, wp, rawpool, rrows, free,
+    nfree, k0, outs,
 ):  # pragma: no cover - numba  # fmt: skip
     """:func:`rebuild_swap_many` for navkit's default mode (:func:`rebuild_swap_detail`)."""
     nf = nfree
@@ -405,7 +447,7 @@ def rebuild_swap_detail_many(
         rebuild_swap_detail(
             comp[coff[i] : coff[i + 1]], hdrs[i], bmins[i], bmaxs[i], sel[soff[k] : soff[k + 1]],
             kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb, max_error, dparams,
-            offmesh, d, cnt, ibits, wp, fh, outs[k],
+            offmesh, d, cnt, ibits, wp, fh, outs[k], rawpool, rrows[k, 0], rrows[k, 1],
         )  # fmt: skip
         nf, go = _after_step(outs[k], free, nf)
         if not go:

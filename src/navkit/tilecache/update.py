@@ -227,13 +227,23 @@ class CacheState:
         #: the stage (``_rebuild`` CORRUPT ... TILE_DATA) of the last layer that failed
         self.fail_stage = 0
         self._nosel = np.zeros(0, np.int64)
-        #: todo, soff, outs, free of a one-layer round (every step writes its out row)
+        #: todo, soff, outs, free, rrows of a one-layer round (every step writes its out row)
         self._one = (
             np.zeros(1, np.int64),
             np.zeros(2, np.int64),
             np.zeros((1, 16), np.int64),
             np.zeros(2, np.int64),
+            np.zeros((1, 2), np.int64),
         )
+        # decompressed copies of the layers under live obstacles (each is rebuilt again
+        # when its obstacles go: the copy spares that rebuild, and those of other
+        # obstacles added on it, the FastLZ decode); rows of ``_rawpool``, taken when a
+        # layer is rebuilt with obstacles and given back when it is rebuilt without
+        self._rawpool = np.zeros(
+            (0, max([3 * h.width * h.height for h in hds], default=1)), np.uint8
+        )
+        self._raw_row: dict[int, int] = {}
+        self._raw_free: list[int] = []
         # the default mode's detail settings and off-mesh connections, as
         # build_layer_tile passes them (rebuild_swap_detail)
         self._dparams = np.array(
@@ -583,8 +593,9 @@ class CacheState:
             return False
         k = len(refs)
         on = self.on_tile
+        raw_row = self._raw_row
         if k == 1:  # (one layer, the usual round of one add: the arrays are kept)
-            todo, soff, outs, free = self._one
+            todo, soff, outs, free, rrows = self._one
             ref = refs[0]
             todo[0] = self._tix[ref]
             flat = self.live_slots_on(ref) if on.get(ref) else []
@@ -592,60 +603,120 @@ class CacheState:
             nf = 1 if nm._free_slots else 0
             if nf:
                 free[0] = nm._free_slots[0]
+            row = raw_row.get(ref)
+            if row is not None:
+                rrows[0, 0] = row
+                rrows[0, 1] = 0
+                fills = [False]
+            elif flat:
+                rrows[0, 0] = self._raw_take(ref)
+                rrows[0, 1] = 1
+                fills = [True]
+            else:
+                rrows[0, 0] = -1
+                rrows[0, 1] = 0
+                fills = [False]
+            empties = [not flat]
         else:
             tix = self._tix
             todo = np.array([tix[r] for r in refs], np.int64)
             flat = []
             offs = [0]
+            rr = []
             for r in refs:
+                n0 = len(flat)
                 if on.get(r):
                     flat += self.live_slots_on(r)
                 offs.append(len(flat))
+                row = raw_row.get(r)
+                if row is not None:
+                    rr.append((row, 0))
+                elif len(flat) > n0:
+                    rr.append((self._raw_take(r), 1))
+                else:
+                    rr.append((-1, 0))
             soff = np.array(offs, np.int64)
+            rrows = np.array(rr, np.int64)
+            fills = [f == 1 for _, f in rr]
+            empties = [offs[i] == offs[i + 1] for i in range(k)]
             outs = np.zeros((k, 16), np.int64)
             # the free list's first k slots (k steps take at most k), head last; room for k
             nf = min(len(nm._free_slots), k)
             free = np.array(nm._free_slots[nf - 1 :: -1] + [0] * k if nf else [0] * k, np.int64)
         sel = np.array(flat, np.int64) if flat else self._nosel
-        j = 0
-        while j < k:
-            assert args is not None  # (no off-mesh connection appears between calls)
-            desc, cnt, bits, _ = args
-            if self.compatible:
-                n, nf = _call(
-                    rebuild_swap_many,
-                    self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, todo, sel,
-                    soff, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
-                    self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
-                    desc, cnt, bits, self._wp, free, nf, j, outs,
-                )  # fmt: skip
-            else:
-                n, nf = _call(
-                    rebuild_swap_detail_many,
-                    self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, todo, sel,
-                    soff, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
-                    self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
-                    self._dparams, self._offmesh, desc, cnt, bits, self._wp, free, nf, j, outs,
-                )  # fmt: skip
-            self.fast_steps += n - j
-            for r in range(j, n):
-                out = outs[r]
-                if out[0] == BUILD_FAILED:
-                    self.fail_stage = int(out[6])
-                    done(r, False)
-                    continue
-                old_ref, npolys = nm._swap_done(out)
-                if old_ref:
-                    invalidated.extend(range(old_ref, old_ref + npolys))
-                done(r, True)
-            j = n
-            if j < k:
-                st = int(outs[j, 0])
-                if st != _swap.NEED_GROW:
-                    raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
-                nm._grow_pools(outs[j, 8:16])
-                args = nm._swap_args()
+        rawpool = self._rawpool
+        j = nxt = 0
+        try:
+            while j < k:
+                assert args is not None  # (no off-mesh connection appears between calls)
+                desc, cnt, bits, _ = args
+                if self.compatible:
+                    n, nf = _call(
+                        rebuild_swap_many,
+                        self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, todo, sel,
+                        soff, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
+                        self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
+                        desc, cnt, bits, self._wp, rawpool, rrows, free, nf, j, outs,
+                    )  # fmt: skip
+                else:
+                    n, nf = _call(
+                        rebuild_swap_detail_many,
+                        self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, todo, sel,
+                        soff, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
+                        self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
+                        self._dparams, self._offmesh, desc, cnt, bits, self._wp, rawpool, rrows, free,
+                        nf, j, outs,
+                    )  # fmt: skip
+                self.fast_steps += n - j
+                for r in range(j, n):
+                    nxt = r
+                    out = outs[r]
+                    failed = out[0] == BUILD_FAILED
+                    if raw_row:
+                        # a layer rebuilt without obstacles gives its copy back, and so does
+                        # one whose first decode failed (the row was not filled)
+                        ref = refs[r]
+                        if ref in raw_row and (empties[r] or (fills[r] and failed)):
+                            self._raw_free.append(raw_row.pop(ref))
+                    if failed:
+                        self.fail_stage = int(out[6])
+                        done(r, False)
+                        continue
+                    old_ref, npolys = nm._swap_done(out)
+                    if old_ref:
+                        invalidated.extend(range(old_ref, old_ref + npolys))
+                    done(r, True)
+                nxt = n
+                j = n
+                if j < k:
+                    st = int(outs[j, 0])
+                    if st != _swap.NEED_GROW:
+                        raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
+                    nm._grow_pools(outs[j, 8:16])
+                    args = nm._swap_args()
+        except BaseException:
+            # rows taken for steps that did not run (or whose outcome was not
+            # recorded) may not hold their layer: give them back
+            for r in range(nxt, k):
+                if fills[r] and refs[r] in raw_row:
+                    self._raw_free.append(raw_row.pop(refs[r]))
+            raise
         return True
+
+    def _raw_take(self, ref: int) -> int:
+        """A free row of ``_rawpool`` for layer ``ref``'s decompressed copy (the pool
+        doubles when full)."""
+        free = self._raw_free
+        if not free:
+            pool = self._rawpool
+            n = pool.shape[0]
+            grown = np.empty((max(8, 2 * n), pool.shape[1]), np.uint8)
+            grown[:n] = pool
+            self._rawpool = grown
+            free.extend(range(grown.shape[0] - 1, n - 1, -1))
+        row = free.pop()
+        self._raw_row[ref] = row
+        return row
 
     def build_initial(
         self,
