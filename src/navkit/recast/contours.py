@@ -430,7 +430,7 @@ def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
     return sv, ns
 
 
-@njit
+@njit(link=False)
 def _trace_kernel(
     w, h, cidx, ccnt, con, ys, reg, areas, flags, max_error, max_edge_len, build_flags
 ):
@@ -724,7 +724,7 @@ def _signed_area_half(buf, start, n):
     return t // 2 if t >= 0 else -((-t) // 2)
 
 
-@njit
+@njit(link=False)
 def _merge_holes_kernel(creg, nverts, verts, nregions):
     """Merge each region's holes into its outline (Recast's mergeRegionHoles).
 

@@ -269,7 +269,7 @@ def _keep_alive(arrays):
     return len(arrays)
 
 
-@njit
+@njit(link=False)
 def _build_kernel(cverts, cstart, ccount, creg, carea, nvp, border_size, width, height):
     """Polygon mesh of all contours; see the module docstring.
 

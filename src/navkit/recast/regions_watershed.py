@@ -158,7 +158,7 @@ def _flood(cidx, con, areas, dist, px, pz, w, i, level, r, reg, rdist, fstack):
     return count > 0
 
 
-@njit
+@njit(link=False)
 def _kernel(cidx, ccount, con, areas, dist, w, h, max_distance, border_size, min_area, merge_area):
     """Returns (reg, max_regions, status); status -1 = region id overflow."""
     # The helpers get borrowed views: no reference counting in their calls, one per seed
