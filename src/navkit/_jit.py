@@ -143,7 +143,9 @@ class _Need:
         if cres.fndesc.llvm_func_name != self.name:
             import llvmlite.binding as ll
 
-            ll.add_symbol(self.name, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+            ll.add_symbol(
+                self.name, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+            )
 
 
 def _unlinked_call(fndesc):

@@ -214,7 +214,7 @@ def _corner(x, z, i, d, w, cidx, con, ys, reg, areas):
     return top, border
 
 
-@njit
+@njit(link=False)
 def _walk(x, z, i, w, cidx, con, ys, reg, areas, flags, pts):
     """Raw outline starting at span ``i``; returns (pts, count). Clears walked edges."""
     d = 0
@@ -297,7 +297,7 @@ def _insert_after(sv, ns, pos, pts, k):
     return sv, ns + 1
 
 
-@njit
+@njit(link=False)
 def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
     """Simplified outline of raw ``pts[:pn]``; returns (sv, count). Column 3 = flags."""
     ns = 0

@@ -111,7 +111,7 @@ def _removable(polys, npolys, nvp, rem):
     return open_edges <= 2
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def _remove_vertex(verts, nv, polys, npolys, regs, areas, nvp, rem, max_polys):
     """Remove vertex ``rem`` and re-fill the hole it leaves. Returns ``(nv, npolys, bad)``;
     ``bad`` is 1 when the hole could not be fully triangulated."""

@@ -53,7 +53,7 @@ def _span_cells(cidx, ccount, w, h, n):
     return px, pz
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def _expand(cidx, con, areas, px, pz, w, level, max_iter, reg, rdist, stack, n, dirty):
     """Grow regions into the ``n`` spans of ``stack`` (-1 = settled); Recast's expandRegions.
 
@@ -103,7 +103,7 @@ def _expand(cidx, con, areas, px, pz, w, level, max_iter, reg, rdist, stack, n, 
                 break
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def _flood(cidx, con, areas, dist, px, pz, w, i, level, r, reg, rdist, fstack):
     """Depth-first flood of a new region ``r`` from span i; True if any span kept it.
 
