@@ -13,7 +13,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
-_MOD = '''
+_MOD = """
 import numpy as np
 from navkit._jit import njit
 
@@ -39,9 +39,9 @@ def top(a):
 def raising(a):
     s, o = callee(a, -1e300)
     return s
-'''
+"""
 
-_RUN = '''
+_RUN = """
 import sys
 import numpy as np
 import numba
@@ -64,7 +64,7 @@ ir = m.top.inspect_llvm(sig) if m.top._cache_hits[sig] == 0 else ""
 print("declares callee" if any(
     line.startswith("declare") and "6callee" in line for line in ir.splitlines()) else "links callee")
 print("hits", sum(m.top._cache_hits.values()))
-'''
+"""
 
 
 def _run(tmp: Path, cache: Path, mode: str) -> list[str]:
