@@ -54,7 +54,7 @@ def _unliteral(t):
     return types.unliteral(t) if isinstance(t, types.Literal) else t
 
 
-def njit(*args, lent=False, **kwargs):
+def njit(*args, lent=False, link=True, **kwargs):
     """``numba.njit`` with navkit's policy (cache, nogil, no fastmath, one
     signature per kernel for calls between kernels: see :func:`_one_signature`).
 
@@ -63,7 +63,21 @@ def njit(*args, lent=False, **kwargs):
     counting on the way in or inside, and one signature whether the caller passes
     owned, borrowed or lent arrays. Only for kernels that return no array argument
     (nor a view of one) and keep none: the caller's reference is all that keeps a
-    lent array alive."""
+    lent array alive.
+
+    ``link=False``: other kernels call this one's own compiled code instead of
+    linking a copy of its module into theirs (see :func:`_unlinked_call`). For large
+    kernels called a few times per call of their caller (a bake's stages): each
+    caller's compile then optimises and emits only its own code."""
+    if len(args) == 1 and callable(args[0]) and not link:
+        _UNLINKED.add((args[0].__module__, args[0].__qualname__))
+    elif not link:
+
+        def unlinked(fn):
+            _UNLINKED.add((fn.__module__, fn.__qualname__))
+            return njit(*args, lent=lent, **kwargs)(fn)
+
+        return unlinked
     kwargs.setdefault("cache", True)
     kwargs.setdefault("nogil", True)
     kwargs.setdefault("fastmath", False)
@@ -81,6 +95,106 @@ def njit(*args, lent=False, **kwargs):
         return _one_signature(dec(fn), lent)
 
     return wrap
+
+
+#: (module, qualname) of the kernels compiled with ``link=False``
+_UNLINKED: set[tuple[str, str]] = set()
+
+
+class _Need:
+    """Run before a cached kernel that calls a ``link=False`` kernel is loaded (numba's
+    ``reload_init``): compile or load the callee in this process, so that the
+    caller's machine code finds its symbol. The callee's symbol may carry another
+    name in this process (numba numbers its ABI tags in compile order): the name the
+    caller was compiled against is then added as an alias of the callee's code."""
+
+    def __init__(self, mod: str, qual: str, argtypes: tuple, restype: Any, name: str) -> None:
+        self.mod, self.qual, self.argtypes = mod, qual, tuple(argtypes)
+        self.restype, self.name = restype, name
+
+    def __reduce__(self):
+        return (_Need, (self.mod, self.qual, self.argtypes, self.restype, self.name))
+
+    def _key(self) -> tuple:
+        return (self.mod, self.qual, self.argtypes, self.name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Need) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.mod, self.qual, self.name))
+
+    def __call__(self) -> None:
+        import importlib
+
+        obj: Any = importlib.import_module(self.mod)
+        for part in self.qual.split("."):
+            obj = getattr(obj, part)
+        obj.compile(self.argtypes)
+        cres = obj.overloads[self.argtypes]
+        if cres.signature.return_type != self.restype:
+            # a kernel's cached caller predates a change of this kernel: its call
+            # would not match; numba's cache of the caller must be rebuilt
+            raise RuntimeError(
+                f"navkit: numba's cache is stale ({self.mod}.{self.qual} changed its "
+                "return type): delete the *.nbi / *.nbc files under navkit's __pycache__ "
+                "folders (or NUMBA_CACHE_DIR)"
+            )
+        if cres.fndesc.llvm_func_name != self.name:
+            import llvmlite.binding as ll
+
+            ll.add_symbol(
+                self.name, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+            )
+
+
+def _unlinked_call(fndesc):
+    """numba's call of a compiled kernel from another kernel (``imputils.user_function``)
+    without linking the callee's library into the caller's: the call goes to the
+    callee's symbol, which the JIT resolves to the callee's own machine code (compiled
+    and in memory first, or loaded first from the cache by :class:`_Need`). numba
+    otherwise links the callee's whole module (with everything it links) into each
+    caller's and optimises and compiles it again there, at every level of calls."""
+    from numba.core import cgutils, imputils
+
+    def imp(context, builder, sig, args):
+        func = context.declare_function(builder.module, fndesc)
+        status, retval = context.call_conv.call_function(
+            builder, func, fndesc.restype, fndesc.argtypes, args
+        )
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        retval = imputils.fix_returning_optional(context, builder, sig, status, retval)
+        context.active_code_library._reload_init.add(
+            _Need(fndesc.modname, fndesc.qualname, fndesc.argtypes, fndesc.restype,
+                  fndesc.llvm_func_name)
+        )  # fmt: skip
+        return imputils.impl_ret_new_ref(context, builder, fndesc.restype, retval)
+
+    imp.signature = fndesc.argtypes
+    imp.libs = ()
+    return imp
+
+
+def _install_unlinked() -> None:
+    from numba.core import base
+
+    orig = base.BaseContext.insert_user_function
+    if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
+        return
+
+    def insert_user_function(self, func, fndesc, libs=()):
+        if (fndesc.modname, fndesc.qualname) in _UNLINKED:
+            impl = _unlinked_call(fndesc)
+            self._defns[func].append(impl, impl.signature)
+            return
+        orig(self, func, fndesc, libs)
+
+    insert_user_function._navkit = True  # type: ignore[attr-defined]
+    base.BaseContext.insert_user_function = insert_user_function
+
+
+_install_unlinked()
 
 
 def pnjit(*args, **kwargs):

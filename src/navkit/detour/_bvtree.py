@@ -166,7 +166,7 @@ def _smoothsort_in(order, keys, lo, hi, lp, ar, ar2):
         head -= 1
 
 
-@njit
+@njit(link=False)
 def _subdivide(ibmin, ibmax, n, out_bmin, out_bmax, out_i):
     """Pre-order median-split tree over items ``0..n-1``; returns the node count."""
     return _subdivide_in(

@@ -147,7 +147,7 @@ def straight_path_kernel(nav, path, npath, spos, epos, options, max_pts, pts, fl
     )  # fmt: skip
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def straight_path_core(nav, path, npath, spos, epos, options, max_pts, pts, flags, refs,
                        ports, types, valid, fs, fe, cnt):  # fmt: skip
     """:func:`straight_path_kernel` with caller scratch (hot loops pass borrowed arrays):

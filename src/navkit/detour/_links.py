@@ -381,7 +381,7 @@ def base_off_mesh_links(a, t, tile_bits, poly_bits):
         _push_link(a, t, land, base | np.uint64(gp - p0), gp, 0xFF, 0xFF, 0, 0)
 
 
-@njit
+@njit(link=False)
 def connect_ext_off_mesh_links(a, t, target, side, tile_bits, poly_bits):
     """``connectExtOffMeshLinks``: off-mesh connections of ``target`` landing in ``t``."""
     if a.tile_off_count[target] == 0:
@@ -608,7 +608,7 @@ def resolve_link_polys(a, n_links, salt_bits, tile_bits, poly_bits):
             a.link_poly[li] = -1
 
 
-@njit
+@njit(link=False)
 def connect_tile(a, t, same_xy, nei_slots, nei_sides, tile_bits, poly_bits):
     """Every link step of ``dtNavMesh::addTile`` for slot ``t``, in Detour's order.
 

@@ -307,7 +307,7 @@ def _nearest_in_tile(nav, t, lx, ly, lz, hx, hy, hz, center, flt, nearest_pt, pt
     return best, best_d, best_over
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def find_nearest_core(nav, center, half, flt, nearest_pt, pt, pv, tri):
     """Detour's findNearestPoly with caller scratch ``pt`` (3,), ``pv`` (6, 3), ``tri``
     (5, 3) float32 (no allocation unless the box spans more than 64 tile cells).

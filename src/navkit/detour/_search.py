@@ -91,7 +91,7 @@ def path_to_node(pool, node, out, max_path):
     return SUCCESS, length
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_path, out):
     """Detour's findPath. Returns (status, path length)."""
     sp = poly_index(nav, start_ref)

@@ -301,7 +301,7 @@ def _tile_row(a, slot, base, need, tx, ty, tlayer, bmin, bmax, wp, off_mesh_base
     a.tile_off_mesh_base[slot] = off_mesh_base
 
 
-@njit
+@njit(link=False)
 def _relink(a, old, others, slot, tx, ty, mask, tile_bits, poly_bits):
     """Every link step of ``removeTile`` (slot ``old``, -1: none) then ``addTile``."""
     same = np.zeros(others.shape[0] + 1, np.int64)
@@ -452,7 +452,7 @@ def swap_poly_mesh_tile(
     _maybe_compact(d, cnt, ibits, out)
 
 
-@njit
+@njit(link=False)
 def swap_tile_data(
     d, cnt, ibits, tx, ty, tlayer, bmin, bmax, wp, free_head, t, offmesh, stored, end_side,
     nlinks, out,

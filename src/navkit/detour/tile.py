@@ -376,7 +376,7 @@ def _detail_extra_kernel(first, extra, dv):  # pragma: no cover - numba
     return out
 
 
-@njit
+@njit(link=False)
 def _tile_kernel(pverts, polys, nvp, bmin, cs, ch, pareas, pflags, dm, dv, dt):  # pragma: no cover
     """:func:`create_navmesh_data`'s common case in one call: default area remap and
     flags, a detail mesh, a BV tree, no off-mesh connection.

@@ -128,7 +128,7 @@ def _is_diagonal(i, j, n, px, pz, ring, loose):
     )
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def _triangulate(n, px, pz, ring, ear, tris):
     """Ear-clip the polygon ``ring[:n]`` (indices into px/pz) into ``tris``.
 
@@ -289,7 +289,7 @@ def _score_pair(score, sea, seb, polys, p, q, verts, nvp):
     seb[j, k] = eb
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def _merge_greedily(polys, npolys, pregs, pareas, verts, nvp, row):
     """Merge ``polys[:npolys]`` pairwise, longest shared edge first; returns the new count.
 

@@ -82,7 +82,7 @@ def _finite_f32(v, name: str) -> np.float32:
 
 
 # -- erosion -------------------------------------------------------------------------------------
-@njit
+@njit(link=False)
 def _neighbour_kernel(cells_index, cells_count, con):
     """Linked neighbour span of each span per direction (-1 = none), and raster order.
 
@@ -124,7 +124,7 @@ def _neighbours(chf: CompactHeightfield) -> tuple[np.ndarray, np.ndarray]:
     return nb, order
 
 
-@njit
+@njit(link=False)
 def _erode_kernel(nb, order, areas, thr):
     n = areas.shape[0]
     dist = np.empty(n, np.int32)

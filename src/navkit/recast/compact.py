@@ -28,7 +28,7 @@ _MAX_LAYERS = NOT_CONNECTED - 1  # the largest storable layer index (62)
 _MAX_SPANS = 1 << 24  # rcCompactCell.index is 24 bits
 
 
-@njit
+@njit(link=False)
 def _compact_kernel(col_start, smin, smax, area, width, height, walkable_height, walkable_climb):
     ncols = width * height
     n = 0

@@ -214,7 +214,7 @@ def _corner(x, z, i, d, w, cidx, con, ys, reg, areas):
     return top, border
 
 
-@njit
+@njit(link=False)
 def _walk(x, z, i, w, cidx, con, ys, reg, areas, flags, pts):
     """Raw outline starting at span ``i``; returns (pts, count). Clears walked edges."""
     d = 0
@@ -297,7 +297,7 @@ def _insert_after(sv, ns, pos, pts, k):
     return sv, ns + 1
 
 
-@njit
+@njit(link=False)
 def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
     """Simplified outline of raw ``pts[:pn]``; returns (sv, count). Column 3 = flags."""
     ns = 0
@@ -430,7 +430,7 @@ def _simplify(pts, pn, sv, max_error, max_edge_len, build_flags):
     return sv, ns
 
 
-@njit
+@njit(link=False)
 def _trace_kernel(
     w, h, cidx, ccnt, con, ys, reg, areas, flags, max_error, max_edge_len, build_flags
 ):
@@ -724,7 +724,7 @@ def _signed_area_half(buf, start, n):
     return t // 2 if t >= 0 else -((-t) // 2)
 
 
-@njit
+@njit(link=False)
 def _merge_holes_kernel(creg, nverts, verts, nregions):
     """Merge each region's holes into its outline (Recast's mergeRegionHoles).
 

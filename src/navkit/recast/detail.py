@@ -376,7 +376,7 @@ def _sample_edges(inp, nin, sd, sme, ics, ch, radius, hp, xmin, zmin, pw, ph, ve
     return nverts, nhull
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def _build_poly_detail(
     inp,
     nin,
@@ -500,7 +500,7 @@ def _grow_rows(a, need):
     return b
 
 
-@njit
+@njit(link=False)
 def _detail_kernel(
     pverts, polys, regs, nvp, mcs, mch, orig, bs,
     cidx, ccnt, cw, chh, sy, con, sreg, ccs, cch,

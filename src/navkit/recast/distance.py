@@ -120,7 +120,7 @@ def _blur(cidx, ccount, con, w, h, src, dst):
                 dst[i] = (acc + 5) // 9
 
 
-@njit
+@njit(link=False)
 def _kernel(cidx, ccount, con, areas, w, h):
     n = con.shape[0]
     src = np.empty(n, np.uint16)

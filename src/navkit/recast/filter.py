@@ -76,7 +76,7 @@ def _nonneg(v, name: str) -> int:
     return i
 
 
-@njit
+@njit(link=False)
 def _low_hanging_kernel(col_start, smax, area, walkable_climb):
     out = area.copy()
     for c in range(col_start.shape[0] - 1):
@@ -94,7 +94,7 @@ def _low_hanging_kernel(col_start, smax, area, walkable_climb):
     return out
 
 
-@njit
+@njit(link=False)
 def _ledge_kernel(col_start, smin, smax, area, width, height, walkable_height, walkable_climb):
     out = area.copy()
     dxs = DIR_OFFSET_X
@@ -148,7 +148,7 @@ def _ledge_kernel(col_start, smin, smax, area, width, height, walkable_height, w
     return out
 
 
-@njit
+@njit(link=False)
 def _low_height_kernel(col_start, smin, smax, area, walkable_height):
     out = area.copy()
     for c in range(col_start.shape[0] - 1):

@@ -111,7 +111,7 @@ def _removable(polys, npolys, nvp, rem):
     return open_edges <= 2
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def _remove_vertex(verts, nv, polys, npolys, regs, areas, nvp, rem, max_polys):
     """Remove vertex ``rem`` and re-fill the hole it leaves. Returns ``(nv, npolys, bad)``;
     ``bad`` is 1 when the hole could not be fully triangulated."""
@@ -269,7 +269,7 @@ def _keep_alive(arrays):
     return len(arrays)
 
 
-@njit
+@njit(link=False)
 def _build_kernel(cverts, cstart, ccount, creg, carea, nvp, border_size, width, height):
     """Polygon mesh of all contours; see the module docstring.
 

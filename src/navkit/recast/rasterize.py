@@ -348,7 +348,7 @@ def _pool_grow(pool, need):
     return bigger
 
 
-@njit
+@njit(link=False)
 def _rasterize_kernel(verts, tris, tri_areas, width, height, bmin, bmax, cs, ch, merge_thr):
     ics = F32(1.0) / cs
     ich = F32(1.0) / ch

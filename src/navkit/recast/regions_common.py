@@ -372,7 +372,7 @@ def _compact_ids(rid, nreg, reg):
     return gen
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def _merge_and_filter(cidx, ccount, con, areas, w, h, reg, nreg, min_area, merge_area):
     """Recast's ``mergeAndFilterRegions`` over ``reg`` in place; returns the new region count."""
     # no reference counting in the helpers' calls (docs/architecture.md, Kernels)

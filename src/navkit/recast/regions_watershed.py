@@ -53,7 +53,7 @@ def _span_cells(cidx, ccount, w, h, n):
     return px, pz
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def _expand(cidx, con, areas, px, pz, w, level, max_iter, reg, rdist, stack, n, dirty):
     """Grow regions into the ``n`` spans of ``stack`` (-1 = settled); Recast's expandRegions.
 
@@ -103,7 +103,7 @@ def _expand(cidx, con, areas, px, pz, w, level, max_iter, reg, rdist, stack, n, 
                 break
 
 
-@njit(lent=True)
+@njit(lent=True, link=False)
 def _flood(cidx, con, areas, dist, px, pz, w, i, level, r, reg, rdist, fstack):
     """Depth-first flood of a new region ``r`` from span i; True if any span kept it.
 
@@ -158,7 +158,7 @@ def _flood(cidx, con, areas, dist, px, pz, w, i, level, r, reg, rdist, fstack):
     return count > 0
 
 
-@njit
+@njit(link=False)
 def _kernel(cidx, ccount, con, areas, dist, w, h, max_distance, border_size, min_area, merge_area):
     """Returns (reg, max_regions, status); status -1 = region id overflow."""
     # The helpers get borrowed views: no reference counting in their calls, one per seed

@@ -68,7 +68,7 @@ def _failed(out, stage, raw):  # pragma: no cover - numba
     return 1, raw[:0].reshape((0, 0)), e, e, np.zeros(0, np.int64)
 
 
-@njit
+@njit(link=False)
 def _layer_mesh(
     comp, hdr, bmin, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb, max_error,
     wp, out,

@@ -257,7 +257,7 @@ def _corner_height(heights, areas, cons, regs, w, h, x, y, z, climb):
     return height, (n > 1 and pc == 1 and all_same)
 
 
-@njit
+@njit(link=False)
 def _contours_kernel(heights, areas, cons, regs, w, h, nregs, climb, max_error):  # pragma: no cover
     """(start, nverts, reg, area, verts, err): err -1 when a contour overflows."""
     cap_out = 4 * (w + h) + 64
@@ -271,7 +271,7 @@ def _contours_kernel(heights, areas, cons, regs, w, h, nregs, climb, max_error):
 _OUT_FULL = -2
 
 
-@njit
+@njit(link=False)
 def _contours_into(
     heights, areas, cons, regs, w, h, nregs, climb, max_error, cap_out
 ):  # pragma: no cover - numba

@@ -232,7 +232,7 @@ def _compress(src, out, level):  # pragma: no cover - numba
     return op
 
 
-@njit
+@njit(link=False)
 def _decompress(src, out):  # pragma: no cover - numba
     """Decode a level-1 or level-2 stream into ``out``.
 

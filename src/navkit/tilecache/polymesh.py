@@ -635,7 +635,7 @@ def _keep_alive(arrays):
     return len(arrays)
 
 
-@njit
+@njit(link=False)
 def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numba
     """(verts, polys, areas, status) of a layer's contours."""
     nconts = cstart.shape[0]
@@ -674,7 +674,7 @@ def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numb
     return verts[:nverts], polys[:npolys], areas[:npolys], _OK
 
 
-@njit
+@njit(link=False)
 def _polymesh_body(
     cstart, cnverts, carea, cverts, vflags, verts, polys, areas, first_vert, next_vert,
     indices, tris, tp, dummy, max_tris,

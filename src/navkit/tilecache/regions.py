@@ -56,7 +56,7 @@ def _can_merge(old_id, new_id, reg_id, neis, nneis, head, nxt):
     return count == 1
 
 
-@njit
+@njit(link=False)
 def _regions_kernel(heights, areas, w, h, climb):  # pragma: no cover - numba
     """(regs (w*h,) uint8, region count), or (regs, -1) when ids overflow 255."""
     n = w * h
