@@ -9,6 +9,7 @@ float32 arithmetic must be reproduced bit for bit, which forbids reassociation.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numba
@@ -69,6 +70,7 @@ def njit(*args, lent=False, link=True, **kwargs):
     linking a copy of its module into theirs (see :func:`_unlinked_call`). For large
     kernels called a few times per call of their caller (a bake's stages): each
     caller's compile then optimises and emits only its own code."""
+    link = link or not _UNLINK_OK  # (numba without the hook: link as numba does)
     if len(args) == 1 and callable(args[0]) and not link:
         _UNLINKED.add((args[0].__module__, args[0].__qualname__))
     elif not link:
@@ -176,12 +178,24 @@ def _unlinked_call(fndesc):
     return imp
 
 
-def _install_unlinked() -> None:
-    from numba.core import base
+def _install_unlinked() -> bool:
+    """Route calls of ``link=False`` kernels through :func:`_unlinked_call`; False (and
+    nothing changed: every kernel links, as numba does) when this numba lacks the
+    internals it relies on."""
+    from numba.core import base, codegen, imputils
 
-    orig = base.BaseContext.insert_user_function
+    orig = getattr(base.BaseContext, "insert_user_function", None)
+    if orig is None or not all(
+        hasattr(imputils, a) for a in ("fix_returning_optional", "impl_ret_new_ref")
+    ):
+        return False
+    try:  # a code library's callbacks run before it is loaded from the cache
+        if "_reload_init" not in inspect.getsource(codegen.CodeLibrary.__init__):
+            return False
+    except (OSError, TypeError):  # pragma: no cover - no source (frozen install)
+        return False
     if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
-        return
+        return True
 
     def insert_user_function(self, func, fndesc, libs=()):
         if (fndesc.modname, fndesc.qualname) in _UNLINKED:
@@ -192,9 +206,10 @@ def _install_unlinked() -> None:
 
     insert_user_function._navkit = True  # type: ignore[attr-defined]
     base.BaseContext.insert_user_function = insert_user_function
+    return True
 
 
-_install_unlinked()
+_UNLINK_OK = _install_unlinked()
 
 
 def pnjit(*args, **kwargs):

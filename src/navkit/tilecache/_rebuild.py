@@ -106,7 +106,7 @@ def _layer_raw(comp, n3, rawpool, rrow, rfill):  # pragma: no cover - numba
     return raw, ok
 
 
-@njit
+@njit(link=False)
 def _raw_mesh(
     raw, ok, hdr, bmin, sel, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb,
     max_error, wp, out,
