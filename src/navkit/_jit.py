@@ -205,7 +205,7 @@ def _install_unlinked() -> bool:
         orig(self, func, fndesc, libs)
 
     insert_user_function._navkit = True  # type: ignore[attr-defined]
-    base.BaseContext.insert_user_function = insert_user_function
+    base.BaseContext.insert_user_function = insert_user_function  # type: ignore[method-assign]
     return True
 
 
