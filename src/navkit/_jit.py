@@ -501,9 +501,55 @@ borrow = _borrow_intrinsic()
 # --- lent arrays: borrowed arrays whose type has no reference count -----------------
 
 
+def desc_opener(members, out_t, words: int):
+    """An intrinsic ``open(d)`` -> ``out_t`` (a tuple type of the array types
+    ``members``, all C-contiguous, with no memory-manager handle) from a descriptor
+    ``d``: a 1-D int64 array of ``words`` int64 words per array, its address then its
+    extents (``words - 1`` >= its rank). The caller keeps the arrays alive. One intrinsic
+    for a whole tuple: nothing to type-infer per field, no carray compiled per dtype."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+    from numba.np.arrayobj import populate_array
+
+    @intrinsic
+    def open_desc(typingctx, d):
+        if not (isinstance(d, types.Array) and d.dtype == types.int64 and d.ndim == 1):
+            return None
+
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            data = context.make_array(d)(context, builder, value=args[0]).data
+
+            def word(k):
+                return builder.load(builder.gep(data, [ir.Constant(i64, k)]))
+
+            vals = []
+            for i, t in enumerate(members):
+                arr = context.make_array(t)(context, builder)
+                ll_dtype = context.get_data_type(t.dtype)
+                itemsize = ir.Constant(i64, context.get_abi_sizeof(ll_dtype))
+                ptr = builder.inttoptr(word(words * i), ll_dtype.as_pointer())
+                shape = [word(words * i + 1 + k) for k in range(t.ndim)]
+                strides = [itemsize] * t.ndim
+                for k in range(t.ndim - 2, -1, -1):  # C order
+                    strides[k] = builder.mul(strides[k + 1], shape[k + 1])
+                populate_array(
+                    arr, data=ptr, shape=cgutils.pack_array(builder, shape),
+                    strides=cgutils.pack_array(builder, strides), itemsize=itemsize,
+                    meminfo=None,
+                )  # fmt: skip
+                vals.append(arr._getvalue())
+            return context.make_tuple(builder, out_t, vals)
+
+        return out_t(d), codegen
+
+    return open_desc
+
+
 def _lend_machinery():
     import numpy as np
-    from numba.core import cgutils, types
+    from numba.core import types
     from numba.core.datamodel.models import ArrayModel
     from numba.extending import intrinsic, lower_cast, register_model
     from numba.np.arrayobj import populate_array
@@ -605,46 +651,7 @@ def _lend_machinery():
         members = [LentArray(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for _, dt, nd in spec]
         out_t = types.NamedTuple(members, tuple_class)
 
-        @intrinsic
-        def open_lent(typingctx, d):
-            if not (isinstance(d, types.Array) and d.dtype == types.int64 and d.ndim == 1):
-                return None
-
-            def codegen(context, builder, signature, args):
-                from llvmlite import ir
-
-                i64 = ir.IntType(64)
-                data = context.make_array(d)(context, builder, value=args[0]).data
-
-                def word(k):
-                    return builder.load(builder.gep(data, [ir.Constant(i64, k)]))
-
-                vals = []
-                for i, t in enumerate(members):
-                    arr = context.make_array(t)(context, builder)
-                    ll_dtype = context.get_data_type(t.dtype)
-                    isz = context.get_abi_sizeof(ll_dtype)
-                    ptr = builder.inttoptr(word(3 * i), ll_dtype.as_pointer())
-                    n0 = word(3 * i + 1)
-                    itemsize = ir.Constant(i64, isz)
-                    if t.ndim == 1:
-                        shape = [n0]
-                        strides = [itemsize]
-                    else:
-                        n1 = word(3 * i + 2)
-                        shape = [n0, n1]
-                        strides = [builder.mul(n1, itemsize), itemsize]
-                    populate_array(
-                        arr, data=ptr, shape=cgutils.pack_array(builder, shape),
-                        strides=cgutils.pack_array(builder, strides), itemsize=itemsize,
-                        meminfo=None,
-                    )  # fmt: skip
-                    vals.append(arr._getvalue())
-                return context.make_tuple(builder, out_t, vals)
-
-            return out_t(d), codegen
-
-        return open_lent
+        return desc_opener(members, out_t, 3)
 
     def lent_arg(t):
         """The type a ``lent=True`` kernel takes for an argument of type t."""

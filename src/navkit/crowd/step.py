@@ -48,7 +48,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from navkit._jit import F32, njit, pnjit
+from navkit._jit import F32, desc_opener, njit, pnjit
 from navkit.detour._nodes import open_pool
 from navkit.detour._poly import closest_point_nav
 from navkit.detour._search import (
@@ -528,50 +528,13 @@ step_par = _twin(
 def _plain_opener(spec):
     """An intrinsic ``open(d)`` -> tuple of C-contiguous arrays (numba's plain array
     types, so callees keep their signatures) described by ``d``: 4 int64 words per
-    array of ``spec`` ((name, dtype, ndim)): address, then up to 3 extents."""
-    from llvmlite import ir
-    from numba.core import cgutils, types
-    from numba.extending import intrinsic
+    array of ``spec`` ((name, dtype, ndim)): address, then up to 3 extents
+    (:func:`navkit._jit.desc_opener`)."""
+    from numba.core import types
     from numba.np import numpy_support
-    from numba.np.arrayobj import populate_array
 
     members = [types.Array(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for _, dt, nd in spec]
-    out_t = types.Tuple(members)
-
-    @intrinsic
-    def open_desc(typingctx, d):
-        if not (isinstance(d, types.Array) and d.dtype == types.int64 and d.ndim == 1):
-            return None
-
-        def codegen(context, builder, signature, args):
-            i64 = ir.IntType(64)
-            data = context.make_array(d)(context, builder, value=args[0]).data
-
-            def word(k):
-                return builder.load(builder.gep(data, [ir.Constant(i64, k)]))
-
-            vals = []
-            for i, t in enumerate(members):
-                arr = context.make_array(t)(context, builder)
-                isz = context.get_abi_sizeof(context.get_data_type(t.dtype))
-                ptr = builder.inttoptr(word(4 * i), context.get_data_type(t.dtype).as_pointer())
-                shape = [word(4 * i + 1 + k) for k in range(t.ndim)]
-                strides = [None] * t.ndim
-                acc = ir.Constant(i64, isz)
-                for k in range(t.ndim - 1, -1, -1):
-                    strides[k] = acc
-                    acc = builder.mul(acc, shape[k])
-                populate_array(
-                    arr, data=ptr, shape=cgutils.pack_array(builder, shape),
-                    strides=cgutils.pack_array(builder, strides),
-                    itemsize=ir.Constant(i64, isz), meminfo=None,
-                )  # fmt: skip
-                vals.append(arr._getvalue())
-            return context.make_tuple(builder, out_t, vals)
-
-        return out_t(d), codegen
-
-    return open_desc
+    return desc_opener(members, types.Tuple(members), 4)
 
 
 def pack(arrays, spec) -> np.ndarray:
