@@ -148,12 +148,13 @@ def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
     Each refinement scores its samples in two passes with dtObstacleAvoidanceQuery::
     processSample's float32 operations: first, for all samples within reach and one
     circle or segment at a time (a loop over samples, which LLVM vectorises), the
-    time of impact ``tmin`` and the side term; then, in pattern order, Detour's
-    penalty with its early outs. An early out returns the current minimum penalty
+    time of impact ``tmin`` and the side term, then (vectorised too) each sample's
+    penalty; then, in pattern order, Detour's comparison with its early outs. An early out returns the current minimum penalty
     when the sample cannot beat it: before any circle when ``t_thr >= horiz``, and
     as soon as ``tmin`` falls below ``t_thr`` (tmin only decreases, so exactly when
-    the final ``tmin`` is below ``t_thr``). The chosen velocity, the penalties compared
-    and the sample count are Detour's."""
+    the final ``tmin`` is below ``t_thr``). Either way the minimum is kept, so the
+    early outs are only evaluated for a sample whose penalty is below it. The chosen
+    velocity, the penalties compared and the sample count are Detour's."""
     # prepare(pos, dvel)
     for i in range(ncir):
         c = cir[i]
@@ -205,6 +206,7 @@ def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
     vel0, vel2, dvel0, dvel2 = vel[0], vel[2], dvel[0], dvel[2]
     inv_horiz = F32(1.0) / fp[5]
     inv_vmax = F32(1.0) / vmax if vmax > F32(0.0) else _FLT_MAX
+    ncf = F32(max(ncir, 1))
     nvel[0] = F32(0.0)
     nvel[1] = F32(0.0)
     nvel[2] = F32(0.0)
@@ -334,32 +336,39 @@ def _sample_core(pos, rad, vmax, vel, dvel, cir, ncir, segs, nseg, fp, ip, nvel,
                     h2 = t * F32(2.0)
                     tm = tmins[i]
                     tmins[i] = h2 if ok and h2 < tm else tm
+        # the penalty of every sample (a loop over samples, vectorised): Detour's float32
+        # operations; none of them depends on the running minimum
+        for i in range(nvp):
+            vx = sx_[i]
+            vz = sz_[i]
+            vpen = w_des * (_vdist2d(vx, vz, dvel0, dvel2) * inv_vmax)
+            vcpen = w_cur * (_vdist2d(vx, vz, vel0, vel2) * inv_vmax)
+            side = sides[i] / ncf  # (x / 1 is x: no circles, Detour's undivided side)
+            spen = w_side * side
+            tpen = w_toi * (F32(1.0) / (F32(0.1) + tmins[i] * inv_horiz))
+            axs[i] = vpen
+            azs[i] = vcpen
+            sides[i] = vpen + vcpen + spen + tpen
+        # then Detour's ordered pass: a sample is taken only when its penalty is below
+        # the minimum and no early out fires; an early out (the minimum returned) can
+        # only matter then, so its threshold (a division) is computed for those only
+        ns += nv
         min_penalty = _FLT_MAX
         bx = F32(0.0)
         bz = F32(0.0)
         for i in range(nv):
-            vx = sx_[i]
-            vz = sz_[i]
-            ns += 1
-            vpen = w_des * (_vdist2d(vx, vz, dvel0, dvel2) * inv_vmax)
-            vcpen = w_cur * (_vdist2d(vx, vz, vel0, vel2) * inv_vmax)
-            min_pen = min_penalty - vpen - vcpen
+            pen = sides[i]
+            if not pen < min_penalty:
+                continue
+            min_pen = min_penalty - axs[i] - azs[i]
             t_thr = (w_toi / min_pen - F32(0.1)) * horiz
             if t_thr - horiz > -_FLT_EPS:
                 continue
-            tmin = tmins[i]
-            if tmin < t_thr:
+            if tmins[i] < t_thr:
                 continue
-            side = sides[i]
-            if ncir:
-                side = side / F32(ncir)
-            spen = w_side * side
-            tpen = w_toi * (F32(1.0) / (F32(0.1) + tmin * inv_horiz))
-            pen = vpen + vcpen + spen + tpen
-            if pen < min_penalty:
-                min_penalty = pen
-                bx = vx
-                bz = vz
+            min_penalty = pen
+            bx = sx_[i]
+            bz = sz_[i]
         rx = bx
         rz = bz
         cr = cr * F32(0.5)
