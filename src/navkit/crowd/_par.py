@@ -25,14 +25,23 @@ _MIN_CHUNK = 32  # agents per chunk in parallel kernels
 
 
 def twins(fn):
-    """(serial, parallel) numba dispatchers of ``fn`` (distinct names: distinct caches)."""
+    """(serial, parallel) numba dispatchers of ``fn`` (distinct names: distinct caches).
+
+    Both are ``link=False`` (:func:`navkit._jit.njit`): a phase kernel is called once
+    per update (or per chunk), so a calling kernel (the one-kernel step) calls its
+    machine code instead of linking and compiling a copy of it."""
     par = types.FunctionType(
         fn.__code__, fn.__globals__, fn.__name__ + "_par", fn.__defaults__, fn.__closure__
     )
     par.__qualname__ = fn.__qualname__ + "_par"
     par.__module__ = fn.__module__
     par.__doc__ = fn.__doc__
-    return njit(fn), pnjit(par)
+    ser_d, par_d = njit(fn, link=False), pnjit(par, link=False)
+    # a cached caller finds a link=False callee again by its module and qualname
+    # (navkit._jit._Need): both names are bound to the dispatchers
+    fn.__globals__[fn.__qualname__] = ser_d
+    fn.__globals__[par.__qualname__] = par_d
+    return ser_d, par_d
 
 
 def chunks(n: int, parallel: bool) -> int:

@@ -140,7 +140,7 @@ _CHECK_LOOKAHEAD = 10
 _TARGET_REPLAN_DELAY = F32(1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, link=False)
 def path_validity_kernel(d, flags_table, act, walking, qfilter, target_state, target_ref,
                          replan_time, c_path, c_npath, dt):  # fmt: skip
     """dtCrowd::checkPathValidity's common case for every walking agent.

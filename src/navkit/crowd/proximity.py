@@ -63,7 +63,7 @@ def _hash(x, y, nb):
     return ((x * 73856093) ^ (y * 19349663)) & (nb - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, link=False)
 def build_grid(act, npos, radius, inv, buckets, items, lo):
     """Clear the grid and add every active agent's xz bounds (item id = rank in ``act``);
     ``lo[i]`` gets the (x, y) cell of agent rank i's lower bound corner.
@@ -216,7 +216,7 @@ find_neighbours, find_neighbours_par = twins(_find_neighbours_impl)
 MAX_DENSE_CELLS = 1 << 16
 
 
-@njit(cache=True)
+@njit(cache=True, link=False)
 def dense_cells(items, lo, head):
     """The grid's first ``head`` items by cell, for :func:`find_neighbours_dense`: the
     cells' bounding box (x0, y0, w, h), ``start`` (w * h + 1: each cell's first row in
@@ -258,7 +258,7 @@ def dense_cells(items, lo, head):
     return x0, y0, w, h, start, ids
 
 
-@njit(cache=True)
+@njit(cache=True, link=False)
 def find_neighbours_dense(sel, act, walking, npos, height, qrange, inv, x0, y0, w, h, start,
                           ids, neis, nei_dist, nneis):  # fmt: skip
     """:func:`find_neighbours` on the grid's items by cell (:func:`dense_cells`): the

@@ -374,7 +374,7 @@ def _chunk(act, c, nch):
     return out
 
 
-@njit
+@njit(link=False)
 def _neighbours_s(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
                   radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
                   inv_cell, buckets, items, lo, head, neis, nei_dist, nneis, costs_table,
@@ -401,7 +401,7 @@ def _neighbours_s(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
     return nb
 
 
-@pnjit
+@pnjit(link=False)
 def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height, qrange,
                   radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
                   inv_cell, buckets, items, lo, head, neis, nei_dist, nneis, costs_table,
@@ -448,7 +448,7 @@ def _neighbours_p(nch, d, tiny_ds, flags_table, act, walking, c_path, npos, heig
     return counts.sum()
 
 
-@njit
+@njit(link=False)
 def _corners_after(d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
                    query_filter, opt_range, c_pos, c_target, c_path, c_npath, corner_verts,
                    corner_flags, corner_polys, ncorners):  # fmt: skip
@@ -462,7 +462,7 @@ def _corners_after(d, flags_table, costs_table, act, nch, walking, target_state,
         )  # fmt: skip
 
 
-@pnjit
+@pnjit(link=False)
 def _plan_p(act, nch, walking, update_flags, npos, radius, vel, dvel, desired_speed, neis,
             nneis, b_segs, b_nsegs, avoidance_type, fp, ip, nvel, nsamples):  # fmt: skip
     """plan_velocities (same arguments) on nch threads."""
@@ -479,7 +479,7 @@ def _plan_p(act, nch, walking, update_flags, npos, radius, vel, dvel, desired_sp
         )  # fmt: skip
 
 
-@pnjit
+@pnjit(link=False)
 def _move_p(d, tiny_ds, flags_table, act, nch, walking, target_state, query_filter, npos, c_pos,
             c_target, c_path, c_npath):  # fmt: skip
     """move_kernel (same arguments) on nch threads, chunk c on tiny pool c."""
@@ -496,7 +496,7 @@ def _move_p(d, tiny_ds, flags_table, act, nch, walking, target_state, query_filt
         )  # fmt: skip
 
 
-def _twin(fn, name: str, **names):
+def _twin(fn, name: str, link: bool = True, **names):
     """``fn`` compiled as ``name`` with some of its global names bound to other objects."""
     g = dict(fn.__globals__)
     g.update(names)
@@ -504,15 +504,16 @@ def _twin(fn, name: str, **names):
     f.__qualname__ = name
     f.__module__ = fn.__module__
     f.__doc__ = fn.__doc__
-    return njit(f)
+    return njit(f, link=link)
 
 
 # the serial step calls the serial kernels themselves (nch is 1 there)
 _neighbours, _corners, _plan, _move = _neighbours_s, corners_kernel, plan_velocities, move_kernel
 #: the serial step, and the one whose per-agent phases run on ``nch`` threads
-step = _twin(_step_impl, "step")
+#: (link=False: step_desc / step_par_desc call them; see :func:`navkit._jit.njit`)
+step = _twin(_step_impl, "step", link=False)
 step_par = _twin(
-    _step_impl, "step_par", _neighbours=_neighbours_p, _corners=_corners_after, _plan=_plan_p,
+    _step_impl, "step_par", link=False, _neighbours=_neighbours_p, _corners=_corners_after, _plan=_plan_p,
     _move=_move_p,
 )  # fmt: skip
 
@@ -674,7 +675,7 @@ def _set_corridor(s, pos, path, n, c_target, c_path, c_npath, b_center, b_npolys
     b_nsegs[s] = 0
 
 
-@njit
+@njit(link=False)
 def requests_kernel(d, pool_d, qi, qf, flags_table, costs_table, active, state, target_state,
                     target_ref, target_pos, target_pathq_ref, target_replan, target_replan_time,
                     query_filter, npos, partial, c_target, c_path, c_npath, b_center, b_npolys,
