@@ -98,6 +98,7 @@ def test_parallel_replay_matches_dtcrowd(mesh, config, monkeypatch):
     from navkit.crowd import step
 
     monkeypatch.setattr(step, "PAR_MIN", 16)
+    monkeypatch.setattr(step, "PAR_ALL_MIN", 0)  # every per-agent phase on the threads
     monkeypatch.setattr(step, "AUTO_SERIAL", False)  # the parallel step on every update
     navmesh, trace = _trace(mesh, config)
     r = replay(navmesh, trace, parallel=True)

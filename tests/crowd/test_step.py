@@ -53,6 +53,7 @@ def test_step_kernel_matches_the_phases(navmesh, monkeypatch, chunks, py_request
     if chunks:
         monkeypatch.setattr(step_mod, "threads_for", lambda n: chunks)
         monkeypatch.setattr(step_mod, "AUTO_SERIAL", False)  # the parallel step every time
+        monkeypatch.setattr(step_mod, "PAR_ALL_MIN", 0)  # every per-agent phase on chunks
     fused, hs, q = _crowd(navmesh, 40, 7, parallel=bool(chunks))
     phased, hs2, _ = _crowd(navmesh, 40, 7)
     monkeypatch.setattr(phased, "_fusable", lambda: False)
@@ -232,19 +233,39 @@ def test_dense_cell_neighbours_are_the_grid_walks(seed):
 def test_thread_chooser_probes_both_and_keeps_the_faster():
     """A parallel crowd runs the two steps in turns of two updates in the first PROBES
     updates of each PERIOD (the second of each turn timed), then the one with the
-    smaller median kernel time."""
+    smaller median kernel time over the last KEEP timed updates of each: after a change
+    of regime, within two periods."""
     ch = step_mod.ThreadChooser()
-    for fast_serial in (True, False, True):
-        seen = []
-        for k in range(ch.PERIOD):
+    for fast_serial in (True, False, True, False):
+        for period in range(2):
+            seen = []
+            for k in range(ch.PERIOD):
+                ser = ch.serial_now()
+                seen.append(ser)
+                # (the untimed first update of each of the faster step's turns is slow:
+                # it must not count)
+                t = 1.0 if ser == fast_serial else 2.0
+                if k < ch.PROBES and k % 2 == 0 and ser == fast_serial:
+                    t = 5.0
+                ch.record(ser, t + 0.01 * (k % 3))
+            probes = seen[: ch.PROBES]
+            assert probes == [(k // 2) % 2 == 1 for k in range(ch.PROBES)]
+            if period == 1:
+                assert all(s == fast_serial for s in seen[ch.PROBES :])
+
+
+def test_thread_chooser_goes_parallel_only_for_a_clear_gain():
+    """A serial crowd switches to the parallel step only when its median is below ENTER
+    times the serial one; a parallel crowd stays parallel while it is not slower."""
+    ch = step_mod.ThreadChooser()
+
+    def periods(par_t, n=2):
+        for _ in range(n * ch.PERIOD):
             ser = ch.serial_now()
-            seen.append(ser)
-            # (the untimed first update of each of the faster step's turns is slow: it
-            # must not count)
-            t = 1.0 if ser == fast_serial else 2.0
-            if k < ch.PROBES and k % 2 == 0 and ser == fast_serial:
-                t = 5.0
-            ch.record(ser, t + 0.01 * (k % 3))
-        probes = seen[: ch.PROBES]
-        assert probes == [(k // 2) % 2 == 1 for k in range(ch.PROBES)]
-        assert all(s == fast_serial for s in seen[ch.PROBES :])
+            ch.record(ser, 1.0 if ser else par_t)
+        return ch.serial
+
+    assert periods(0.95) is True  # 5% faster: not worth the risk
+    assert periods(0.8) is False  # 20% faster: parallel
+    assert periods(0.97) is False  # still faster: stays parallel
+    assert periods(1.1) is True  # slower: back to serial

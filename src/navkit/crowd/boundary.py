@@ -135,6 +135,9 @@ def _update_impl(d, tiny_ds, flags_table, act, nchunk, walking, c_path, npos, qr
     the nearest MAX_LOCAL_SEGS kept sorted by squared xz distance). Returns the
     number of boundaries rebuilt."""
     center, segs, seg_d, nsegs, polys, npolys = borrow((center, segs, seg_d, nsegs, polys, npolys))
+    # (a row view of an owned array counts a reference on it, atomically: threads
+    # working on the same table would contend for its counter)
+    flags_table = borrow(flags_table)
     n_act = act.shape[0]
     counts = np.zeros(nchunk, np.int64)
     for c in prange(nchunk):

@@ -250,6 +250,8 @@ def _corners_impl(d, flags_table, costs_table, act, nchunk, walking, target_stat
     (c_pos, c_target, c_path, c_npath, corner_verts, corner_flags, corner_polys,
      ncorners) = borrow((c_pos, c_target, c_path, c_npath, corner_verts, corner_flags,
                          corner_polys, ncorners))  # fmt: skip
+    # (row views of owned tables count references atomically: threads would contend)
+    flags_table, costs_table = borrow((flags_table, costs_table))
     cap = c_path.shape[1]
     n_act = act.shape[0]
     min_d2 = _F0_01 * _F0_01
@@ -346,6 +348,7 @@ def _move_impl(d, tiny_ds, flags_table, act, nchunk, walking, target_state, qfil
     case is done here without the search (same float32 result), merging only when
     the polygon recurs further along the corridor."""
     npos, c_pos, c_target, c_path, c_npath = borrow((npos, c_pos, c_target, c_path, c_npath))
+    flags_table = borrow(flags_table)  # (its row views: no shared reference count)
     n_act = act.shape[0]
     cap = c_path.shape[1]
     for c in prange(nchunk):

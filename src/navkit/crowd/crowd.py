@@ -690,6 +690,7 @@ class Crowd:
                 nch = 1
             else:
                 kernel = _step.step_par_desc
+                info[_step.I_PAR_ALL] = _step.PAR_ALL_MIN
         desc = self._step_descriptor(flags, costs, fp, ip)
         inv_cell = self.grid.inv_cell_size
         t_k = time.perf_counter()

@@ -94,6 +94,9 @@ DONE = 3
 STAGE_START, STAGE_TOPOLOGY, STAGE_STEERING = 0, 1, 2
 #: info slots
 I_POOL_HEAD, I_BOUNDARY_UPDATES, I_SAMPLES, I_ANIM, I_NSLOW = 0, 1, 2, 3, 4
+#: info slot set by the caller: active agents from which all per-agent phases run on the
+#: nch threads (fewer: velocity planning only; :data:`PAR_ALL_MIN`)
+I_PAR_ALL = 5
 #: phase indices (Crowd.PHASES)
 (P_VALIDITY, P_REQUESTS, P_QUEUE, P_TOPOLOGY, P_GRID, P_NEIGHBOURS, P_CORNERS, P_OFFMESH,
  P_STEERING, P_SEPARATION, P_VELOCITY, P_INTEGRATION, P_COLLISIONS, P_MOVE,
@@ -118,6 +121,8 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
          inv_cell, buckets, items, lo):  # fmt: skip
     """dtCrowd::update from ``stage`` on (see the module docstring); returns the stop code."""
     n_act = act.shape[0]
+    # fewer agents than info[I_PAR_ALL]: only velocity planning on nch threads (PAR_ALL_MIN)
+    nch_all = nch if n_act >= info[I_PAR_ALL] else 1
     for i in range(n_act):  # the walking mask, as of this call (only Python changes states)
         s = act[i]
         walking[s] = state[s] == 1
@@ -201,7 +206,7 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
         # -- neighbours: local boundaries, then getNeighbours
         ticks[0, P_NEIGHBOURS] = t
         info[I_BOUNDARY_UPDATES] = _neighbours(
-            nch, d, tiny_ds, flags_table, act, walking, c_path, npos, height,
+            nch_all, d, tiny_ds, flags_table, act, walking, c_path, npos, height,
             collision_query_range, radius, query_filter, b_center, b_segs, b_seg_d, b_nsegs,
             b_polys, b_npolys, inv_cell, buckets, items, lo, info[I_POOL_HEAD], neis, nei_dist,
             nneis, costs_table, target_state, update_flags, path_optimization_range, c_pos, c_target,
@@ -212,7 +217,7 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
         # -- corners
         ticks[0, P_CORNERS] = t
         _corners(
-            d, flags_table, costs_table, act, nch, walking, target_state, update_flags,
+            d, flags_table, costs_table, act, nch_all, walking, target_state, update_flags,
             query_filter, path_optimization_range, c_pos, c_target, c_path, c_npath,
             corner_verts, corner_flags, corner_polys, ncorners,
         )  # fmt: skip
@@ -277,7 +282,7 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
     # -- move_along_surface
     ticks[0, P_MOVE] = t
     _move(
-        d, tiny_ds, flags_table, act, nch, walking, target_state, query_filter, npos, c_pos,
+        d, tiny_ds, flags_table, act, nch_all, walking, target_state, query_filter, npos, c_pos,
         c_target, c_path, c_npath,
     )  # fmt: skip
     anim = 0
@@ -299,6 +304,13 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
 # kernel on each chunk's slots; each agent's arithmetic is the serial one and no agent
 # reads what another writes in the phase, so the results are the same float32 values.
 _BLOCK = 16
+#: fewer active agents than this: the parallel step runs only velocity planning on its
+#: threads, the other per-agent phases on one. Their regions did not pay at 100 agents:
+#: each thread's chunk reads the agent data the serial phases just wrote on the other
+#: core (nav_test, 100 agents, two threads with real-time priority on the loaded 2-core
+#: machine, in-situ medians: neighbours + corners 137-152 us against 108 serially, move
+#: 31-34 against 16, velocity planning 71-75 against 103-106)
+PAR_ALL_MIN = 256
 #: fewer active agents per thread than this: fewer threads. 40: at 100 agents the update
 #: takes 0.57-0.87x WASM dtCrowd's on two threads against 0.85-1.26x on one
 #: (bench/crowd.py, 2026-12-02 evening, quiet machine, OpenMP's default wait policy);
@@ -322,18 +334,24 @@ class ThreadChooser:
     Both give the same float32 results (the parallel step's agents do the serial
     arithmetic), so the choice is only one of speed. On a machine whose other cores are
     busy, or with few agents per thread, the parallel step's regions (a wake-up and a
-    barrier each, three per update) can cost more than they save. Every ``PERIOD``
-    updates the first ``PROBES`` run the two steps in turns of two updates (parallel
-    first); the second update of each turn is timed (the first wakes the threads up or
-    lets them fall asleep), and the faster step by median kernel wall time runs the
-    rest of the period."""
+    barrier each, and the agent data moving between the cores' caches) can cost more
+    than they save. Every ``PERIOD`` updates the first ``PROBES`` run the two steps in
+    turns of two updates (parallel first); the second update of each turn is timed (the
+    first wakes the threads up or lets them fall asleep). The step with the smaller
+    median kernel wall time over the last ``KEEP`` timed updates of each (two periods'
+    probes: four samples are too few on a shared machine) runs the rest of the period;
+    a serial crowd goes parallel only when that median is below ``ENTER`` times the
+    serial one (the parallel step's cost varies more with the machine's load, and a
+    wrong switch costs more than a missed gain)."""
 
     PERIOD = 64
     PROBES = 16
+    KEEP = 8
+    ENTER = 0.9
 
     def __init__(self) -> None:
         self.k = 0
-        self.serial = False
+        self.serial = True
         self._t: tuple[list[float], list[float]] = ([], [])
 
     def serial_now(self) -> bool:
@@ -348,14 +366,15 @@ class ThreadChooser:
         self.k += 1
         if k >= self.PROBES or k % 2 == 0:
             return
-        self._t[serial].append(seconds)
+        t = self._t[serial]
+        t.append(seconds)
+        del t[: -self.KEEP]
         if k == self.PROBES - 1:
             par, ser = sorted(self._t[0]), sorted(self._t[1])
             if par and ser:
-                self.serial = ser[len(ser) // 2] + ser[(len(ser) - 1) // 2] < (
-                    par[len(par) // 2] + par[(len(par) - 1) // 2]
-                )  # (medians, both doubled)
-            self._t = ([], [])
+                mp = par[len(par) // 2] + par[(len(par) - 1) // 2]  # (medians, doubled)
+                ms = ser[len(ser) // 2] + ser[(len(ser) - 1) // 2]
+                self.serial = not mp < (ms * self.ENTER if self.serial else ms)
 
 
 @njit
