@@ -231,4 +231,4 @@ def _add_segment(segs, d, nsegs, s, dist, src, k):
         nsegs[s] = n + 1
 
 
-update_boundaries, update_boundaries_par = twins(_update_impl)
+update_boundaries, update_boundaries_par = twins(_update_impl, returns=True)

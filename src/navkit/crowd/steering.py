@@ -220,4 +220,5 @@ def _resolve_collisions_impl(act, walking, npos, radius, dvel, neis, nneis, disp
 steer, steer_par = twins(_steer_impl)
 separate, separate_par = twins(_separate_impl)
 integrate, integrate_par = twins(_integrate_impl)
-resolve_collisions, resolve_collisions_par = twins(_resolve_collisions_impl)
+# (four passes over all agents, each reading the others' positions: not chunked)
+resolve_collisions, resolve_collisions_par = twins(_resolve_collisions_impl, driver=False)
