@@ -694,7 +694,9 @@ class Crowd:
         desc = self._step_descriptor(flags, costs, fp, ip)
         inv_cell = self.grid.inv_cell_size
         t_k = time.perf_counter()
-        stop = entry_call(kernel, _step.STAGE_START, nch, dt, inv_cell, desc)
+        rd = self._requests_descriptor()
+        qi, qc = self._queue_iterations, _PATH_MAX_AGENTS
+        stop = entry_call(kernel, _step.STAGE_START, nch, dt, inv_cell, desc, rd, qi, qc)
         t_k = time.perf_counter() - t_k
         if stop == _step.STOP_FALLBACK:
             return False
@@ -714,18 +716,20 @@ class Crowd:
             py["check_path_validity"] = t1 - t0
             py["move_requests"], py["path_queue"] = t2 - t1, t3 - t2
             t4 = time.perf_counter()
-            stop = entry_call(kernel, _step.STAGE_TOPOLOGY, nch, dt, inv_cell, desc)
+            stop = entry_call(kernel, _step.STAGE_TOPOLOGY, nch, dt, inv_cell, desc, rd, qi, qc)
             t_k += time.perf_counter() - t4
         if stop == _step.STOP_OFFMESH:
             t0 = time.perf_counter()
             self._offmesh_triggers(dt)
             py["offmesh_triggers"] = time.perf_counter() - t0
             t1 = time.perf_counter()
-            stop = entry_call(kernel, _step.STAGE_STEERING, nch, dt, inv_cell, desc)
+            stop = entry_call(kernel, _step.STAGE_STEERING, nch, dt, inv_cell, desc, rd, qi, qc)
             t_k += time.perf_counter() - t1
         if chooser is not None:
             chooser.record(nch == 1, t_k)
         iv = info.tolist()
+        if iv[_step.I_QITERS] >= 0:  # the step ran the move requests and the path queue
+            self.path_queue.last_iterations = iv[_step.I_QITERS]
         self.grid.pool_head = iv[_step.I_POOL_HEAD]
         self.boundary_updates = iv[_step.I_BOUNDARY_UPDATES]
         self.velocity_samples = iv[_step.I_SAMPLES]

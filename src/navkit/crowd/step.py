@@ -10,8 +10,11 @@ stops and returns to Python only where Python must run:
   (TTC / ORCA avoidance, the local grid planner); the caller runs the phases.
 - ``STOP_REQUESTS`` after check_path_validity: an agent needs the slow validity
   path (its polygon or its target's is gone; listed in ``slow``), or move requests
-  or the path queue have work. The caller does them and calls again from
-  ``STAGE_TOPOLOGY``.
+  or the path queue have work that :func:`requests_kernel` declines (a request
+  without a filter index). The caller does them and calls again from
+  ``STAGE_TOPOLOGY``. Otherwise move requests and the path queue run here
+  (:func:`requests_desc` on the descriptor ``rd``; ``info[I_QITERS]`` gets the
+  queue's A* iterations).
 - ``STOP_OFFMESH`` after corners: an agent reached an off-mesh link's start; the
   caller runs offmesh_triggers and calls again from ``STAGE_STEERING``.
 - ``DONE``: all kernel phases ran; ``info[I_ANIM]`` says whether an off-mesh
@@ -97,6 +100,8 @@ I_POOL_HEAD, I_BOUNDARY_UPDATES, I_SAMPLES, I_ANIM, I_NSLOW = 0, 1, 2, 3, 4
 #: info slot set by the caller: active agents from which all per-agent phases run on the
 #: nch threads (fewer: velocity planning only; :data:`PAR_ALL_MIN`)
 I_PAR_ALL = 5
+#: info slot: the path queue's A* iterations when the step ran requests_kernel, else -1
+I_QITERS = 6
 #: phase indices (Crowd.PHASES)
 (P_VALIDITY, P_REQUESTS, P_QUEUE, P_TOPOLOGY, P_GRID, P_NEIGHBOURS, P_CORNERS, P_OFFMESH,
  P_STEERING, P_SEPARATION, P_VELOCITY, P_INTEGRATION, P_COLLISIONS, P_MOVE,
@@ -118,7 +123,7 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
          disp, c_pos, c_target, c_path, c_npath, corner_verts, corner_flags, corner_polys,
          ncorners, neis, nei_dist, nneis, topology_opt_time, partial, anim_active,
          b_center, b_segs, b_seg_d, b_nsegs, b_polys, b_npolys,
-         inv_cell, buckets, items, lo):  # fmt: skip
+         inv_cell, buckets, items, lo, rd, max_iters, queue_cap):  # fmt: skip
     """dtCrowd::update from ``stage`` on (see the module docstring); returns the stop code."""
     n_act = act.shape[0]
     # fewer agents than info[I_PAR_ALL]: only velocity planning on nch threads (PAR_ALL_MIN)
@@ -156,8 +161,19 @@ def _step_impl(stage, nch, ticks, info, slow, d, tiny_ds, pool_d, qi, qf, flags_
             s = act[i]
             ts = target_state[s]
             busy |= ts == 5 or (state[s] != 0 and (ts == 3 or ts == 4))
+        info[I_QITERS] = -1
         if busy:
-            return STOP_REQUESTS
+            if nslow > 0:
+                return STOP_REQUESTS
+            # -- move_requests and path_queue: requests_kernel here (saves a return to
+            # Python and a second step call); -1: a request without a filter index,
+            # nothing done (the caller runs the Python phases)
+            ticks[0, P_REQUESTS] = _tsc()
+            its = requests_desc(rd, max_iters, queue_cap, 3)
+            ticks[1, P_REQUESTS] = _tsc()
+            if its < 0:
+                return STOP_REQUESTS
+            info[I_QITERS] = its
         stage = STAGE_TOPOLOGY
     if stage == STAGE_TOPOLOGY:
         # -- topology_optimization: dtCrowd's opt queue of one place
@@ -526,17 +542,6 @@ def _twin(fn, name: str, link: bool = True, **names):
     return njit(f, link=link)
 
 
-# the serial step calls the serial kernels themselves (nch is 1 there)
-_neighbours, _corners, _plan, _move = _neighbours_s, corners_kernel, plan_velocities, move_kernel
-#: the serial step, and the one whose per-agent phases run on ``nch`` threads
-#: (link=False: step_desc / step_par_desc call them; see :func:`navkit._jit.njit`)
-step = _twin(_step_impl, "step", link=False)
-step_par = _twin(
-    _step_impl, "step_par", link=False, _neighbours=_neighbours_p, _corners=_corners_after, _plan=_plan_p,
-    _move=_move_p,
-)  # fmt: skip
-
-
 # -- the step's arrays as one descriptor ----------------------------------------------------
 # A kernel called from Python unboxes each array argument (~0.2-0.45 us each: the step's 64
 # arrays cost more than some of its phases at 100 agents). The crowd packs them once into
@@ -599,7 +604,7 @@ STEP_SPEC = (
 )  # fmt: skip
 
 
-def _step_desc_impl(stage, nch, dt, inv_cell, sd):
+def _step_desc_impl(stage, nch, dt, inv_cell, sd, rd, max_iters, queue_cap):
     """:func:`step` (or, compiled as ``step_par_desc``, :func:`step_par`) with its arrays
     from the descriptor ``sd`` (:data:`STEP_SPEC`, :func:`pack`): one argument to unbox
     instead of 64 (~0.2-0.45 us each from Python); the same compiled step is called."""
@@ -619,15 +624,7 @@ def _step_desc_impl(stage, nch, dt, inv_cell, sd):
         desired_speed, npos, vel, dvel, nvel, disp, c_pos, c_target, c_path, c_npath,
         corner_verts, corner_flags, corner_polys, ncorners, neis, nei_dist, nneis,
         topology_opt_time, partial, anim_active, b_center, b_segs, b_seg_d, b_nsegs, b_polys,
-        b_npolys, inv_cell, buckets, items, lo)  # fmt: skip
-
-
-_open_step = _plain_opener(STEP_SPEC)
-#: index of ``act`` in :data:`STEP_SPEC` (its length is the descriptor's word 4 * i + 1)
-STEP_ACT = [n for n, _, _ in STEP_SPEC].index("act")
-_step = step
-step_desc = _twin(_step_desc_impl, "step_desc")
-step_par_desc = _twin(_step_desc_impl, "step_par_desc", _step=step_par)
+        b_npolys, inv_cell, buckets, items, lo, rd, max_iters, queue_cap)  # fmt: skip
 
 
 @njit
@@ -927,7 +924,7 @@ REQUESTS_SPEC = (
 _open_requests = _plain_opener(REQUESTS_SPEC)
 
 
-@njit
+@njit(link=False)
 def requests_desc(rd, max_iters, queue_cap, which):
     """:func:`requests_kernel` with its arrays from the descriptor ``rd``
     (:data:`REQUESTS_SPEC`, :func:`pack`)."""
@@ -942,3 +939,22 @@ def requests_desc(rd, max_iters, queue_cap, which):
         b_npolys, b_nsegs, pq_pool_d, pq_qi, pq_qf, pq_ref, pq_status, pq_keep, pq_sref,
         pq_eref, pq_spos, pq_epos, pq_fidx, pq_paths, pq_npaths, pq_counters, max_iters,
         queue_cap, which)  # fmt: skip
+
+
+# -- the steps (at the end: _twin copies the module's globals, requests_desc included)
+# the serial step calls the serial kernels themselves (nch is 1 there)
+_neighbours, _corners, _plan, _move = _neighbours_s, corners_kernel, plan_velocities, move_kernel
+#: the serial step, and the one whose per-agent phases run on ``nch`` threads
+#: (link=False: step_desc / step_par_desc call them; see :func:`navkit._jit.njit`)
+step = _twin(_step_impl, "step", link=False)
+step_par = _twin(
+    _step_impl, "step_par", link=False, _neighbours=_neighbours_p, _corners=_corners_after, _plan=_plan_p,
+    _move=_move_p,
+)  # fmt: skip
+
+_open_step = _plain_opener(STEP_SPEC)
+#: index of ``act`` in :data:`STEP_SPEC` (its length is the descriptor's word 4 * i + 1)
+STEP_ACT = [n for n, _, _ in STEP_SPEC].index("act")
+_step = step
+step_desc = _twin(_step_desc_impl, "step_desc")
+step_par_desc = _twin(_step_desc_impl, "step_par_desc", _step=step_par)
