@@ -429,7 +429,7 @@ class TileCache:
                 f"{MAX_REQUESTS} requests are queued (Recast's limit): call update() first"
             )
 
-    def _check_shape(self, shape: Obstacle) -> None:
+    def _check_shape(self, shape: Obstacle) -> tuple[list[float], list[float]]:
         b0, b1 = bounds_lists(shape)
         lo, hi = self._world_lists
         if (
@@ -441,13 +441,14 @@ class TileCache:
                 f"world {self._world_min.tolist()}..{self._world_max.tolist()}"
             )
         if not self._state.compatible:
-            return
+            return b0, b1
         n = len(self._state.touched_by(shape, (b0, b1)))
         if n > MAX_TOUCHED_TILES:
             raise InputError(
                 f"the obstacle touches {n} layers; recast_compatible mode handles at most "
                 f"{MAX_TOUCHED_TILES} (Detour's DT_MAX_TOUCHED_TILES)"
             )
+        return b0, b1
 
     def _add(self, shape: Obstacle) -> int:
         st = self._state
@@ -455,8 +456,7 @@ class TileCache:
             self._check_room()
         if st.next_free < 0:
             raise InputError(f"the obstacle table is full ({self._state.max_obstacles} obstacles)")
-        self._check_shape(shape)
-        return self._state.add(shape)
+        return self._state.add(shape, self._check_shape(shape))
 
     def add_cylinder(
         self, pos: Any, radius: float, height: float, *, area: int | None = None

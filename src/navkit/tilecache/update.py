@@ -47,7 +47,7 @@ from ..detour.navmesh import NavMesh
 from ..detour.tile import OffMeshConnections
 from ..errors import BuildError, InputError
 from . import _rebuild as _rb
-from ._rebuild import BUILD_FAILED, rebuild_swap_detail_many, rebuild_swap_many
+from . import _update as _U
 from .format import LAYER_HEADER_SIZE, TileCacheSet
 from .obstacles import PRISM, Obstacle, bounds_lists, expand_obstacle, r32
 from .tilemesh import (
@@ -63,6 +63,8 @@ MAX_REQUESTS = 64
 MAX_UPDATE = 64
 MAX_TOUCHED_TILES = 8
 _QUERY_MAX_TILES = 32
+#: steps recorded per kernel call
+_REC = 64
 
 EMPTY, PROCESSING, PROCESSED, REMOVING = 0, 1, 2, 3
 ADD, REMOVE, MOVE = 0, 1, 2
@@ -126,15 +128,63 @@ class Changes(NamedTuple):
 
 
 class _Ob:
-    __slots__ = ("salt", "state", "shape", "touched", "pending", "next")
+    """One obstacle slot, a view of the cache's arrays (``obi``, ``obt``, ``obp``) and
+    its shape: salt, state, free-list next, touched and pending layers (as refs)."""
 
-    def __init__(self) -> None:
-        self.salt = 1
-        self.state = EMPTY
-        self.shape: Obstacle | None = None
-        self.touched: list[int] = []
-        self.pending: list[int] = []
-        self.next = -1
+    __slots__ = ("_st", "_i")
+
+    def __init__(self, st: CacheState, i: int) -> None:
+        self._st = st
+        self._i = i
+
+    def _get(col: int) -> Any:  # type: ignore[misc]
+        def get(self: _Ob) -> int:
+            return int(self._st.obi[self._i, col])
+
+        def put(self: _Ob, v: int) -> None:
+            self._st.obi[self._i, col] = v
+
+        return property(get, put)
+
+    salt = _get(_U.SALT)
+    state = _get(_U.STATE)
+    next = _get(_U.NEXT)
+    del _get
+
+    @property
+    def shape(self) -> Obstacle | None:
+        st = self._st
+        return st.shapes[self._i] if st.obi[self._i, _U.STATE] != EMPTY else None
+
+    @shape.setter
+    def shape(self, v: Obstacle | None) -> None:
+        self._st.shapes[self._i] = v
+
+    @property
+    def touched(self) -> list[int]:
+        st = self._st
+        refs = st._refs
+        return [refs[t] for t in st.obt[self._i, : st.obi[self._i, _U.NT]].tolist()]
+
+    @touched.setter
+    def touched(self, v: list[int]) -> None:
+        st = self._st
+        st._room(len(v))
+        st.obt[self._i, : len(v)] = [st._tix[r] for r in v]
+        st.obi[self._i, _U.NT] = len(v)
+
+    @property
+    def pending(self) -> list[int]:
+        st = self._st
+        refs = st._refs
+        return [refs[t] for t in st.obp[self._i, : st.obi[self._i, _U.NP]].tolist()]
+
+    @pending.setter
+    def pending(self, v: list[int]) -> None:
+        st = self._st
+        st._room((len(v) + 1) // 2)
+        st.obp[self._i, : len(v)] = [st._tix[r] for r in v]
+        st.obi[self._i, _U.NP] = len(v)
 
 
 class CacheState:
@@ -181,21 +231,35 @@ class CacheState:
         self._grown: tuple[Obstacle, Obstacle] | None = None
         self._tight_l: dict[int, tuple[list[float], list[float]]] = {}
         self._touch_memo: dict[int, tuple[Obstacle, list[int]]] = {}
-        self.obs = [_Ob() for _ in range(max_obstacles)]
         self.max_obstacles = max_obstacles
-        self.next_free = -1
-        for i in range(max_obstacles - 1, -1, -1):
-            self.obs[i].next = self.next_free
-            self.next_free = i
+        n = max_obstacles
+        nl = len(tset.tiles)
+        # -- the obstacle table as arrays (the update kernel runs over them; ``obs``
+        # gives a view per slot) --
+        #: salt, state, free-list next, touched count, pending count per slot
+        self.obi = np.zeros((n, _U.OBI_COLS), np.int64)
+        self.obi[:, _U.SALT] = 1
+        self.obi[:, _U.NEXT] = np.arange(1, n + 1)
+        if n:
+            self.obi[n - 1, _U.NEXT] = -1
+        cap = max(1, min(nl, MAX_TOUCHED_TILES if compatible else 16))
+        #: touched layers (layer indices), pending layers (room for a move's two sets)
+        self.obt = np.zeros((n, cap), np.int64)
+        self.obp = np.zeros((n, 2 * cap), np.int64)
+        #: the query bounds (as marked: grown in the default mode) per slot
+        self.obq = np.zeros((n, 6), np.float32)
+        self.shapes: list[Obstacle | None] = [None] * n
+        self.obs = [_Ob(self, i) for i in range(n)]
+        #: next free slot, rebuild count, request count, limits, grid, free slots ...
+        self.sc = np.zeros(_U.SC_SIZE, np.int64)
+        self.sc[_U.S_NEXT_FREE] = 0 if n else -1
+        self.sc[_U.S_MAXT] = MAX_TOUCHED_TILES if compatible else 1 << 62
+        self.sc[_U.S_MAXU] = MAX_UPDATE if compatible else 1 << 62
+        #: the rebuild queue (layer indices; at most one entry per layer)
+        self.upd = np.zeros(max(nl, 1), np.int64)
+        self._req = np.zeros((MAX_REQUESTS, 2), np.int64)
         self.reqs: list[tuple[int, int]] = []
         self.removal_queued: set[int] = set()  # refs with a queued REMOVE request
-        self.update: list[int] = []
-        # -- indexes for the one-kernel rebuild (kept in step with ``obs``; reindex()
-        # rebuilds them after the table was written directly) --
-        #: layer ref -> slots whose ``touched`` holds it
-        self.on_tile: dict[int, set[int]] = {}
-        #: slots in state PROCESSING or REMOVING
-        self.busy: set[int] = set()
         n = max_obstacles
         self.ob_kind = np.zeros(n, np.int64)
         self.ob_a = np.zeros((n, 3), np.float32)
@@ -207,6 +271,30 @@ class CacheState:
         self.ob_pts = np.zeros((0, 2), np.float32)
         # every layer's stream and header, for the rebuild kernels (layer i: tset.tiles[i])
         self._tix = {t.ref: i for i, t in enumerate(tset.tiles)}
+        self._refs = [t.ref for t in tset.tiles]
+        # queryTiles' grid: layers per position newest first, tight bounds
+        txs = [t.header.tx for t in tset.tiles] or [0]
+        tys = [t.header.ty for t in tset.tiles] or [0]
+        gx0, gy0 = min(txs), min(tys)
+        gnx, gny = max(txs) - gx0 + 1, max(tys) - gy0 + 1
+        self.sc[[_U.S_GX0, _U.S_GY0, _U.S_GNX, _U.S_GNY]] = gx0, gy0, gnx, gny
+        self._pos_off = np.zeros(gnx * gny + 1, np.int64)
+        lay = []
+        for k in range(gnx * gny):
+            refs = self._rev_pos.get((gx0 + k % gnx, gy0 + k // gnx), [])
+            lay += [self._tix[r] for r in refs]
+            self._pos_off[k + 1] = len(lay)
+        self._pos_lay = np.array(lay, np.int64)
+        self._tight = np.array(
+            [np.concatenate(self.tight[t.ref]) for t in tset.tiles], np.float32
+        ).reshape(-1, 6)
+        o = np.array(p.orig, np.float32)
+        self._gf = np.array([o[0], o[2], f32(p.width) * f32(p.cs), f32(p.height) * f32(p.cs)], f32)
+        self._scratch = np.zeros(2 * nl + 16, np.int64)
+        self._sel = np.zeros(max(n, 1), np.int64)
+        self._rec = np.zeros((_REC, _U.REC_COLS), np.int64)
+        self._outs = np.zeros((_REC, 16), np.int64)
+        self._free = np.zeros(2 * _REC, np.int64)
         #: layer ref -> (tx, ty, tlayer), as Changes lists it
         self._loc = {t.ref: (t.header.tx, t.header.ty, t.header.tlayer) for t in tset.tiles}
         streams = [np.frombuffer(t.data, np.uint8)[LAYER_HEADER_SIZE:] for t in tset.tiles]
@@ -239,11 +327,14 @@ class CacheState:
         # when its obstacles go: the copy spares that rebuild, and those of other
         # obstacles added on it, the FastLZ decode); rows of ``_rawpool``, taken when a
         # layer is rebuilt with obstacles and given back when it is rebuilt without
+        # one row per layer (a layer under obstacles keeps its row while they last;
+        # the pages of rows never used are never touched)
         self._rawpool = np.zeros(
-            (0, max([3 * h.width * h.height for h in hds], default=1)), np.uint8
+            (max(nl, 1), max([3 * h.width * h.height for h in hds], default=1)), np.uint8
         )
-        self._raw_row: dict[int, int] = {}
-        self._raw_free: list[int] = []
+        self._raw_row = np.full(max(nl, 1), -1, np.int64)
+        self._raw_free = np.arange(max(nl, 1) - 1, -1, -1, dtype=np.int64)
+        self.sc[_U.S_RAWN] = max(nl, 1)
         # the default mode's detail settings and off-mesh connections, as
         # build_layer_tile passes them (rebuild_swap_detail)
         self._dparams = np.array(
@@ -268,6 +359,9 @@ class CacheState:
         )  # fmt: skip
         #: the one-kernel default-mode step (False: build_layer_tile and the Python swap)
         self.fast_detail = True
+        #: update steps in kernel calls (False: the Python path: build_layer_tile and the
+        #: NavMesh's Python swap, the state kernels deciding)
+        self.kernel_steps = True
         #: update steps done in one kernel call
         self.fast_steps = 0
 
@@ -353,8 +447,28 @@ class CacheState:
         return list(res)
 
     # -- obstacle table ----------------------------------------------------------------------
+    @property
+    def next_free(self) -> int:
+        """Head of the obstacle free list (-1: the table is full)."""
+        return int(self.sc[_U.S_NEXT_FREE])
+
+    @next_free.setter
+    def next_free(self, v: int) -> None:
+        self.sc[_U.S_NEXT_FREE] = v
+
+    @property
+    def update(self) -> list[int]:
+        """The layers (refs) queued for rebuild, in order."""
+        refs = self._refs
+        return [refs[t] for t in self.upd[: self.sc[_U.S_NUPD]].tolist()]
+
+    @update.setter
+    def update(self, v: list[int]) -> None:
+        self.upd[: len(v)] = [self._tix[r] for r in v]
+        self.sc[_U.S_NUPD] = len(v)
+
     def obstacle_ref(self, i: int) -> int:
-        return (self.obs[i].salt << 16) | i
+        return (int(self.obi[i, _U.SALT]) << 16) | i
 
     def slot_of(self, ref: int) -> int:
         """Slot of a live obstacle handle, -1 when stale."""
@@ -363,24 +477,34 @@ class CacheState:
         i = int(ref) & 0xFFFF
         if i >= self.max_obstacles:
             return -1
-        ob = self.obs[i]
-        if ob.salt != (int(ref) >> 16) & 0xFFFF or ob.state in (EMPTY, REMOVING):
+        salt, state = self.obi[i, :2].tolist()
+        if salt != (int(ref) >> 16) & 0xFFFF or state == EMPTY or state == REMOVING:
             return -1
-        if int(ref) in self.removal_queued:
+        if self.removal_queued and int(ref) in self.removal_queued:
             return -1
         return i
 
-    def _set_touched(self, i: int, tiles: list[int]) -> None:
-        ob = self.obs[i]
-        for t in ob.touched:
-            self.on_tile[t].discard(i)
-        ob.touched = tiles
-        for t in tiles:
-            self.on_tile.setdefault(t, set()).add(i)
+    def _room(self, need: int) -> None:
+        """Widen the touched (and pending) arrays to hold ``need`` layers per slot."""
+        cap = self.obt.shape[1]
+        if need <= cap:
+            return
+        while cap < need:
+            cap *= 2
+        n = self.max_obstacles
+        obt = np.zeros((n, cap), np.int64)
+        obt[:, : self.obt.shape[1]] = self.obt
+        obp = np.zeros((n, 2 * cap), np.int64)
+        obp[:, : self.obp.shape[1]] = self.obp
+        self.obt, self.obp = obt, obp
 
-    def _pack(self, i: int, shape: Obstacle) -> None:
-        """Store slot ``i``'s shape as marked (:meth:`effective`) for the rebuild kernel."""
+    def _pack(self, i: int, shape: Obstacle, bounds: tuple[Any, Any] | None = None) -> None:
+        """Store slot ``i``'s shape as marked (:meth:`effective`) for the kernels: the
+        rebuild's fields and the query bounds (``bounds``: the bare shape's, when the
+        caller has them)."""
         e = shape if self.grow <= 0 or shape.area else self.effective(shape)
+        b0, b1 = bounds if bounds is not None and e is shape else bounds_lists(e)
+        self.obq[i] = b0 + b1
         self.ob_kind[i] = e.kind
         self.ob_a[i] = e.a
         self.ob_b[i] = e.b
@@ -406,32 +530,23 @@ class CacheState:
         self.ob_pts = np.concatenate(pts)
 
     def reindex(self) -> None:
-        """Rebuild the rebuild kernel's obstacle arrays and the slot indexes from ``obs``
-        (after the obstacle table was written directly, e.g. by a file load)."""
-        self.on_tile = {}
-        self.busy = set()
+        """Rebuild the rebuild kernel's obstacle arrays from ``obs`` (after the obstacle
+        table was written directly, e.g. by a file load)."""
         self.ob_pts = np.zeros((0, 2), np.float32)
         for i, ob in enumerate(self.obs):
-            for t in ob.touched:
-                self.on_tile.setdefault(t, set()).add(i)
-            if ob.state in (PROCESSING, REMOVING):
-                self.busy.add(i)
             if ob.shape is not None:
                 self._pack(i, ob.shape)
 
-    def add(self, shape: Obstacle) -> int:
-        i = self.next_free
-        ob = self.obs[i]
-        self.next_free = ob.next
-        ob.next = -1
-        ob.state = PROCESSING
-        self.busy.add(i)
-        ob.shape = shape
-        self._pack(i, shape)
-        if ob.touched:
-            self._set_touched(i, [])
-        ob.pending = []
-        ref = (ob.salt << 16) | i
+    def add(self, shape: Obstacle, bounds: tuple[Any, Any] | None = None) -> int:
+        sc = self.sc
+        obi = self.obi
+        i = int(sc[0])  # (_U.S_NEXT_FREE)
+        salt, _, nxt = obi[i, :3].tolist()
+        sc[0] = nxt
+        obi[i, 1:] = (PROCESSING, -1, 0, 0)  # state, next, touched, pending
+        self.shapes[i] = shape
+        self._pack(i, shape, bounds)
+        ref = (salt << 16) | i
         self.reqs.append((ADD, ref))
         return ref
 
@@ -440,147 +555,64 @@ class CacheState:
         self.removal_queued.add(int(ref))
 
     def move(self, ref: int, shape: Obstacle) -> None:
-        self.obs[int(ref) & 0xFFFF].shape = shape
+        self.shapes[int(ref) & 0xFFFF] = shape
         self._pack(int(ref) & 0xFFFF, shape)
         self.reqs.append((MOVE, int(ref)))
 
     # -- update --------------------------------------------------------------------------------
-    def _queue(self, ob: _Ob, tiles: list[int]) -> None:
-        update = self.update
-        pending = ob.pending
-        for t in tiles:
-            if len(update) < self.max_update:
-                if t not in update:
-                    update.append(t)
-                pending.append(t)
-
-    def _process_requests(self) -> None:
-        for action, ref in self.reqs:
-            i = ref & 0xFFFF
-            if i >= self.max_obstacles:
-                continue
-            ob = self.obs[i]
-            if ob.salt != (ref >> 16) & 0xFFFF:
-                continue
-            if action == ADD:
-                assert ob.shape is not None
-                touched = self.touched_by(ob.shape)
-                if len(touched) > self.max_touched:
-                    del touched[self.max_touched :]
-                self._set_touched(i, touched)
-                ob.pending = []
-                self._queue(ob, touched)
-            elif action == REMOVE:
-                ob.state = REMOVING
-                self.busy.add(i)
-                ob.pending = []
-                self._queue(ob, ob.touched)
-            else:  # MOVE (navkit): the old and the new footprint are rebuilt
-                assert ob.shape is not None
-                old = ob.touched
-                self._set_touched(i, self.touched_by(ob.shape)[: self.max_touched])
-                ob.state = PROCESSING
-                self.busy.add(i)
-                ob.pending = []
-                self._queue(ob, old + [t for t in ob.touched if t not in old])
-        self.reqs = []
-        self.removal_queued.clear()
+    def _sync_reqs(self) -> None:
+        """The queued requests into the kernels' array."""
+        reqs = self.reqs
+        n = len(reqs)
+        if n > self._req.shape[0]:
+            self._req = np.zeros((max(n, 2 * self._req.shape[0]), 2), np.int64)
+        if n:
+            self._req[:n] = reqs
+        self.sc[_U.S_NREQ] = n
 
     @property
     def up_to_date(self) -> bool:
-        return not self.update and not self.reqs
+        return not self.reqs and not self.sc[_U.S_NUPD]
 
     def step(self, rebuilt: list, invalidated: list, failed: list) -> None:
         """One ``dtTileCache::update`` call."""
-        if not self.update:
-            self._process_requests()
-        if not self.update:
-            return
-        ref = self.update.pop(0)
-        loc = self.build_tile(ref, invalidated)
-        (rebuilt if loc[3] else failed).append(loc[:3])
-        self._advance(ref)
+        self.steps(1, rebuilt, invalidated, failed)
 
     def run(self, rebuilt: list, invalidated: list, failed: list) -> None:
-        """``step`` until up to date: the layers each round of requests queues are
-        rebuilt in one kernel call (:func:`._rebuild.rebuild_swap_many`); the same
-        tiles, order and obstacle states as one step after the other."""
-        while self.reqs or self.update:
-            if not self.update:
-                self._process_requests()
-                if not self.update:
-                    continue
-            refs, self.update = self.update, []
-            if not (
-                (self.compatible or self.fast_detail)
-                and self._run_round(refs, rebuilt, invalidated, failed)
-            ):
-                self.update = refs  # the Python path, step by step
-                self.step(rebuilt, invalidated, failed)
+        """``step`` until up to date (each kernel call runs as many steps as it can)."""
+        self.steps(1 << 62, rebuilt, invalidated, failed)
 
-    def _run_round(self, refs: list[int], rebuilt: list, invalidated: list, failed: list) -> bool:
-        loc = self._loc
-        advance = self._advance
-        pos = 0
+    def _kernel_ok(self) -> bool:
+        return (
+            self.kernel_steps
+            and (self.compatible or self.fast_detail)
+            and self.navmesh._swap_args() is not None
+        )
 
-        def done(j: int, ok: bool) -> None:
-            nonlocal pos
-            ref = refs[j]
-            (rebuilt if ok else failed).append(loc[ref])
-            if self.busy:
-                advance(ref)
-            pos = j + 1
-
+    def steps(self, max_steps: int, rebuilt: list, invalidated: list, failed: list) -> None:
+        """Up to ``max_steps`` update steps (until up to date): in kernel calls
+        (:func:`._update.run_steps`), or on the Python path (runtime off-mesh
+        connections, ``fast_detail`` off)."""
+        if not self._kernel_ok():
+            done = 0
+            while done < max_steps and not self.up_to_date:
+                self._py_step(rebuilt, invalidated, failed)
+                done += 1
+            return
+        if self.reqs:
+            self._sync_reqs()
         try:
-            return self._rebuild_many(refs, invalidated, done)
-        except BaseException:
-            self.update[:0] = refs[pos + 1 :]  # (the failing step is dropped, as step's)
-            raise
+            self._kernel_steps(max_steps, -1, rebuilt, invalidated, failed)
+        finally:
+            if self.reqs and not self.sc[_U.S_NREQ]:
+                self.reqs = []
+                self.removal_queued.clear()
 
-    def _advance(self, ref: int) -> None:
-        """The obstacle states after layer ``ref`` was rebuilt."""
-        for i in sorted(self.busy):  # (slot order: freed slots join the free list so)
-            ob = self.obs[i]
-            pending = ob.pending
-            for j in range(len(pending)):
-                if pending[j] == ref:
-                    pending[j] = pending[-1]
-                    pending.pop()
-                    break
-            if not pending:
-                self.busy.discard(i)
-                if ob.state == PROCESSING:
-                    ob.state = PROCESSED
-                else:
-                    ob.state = EMPTY
-                    ob.shape = None
-                    ob.salt = (ob.salt + 1) & 0xFFFF or 1
-                    ob.next = self.next_free
-                    self.next_free = i
-
-    def live_slots_on(self, ref: int) -> list[int]:
-        """Slots of the obstacles marked on layer ``ref``, in slot order."""
-        obs = self.obs
-        out = []
-        for i in self.on_tile.get(ref, ()):
-            ob = obs[i]
-            if (ob.state == PROCESSING or ob.state == PROCESSED) and ob.shape is not None:
-                out.append(i)
-        out.sort()
-        return out
-
-    def live_shapes_on(self, ref: int) -> list[Obstacle]:
-        return [self.effective(self.obs[i].shape) for i in self.live_slots_on(ref)]  # type: ignore[arg-type]
-
-    def _rebuild_many(
-        self, refs: list[int], invalidated: list, done: Callable[[int, bool], None]
-    ) -> bool:
-        """Rebuild the layers ``refs`` in order and swap them into the navmesh, in one
-        kernel call (:func:`._rebuild.rebuild_swap_many`, or
-        :func:`._rebuild.rebuild_swap_detail_many` in the default mode; another when the
-        pools must grow); ``done(j, ok)`` after step ``j`` (ok False: the layer could not
-        be built, the old tile stays). False (nothing done) when the navmesh needs the
-        Python path (runtime off-mesh connections).
+    def _kernel_steps(
+        self, max_steps: int, only: int, rebuilt: list, invalidated: list, failed: list
+    ) -> int:
+        """Kernel calls until ``max_steps`` steps were done or nothing is left; returns
+        the steps done.
 
         Raises
         ------
@@ -588,135 +620,108 @@ class CacheState:
             A swap failed (Detour's limits); the steps before it are done.
         """
         nm = self.navmesh
-        args = nm._swap_args()
-        if args is None:
-            return False
-        k = len(refs)
-        on = self.on_tile
-        raw_row = self._raw_row
-        if k == 1:  # (one layer, the usual round of one add: the arrays are kept)
-            todo, soff, outs, free, rrows = self._one
-            ref = refs[0]
-            todo[0] = self._tix[ref]
-            flat = self.live_slots_on(ref) if on.get(ref) else []
-            soff[1] = len(flat)
-            nf = 1 if nm._free_slots else 0
-            if nf:
-                free[0] = nm._free_slots[0]
-            row = raw_row.get(ref)
-            if row is not None:
-                rrows[0, 0] = row
-                rrows[0, 1] = 0
-                fills = [False]
-            elif flat:
-                rrows[0, 0] = self._raw_take(ref)
-                rrows[0, 1] = 1
-                fills = [True]
+        desc, cnt, bits, _ = nm._swap_args()  # type: ignore[misc]
+        sc = self.sc
+        free = self._free
+        rec = self._rec
+        refs = self._refs
+        loc = self._loc
+        done = 0
+        while True:
+            lst = nm._free_slots
+            m = min(len(lst), _REC)
+            if m:
+                free[:m] = lst[m - 1 :: -1]
+            sc[9] = m  # (_U.S_NFREE)
+            if self.compatible:
+                nrec, code, k = _call(
+                    _U.run_steps,
+                    max_steps - done, only, self.obi, self.obq, self.obt, self.obp, sc, self.upd,
+                    self._req, self._pos_off, self._pos_lay, self._tight, self._gf,
+                    self._scratch, self._sel, self._comp, self._coff, self._hdrs, self._bmins,
+                    self._bmaxs, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
+                    self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
+                    desc, cnt, bits, self._wp, self._rawpool, self._raw_row, self._raw_free,
+                    free, rec, self._outs,
+                )  # fmt: skip
             else:
-                rrows[0, 0] = -1
-                rrows[0, 1] = 0
-                fills = [False]
-            empties = [not flat]
-        else:
-            tix = self._tix
-            todo = np.array([tix[r] for r in refs], np.int64)
-            flat = []
-            offs = [0]
-            rr = []
-            for r in refs:
-                n0 = len(flat)
-                if on.get(r):
-                    flat += self.live_slots_on(r)
-                offs.append(len(flat))
-                row = raw_row.get(r)
-                if row is not None:
-                    rr.append((row, 0))
-                elif len(flat) > n0:
-                    rr.append((self._raw_take(r), 1))
-                else:
-                    rr.append((-1, 0))
-            soff = np.array(offs, np.int64)
-            rrows = np.array(rr, np.int64)
-            fills = [f == 1 for _, f in rr]
-            empties = [offs[i] == offs[i + 1] for i in range(k)]
-            outs = np.zeros((k, 16), np.int64)
-            # the free list's first k slots (k steps take at most k), head last; room for k
-            nf = min(len(nm._free_slots), k)
-            free = np.array(nm._free_slots[nf - 1 :: -1] + [0] * k if nf else [0] * k, np.int64)
-        sel = np.array(flat, np.int64) if flat else self._nosel
-        rawpool = self._rawpool
-        j = nxt = 0
-        try:
-            while j < k:
-                assert args is not None  # (no off-mesh connection appears between calls)
-                desc, cnt, bits, _ = args
-                if self.compatible:
-                    n, nf = _call(
-                        rebuild_swap_many,
-                        self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, todo, sel,
-                        soff, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
-                        self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
-                        desc, cnt, bits, self._wp, rawpool, rrows, free, nf, j, outs,
-                    )  # fmt: skip
-                else:
-                    n, nf = _call(
-                        rebuild_swap_detail_many,
-                        self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, todo, sel,
-                        soff, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
-                        self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
-                        self._dparams, self._offmesh, desc, cnt, bits, self._wp, rawpool, rrows, free,
-                        nf, j, outs,
-                    )  # fmt: skip
-                self.fast_steps += n - j
-                for r in range(j, n):
-                    nxt = r
-                    out = outs[r]
-                    failed = out[0] == BUILD_FAILED
-                    if raw_row:
-                        # a layer rebuilt without obstacles gives its copy back, and so does
-                        # one whose first decode failed (the row was not filled)
-                        ref = refs[r]
-                        if ref in raw_row and (empties[r] or (fills[r] and failed)):
-                            self._raw_free.append(raw_row.pop(ref))
-                    if failed:
-                        self.fail_stage = int(out[6])
-                        done(r, False)
-                        continue
-                    old_ref, npolys = nm._swap_done(out)
-                    if old_ref:
-                        invalidated.extend(range(old_ref, old_ref + npolys))
-                    done(r, True)
-                nxt = n
-                j = n
-                if j < k:
-                    st = int(outs[j, 0])
-                    if st != _swap.NEED_GROW:
-                        raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
-                    nm._grow_pools(outs[j, 8:16])
-                    args = nm._swap_args()
-        except BaseException:
-            # rows taken for steps that did not run (or whose outcome was not
-            # recorded) may not hold their layer: give them back
-            for r in range(nxt, k):
-                if fills[r] and refs[r] in raw_row:
-                    self._raw_free.append(raw_row.pop(refs[r]))
-            raise
-        return True
+                nrec, code, k = _call(
+                    _U.run_steps_detail,
+                    max_steps - done, only, self.obi, self.obq, self.obt, self.obp, sc, self.upd,
+                    self._req, self._pos_off, self._pos_lay, self._tight, self._gf,
+                    self._scratch, self._sel, self._comp, self._coff, self._hdrs, self._bmins,
+                    self._bmaxs, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
+                    self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
+                    self._dparams, self._offmesh, desc, cnt, bits, self._wp, self._rawpool,
+                    self._raw_row, self._raw_free, free, rec, self._outs,
+                )  # fmt: skip
+            done += k
+            if nrec:
+                self.fast_steps += nrec
+                nf = int(sc[9])
+                lst[:m] = free[:nf][::-1].tolist()
+                nm._arrays = None
+                pad = nm._record_pad
+                for layer, ok, old_ref, npolys, oslot in rec[:nrec].tolist():
+                    if ok:
+                        rebuilt.append(loc[refs[layer]])
+                        if old_ref:
+                            invalidated.extend(range(old_ref, old_ref + npolys))
+                            if pad:
+                                pad.pop(oslot, None)
+                    else:
+                        failed.append(loc[refs[layer]])
+                        self.fail_stage = int(sc[_U.S_FAIL])
+            if code == _U.DONE:
+                return done
+            if code == _U.COMPACT:
+                nm._compact()
+            elif code == _U.GROW:
+                nm._grow_pools(self._outs[nrec, 8:16])
+                desc = nm._kernel_desc()
+            elif code == _U.ROOM:
+                self._room(int(sc[_U.S_NEED]))
+            elif code == _U.SWAP_ERROR:
+                st = int(self._outs[nrec, 0])
+                raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
+            # FULL: call again
 
-    def _raw_take(self, ref: int) -> int:
-        """A free row of ``_rawpool`` for layer ``ref``'s decompressed copy (the pool
-        doubles when full)."""
-        free = self._raw_free
-        if not free:
-            pool = self._rawpool
-            n = pool.shape[0]
-            grown = np.empty((max(8, 2 * n), pool.shape[1]), np.uint8)
-            grown[:n] = pool
-            self._rawpool = grown
-            free.extend(range(grown.shape[0] - 1, n - 1, -1))
-        row = free.pop()
-        self._raw_row[ref] = row
-        return row
+    def _py_step(self, rebuilt: list, invalidated: list, failed: list) -> None:
+        """One update step on the Python path (the state kernels decide, the navmesh's
+        Python swap builds)."""
+        self._sync_reqs()
+        try:
+            while True:
+                layer = _call(
+                    _U.begin_step, self.obi, self.obq, self.obt, self.obp, self.sc, self.upd,
+                    self._req, self._pos_off, self._pos_lay, self._tight, self._gf, self._scratch,
+                )  # fmt: skip
+                if layer != -2:
+                    break
+                self._room(int(self.sc[_U.S_NEED]))
+        finally:
+            if self.reqs and not self.sc[_U.S_NREQ]:
+                self.reqs = []
+                self.removal_queued.clear()
+        if layer < 0:
+            return
+        loc = self._py_build(self._refs[layer], invalidated)
+        (rebuilt if loc[3] else failed).append(loc[:3])
+        _call(_U.advance, self.obi, self.obp, self.sc, layer)
+
+    def live_slots_on(self, ref: int) -> list[int]:
+        """Slots of the obstacles marked on layer ``ref``, in slot order."""
+        layer = self._tix[ref]
+        obi, obt = self.obi, self.obt
+        return [
+            i
+            for i in range(self.max_obstacles)
+            if obi[i, _U.STATE] in (PROCESSING, PROCESSED)
+            and layer in obt[i, : obi[i, _U.NT]].tolist()
+        ]
+
+    def live_shapes_on(self, ref: int) -> list[Obstacle]:
+        return [self.effective(self.shapes[i]) for i in self.live_slots_on(ref)]  # type: ignore[arg-type]
 
     def build_initial(
         self,
@@ -734,7 +739,7 @@ class CacheState:
         BuildError
             A layer overflows one of Detour's buffers (the tiles added before it stay).
         """
-        if not (self.compatible or self.fast_detail) or self.navmesh._swap_args() is None:
+        if not self._kernel_ok():
             return False
         refs: list[int] = []
         last: list[int] = []  # index in refs of each position's last layer
@@ -742,34 +747,46 @@ class CacheState:
             refs += self.tiles_at(tx, ty)
             last.append(len(refs) - 1)
         total = len(coords)
-        tiles = self.tiles
         ends: dict[int, list[int]] = {}
         for k, j in enumerate(last):
             ends.setdefault(j, []).append(k + 1)  # (positions without layers end here too)
         if progress is not None:
             for d in ends.pop(-1, []):
                 progress(d, total)
-
-        def done(j: int, ok: bool) -> None:
-            if not ok:
-                h = tiles[refs[j]].header
-                why = _BUILD_ERRORS.get(self.fail_stage, "build failed")
-                raise BuildError(f"layer ({h.tx}, {h.ty}, {h.tlayer}): {why}")
+        saved = self.update
+        self.update = refs
+        rebuilt: list = []
+        failed: list = []
+        try:
+            self._kernel_steps(len(refs), -1, rebuilt, [], failed)
+        finally:
+            self.update = saved
+        if failed:
+            bad = failed[0]
+            j = next(k for k, r in enumerate(refs) if self._loc[r] == bad)
             if progress is not None:
+                for k in range(j):
+                    for d in ends.get(k, ()):
+                        progress(d, total)
+            why = _BUILD_ERRORS.get(self.fail_stage, "build failed")
+            raise BuildError(f"layer ({bad[0]}, {bad[1]}, {bad[2]}): {why}")
+        if progress is not None:
+            for j in range(len(refs)):
                 for d in ends.get(j, ()):
                     progress(d, total)
-
-        self._rebuild_many(refs, [], done)
         return True
 
     def build_tile(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
         """``buildNavMeshTile``: rebuild the layer ``ref`` and swap it into the navmesh."""
+        if self._kernel_ok():
+            rebuilt: list = []
+            self._kernel_steps(1, self._tix[ref], rebuilt, invalidated, [])
+            return (*self._loc[ref], bool(rebuilt))
+        return self._py_build(ref, invalidated)
+
+    def _py_build(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
         t = self.tiles[ref]
         h = t.header
-        if self.compatible or self.fast_detail:
-            res: list[bool] = []
-            if self._rebuild_many([ref], invalidated, lambda j, ok: res.append(ok)):
-                return h.tx, h.ty, h.tlayer, res[0]
         try:
             td = build_layer_tile(
                 t.data,

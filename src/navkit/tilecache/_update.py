@@ -1,0 +1,400 @@
+"""The tile cache's update calls in one kernel: requests, rebuilds, swaps, obstacle states.
+
+``dtTileCache::update`` over the cache's arrays (:class:`~navkit.tilecache.update.CacheState`
+keeps them): the obstacle table (``obi`` salt / state / next / touched and pending
+counts, ``obt`` touched layers, ``obp`` pending layers, in layer indices), the rebuild
+queue ``upd``, the layers' streams and headers, the per-position layer lists for
+``queryTiles``, the decompressed copies of the layers under obstacles and the
+navmesh pools. :func:`run_steps` runs steps until up to date (or ``max_steps``): it
+turns the queued requests into touched layers when no rebuild is pending, rebuilds
+the next layer with its live obstacles and swaps it into the navmesh
+(:func:`~navkit.tilecache._rebuild.rebuild_swap`), keeps the navmesh's free-slot
+list, and advances the obstacle states; each step's outcome is one row of ``rec``
+(layer, ok, old tile ref, its poly count, old slot). Python is left only what it
+must do between calls: grow the pools (``GROW``), compact them (``COMPACT``), grow
+the touched arrays (``ROOM``), raise a swap error (``SWAP_ERROR``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import njit
+from ..detour._swap import NEED_GROW, OK
+from ._rebuild import BUILD_FAILED, rebuild_swap, rebuild_swap_detail
+
+# obi columns
+SALT, STATE, NEXT, NT, NP = 0, 1, 2, 3, 4
+OBI_COLS = 5
+EMPTY, PROCESSING, PROCESSED, REMOVING = 0, 1, 2, 3
+ADD, REMOVE, MOVE = 0, 1, 2
+# sc entries
+S_NEXT_FREE, S_NUPD, S_NREQ, S_MAXT, S_MAXU, S_GX0, S_GY0, S_GNX, S_GNY = 0, 1, 2, 3, 4, 5, 6, 7, 8
+S_NFREE, S_RAWN, S_FAIL, S_NEED = 9, 10, 11, 12
+SC_SIZE = 16
+# run_steps codes
+DONE, GROW, COMPACT, FULL, SWAP_ERROR, ROOM = 0, 1, 2, 3, 4, 5
+#: layers per position that queryTiles looks at (Detour's MAX_TILES of queryTiles)
+QUERY_MAX_TILES = 32
+REC_COLS = 5
+
+
+@njit
+def query_layers(pos_off, pos_lay, tight, gf, sc, qmin, qmax, out):  # pragma: no cover - numba
+    """``queryTiles``: layers whose tight bounds overlap [qmin, qmax] (float32, Detour's
+    arithmetic), in Detour's order, written to ``out`` (as many as fit); returns the
+    count (also those that did not fit)."""
+    o0 = gf[0]
+    o2 = gf[1]
+    tw = gf[2]
+    th = gf[3]
+    tx0 = np.int64(np.floor(np.float32(qmin[0] - o0) / tw))
+    tx1 = np.int64(np.floor(np.float32(qmax[0] - o0) / tw))
+    ty0 = np.int64(np.floor(np.float32(qmin[2] - o2) / th))
+    ty1 = np.int64(np.floor(np.float32(qmax[2] - o2) / th))
+    gx0 = sc[S_GX0]
+    gy0 = sc[S_GY0]
+    gnx = sc[S_GNX]
+    gny = sc[S_GNY]
+    n = 0
+    for ty in range(max(ty0, gy0), min(ty1, gy0 + gny - 1) + 1):
+        for tx in range(max(tx0, gx0), min(tx1, gx0 + gnx - 1) + 1):
+            p = (ty - gy0) * gnx + (tx - gx0)
+            a = pos_off[p]
+            b = min(pos_off[p + 1], a + QUERY_MAX_TILES)
+            for k in range(a, b):
+                t = pos_lay[k]
+                if (
+                    qmin[0] <= tight[t, 3]
+                    and qmin[1] <= tight[t, 4]
+                    and qmin[2] <= tight[t, 5]
+                    and qmax[0] >= tight[t, 0]
+                    and qmax[1] >= tight[t, 1]
+                    and qmax[2] >= tight[t, 2]
+                ):
+                    if n < out.shape[0]:
+                        out[n] = t
+                    n += 1
+    return n
+
+
+@njit
+def _queue(obp, i, upd, sc, tiles, nt):  # pragma: no cover - numba
+    """Queue ``tiles[:nt]`` for rebuild (at most ``max_update`` pending, no repeats) and
+    as obstacle ``i``'s pending layers."""
+    obp_n = 0
+    maxu = sc[S_MAXU]
+    for k in range(nt):
+        t = tiles[k]
+        nu = sc[S_NUPD]
+        if nu < maxu:
+            there = False
+            for j in range(nu):
+                if upd[j] == t:
+                    there = True
+                    break
+            if not there:
+                upd[nu] = t
+                sc[S_NUPD] = nu + 1
+            obp[i, obp_n] = t
+            obp_n += 1
+    return obp_n
+
+
+@njit
+def process_requests(obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch):
+    # pragma: no cover - numba
+    """Turn the queued requests ``req[:sc[S_NREQ]]`` into touched and pending layers and
+    rebuilds (``dtTileCache::update``'s first half). False (nothing changed,
+    ``sc[S_NEED]`` the touched capacity needed) when ``obt`` is too narrow."""
+    n = obi.shape[0]
+    nreq = sc[S_NREQ]
+    maxt = sc[S_MAXT]
+    cap = obt.shape[1]
+    need = 0
+    for r in range(nreq):
+        action = req[r, 0]
+        ref = req[r, 1]
+        i = ref & 0xFFFF
+        if i >= n or obi[i, SALT] != (ref >> 16) & 0xFFFF or action == REMOVE:
+            continue
+        c = min(query_layers(pos_off, pos_lay, tight, gf, sc, obq[i, :3], obq[i, 3:], scratch), maxt)
+        need = max(need, c)
+    if need > cap:
+        sc[S_NEED] = need
+        return False
+    tiles = scratch
+    for r in range(nreq):
+        action = req[r, 0]
+        ref = req[r, 1]
+        i = ref & 0xFFFF
+        if i >= n or obi[i, SALT] != (ref >> 16) & 0xFFFF:
+            continue
+        if action == ADD:
+            c = min(query_layers(pos_off, pos_lay, tight, gf, sc, obq[i, :3], obq[i, 3:], tiles), maxt)
+            for k in range(c):
+                obt[i, k] = tiles[k]
+            obi[i, NT] = c
+            obi[i, NP] = _queue(obp, i, upd, sc, tiles, c)
+        elif action == REMOVE:
+            obi[i, STATE] = REMOVING
+            c = obi[i, NT]
+            for k in range(c):
+                tiles[k] = obt[i, k]
+            obi[i, NP] = _queue(obp, i, upd, sc, tiles, c)
+        else:  # MOVE (navkit): the old and the new footprint are rebuilt
+            old = obi[i, NT]
+            for k in range(old):
+                tiles[k] = obt[i, k]
+            c = min(
+                query_layers(pos_off, pos_lay, tight, gf, sc, obq[i, :3], obq[i, 3:], tiles[old:]),
+                maxt,
+            )
+            m = old
+            for k in range(c):
+                t = tiles[old + k]
+                obt[i, k] = t
+                there = False
+                for j in range(old):
+                    if tiles[j] == t:
+                        there = True
+                        break
+                if not there:
+                    tiles[m] = t
+                    m += 1
+            obi[i, NT] = c
+            obi[i, STATE] = PROCESSING
+            obi[i, NP] = _queue(obp, i, upd, sc, tiles, m)
+    sc[S_NREQ] = 0
+    return True
+
+
+@njit
+def live_slots(obi, obt, layer, sel):  # pragma: no cover - numba
+    """Slots of the obstacles marked on ``layer`` (processing or processed), in slot
+    order, written to ``sel``; returns their count."""
+    k = 0
+    for i in range(obi.shape[0]):
+        s = obi[i, STATE]
+        if s == PROCESSING or s == PROCESSED:
+            for j in range(obi[i, NT]):
+                if obt[i, j] == layer:
+                    sel[k] = i
+                    k += 1
+                    break
+    return k
+
+
+@njit
+def advance(obi, obp, sc, layer):  # pragma: no cover - numba
+    """The obstacle states after ``layer`` was rebuilt (slot order: freed slots join
+    the free list so)."""
+    for i in range(obi.shape[0]):
+        s = obi[i, STATE]
+        if s != PROCESSING and s != REMOVING:
+            continue
+        m = obi[i, NP]
+        for j in range(m):
+            if obp[i, j] == layer:
+                obp[i, j] = obp[i, m - 1]
+                m -= 1
+                break
+        obi[i, NP] = m
+        if m == 0:
+            if s == PROCESSING:
+                obi[i, STATE] = PROCESSED
+            else:
+                obi[i, STATE] = EMPTY
+                salt = (obi[i, SALT] + 1) & 0xFFFF
+                obi[i, SALT] = salt if salt != 0 else 1
+                obi[i, NEXT] = sc[S_NEXT_FREE]
+                sc[S_NEXT_FREE] = i
+
+
+@njit
+def _pop_front(upd, sc):  # pragma: no cover - numba
+    nu = sc[S_NUPD]
+    for j in range(nu - 1):
+        upd[j] = upd[j + 1]
+    sc[S_NUPD] = nu - 1
+
+
+GO, NOSTEP, STOP = 10, 11, 12
+
+
+@njit
+def _pre(only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel,
+         raw_row, raw_free, rec, nrec):  # pragma: no cover - numba  # fmt: skip
+    """A step's head: the requests when no rebuild is pending, the next layer, its
+    obstacles and its decompressed copy's row. Returns (code, layer, obstacles, row,
+    fill): GO, NOSTEP (a step without rebuild), DONE, ROOM or FULL."""
+    if only >= 0:
+        layer = only
+    else:
+        if sc[S_NUPD] == 0:
+            if sc[S_NREQ] == 0:
+                return DONE, 0, 0, 0, 0
+            if not process_requests(
+                obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch
+            ):
+                return ROOM, 0, 0, 0, 0
+            if sc[S_NUPD] == 0:
+                return NOSTEP, 0, 0, 0, 0
+        layer = upd[0]
+    if nrec == rec.shape[0]:
+        return FULL, 0, 0, 0, 0
+    ns = live_slots(obi, obt, layer, sel)
+    rrow = raw_row[layer]
+    rfill = 0
+    if rrow < 0 and ns > 0 and sc[S_RAWN] > 0:
+        sc[S_RAWN] -= 1
+        rrow = raw_free[sc[S_RAWN]]
+        raw_row[layer] = rrow
+        rfill = 1
+    return GO, layer, ns, rrow, rfill
+
+
+@njit
+def _post(only, out, layer, ns, rrow, rfill, obi, obp, sc, upd, raw_row, raw_free, free, rec,
+          nrec, ibits):  # pragma: no cover - numba  # fmt: skip
+    """A step's tail after the rebuild and swap wrote ``out``: the queue, the layer's
+    copy, the step's record, the free slots (``free[:sc[S_NFREE]]``, head last), the
+    obstacle states. Returns (code, records): GO, GROW, SWAP_ERROR, COMPACT or STOP."""
+    st = out[0]
+    if st == NEED_GROW:
+        return GROW, nrec
+    failed = st == BUILD_FAILED
+    if only < 0:
+        _pop_front(upd, sc)
+    if st != OK and not failed:  # a swap error: the step is dropped
+        if rfill:
+            raw_free[sc[S_RAWN]] = rrow
+            sc[S_RAWN] += 1
+            raw_row[layer] = -1
+        return SWAP_ERROR, nrec
+    if raw_row[layer] >= 0 and (ns == 0 or (rfill == 1 and failed)):
+        raw_free[sc[S_RAWN]] = raw_row[layer]
+        sc[S_RAWN] += 1
+        raw_row[layer] = -1
+    rec[nrec, 0] = layer
+    rec[nrec, 1] = 0 if failed else 1
+    rec[nrec, 2] = 0
+    rec[nrec, 3] = 0
+    rec[nrec, 4] = -1
+    compact = False
+    if failed:
+        sc[S_FAIL] = out[6]
+    else:
+        action = out[1]
+        if action & 1:
+            rec[nrec, 2] = (out[3] << (ibits[2] + ibits[1])) | (out[2] << ibits[2])
+            rec[nrec, 3] = out[4]
+            rec[nrec, 4] = out[2]
+        nf = sc[S_NFREE]
+        if action == 1:
+            free[nf] = out[2]
+            sc[S_NFREE] = nf + 1
+        elif action == 2:
+            sc[S_NFREE] = nf - 1
+        compact = out[6] != 0
+    if only >= 0:
+        return STOP, nrec + 1
+    advance(obi, obp, sc, layer)
+    return (COMPACT if compact else GO), nrec + 1
+
+
+@njit
+def run_steps(
+    max_steps, only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch,
+    sel, comp, coff, hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
+    climb, max_error, d, cnt, ibits, wp, rawpool, raw_row, raw_free, free, rec, outs,
+):  # pragma: no cover - numba  # fmt: skip
+    """Update steps (``dtTileCache::update`` calls) of the recast-compatible mode until up
+    to date or ``max_steps`` were done (``only >= 0``: rebuild that layer alone, no
+    request or state change). Returns (records, code, steps)."""
+    nrec = 0
+    steps = 0
+    while steps < max_steps:
+        code, layer, ns, rrow, rfill = _pre(
+            only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel,
+            raw_row, raw_free, rec, nrec,
+        )  # fmt: skip
+        if code == NOSTEP:
+            steps += 1
+            continue
+        if code != GO:
+            return nrec, code, steps
+        nf = sc[S_NFREE]
+        fh = free[nf - 1] if nf > 0 else np.int64(-1)
+        rebuild_swap(
+            comp[coff[layer] : coff[layer + 1]], hdrs[layer], bmins[layer], bmaxs[layer],
+            sel[:ns], kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb, max_error,
+            d, cnt, ibits, wp, fh, outs[nrec], rawpool, rrow, rfill,
+        )  # fmt: skip
+        code, nrec = _post(
+            only, outs[nrec], layer, ns, rrow, rfill, obi, obp, sc, upd, raw_row, raw_free,
+            free, rec, nrec, ibits,
+        )  # fmt: skip
+        if code == GROW or code == SWAP_ERROR:
+            return nrec, code, steps
+        steps += 1
+        if code != GO:
+            return nrec, (DONE if code == STOP else code), steps
+    return nrec, DONE, steps
+
+
+@njit
+def run_steps_detail(
+    max_steps, only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch,
+    sel, comp, coff, hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
+    climb, max_error, dparams, offmesh, d, cnt, ibits, wp, rawpool, raw_row, raw_free, free,
+    rec, outs,
+):  # pragma: no cover - numba  # fmt: skip
+    """:func:`run_steps` for navkit's default mode (detail meshes, off-mesh connections)."""
+    nrec = 0
+    steps = 0
+    while steps < max_steps:
+        code, layer, ns, rrow, rfill = _pre(
+            only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel,
+            raw_row, raw_free, rec, nrec,
+        )  # fmt: skip
+        if code == NOSTEP:
+            steps += 1
+            continue
+        if code != GO:
+            return nrec, code, steps
+        nf = sc[S_NFREE]
+        fh = free[nf - 1] if nf > 0 else np.int64(-1)
+        rebuild_swap_detail(
+            comp[coff[layer] : coff[layer + 1]], hdrs[layer], bmins[layer], bmaxs[layer],
+            sel[:ns], kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb, max_error,
+            dparams, offmesh, d, cnt, ibits, wp, fh, outs[nrec], rawpool, rrow, rfill,
+        )  # fmt: skip
+        code, nrec = _post(
+            only, outs[nrec], layer, ns, rrow, rfill, obi, obp, sc, upd, raw_row, raw_free,
+            free, rec, nrec, ibits,
+        )  # fmt: skip
+        if code == GROW or code == SWAP_ERROR:
+            return nrec, code, steps
+        steps += 1
+        if code != GO:
+            return nrec, (DONE if code == STOP else code), steps
+    return nrec, DONE, steps
+
+
+@njit
+def begin_step(obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch):
+    # pragma: no cover - numba
+    """The Python path's step head: process the requests when no rebuild is pending and
+    take the next layer off the queue. Returns the layer, -1 (no rebuild: the step is
+    over) or -2 (``obt`` too narrow, ``sc[S_NEED]``)."""
+    if sc[S_NUPD] == 0:
+        if sc[S_NREQ] == 0:
+            return -1
+        if not process_requests(obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch):
+            return -2
+        if sc[S_NUPD] == 0:
+            return -1
+    layer = upd[0]
+    _pop_front(upd, sc)
+    return layer
