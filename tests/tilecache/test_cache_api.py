@@ -300,19 +300,19 @@ def test_failed_rebuild_keeps_the_old_tile(tset, monkeypatch):
     def boom(*a, **k):
         raise BuildError("synthetic overflow")
 
-    def boom_kernel(*a):  # the one-kernel steps (recast-compatible mode): each row failed
-        outs, k0, nfree = a[-1], a[-2], a[-3]
-        outs[k0:] = 0
-        outs[k0:, 0] = U.BUILD_FAILED
-        return outs.shape[0], nfree
-
+    # the kernel steps (recast-compatible mode): every layer's stream corrupt, so each
+    # rebuild fails in its first stage (the decode)
+    comp = tc._state._comp
+    saved = comp.copy()
+    comp[:] = 0
     monkeypatch.setattr(U, "build_layer_tile", boom)
-    monkeypatch.setattr(U, "rebuild_swap_many", boom_kernel)
     h = tc.add_cylinder(p - [0, 0.5, 0], 1.0, 2.0)
     ch = tc.update()
     assert ch.failed and not ch.rebuilt and ch.invalidated == () and ch.up_to_date
     assert tc.navmesh.to_recast() == before
+    assert tc._state.fail_stage == 1  # (_rebuild.CORRUPT)
     monkeypatch.undo()
+    comp[:] = saved
     tc.remove(h)  # the obstacle was processed (Detour moves on); removing rebuilds again
     assert tc.update().rebuilt
     assert _tile_contents(tc.navmesh) == contents  # rebuilt without the obstacle
@@ -356,7 +356,9 @@ def test_layer_copies_follow_live_obstacles(tset):
     through adds, moves, removals (also of obstacles still being processed) and budgeted
     steps."""
     a, b = TileCache(tset), TileCache(tset)
-    b._state._raw_take = lambda ref: -1  # (no copy: every rebuild decodes the stream)
+    from navkit.tilecache import _update as _U
+
+    b._state.sc[_U.S_RAWN] = 0  # (no free row: every rebuild decodes the stream)
     rng = np.random.default_rng(5)
     live: list[tuple[int, int]] = []
     for k in range(60):
@@ -383,10 +385,10 @@ def test_layer_copies_follow_live_obstacles(tset):
         assert a.navmesh.to_recast() == b.navmesh.to_recast(), k
         st = a._state
         if st.up_to_date:
-            under = {r for r in st.tiles if st.live_slots_on(r)}
-            assert set(st._raw_row) == under, k
-        assert not b._state._raw_row
-        rows = sorted(st._raw_row.values()) + st._raw_free
+            under = {st._tix[r] for r in st.tiles if st.live_slots_on(r)}
+            assert set(np.flatnonzero(st._raw_row >= 0).tolist()) == under, k
+        assert (b._state._raw_row < 0).all()
+        rows = st._raw_row[st._raw_row >= 0].tolist() + st._raw_free[: st.sc[_U.S_RAWN]].tolist()
         assert sorted(rows) == list(range(st._rawpool.shape[0])), k  # (no row lost or shared)
     for ha, hb in live:
         a.remove(ha)
@@ -394,4 +396,4 @@ def test_layer_copies_follow_live_obstacles(tset):
     a.update()
     b.update()
     assert a.navmesh.to_recast() == b.navmesh.to_recast()
-    assert not a._state._raw_row
+    assert (a._state._raw_row < 0).all()
