@@ -398,3 +398,142 @@ def begin_step(obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, sc
     layer = upd[0]
     _pop_front(upd, sc)
     return layer
+
+
+# -- the kernels' arrays as one descriptor ---------------------------------------------------
+# A kernel called from Python unboxes each array argument (a few hundred ns each, more
+# when the interpreter's caches are cold after the previous rebuild): the update step's
+# 40 arrays cost more than its request processing. The cache packs them once into one
+# int64 descriptor (address and extents of each, :func:`pack`, rebuilt when one of them
+# is reallocated) and calls :func:`update_call` / :func:`update_call_detail`.
+
+#: the update kernels' arrays in the descriptor, in order: (name, dtype, ndim)
+STATE_SPEC = (
+    ("obi", "i8", 2), ("obq", "f4", 2), ("obt", "i8", 2), ("obp", "i8", 2), ("sc", "i8", 1),
+    ("upd", "i8", 1), ("req", "i8", 2), ("pos_off", "i8", 1), ("pos_lay", "i8", 1),
+    ("tight", "f4", 2), ("gf", "f4", 1), ("scratch", "i8", 1), ("sel", "i8", 1),
+    ("comp", "u1", 1), ("coff", "i8", 1), ("hdrs", "i8", 2), ("bmins", "f4", 2),
+    ("bmaxs", "f4", 2), ("kinds", "i8", 1), ("fa", "f4", 2), ("fb", "f4", 2), ("rot", "f4", 2),
+    ("areas_id", "u1", 1), ("pstart", "i8", 1), ("pcount", "i8", 1), ("pts", "f4", 2),
+    ("wp", "f4", 1), ("rawpool", "u1", 2), ("raw_row", "i8", 1), ("raw_free", "i8", 1),
+    ("free", "i8", 1), ("rec", "i8", 2), ("outs", "i8", 2), ("dparams", "f4", 1),
+    ("ov", "f4", 2), ("orad", "f4", 1), ("obidir", "u1", 1), ("oarea", "u1", 1),
+    ("oflags", "u2", 1), ("ouid", "u4", 1),
+)  # fmt: skip
+_WORDS = 3  # address, then up to 2 extents
+
+
+def _opener(spec):
+    from numba.core import types
+    from numba.np import numpy_support
+
+    from .._jit import desc_opener
+
+    members = [types.Array(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for _, dt, nd in spec]
+    return desc_opener(members, types.Tuple(members), _WORDS)
+
+
+_open_state = _opener(STATE_SPEC)
+
+
+def pack(arrays) -> np.ndarray:
+    """The descriptor of ``arrays`` (:data:`STATE_SPEC`'s, in order): address and
+    extents of each. The caller keeps them alive, and packs again when one is
+    reallocated."""
+    out = np.zeros(_WORDS * len(STATE_SPEC), np.int64)
+    if len(arrays) != len(STATE_SPEC):
+        raise TypeError(f"{len(arrays)} arrays for {len(STATE_SPEC)} descriptor entries")
+    for i, ((name, dt, nd), a) in enumerate(zip(STATE_SPEC, arrays)):
+        if (
+            not isinstance(a, np.ndarray) or a.dtype != np.dtype(dt) or a.ndim != nd
+            or not a.flags.c_contiguous
+        ):  # fmt: skip
+            raise TypeError(f"{name}: not a C-contiguous {dt} array of rank {nd}")
+        out[_WORDS * i] = a.ctypes.data
+        out[_WORDS * i + 1 : _WORDS * i + 1 + nd] = a.shape
+    return out
+
+
+@njit
+def update_call(max_steps, only, climb, max_error, sd, d, cnt, ibits):  # pragma: no cover
+    """:func:`run_steps` on the arrays of the descriptor ``sd`` (:func:`pack`)."""
+    (
+        obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
+        hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, wp, rawpool,
+        raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
+    ) = _open_state(sd)  # fmt: skip
+    return run_steps(
+        max_steps, only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch,
+        sel, comp, coff, hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
+        climb, max_error, d, cnt, ibits, wp, rawpool, raw_row, raw_free, free, rec, outs,
+    )  # fmt: skip
+
+
+@njit
+def update_call_detail(max_steps, only, climb, max_error, sd, d, cnt, ibits):  # pragma: no cover
+    """:func:`run_steps_detail` on the arrays of the descriptor ``sd`` (:func:`pack`)."""
+    (
+        obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
+        hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, wp, rawpool,
+        raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
+    ) = _open_state(sd)  # fmt: skip
+    return run_steps_detail(
+        max_steps, only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch,
+        sel, comp, coff, hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
+        climb, max_error, dparams, (ov, orad, obidir, oarea, oflags, ouid), d, cnt, ibits, wp,
+        rawpool, raw_row, raw_free, free, rec, outs,
+    )  # fmt: skip
+
+
+#: add_call's refusals (a ref is >= 0)
+ADD_FULL, ADD_NO_ROOM = -1, -2
+
+
+@njit
+def add_call(sd, check_max, kind, area, a, b, rot, q0, q1, q2, q3, q4, q5):  # pragma: no cover
+    """Add an obstacle (``addObstacle``): take the free list's head slot, store the shape
+    as marked (``kind``, ``area``, ``a``, ``b``, ``rot``; the prisms' corners are the
+    caller's) and its query bounds ``q`` [wu], queue its ADD request. Returns its ref;
+    ADD_FULL (no free slot), ADD_NO_ROOM (the request array is full), or
+    ``-3 - n`` when ``check_max >= 0`` and it touches ``n > check_max`` layers (nothing
+    is changed then)."""
+    (
+        obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
+        hdrs, bmins, bmaxs, kinds, fa, fb, rot_, areas_id, pstart, pcount, pts, wp, rawpool,
+        raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
+    ) = _open_state(sd)  # fmt: skip
+    i = sc[S_NEXT_FREE]
+    if i < 0:
+        return ADD_FULL
+    nreq = sc[S_NREQ]
+    if nreq >= req.shape[0]:
+        return ADD_NO_ROOM
+    q = obq[i]  # (a free slot's row: written before the check, harmless)
+    q[0] = q0
+    q[1] = q1
+    q[2] = q2
+    q[3] = q3
+    q[4] = q4
+    q[5] = q5
+    if check_max >= 0:
+        n = query_layers(pos_off, pos_lay, tight, gf, sc, q[:3], q[3:], scratch)
+        if n > check_max:
+            return -3 - n
+    salt = obi[i, SALT]
+    sc[S_NEXT_FREE] = obi[i, NEXT]
+    obi[i, STATE] = PROCESSING
+    obi[i, NEXT] = -1
+    obi[i, NT] = 0
+    obi[i, NP] = 0
+    kinds[i] = kind
+    areas_id[i] = area
+    for k in range(3):
+        fa[i, k] = a[k]
+        fb[i, k] = b[k]
+    rot_[i, 0] = rot[0]
+    rot_[i, 1] = rot[1]
+    ref = (salt << 16) | i
+    req[nreq, 0] = ADD
+    req[nreq, 1] = ref
+    sc[S_NREQ] = nreq + 1
+    return ref

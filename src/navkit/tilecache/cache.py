@@ -424,12 +424,16 @@ class TileCache:
     # -- obstacles -----------------------------------------------------------------------------
     def _check_room(self) -> None:
         st = self._state
-        if st.compatible and len(st.reqs) >= MAX_REQUESTS:
+        if st.compatible and st.nreq >= MAX_REQUESTS:
             raise InputError(
                 f"{MAX_REQUESTS} requests are queued (Recast's limit): call update() first"
             )
 
-    def _check_shape(self, shape: Obstacle) -> tuple[list[float], list[float]]:
+    def _check_shape(
+        self, shape: Obstacle, touched: bool = True
+    ) -> tuple[list[float], list[float]]:
+        """The world check (and with ``touched``, in the compatible mode, Detour's limit
+        on the layers an obstacle touches); returns the shape's bounds."""
         b0, b1 = bounds_lists(shape)
         lo, hi = self._world_lists
         if (
@@ -440,7 +444,7 @@ class TileCache:
                 f"obstacle bounds {b0}..{b1} lie outside the cache's "
                 f"world {self._world_min.tolist()}..{self._world_max.tolist()}"
             )
-        if not self._state.compatible:
+        if not (touched and self._state.compatible):
             return b0, b1
         n = len(self._state.touched_by(shape, (b0, b1)))
         if n > MAX_TOUCHED_TILES:
@@ -452,11 +456,12 @@ class TileCache:
 
     def _add(self, shape: Obstacle) -> int:
         st = self._state
-        if st.compatible and len(st.reqs) >= MAX_REQUESTS:
+        if st.compatible:
             self._check_room()
         if st.next_free < 0:
             raise InputError(f"the obstacle table is full ({self._state.max_obstacles} obstacles)")
-        return self._state.add(shape, self._check_shape(shape))
+        # (the kernel add checks Detour's limit on touched layers)
+        return st.add(shape, self._check_shape(shape, touched=False))
 
     def add_cylinder(
         self, pos: Any, radius: float, height: float, *, area: int | None = None

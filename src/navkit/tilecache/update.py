@@ -257,8 +257,8 @@ class CacheState:
         self.sc[_U.S_MAXU] = MAX_UPDATE if compatible else 1 << 62
         #: the rebuild queue (layer indices; at most one entry per layer)
         self.upd = np.zeros(max(nl, 1), np.int64)
+        #: the request queue (action, obstacle ref) of ``sc[S_NREQ]`` requests
         self._req = np.zeros((MAX_REQUESTS, 2), np.int64)
-        self.reqs: list[tuple[int, int]] = []
         self.removal_queued: set[int] = set()  # refs with a queued REMOVE request
         n = max_obstacles
         self.ob_kind = np.zeros(n, np.int64)
@@ -269,6 +269,8 @@ class CacheState:
         self.ob_pstart = np.zeros(n, np.int64)
         self.ob_pcount = np.zeros(n, np.int64)
         self.ob_pts = np.zeros((0, 2), np.float32)
+        #: the update kernels' descriptor of the arrays (None: pack again)
+        self._sd: np.ndarray | None = None
         # every layer's stream and header, for the rebuild kernels (layer i: tset.tiles[i])
         self._tix = {t.ref: i for i, t in enumerate(tset.tiles)}
         self._refs = [t.ref for t in tset.tiles]
@@ -364,6 +366,11 @@ class CacheState:
         self.kernel_steps = True
         #: update steps done in one kernel call
         self.fast_steps = 0
+
+    def __getstate__(self) -> dict:
+        d = self.__dict__.copy()
+        d["_sd"] = None  # (addresses of this state's arrays: a copy packs its own)
+        return d
 
     # -- lookups ---------------------------------------------------------------------------
     def tiles_at(self, tx: int, ty: int) -> list[int]:
@@ -497,6 +504,7 @@ class CacheState:
         obp = np.zeros((n, 2 * cap), np.int64)
         obp[:, : self.obp.shape[1]] = self.obp
         self.obt, self.obp = obt, obp
+        self._sd = None
 
     def _pack(self, i: int, shape: Obstacle, bounds: tuple[Any, Any] | None = None) -> None:
         """Store slot ``i``'s shape as marked (:meth:`effective`) for the kernels: the
@@ -511,12 +519,17 @@ class CacheState:
         self.ob_rot[i] = e.rot
         self.ob_area[i] = e.area
         if e.kind == PRISM:
-            pts = np.asarray(e.points, np.float32).reshape(-1, 2)
-            self.ob_pstart[i] = self.ob_pts.shape[0]
-            self.ob_pcount[i] = pts.shape[0]
-            self.ob_pts = np.concatenate([self.ob_pts, pts])
-            if self.ob_pts.shape[0] > 64 * (self.max_obstacles + 16):
-                self._repack_points()
+            self._pack_points(i, e)
+
+    def _pack_points(self, i: int, e: Obstacle) -> None:
+        """Store a prism's corners (``e`` as marked) for slot ``i``."""
+        pts = np.asarray(e.points, np.float32).reshape(-1, 2)
+        self.ob_pstart[i] = self.ob_pts.shape[0]
+        self.ob_pcount[i] = pts.shape[0]
+        self.ob_pts = np.concatenate([self.ob_pts, pts])
+        self._sd = None
+        if self.ob_pts.shape[0] > 64 * (self.max_obstacles + 16):
+            self._repack_points()
 
     def _repack_points(self) -> None:
         pts = [np.zeros((0, 2), np.float32)]
@@ -528,51 +541,99 @@ class CacheState:
                 self.ob_pstart[i] = k
                 k += n
         self.ob_pts = np.concatenate(pts)
+        self._sd = None
 
     def reindex(self) -> None:
         """Rebuild the rebuild kernel's obstacle arrays from ``obs`` (after the obstacle
         table was written directly, e.g. by a file load)."""
         self.ob_pts = np.zeros((0, 2), np.float32)
+        self._sd = None
         for i, ob in enumerate(self.obs):
             if ob.shape is not None:
                 self._pack(i, ob.shape)
 
     def add(self, shape: Obstacle, bounds: tuple[Any, Any] | None = None) -> int:
-        sc = self.sc
-        obi = self.obi
-        i = int(sc[0])  # (_U.S_NEXT_FREE)
-        salt, _, nxt = obi[i, :3].tolist()
-        sc[0] = nxt
-        obi[i, 1:] = (PROCESSING, -1, 0, 0)  # state, next, touched, pending
+        """Take a slot for ``shape`` and queue its ADD request (:func:`._update.add_call`);
+        ``bounds``: the bare shape's (:func:`.obstacles.bounds_lists`) when the caller has
+        them.
+
+        Raises
+        ------
+        InputError
+            The table is full; in the compatible mode, the obstacle touches more than
+            ``MAX_TOUCHED_TILES`` layers (nothing is changed).
+        """
+        e = shape if self.grow <= 0 or shape.area else self.effective(shape)
+        b0, b1 = bounds if bounds is not None and e is shape else bounds_lists(e)
+        check = MAX_TOUCHED_TILES if self.compatible else -1
+        while True:
+            sd = self._sd
+            if sd is None:
+                sd = self._sd = self._pack_desc()
+            ref = _call(_U.add_call, sd, check, e.kind, e.area, e.a, e.b, e.rot, *b0, *b1)
+            if ref >= 0:
+                break
+            if ref == _U.ADD_NO_ROOM:
+                self._grow_req()
+            elif ref == _U.ADD_FULL:
+                raise InputError(f"the obstacle table is full ({self.max_obstacles} obstacles)")
+            else:
+                raise InputError(
+                    f"the obstacle touches {-3 - ref} layers; recast_compatible mode handles at "
+                    f"most {MAX_TOUCHED_TILES} (Detour's DT_MAX_TOUCHED_TILES)"
+                )
+        i = ref & 0xFFFF
         self.shapes[i] = shape
-        self._pack(i, shape, bounds)
-        ref = (salt << 16) | i
-        self.reqs.append((ADD, ref))
+        if e.kind == PRISM:
+            self._pack_points(i, e)
         return ref
 
     def remove(self, ref: int) -> None:
-        self.reqs.append((REMOVE, int(ref)))
+        self._push_req(REMOVE, int(ref))
         self.removal_queued.add(int(ref))
 
     def move(self, ref: int, shape: Obstacle) -> None:
         self.shapes[int(ref) & 0xFFFF] = shape
         self._pack(int(ref) & 0xFFFF, shape)
-        self.reqs.append((MOVE, int(ref)))
+        self._push_req(MOVE, int(ref))
 
-    # -- update --------------------------------------------------------------------------------
-    def _sync_reqs(self) -> None:
-        """The queued requests into the kernels' array."""
-        reqs = self.reqs
-        n = len(reqs)
-        if n > self._req.shape[0]:
-            self._req = np.zeros((max(n, 2 * self._req.shape[0]), 2), np.int64)
-        if n:
-            self._req[:n] = reqs
-        self.sc[_U.S_NREQ] = n
+    # -- requests ------------------------------------------------------------------------------
+    @property
+    def nreq(self) -> int:
+        """Queued requests."""
+        return int(self.sc[_U.S_NREQ])
 
     @property
+    def reqs(self) -> list[tuple[int, int]]:
+        """The queued requests (action, obstacle ref), in order."""
+        return [(a, r) for a, r in self._req[: self.sc[_U.S_NREQ]].tolist()]
+
+    @reqs.setter
+    def reqs(self, v: list[tuple[int, int]]) -> None:
+        while len(v) > self._req.shape[0]:
+            self._grow_req()
+        if v:
+            self._req[: len(v)] = v
+        self.sc[_U.S_NREQ] = len(v)
+
+    def _grow_req(self) -> None:
+        req = np.zeros((2 * self._req.shape[0], 2), np.int64)
+        req[: self._req.shape[0]] = self._req
+        self._req = req
+        self._sd = None
+
+    def _push_req(self, action: int, ref: int) -> None:
+        n = int(self.sc[_U.S_NREQ])
+        if n >= self._req.shape[0]:
+            self._grow_req()
+        self._req[n] = (action, ref)
+        self.sc[_U.S_NREQ] = n + 1
+
+    # -- update --------------------------------------------------------------------------------
+    @property
     def up_to_date(self) -> bool:
-        return not self.reqs and not self.sc[_U.S_NUPD]
+        sc = self.sc
+        return not (sc[1] or sc[2])  # (_U.S_NUPD, _U.S_NREQ)
 
     def step(self, rebuilt: list, invalidated: list, failed: list) -> None:
         """One ``dtTileCache::update`` call."""
@@ -599,13 +660,10 @@ class CacheState:
                 self._py_step(rebuilt, invalidated, failed)
                 done += 1
             return
-        if self.reqs:
-            self._sync_reqs()
         try:
             self._kernel_steps(max_steps, -1, rebuilt, invalidated, failed)
         finally:
-            if self.reqs and not self.sc[_U.S_NREQ]:
-                self.reqs = []
+            if self.removal_queued and not self.sc[_U.S_NREQ]:
                 self.removal_queued.clear()
 
     def _kernel_steps(
@@ -633,28 +691,13 @@ class CacheState:
             if m:
                 free[:m] = lst[m - 1 :: -1]
             sc[9] = m  # (_U.S_NFREE)
-            if self.compatible:
-                nrec, code, k = _call(
-                    _U.run_steps,
-                    max_steps - done, only, self.obi, self.obq, self.obt, self.obp, sc, self.upd,
-                    self._req, self._pos_off, self._pos_lay, self._tight, self._gf,
-                    self._scratch, self._sel, self._comp, self._coff, self._hdrs, self._bmins,
-                    self._bmaxs, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
-                    self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
-                    desc, cnt, bits, self._wp, self._rawpool, self._raw_row, self._raw_free,
-                    free, rec, self._outs,
-                )  # fmt: skip
-            else:
-                nrec, code, k = _call(
-                    _U.run_steps_detail,
-                    max_steps - done, only, self.obi, self.obq, self.obt, self.obp, sc, self.upd,
-                    self._req, self._pos_off, self._pos_lay, self._tight, self._gf,
-                    self._scratch, self._sel, self._comp, self._coff, self._hdrs, self._bmins,
-                    self._bmaxs, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
-                    self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
-                    self._dparams, self._offmesh, desc, cnt, bits, self._wp, self._rawpool,
-                    self._raw_row, self._raw_free, free, rec, self._outs,
-                )  # fmt: skip
+            sd = self._sd
+            if sd is None:
+                sd = self._sd = self._pack_desc()
+            nrec, code, k = _call(
+                _U.update_call if self.compatible else _U.update_call_detail,
+                max_steps - done, only, self._climb, self._max_error, sd, desc, cnt, bits,
+            )
             done += k
             if nrec:
                 self.fast_steps += nrec
@@ -686,10 +729,22 @@ class CacheState:
                 raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
             # FULL: call again
 
+    def _pack_desc(self) -> np.ndarray:
+        """The update kernels' descriptor of the state's arrays (:func:`._update.pack`)."""
+        return _U.pack(
+            (
+                self.obi, self.obq, self.obt, self.obp, self.sc, self.upd, self._req,
+                self._pos_off, self._pos_lay, self._tight, self._gf, self._scratch, self._sel,
+                self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, self.ob_kind,
+                self.ob_a, self.ob_b, self.ob_rot, self.ob_area, self.ob_pstart, self.ob_pcount,
+                self.ob_pts, self._wp, self._rawpool, self._raw_row, self._raw_free, self._free,
+                self._rec, self._outs, self._dparams, *self._offmesh,
+            )
+        )  # fmt: skip
+
     def _py_step(self, rebuilt: list, invalidated: list, failed: list) -> None:
         """One update step on the Python path (the state kernels decide, the navmesh's
         Python swap builds)."""
-        self._sync_reqs()
         try:
             while True:
                 layer = _call(
@@ -700,8 +755,7 @@ class CacheState:
                     break
                 self._room(int(self.sc[_U.S_NEED]))
         finally:
-            if self.reqs and not self.sc[_U.S_NREQ]:
-                self.reqs = []
+            if self.removal_queued and not self.sc[_U.S_NREQ]:
                 self.removal_queued.clear()
         if layer < 0:
             return
