@@ -30,7 +30,7 @@ EMPTY, PROCESSING, PROCESSED, REMOVING = 0, 1, 2, 3
 ADD, REMOVE, MOVE = 0, 1, 2
 # sc entries
 S_NEXT_FREE, S_NUPD, S_NREQ, S_MAXT, S_MAXU, S_GX0, S_GY0, S_GNX, S_GNY = 0, 1, 2, 3, 4, 5, 6, 7, 8
-S_NFREE, S_RAWN, S_FAIL, S_NEED = 9, 10, 11, 12
+S_NFREE, S_RAWN, S_FAIL, S_NEED, S_FREECHG = 9, 10, 11, 12, 13
 SC_SIZE = 16
 # run_steps codes
 DONE, GROW, COMPACT, FULL, SWAP_ERROR, ROOM = 0, 1, 2, 3, 4, 5
@@ -294,8 +294,10 @@ def _post(only, out, layer, ns, rrow, rfill, obi, obp, sc, upd, raw_row, raw_fre
         if action == 1:
             free[nf] = out[2]
             sc[S_NFREE] = nf + 1
+            sc[S_FREECHG] = 1
         elif action == 2:
             sc[S_NFREE] = nf - 1
+            sc[S_FREECHG] = 1
         compact = out[6] != 0
     if only >= 0:
         return STOP, nrec + 1
@@ -314,6 +316,7 @@ def run_steps(
     request or state change). Returns (records, code, steps)."""
     nrec = 0
     steps = 0
+    sc[S_FREECHG] = 0
     while steps < max_steps:
         code, layer, ns, rrow, rfill = _pre(
             only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel,
@@ -353,6 +356,7 @@ def run_steps_detail(
     """:func:`run_steps` for navkit's default mode (detail meshes, off-mesh connections)."""
     nrec = 0
     steps = 0
+    sc[S_FREECHG] = 0
     while steps < max_steps:
         code, layer, ns, rrow, rfill = _pre(
             only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel,

@@ -297,6 +297,7 @@ class CacheState:
         self._rec = np.zeros((_REC, _U.REC_COLS), np.int64)
         self._outs = np.zeros((_REC, 16), np.int64)
         self._free = np.zeros(2 * _REC, np.int64)
+        self._free_seen: list[int] | None = None
         #: layer ref -> (tx, ty, tlayer), as Changes lists it
         self._loc = {t.ref: (t.header.tx, t.header.ty, t.header.tlayer) for t in tset.tiles}
         streams = [np.frombuffer(t.data, np.uint8)[LAYER_HEADER_SIZE:] for t in tset.tiles]
@@ -644,30 +645,39 @@ class CacheState:
         self.steps(1 << 62, rebuilt, invalidated, failed)
 
     def _kernel_ok(self) -> bool:
-        return (
-            self.kernel_steps
-            and (self.compatible or self.fast_detail)
-            and self.navmesh._swap_args() is not None
-        )
+        return self._kernel_args() is not None
+
+    def _kernel_args(self) -> tuple | None:
+        """The navmesh's swap arguments when the update steps run in the kernel."""
+        if not self.kernel_steps or not (self.compatible or self.fast_detail):
+            return None
+        return self.navmesh._swap_args()
 
     def steps(self, max_steps: int, rebuilt: list, invalidated: list, failed: list) -> None:
         """Up to ``max_steps`` update steps (until up to date): in kernel calls
         (:func:`._update.run_steps`), or on the Python path (runtime off-mesh
         connections, ``fast_detail`` off)."""
-        if not self._kernel_ok():
+        args = self._kernel_args()
+        if args is None:
             done = 0
             while done < max_steps and not self.up_to_date:
                 self._py_step(rebuilt, invalidated, failed)
                 done += 1
             return
         try:
-            self._kernel_steps(max_steps, -1, rebuilt, invalidated, failed)
+            self._kernel_steps(max_steps, -1, rebuilt, invalidated, failed, args)
         finally:
             if self.removal_queued and not self.sc[_U.S_NREQ]:
                 self.removal_queued.clear()
 
     def _kernel_steps(
-        self, max_steps: int, only: int, rebuilt: list, invalidated: list, failed: list
+        self,
+        max_steps: int,
+        only: int,
+        rebuilt: list,
+        invalidated: list,
+        failed: list,
+        args: tuple | None = None,
     ) -> int:
         """Kernel calls until ``max_steps`` steps were done or nothing is left; returns
         the steps done.
@@ -678,7 +688,7 @@ class CacheState:
             A swap failed (Detour's limits); the steps before it are done.
         """
         nm = self.navmesh
-        desc, cnt, bits, _ = nm._swap_args()  # type: ignore[misc]
+        desc, cnt, bits, _ = args or nm._swap_args()  # type: ignore[misc]
         sc = self.sc
         free = self._free
         rec = self._rec
@@ -686,11 +696,16 @@ class CacheState:
         loc = self._loc
         done = 0
         while True:
+            # the free list's first slots, head last (written again only when the list
+            # changed since: free[:sc[S_NFREE]] holds _free_seen reversed)
             lst = nm._free_slots
-            m = min(len(lst), _REC)
-            if m:
-                free[:m] = lst[m - 1 :: -1]
-            sc[9] = m  # (_U.S_NFREE)
+            head = lst[:_REC]
+            m = len(head)
+            if head != self._free_seen:
+                if m:
+                    free[:m] = head[::-1]
+                sc[9] = m  # (_U.S_NFREE)
+                self._free_seen = head
             sd = self._sd
             if sd is None:
                 sd = self._sd = self._pack_desc()
@@ -701,8 +716,9 @@ class CacheState:
             done += k
             if nrec:
                 self.fast_steps += nrec
-                nf = int(sc[9])
-                lst[:m] = free[:nf][::-1].tolist()
+                if sc[_U.S_FREECHG]:
+                    lst[:m] = free[: sc[9]][::-1].tolist()
+                    self._free_seen = None
                 nm._arrays = None
                 pad = nm._record_pad
                 for layer, ok, old_ref, npolys, oslot in rec[:nrec].tolist():
