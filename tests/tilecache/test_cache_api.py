@@ -292,6 +292,7 @@ def test_failed_rebuild_keeps_the_old_tile(tset, monkeypatch):
     from navkit.errors import BuildError
     from navkit.tilecache import update as U
 
+    monkeypatch.setattr(U.CacheState, "keep_decoded_bytes", 0)  # (rebuilds decode)
     tc = TileCache(tset)
     before = tc.navmesh.to_recast()
     contents = _tile_contents(tc.navmesh)
@@ -349,13 +350,21 @@ def test_recastdemo_tile_caches_load(name):
     assert tc.update().up_to_date
 
 
-def test_layer_copies_follow_live_obstacles(tset):
-    """The decompressed layers the cache keeps (``CacheState._raw_row``) are exactly those
-    under live obstacles: taken when a layer is rebuilt with obstacles, given back when it
-    is rebuilt without. Every export equals a cache's that decodes each layer every time,
-    through adds, moves, removals (also of obstacles still being processed) and budgeted
-    steps."""
-    a, b = TileCache(tset), TileCache(tset)
+@pytest.mark.parametrize("keep_all", [False, True])
+def test_layer_copies_follow_live_obstacles(tset, monkeypatch, keep_all):
+    """The decompressed layers the cache keeps (``CacheState._raw_row``): with
+    ``keep_decoded_bytes`` too small for all of them, exactly those under live obstacles
+    (taken when a layer is rebuilt with obstacles, given back when it is rebuilt
+    without); with room for all (the default on the sample meshes), every layer's, from
+    the cache's construction on. Every export equals a cache's that decodes each layer
+    every time, through adds, moves, removals (also of obstacles still being processed)
+    and budgeted steps."""
+    from navkit.tilecache.update import CacheState
+
+    monkeypatch.setattr(CacheState, "keep_decoded_bytes", (32 << 20) if keep_all else 0)
+    a = TileCache(tset)
+    monkeypatch.setattr(CacheState, "keep_decoded_bytes", 0)
+    b = TileCache(tset)
     from navkit.tilecache import _update as _U
 
     b._state.sc[_U.S_RAWN] = 0  # (no free row: every rebuild decodes the stream)
@@ -384,7 +393,9 @@ def test_layer_copies_follow_live_obstacles(tset):
         assert ca.rebuilt == cb.rebuilt and ca.invalidated == cb.invalidated
         assert a.navmesh.to_recast() == b.navmesh.to_recast(), k
         st = a._state
-        if st.up_to_date:
+        if keep_all:
+            assert (st._raw_row >= 0).all(), k
+        elif st.up_to_date:
             under = {st._tix[r] for r in st.tiles if st.live_slots_on(r)}
             assert set(np.flatnonzero(st._raw_row >= 0).tolist()) == under, k
         assert (b._state._raw_row < 0).all()
@@ -396,4 +407,4 @@ def test_layer_copies_follow_live_obstacles(tset):
     a.update()
     b.update()
     assert a.navmesh.to_recast() == b.navmesh.to_recast()
-    assert (a._state._raw_row < 0).all()
+    assert (a._state._raw_row >= 0).all() if keep_all else (a._state._raw_row < 0).all()

@@ -30,7 +30,7 @@ EMPTY, PROCESSING, PROCESSED, REMOVING = 0, 1, 2, 3
 ADD, REMOVE, MOVE = 0, 1, 2
 # sc entries
 S_NEXT_FREE, S_NUPD, S_NREQ, S_MAXT, S_MAXU, S_GX0, S_GY0, S_GNX, S_GNY = 0, 1, 2, 3, 4, 5, 6, 7, 8
-S_NFREE, S_RAWN, S_FAIL, S_NEED, S_FREECHG = 9, 10, 11, 12, 13
+S_NFREE, S_RAWN, S_FAIL, S_NEED, S_FREECHG, S_KEEPALL = 9, 10, 11, 12, 13, 14
 SC_SIZE = 16
 # run_steps codes
 DONE, GROW, COMPACT, FULL, SWAP_ERROR, ROOM = 0, 1, 2, 3, 4, 5
@@ -246,7 +246,7 @@ def _pre(only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, sc
     ns = live_slots(obi, obt, layer, sel)
     rrow = raw_row[layer]
     rfill = 0
-    if rrow < 0 and ns > 0 and sc[S_RAWN] > 0:
+    if rrow < 0 and (ns > 0 or sc[S_KEEPALL] != 0) and sc[S_RAWN] > 0:
         sc[S_RAWN] -= 1
         rrow = raw_free[sc[S_RAWN]]
         raw_row[layer] = rrow
@@ -272,7 +272,7 @@ def _post(only, out, layer, ns, rrow, rfill, obi, obp, sc, upd, raw_row, raw_fre
             sc[S_RAWN] += 1
             raw_row[layer] = -1
         return SWAP_ERROR, nrec
-    if raw_row[layer] >= 0 and (ns == 0 or (rfill == 1 and failed)):
+    if raw_row[layer] >= 0 and ((ns == 0 and sc[S_KEEPALL] == 0) or (rfill == 1 and failed)):
         raw_free[sc[S_RAWN]] = raw_row[layer]
         sc[S_RAWN] += 1
         raw_row[layer] = -1

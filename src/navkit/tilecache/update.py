@@ -190,6 +190,11 @@ class _Ob:
 class CacheState:
     """``dtTileCache``'s state over a tile cache set and a live navmesh."""
 
+    #: every layer keeps its decompressed bytes once decoded (rebuilds copy them
+    #: instead of decoding FastLZ) when all of them take at most this many bytes;
+    #: beyond, only the layers under live obstacles keep theirs
+    keep_decoded_bytes = 32 << 20
+
     def __init__(
         self,
         tset: TileCacheSet,
@@ -330,14 +335,16 @@ class CacheState:
         # when its obstacles go: the copy spares that rebuild, and those of other
         # obstacles added on it, the FastLZ decode); rows of ``_rawpool``, taken when a
         # layer is rebuilt with obstacles and given back when it is rebuilt without
-        # one row per layer (a layer under obstacles keeps its row while they last;
-        # the pages of rows never used are never touched)
-        self._rawpool = np.zeros(
-            (max(nl, 1), max([3 * h.width * h.height for h in hds], default=1)), np.uint8
-        )
+        # one row per layer: every layer keeps its row once decoded when all rows fit in
+        # ``keep_decoded_bytes`` (no rebuild decodes FastLZ again), else a layer under
+        # obstacles keeps its row while they last (the pages of rows never used are
+        # never touched)
+        rowsize = max([3 * h.width * h.height for h in hds], default=1)
+        self._rawpool = np.zeros((max(nl, 1), rowsize), np.uint8)
         self._raw_row = np.full(max(nl, 1), -1, np.int64)
         self._raw_free = np.arange(max(nl, 1) - 1, -1, -1, dtype=np.int64)
         self.sc[_U.S_RAWN] = max(nl, 1)
+        self.sc[_U.S_KEEPALL] = int(nl * rowsize <= self.keep_decoded_bytes)
         # the default mode's detail settings and off-mesh connections, as
         # build_layer_tile passes them (rebuild_swap_detail)
         self._dparams = np.array(
