@@ -460,17 +460,19 @@ def pack(arrays) -> np.ndarray:
 
 @njit
 def update_call(max_steps, only, climb, max_error, sd, d, cnt, ibits):  # pragma: no cover
-    """:func:`run_steps` on the arrays of the descriptor ``sd`` (:func:`pack`)."""
+    """:func:`run_steps` on the arrays of the descriptor ``sd`` (:func:`pack`); also
+    returns the rebuilds and requests left."""
     (
         obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
         hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, wp, rawpool,
         raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
     ) = _open_state(sd)  # fmt: skip
-    return run_steps(
+    nrec, code, steps = run_steps(
         max_steps, only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch,
         sel, comp, coff, hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
         climb, max_error, d, cnt, ibits, wp, rawpool, raw_row, raw_free, free, rec, outs,
     )  # fmt: skip
+    return nrec, code, steps, sc[S_NUPD] + sc[S_NREQ]
 
 
 @njit
@@ -481,12 +483,13 @@ def update_call_detail(max_steps, only, climb, max_error, sd, d, cnt, ibits):  #
         hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, wp, rawpool,
         raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
     ) = _open_state(sd)  # fmt: skip
-    return run_steps_detail(
+    nrec, code, steps = run_steps_detail(
         max_steps, only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch,
         sel, comp, coff, hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
         climb, max_error, dparams, (ov, orad, obidir, oarea, oflags, ouid), d, cnt, ibits, wp,
         rawpool, raw_row, raw_free, free, rec, outs,
     )  # fmt: skip
+    return nrec, code, steps, sc[S_NUPD] + sc[S_NREQ]
 
 
 #: add_call's refusals (a ref is >= 0)

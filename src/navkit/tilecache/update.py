@@ -303,6 +303,8 @@ class CacheState:
         self._outs = np.zeros((_REC, 16), np.int64)
         self._free = np.zeros(2 * _REC, np.int64)
         self._free_seen: list[int] | None = None
+        #: rebuilds and requests left (``up_to_date`` when 0), as the last call left them
+        self._left = 0
         #: layer ref -> (tx, ty, tlayer), as Changes lists it
         self._loc = {t.ref: (t.header.tx, t.header.ty, t.header.tlayer) for t in tset.tiles}
         streams = [np.frombuffer(t.data, np.uint8)[LAYER_HEADER_SIZE:] for t in tset.tiles]
@@ -481,6 +483,7 @@ class CacheState:
     def update(self, v: list[int]) -> None:
         self.upd[: len(v)] = [self._tix[r] for r in v]
         self.sc[_U.S_NUPD] = len(v)
+        self._recount()
 
     def obstacle_ref(self, i: int) -> int:
         return (int(self.obi[i, _U.SALT]) << 16) | i
@@ -590,6 +593,7 @@ class CacheState:
                     f"the obstacle touches {-3 - ref} layers; recast_compatible mode handles at "
                     f"most {MAX_TOUCHED_TILES} (Detour's DT_MAX_TOUCHED_TILES)"
                 )
+        self._left = 1
         i = ref & 0xFFFF
         self.shapes[i] = shape
         if e.kind == PRISM:
@@ -623,6 +627,7 @@ class CacheState:
         if v:
             self._req[: len(v)] = v
         self.sc[_U.S_NREQ] = len(v)
+        self._recount()
 
     def _grow_req(self) -> None:
         req = np.zeros((2 * self._req.shape[0], 2), np.int64)
@@ -636,12 +641,16 @@ class CacheState:
             self._grow_req()
         self._req[n] = (action, ref)
         self.sc[_U.S_NREQ] = n + 1
+        self._left = 1
 
     # -- update --------------------------------------------------------------------------------
     @property
     def up_to_date(self) -> bool:
+        return not self._left
+
+    def _recount(self) -> None:
         sc = self.sc
-        return not (sc[1] or sc[2])  # (_U.S_NUPD, _U.S_NREQ)
+        self._left = int(sc[_U.S_NUPD] + sc[_U.S_NREQ])
 
     def step(self, rebuilt: list, invalidated: list, failed: list) -> None:
         """One ``dtTileCache::update`` call."""
@@ -716,7 +725,7 @@ class CacheState:
             sd = self._sd
             if sd is None:
                 sd = self._sd = self._pack_desc()
-            nrec, code, k = _call(
+            nrec, code, k, self._left = _call(
                 _U.update_call if self.compatible else _U.update_call_detail,
                 max_steps - done, only, self._climb, self._max_error, sd, desc, cnt, bits,
             )
@@ -778,6 +787,7 @@ class CacheState:
                     break
                 self._room(int(self.sc[_U.S_NEED]))
         finally:
+            self._recount()
             if self.removal_queued and not self.sc[_U.S_NREQ]:
                 self.removal_queued.clear()
         if layer < 0:
