@@ -424,7 +424,7 @@ class TileCache:
     # -- obstacles -----------------------------------------------------------------------------
     def _check_room(self) -> None:
         st = self._state
-        if st.compatible and st.nreq >= MAX_REQUESTS:
+        if st.compatible and not st.up_to_date and st.nreq >= MAX_REQUESTS:
             raise InputError(
                 f"{MAX_REQUESTS} requests are queued (Recast's limit): call update() first"
             )
@@ -456,8 +456,7 @@ class TileCache:
 
     def _add(self, shape: Obstacle) -> int:
         st = self._state
-        if st.compatible:
-            self._check_room()
+        self._check_room()
         if st.next_free < 0:
             raise InputError(f"the obstacle table is full ({self._state.max_obstacles} obstacles)")
         # (the kernel add checks Detour's limit on touched layers)
@@ -495,9 +494,9 @@ class TileCache:
         """
         p = _vec3(pos, "pos")
         if (
-            type(radius) is float
-            and type(height) is float
-            and 0.0 < radius <= 1e30  # (_positive's checks, for plain floats; False for nan)
+            type(radius) in _NUM
+            and type(height) in _NUM
+            and 0.0 < radius <= 1e30  # (_positive's checks, for plain numbers; False for nan)
             and 0.0 < height <= 1e30
         ):
             rh = np.array([radius, height, 0.0], np.float32)
