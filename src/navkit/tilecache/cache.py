@@ -417,7 +417,7 @@ class TileCache:
         i = self._state.slot_of(int(handle))
         if i < 0:
             raise StaleHandleError(f"obstacle handle {handle!r} is stale, removed or unknown")
-        shape = self._state.obs[i].shape
+        shape = self._state.shapes[i]  # (a live slot's)
         assert shape is not None
         return i, shape
 
@@ -714,17 +714,18 @@ class TileCache:
         rebuilt: list = []
         failed: list = []
         invalidated: list = []
-        t0 = time.perf_counter()
-        steps = 0
-        if budget_ms is None and max_tiles is None:
-            st.run(rebuilt, invalidated, failed)  # (each round of requests: one kernel call)
-        while not st.up_to_date:
-            st.step(rebuilt, invalidated, failed)
-            steps += 1
-            if max_tiles is not None and steps >= max_tiles:
-                break
-            if budget_ms is not None and (time.perf_counter() - t0) * 1000.0 >= budget_ms:
-                break
+        if budget_ms is None:  # (the steps in as few kernel calls as can do them)
+            st.steps(1 << 62 if max_tiles is None else int(max_tiles), rebuilt, invalidated, failed)
+        else:
+            t0 = time.perf_counter()
+            steps = 0
+            while not st.up_to_date:
+                st.step(rebuilt, invalidated, failed)
+                steps += 1
+                if max_tiles is not None and steps >= max_tiles:
+                    break
+                if (time.perf_counter() - t0) * 1000.0 >= budget_ms:
+                    break
         ch = Changes(tuple(rebuilt), tuple(invalidated), tuple(failed), st.up_to_date)
         if rebuilt or failed:
             for cb in list(self._subscribers):

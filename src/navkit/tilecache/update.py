@@ -20,17 +20,24 @@ are rasterized and queried grown by the agent radius
 (:func:`~navkit.tilecache.obstacles.expand_obstacle`); rebuilt tiles get a detail
 mesh, a BV tree and the off-mesh connections that start on them.
 
-A rebuild decompresses the layer, rasterizes every live obstacle that touches it
-(slot order) and replaces the navmesh tile at that location
-(:func:`~navkit.tilecache._rebuild.rebuild_swap`, or
-:func:`~navkit.tilecache._rebuild.rebuild_swap_detail` in the default mode). The
-rebuilds of one round of requests run in one kernel call
-(:func:`~navkit.tilecache._rebuild.rebuild_swap_many`: :meth:`CacheState.run`, an
-update without budget), a budgeted update calls it once per step, and a new cache
-adds its initial tiles through it (:meth:`CacheState.build_initial`), so the first
-update compiles nothing the cache's construction did not. The Python path
-(:func:`~navkit.tilecache.tilemesh.build_layer_tile` and the NavMesh's tile swap)
-takes over when the navmesh has runtime off-mesh connections.
+The state lives in numpy arrays (``obi``/``obt``/``obp``/``obq``: the obstacle table,
+touched and pending layers, query bounds; ``upd`` the rebuild queue; ``_req`` the
+request queue; ``sc`` counters) that the kernels of :mod:`~navkit.tilecache._update`
+update themselves: an add is one kernel call (:func:`~navkit.tilecache._update.add_call`:
+slot, shape, Detour's touched-layer limit, ADD request) and an update is one kernel
+call per batch of steps (:func:`~navkit.tilecache._update.update_call`: the requests,
+each rebuild (decode or copy of the layer, the live obstacles in slot order, regions,
+contours, polygons; :func:`~navkit.tilecache._rebuild.rebuild_swap`, or
+:func:`~navkit.tilecache._rebuild.rebuild_swap_detail` in the default mode), the
+navmesh swap, the navmesh's free slots, the obstacle states, one record per step).
+The kernels take the arrays as one descriptor (:func:`~navkit.tilecache._update.pack`).
+Python keeps the shapes (:class:`~navkit.tilecache.obstacles.Obstacle`), grows the
+pools or compacts them between calls and builds :class:`Changes` from the records. A
+new cache adds its initial tiles through the same kernel
+(:meth:`CacheState.build_initial`), so the first update compiles nothing the cache's
+construction did not. The Python path (:func:`~navkit.tilecache.tilemesh.build_layer_tile`
+and the NavMesh's tile swap, the same state kernels deciding) takes over when the
+navmesh has runtime off-mesh connections.
 """
 
 from __future__ import annotations
@@ -636,7 +643,7 @@ class CacheState:
         self._sd = None
 
     def _push_req(self, action: int, ref: int) -> None:
-        n = int(self.sc[_U.S_NREQ])
+        n = int(self.sc[_U.S_NREQ]) if self._left else 0
         if n >= self._req.shape[0]:
             self._grow_req()
         self._req[n] = (action, ref)
