@@ -422,7 +422,7 @@ STATE_SPEC = (
     ("wp", "f4", 1), ("rawpool", "u1", 2), ("raw_row", "i8", 1), ("raw_free", "i8", 1),
     ("free", "i8", 1), ("rec", "i8", 2), ("outs", "i8", 2), ("dparams", "f4", 1),
     ("ov", "f4", 2), ("orad", "f4", 1), ("obidir", "u1", 1), ("oarea", "u1", 1),
-    ("oflags", "u2", 1), ("ouid", "u4", 1),
+    ("oflags", "u2", 1), ("ouid", "u4", 1), ("world", "f8", 1),
 )  # fmt: skip
 _WORDS = 3  # address, then up to 2 extents
 
@@ -466,6 +466,7 @@ def update_call(max_steps, only, climb, max_error, sd, d, cnt, ibits):  # pragma
         obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
         hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, wp, rawpool,
         raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
+        world,
     ) = _open_state(sd)  # fmt: skip
     nrec, code, steps = run_steps(
         max_steps, only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch,
@@ -482,6 +483,7 @@ def update_call_detail(max_steps, only, climb, max_error, sd, d, cnt, ibits):  #
         obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
         hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, wp, rawpool,
         raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
+        world,
     ) = _open_state(sd)  # fmt: skip
     nrec, code, steps = run_steps_detail(
         max_steps, only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch,
@@ -492,40 +494,21 @@ def update_call_detail(max_steps, only, climb, max_error, sd, d, cnt, ibits):  #
     return nrec, code, steps, sc[S_NUPD] + sc[S_NREQ]
 
 
-#: add_call's refusals (a ref is >= 0)
-ADD_FULL, ADD_NO_ROOM = -1, -2
+#: add_call's refusals (a ref is >= 0; ``-4 - n``: the obstacle touches n layers, too many)
+ADD_FULL, ADD_NO_ROOM, ADD_OUTSIDE = -1, -2, -3
 
 
 @njit
-def add_call(sd, check_max, kind, area, a, b, rot, q0, q1, q2, q3, q4, q5):  # pragma: no cover
-    """Add an obstacle (``addObstacle``): take the free list's head slot, store the shape
-    as marked (``kind``, ``area``, ``a``, ``b``, ``rot``; the prisms' corners are the
-    caller's) and its query bounds ``q`` [wu], queue its ADD request. Returns its ref;
-    ADD_FULL (no free slot), ADD_NO_ROOM (the request array is full), or
-    ``-3 - n`` when ``check_max >= 0`` and it touches ``n > check_max`` layers (nothing
-    is changed then)."""
-    (
-        obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
-        hdrs, bmins, bmaxs, kinds, fa, fb, rot_, areas_id, pstart, pcount, pts, wp, rawpool,
-        raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
-    ) = _open_state(sd)  # fmt: skip
+def _add(obi, obq, sc, req, pos_off, pos_lay, tight, gf, scratch, kinds, fa, fb, rot_, areas_id,
+         check_max, kind, area, a, b, rot):  # pragma: no cover - numba  # fmt: skip
+    """:func:`add_call` once the query bounds are in ``obq`` of the free list's head."""
     i = sc[S_NEXT_FREE]
-    if i < 0:
-        return ADD_FULL
-    nreq = sc[S_NREQ]
-    if nreq >= req.shape[0]:
-        return ADD_NO_ROOM
-    q = obq[i]  # (a free slot's row: written before the check, harmless)
-    q[0] = q0
-    q[1] = q1
-    q[2] = q2
-    q[3] = q3
-    q[4] = q4
-    q[5] = q5
+    q = obq[i]
     if check_max >= 0:
         n = query_layers(pos_off, pos_lay, tight, gf, sc, q[:3], q[3:], scratch)
         if n > check_max:
-            return -3 - n
+            return -4 - n
+    nreq = sc[S_NREQ]
     salt = obi[i, SALT]
     sc[S_NEXT_FREE] = obi[i, NEXT]
     obi[i, STATE] = PROCESSING
@@ -544,3 +527,127 @@ def add_call(sd, check_max, kind, area, a, b, rot, q0, q1, q2, q3, q4, q5):  # p
     req[nreq, 1] = ref
     sc[S_NREQ] = nreq + 1
     return ref
+
+
+@njit
+def add_call(sd, check_max, kind, area, a, b, rot, q0, q1, q2, q3, q4, q5):  # pragma: no cover
+    """Add an obstacle (``addObstacle``): take the free list's head slot, store the shape
+    as marked (``kind``, ``area``, ``a``, ``b``, ``rot``; the prisms' corners are the
+    caller's) and its query bounds ``q`` [wu], queue its ADD request. Returns its ref;
+    ADD_FULL (no free slot), ADD_NO_ROOM (the request array is full), or
+    ``-4 - n`` when ``check_max >= 0`` and it touches ``n > check_max`` layers (nothing
+    is changed then)."""
+    (
+        obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
+        hdrs, bmins, bmaxs, kinds, fa, fb, rot_, areas_id, pstart, pcount, pts, wp, rawpool,
+        raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
+        world,
+    ) = _open_state(sd)  # fmt: skip
+    i = sc[S_NEXT_FREE]
+    if i < 0:
+        return ADD_FULL
+    if sc[S_NREQ] >= req.shape[0]:
+        return ADD_NO_ROOM
+    q = obq[i]  # (a free slot's row: written before the check, harmless)
+    q[0] = q0
+    q[1] = q1
+    q[2] = q2
+    q[3] = q3
+    q[4] = q4
+    q[5] = q5
+    return _add(
+        obi, obq, sc, req, pos_off, pos_lay, tight, gf, scratch, kinds, fa, fb, rot_, areas_id,
+        check_max, kind, area, a, b, rot,
+    )  # fmt: skip
+
+
+@njit
+def add_cylinder_call(sd, check_max, x, y, z, r, h):  # pragma: no cover - numba
+    """:func:`add_call` for a hole-cutting cylinder given as numbers (a recast-compatible
+    cache: marked as given): its float32 position, radius and height, Detour's bounds
+    (float32 arithmetic) checked against the world (``world``: min, max [wu]; ADD_OUTSIDE
+    when they miss it)."""
+    (
+        obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
+        hdrs, bmins, bmaxs, kinds, fa, fb, rot_, areas_id, pstart, pcount, pts, wp, rawpool,
+        raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
+        world,
+    ) = _open_state(sd)  # fmt: skip
+    i = sc[S_NEXT_FREE]
+    if i < 0:
+        return ADD_FULL
+    if sc[S_NREQ] >= req.shape[0]:
+        return ADD_NO_ROOM
+    a = np.empty(3, np.float32)
+    b = np.zeros(3, np.float32)
+    a[0] = x
+    a[1] = y
+    a[2] = z
+    b[0] = r
+    b[1] = h
+    q = obq[i]  # (a free slot's row: written before the checks, harmless)
+    q[0] = a[0] - b[0]
+    q[1] = a[1]
+    q[2] = a[2] - b[0]
+    q[3] = a[0] + b[0]
+    q[4] = a[1] + b[1]
+    q[5] = a[2] + b[0]
+    if (
+        q[3] < world[0] or q[4] < world[1] or q[5] < world[2]
+        or q[0] > world[3] or q[1] > world[4] or q[2] > world[5]
+    ):  # fmt: skip
+        return ADD_OUTSIDE
+    return _add(
+        obi, obq, sc, req, pos_off, pos_lay, tight, gf, scratch, kinds, fa, fb, rot_, areas_id,
+        check_max, 0, 0, a, b, np.zeros(2, np.float32),
+    )  # fmt: skip
+
+
+@njit
+def add_oriented_box_call(sd, check_max, x, y, z, hx, hy, hz, yr):  # pragma: no cover - numba
+    """:func:`add_cylinder_call` for a hole-cutting box rotated about +y: its float32
+    centre and half extents, Detour's ``rotAux`` (cos and sin of the half angle, taken
+    in double and rounded to float32, as :func:`~navkit.tilecache.obstacles.rot_aux`)
+    and bounds (``1.41 * max(hx, hz)`` around the centre)."""
+    (
+        obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
+        hdrs, bmins, bmaxs, kinds, fa, fb, rot_, areas_id, pstart, pcount, pts, wp, rawpool,
+        raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
+        world,
+    ) = _open_state(sd)  # fmt: skip
+    i = sc[S_NEXT_FREE]
+    if i < 0:
+        return ADD_FULL
+    if sc[S_NREQ] >= req.shape[0]:
+        return ADD_NO_ROOM
+    a = np.empty(3, np.float32)
+    b = np.empty(3, np.float32)
+    a[0] = x
+    a[1] = y
+    a[2] = z
+    b[0] = hx
+    b[1] = hy
+    b[2] = hz
+    ang = np.float32(yr)
+    coshalf = np.float32(np.cos(np.float64(np.float32(0.5) * ang)))
+    sinhalf = np.float32(np.sin(np.float64(np.float32(-0.5) * ang)))
+    rot = np.empty(2, np.float32)
+    rot[0] = coshalf * sinhalf
+    rot[1] = coshalf * coshalf - np.float32(0.5)
+    maxr = np.float32(1.41) * max(b[0], b[2])
+    q = obq[i]  # (a free slot's row: written before the checks, harmless)
+    q[0] = a[0] - maxr
+    q[1] = a[1] - b[1]
+    q[2] = a[2] - maxr
+    q[3] = a[0] + maxr
+    q[4] = a[1] + b[1]
+    q[5] = a[2] + maxr
+    if (
+        q[3] < world[0] or q[4] < world[1] or q[5] < world[2]
+        or q[0] > world[3] or q[1] > world[4] or q[2] > world[5]
+    ):  # fmt: skip
+        return ADD_OUTSIDE
+    return _add(
+        obi, obq, sc, req, pos_off, pos_lay, tight, gf, scratch, kinds, fa, fb, rot_, areas_id,
+        check_max, 2, 0, a, b, rot,
+    )  # fmt: skip

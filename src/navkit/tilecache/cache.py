@@ -239,6 +239,8 @@ class TileCache:
             [o[0] + nx * tw, max(ys, default=o[1]), o[2] + ny * tw], np.float64
         )
         self._world_lists = (self._world_min.tolist(), self._world_max.tolist())
+        st._world[:3] = self._world_min
+        st._world[3:] = self._world_max
         self._subscribers: list[Callable[[Changes], None]] = []
 
     # -- construction ------------------------------------------------------------------------
@@ -417,7 +419,7 @@ class TileCache:
         i = self._state.slot_of(int(handle))
         if i < 0:
             raise StaleHandleError(f"obstacle handle {handle!r} is stale, removed or unknown")
-        shape = self._state.shapes[i]  # (a live slot's)
+        shape = self._state.shape_of(i)  # (a live slot's)
         assert shape is not None
         return i, shape
 
@@ -492,6 +494,27 @@ class TileCache:
             obstacle table; in ``recast_compatible`` mode also an obstacle over more than
             8 layers or a full request queue (64).
         """
+        st = self._state
+        if (
+            st.compatible
+            and area is None
+            and type(pos) in (list, tuple)
+            and len(pos) == 3
+            and type(radius) in _NUM
+            and type(height) in _NUM
+            and 0.0 < radius <= 1e30  # (False for nan)
+            and 0.0 < height <= 1e30
+        ):  # the kernel's add of plain numbers (bounds, world check, Detour's limits)
+            x, y, z = pos
+            if (
+                type(x) in _NUM and type(y) in _NUM and type(z) in _NUM
+                and abs(x) <= 1e30 and abs(y) <= 1e30 and abs(z) <= 1e30
+            ):  # fmt: skip
+                self._check_room()
+                ref = st.add_cylinder(float(x), float(y), float(z), float(radius), float(height))
+                if ref >= 0:
+                    return ref
+                # refused: the general path below says why (or grows the request array)
         p = _vec3(pos, "pos")
         if (
             type(radius) in _NUM
@@ -565,6 +588,33 @@ class TileCache:
         InputError
             Non-finite values, a half extent <= 0, outside the world, ...
         """
+        st = self._state
+        if (
+            st.compatible
+            and area is None
+            and type(center) in (list, tuple)
+            and type(half_extents) in (list, tuple)
+            and len(center) == 3
+            and len(half_extents) == 3
+            and type(y_radians) in _NUM
+            and abs(y_radians) <= 1e6  # (False for nan)
+        ):  # the kernel's add of plain numbers (bounds, world check, Detour's limits)
+            x, y, z = center
+            hx, hy, hz = half_extents
+            if (
+                type(x) in _NUM and type(y) in _NUM and type(z) in _NUM
+                and type(hx) in _NUM and type(hy) in _NUM and type(hz) in _NUM
+                and abs(x) <= 1e30 and abs(y) <= 1e30 and abs(z) <= 1e30
+                and 1e-44 < hx <= 1e30 and 1e-44 < hy <= 1e30 and 1e-44 < hz <= 1e30
+            ):  # fmt: skip  (1e-44: > 0 in float32 too)
+                self._check_room()
+                ref = st.add_oriented_box(
+                    float(x), float(y), float(z), float(hx), float(hy), float(hz),
+                    float(y_radians),
+                )  # fmt: skip
+                if ref >= 0:
+                    return ref
+                # refused: the general path below says why (or grows the request array)
         c = _vec3(center, "center")
         he = _vec3(half_extents, "half_extents")
         if (he <= 0).any():

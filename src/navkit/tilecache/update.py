@@ -56,7 +56,7 @@ from ..errors import BuildError, InputError
 from . import _rebuild as _rb
 from . import _update as _U
 from .format import LAYER_HEADER_SIZE, TileCacheSet
-from .obstacles import PRISM, Obstacle, bounds_lists, expand_obstacle, r32
+from .obstacles import CYLINDER, ORIENTED_BOX, PRISM, Obstacle, bounds_lists, expand_obstacle, r32
 from .tilemesh import (
     DETAIL_SAMPLE_DIST_CELLS,
     DETAIL_SAMPLE_MAX_ERROR_CH,
@@ -134,6 +134,13 @@ class Changes(NamedTuple):
     up_to_date: bool
 
 
+#: a slot's shape not made yet (a cylinder added by numbers: :meth:`CacheState.shape_of`)
+_LAZY_CYLINDER = object()
+_LAZY_ORIENTED_BOX = object()
+_Z2 = np.zeros(2, np.float32)
+_NOPTS = np.zeros((0, 2), np.float32)
+
+
 class _Ob:
     """One obstacle slot, a view of the cache's arrays (``obi``, ``obt``, ``obp``) and
     its shape: salt, state, free-list next, touched and pending layers (as refs)."""
@@ -161,7 +168,7 @@ class _Ob:
     @property
     def shape(self) -> Obstacle | None:
         st = self._st
-        return st.shapes[self._i] if st.obi[self._i, _U.STATE] != EMPTY else None
+        return st.shape_of(self._i) if st.obi[self._i, _U.STATE] != EMPTY else None
 
     @shape.setter
     def shape(self, v: Obstacle | None) -> None:
@@ -260,7 +267,7 @@ class CacheState:
         self.obp = np.zeros((n, 2 * cap), np.int64)
         #: the query bounds (as marked: grown in the default mode) per slot
         self.obq = np.zeros((n, 6), np.float32)
-        self.shapes: list[Obstacle | None] = [None] * n
+        self.shapes: list[Any] = [None] * n
         self.obs = [_Ob(self, i) for i in range(n)]
         #: next free slot, rebuild count, request count, limits, grid, free slots ...
         self.sc = np.zeros(_U.SC_SIZE, np.int64)
@@ -269,6 +276,8 @@ class CacheState:
         self.sc[_U.S_MAXU] = MAX_UPDATE if compatible else 1 << 62
         #: the rebuild queue (layer indices; at most one entry per layer)
         self.upd = np.zeros(max(nl, 1), np.int64)
+        #: the world's bounds (min, max [wu]) for the kernel's cylinder add (the cache sets them)
+        self._world = np.zeros(6, np.float64)
         #: the request queue (action, obstacle ref) of ``sc[S_NREQ]`` requests
         self._req = np.zeros((MAX_REQUESTS, 2), np.int64)
         self.removal_queued: set[int] = set()  # refs with a queued REMOVE request
@@ -597,7 +606,7 @@ class CacheState:
                 raise InputError(f"the obstacle table is full ({self.max_obstacles} obstacles)")
             else:
                 raise InputError(
-                    f"the obstacle touches {-3 - ref} layers; recast_compatible mode handles at "
+                    f"the obstacle touches {-4 - ref} layers; recast_compatible mode handles at "
                     f"most {MAX_TOUCHED_TILES} (Detour's DT_MAX_TOUCHED_TILES)"
                 )
         self._left = 1
@@ -606,6 +615,48 @@ class CacheState:
         if e.kind == PRISM:
             self._pack_points(i, e)
         return ref
+
+    def add_cylinder(self, x: float, y: float, z: float, r: float, h: float) -> int:
+        """:meth:`add` for a hole-cutting cylinder of plain numbers in the compatible mode
+        (:func:`._update.add_cylinder_call`: bounds and world check in the kernel, the
+        shape made when asked for). Returns the ref, or < 0 when the kernel refused (the
+        caller takes :meth:`add`'s path, which says why)."""
+        sd = self._sd
+        if sd is None:
+            sd = self._sd = self._pack_desc()
+        ref = _call(_U.add_cylinder_call, sd, MAX_TOUCHED_TILES, x, y, z, r, h)
+        if ref >= 0:
+            self._left = 1
+            self.shapes[ref & 0xFFFF] = _LAZY_CYLINDER
+        return ref
+
+    def add_oriented_box(
+        self, x: float, y: float, z: float, hx: float, hy: float, hz: float, yr: float
+    ) -> int:
+        """:meth:`add_cylinder` for a hole-cutting box rotated about +y
+        (:func:`._update.add_oriented_box_call`)."""
+        sd = self._sd
+        if sd is None:
+            sd = self._sd = self._pack_desc()
+        ref = _call(_U.add_oriented_box_call, sd, MAX_TOUCHED_TILES, x, y, z, hx, hy, hz, yr)
+        if ref >= 0:
+            self._left = 1
+            self.shapes[ref & 0xFFFF] = _LAZY_ORIENTED_BOX
+        return ref
+
+    def shape_of(self, i: int) -> Obstacle | None:
+        """Slot ``i``'s shape (as added; None for an empty slot's)."""
+        s = self.shapes[i]
+        if s is _LAZY_CYLINDER:
+            s = self.shapes[i] = Obstacle(
+                CYLINDER, self.ob_a[i].copy(), self.ob_b[i].copy(), _Z2, _NOPTS, 0
+            )
+        elif s is _LAZY_ORIENTED_BOX:
+            s = self.shapes[i] = Obstacle(
+                ORIENTED_BOX, self.ob_a[i].copy(), self.ob_b[i].copy(), self.ob_rot[i].copy(),
+                _NOPTS, 0,
+            )  # fmt: skip
+        return s  # type: ignore[return-value]
 
     def remove(self, ref: int) -> None:
         self._push_req(REMOVE, int(ref))
@@ -777,7 +828,7 @@ class CacheState:
                 self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, self.ob_kind,
                 self.ob_a, self.ob_b, self.ob_rot, self.ob_area, self.ob_pstart, self.ob_pcount,
                 self.ob_pts, self._wp, self._rawpool, self._raw_row, self._raw_free, self._free,
-                self._rec, self._outs, self._dparams, *self._offmesh,
+                self._rec, self._outs, self._dparams, *self._offmesh, self._world,
             )
         )  # fmt: skip
 
@@ -815,7 +866,7 @@ class CacheState:
         ]
 
     def live_shapes_on(self, ref: int) -> list[Obstacle]:
-        return [self.effective(self.shapes[i]) for i in self.live_slots_on(ref)]  # type: ignore[arg-type]
+        return [self.effective(self.shape_of(i)) for i in self.live_slots_on(ref)]  # type: ignore[arg-type]
 
     def build_initial(
         self,
@@ -868,6 +919,15 @@ class CacheState:
             for j in range(len(refs)):
                 for d in ends.get(j, ()):
                     progress(d, total)
+        if self._tight.shape[0] and self.max_obstacles:
+            # the first add's kernel too (compiled or loaded now, not at the first add): a
+            # call it refuses (the first layer's bounds, no touched layer allowed)
+            q = self._tight[0].tolist()
+            z = self.ob_a[0]
+            _call(_U.add_call, self._sd, 0, CYLINDER, 0, z, z, self.ob_rot[0], *q)
+            if self.compatible:
+                c = [(q[k] + q[k + 3]) * 0.5 for k in range(3)]
+                _call(_U.add_cylinder_call, self._sd, 0, c[0], c[1], c[2], 1e-3, 1e-3)
         return True
 
     def build_tile(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
