@@ -98,11 +98,15 @@ def _layer_raw(comp, n3, rawpool, rrow, rfill):  # pragma: no cover - numba
     under live obstacles, before any obstacle is marked)."""
     raw = np.empty(n3, np.uint8)  # (a complete decode or copy writes every byte)
     if rrow >= 0 and rfill == 0:
-        raw[:] = rawpool[rrow, :n3]
+        src = rawpool[rrow]
+        for k in range(n3):  # (a plain loop: a memcpy; the slice copy went byte by byte)
+            raw[k] = src[k]
         return raw, True
     ok = _decompress(comp, raw) == n3
     if ok and rrow >= 0:
-        rawpool[rrow, :n3] = raw
+        dst = rawpool[rrow]
+        for k in range(n3):
+            dst[k] = raw[k]
     return raw, ok
 
 
