@@ -702,9 +702,11 @@ class TileCache:
         InputError
             The request queue is full.
         """
-        self._live(handle)
+        st = self._state
+        if type(handle) is not int or st.slot_of(handle) < 0:  # (no shape made)
+            self._live(handle)  # (raises, or converts a numpy integer)
         self._check_room()
-        self._state.remove(int(handle))
+        st.remove(int(handle))
 
     def move(self, handle: int, by: Any) -> None:
         """Translate an obstacle by ``by`` (3,) [wu]; the handle stays valid.

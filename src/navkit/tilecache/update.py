@@ -511,7 +511,7 @@ class CacheState:
         i = int(ref) & 0xFFFF
         if i >= self.max_obstacles:
             return -1
-        salt, state = self.obi[i, :2].tolist()
+        salt, state = self.obi[i, :2].tolist()  # (SALT, STATE)
         if salt != (int(ref) >> 16) & 0xFFFF or state == EMPTY or state == REMOVING:
             return -1
         if self.removal_queued and int(ref) in self.removal_queued:
