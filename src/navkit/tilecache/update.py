@@ -928,6 +928,9 @@ class CacheState:
             if self.compatible:
                 c = [(q[k] + q[k + 3]) * 0.5 for k in range(3)]
                 _call(_U.add_cylinder_call, self._sd, 0, c[0], c[1], c[2], 1e-3, 1e-3)
+                _call(
+                    _U.add_oriented_box_call, self._sd, 0, c[0], c[1], c[2], 1e-3, 1e-3, 1e-3, 0.0
+                )
         return True
 
     def build_tile(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
