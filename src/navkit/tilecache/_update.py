@@ -651,3 +651,33 @@ def add_oriented_box_call(sd, check_max, x, y, z, hx, hy, hz, yr):  # pragma: no
         obi, obq, sc, req, pos_off, pos_lay, tight, gf, scratch, kinds, fa, fb, rot_, areas_id,
         check_max, 2, 0, a, b, rot,
     )  # fmt: skip
+
+
+@njit
+def remove_call(sd, ref, max_req):  # pragma: no cover - numba
+    """Queue the REMOVE request of a live obstacle (``removeObstacle``): 0, or -1 (not a
+    live handle), -2 (``max_req >= 0`` requests queued already), -3 (the request array
+    is full). The caller checks the removals already queued."""
+    (
+        obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
+        hdrs, bmins, bmaxs, kinds, fa, fb, rot_, areas_id, pstart, pcount, pts, wp, rawpool,
+        raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
+        world,
+    ) = _open_state(sd)  # fmt: skip
+    if ref <= 0 or ref > 0xFFFFFFFF:
+        return -1
+    i = ref & 0xFFFF
+    if i >= obi.shape[0] or obi[i, SALT] != (ref >> 16) & 0xFFFF:
+        return -1
+    s = obi[i, STATE]
+    if s == EMPTY or s == REMOVING:
+        return -1
+    nreq = sc[S_NREQ]
+    if max_req >= 0 and nreq >= max_req:
+        return -2
+    if nreq >= req.shape[0]:
+        return -3
+    req[nreq, 0] = REMOVE
+    req[nreq, 1] = ref
+    sc[S_NREQ] = nreq + 1
+    return 0

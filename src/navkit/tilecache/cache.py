@@ -703,8 +703,14 @@ class TileCache:
             The request queue is full.
         """
         st = self._state
-        if type(handle) is not int or st.slot_of(handle) < 0:  # (no shape made)
-            self._live(handle)  # (raises, or converts a numpy integer)
+        if (
+            type(handle) is int
+            and 0 < handle <= 0xFFFFFFFF
+            and handle not in st.removal_queued
+            and st.remove_fast(handle)
+        ):
+            return
+        self._live(handle)  # (raises, or converts a numpy integer)
         self._check_room()
         st.remove(int(handle))
 

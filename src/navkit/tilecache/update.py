@@ -658,6 +658,19 @@ class CacheState:
             )  # fmt: skip
         return s  # type: ignore[return-value]
 
+    def remove_fast(self, ref: int) -> bool:
+        """Queue the removal of a live obstacle in one kernel call
+        (:func:`._update.remove_call`); False (nothing done) when the handle is stale or
+        the queue is full (the caller's general path says why, or grows it)."""
+        sd = self._sd
+        if sd is None:
+            sd = self._sd = self._pack_desc()
+        if _call(_U.remove_call, sd, ref, MAX_REQUESTS if self.compatible else -1):
+            return False
+        self.removal_queued.add(ref)
+        self._left = 1
+        return True
+
     def remove(self, ref: int) -> None:
         self._push_req(REMOVE, int(ref))
         self.removal_queued.add(int(ref))
@@ -925,6 +938,7 @@ class CacheState:
             q = self._tight[0].tolist()
             z = self.ob_a[0]
             _call(_U.add_call, self._sd, 0, CYLINDER, 0, z, z, self.ob_rot[0], *q)
+            _call(_U.remove_call, self._sd, 0, -1)  # (refused: not a handle)
             if self.compatible:
                 c = [(q[k] + q[k + 3]) * 0.5 for k in range(3)]
                 _call(_U.add_cylinder_call, self._sd, 0, c[0], c[1], c[2], 1e-3, 1e-3)
