@@ -461,7 +461,7 @@ def pack(arrays) -> np.ndarray:
 @njit
 def update_call(max_steps, only, climb, max_error, sd, d, cnt, ibits):  # pragma: no cover
     """:func:`run_steps` on the arrays of the descriptor ``sd`` (:func:`pack`); also
-    returns the rebuilds and requests left."""
+    returns the rebuilds and requests left and whether the free slots changed."""
     (
         obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
         hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts, wp, rawpool,
@@ -473,7 +473,7 @@ def update_call(max_steps, only, climb, max_error, sd, d, cnt, ibits):  # pragma
         sel, comp, coff, hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
         climb, max_error, d, cnt, ibits, wp, rawpool, raw_row, raw_free, free, rec, outs,
     )  # fmt: skip
-    return nrec, code, steps, sc[S_NUPD] + sc[S_NREQ]
+    return nrec, code, steps, sc[S_NUPD], sc[S_NREQ], sc[S_FREECHG]
 
 
 @njit
@@ -491,7 +491,7 @@ def update_call_detail(max_steps, only, climb, max_error, sd, d, cnt, ibits):  #
         climb, max_error, dparams, (ov, orad, obidir, oarea, oflags, ouid), d, cnt, ibits, wp,
         rawpool, raw_row, raw_free, free, rec, outs,
     )  # fmt: skip
-    return nrec, code, steps, sc[S_NUPD] + sc[S_NREQ]
+    return nrec, code, steps, sc[S_NUPD], sc[S_NREQ], sc[S_FREECHG]
 
 
 #: add_call's refusals (a ref is >= 0; ``-4 - n``: the obstacle touches n layers, too many)

@@ -751,11 +751,7 @@ class CacheState:
                 self._py_step(rebuilt, invalidated, failed)
                 done += 1
             return
-        try:
-            self._kernel_steps(max_steps, -1, rebuilt, invalidated, failed, args)
-        finally:
-            if self.removal_queued and not self.sc[_U.S_NREQ]:
-                self.removal_queued.clear()
+        self._kernel_steps(max_steps, -1, rebuilt, invalidated, failed, args)
 
     def _kernel_steps(
         self,
@@ -796,14 +792,17 @@ class CacheState:
             sd = self._sd
             if sd is None:
                 sd = self._sd = self._pack_desc()
-            nrec, code, k, self._left = _call(
+            nrec, code, k, nupd, nreq, freechg = _call(
                 _U.update_call if self.compatible else _U.update_call_detail,
                 max_steps - done, only, self._climb, self._max_error, sd, desc, cnt, bits,
             )
+            self._left = nupd + nreq
+            if not nreq and self.removal_queued:  # (the requests were processed)
+                self.removal_queued.clear()
             done += k
             if nrec:
                 self.fast_steps += nrec
-                if sc[_U.S_FREECHG]:
+                if freechg:
                     lst[:m] = free[: sc[9]][::-1].tolist()
                     self._free_seen = None
                 nm._arrays = None
