@@ -118,7 +118,9 @@ def process_requests(obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, 
         i = ref & 0xFFFF
         if i >= n or obi[i, SALT] != (ref >> 16) & 0xFFFF or action == REMOVE:
             continue
-        c = min(query_layers(pos_off, pos_lay, tight, gf, sc, obq[i, :3], obq[i, 3:], scratch), maxt)
+        c = min(
+            query_layers(pos_off, pos_lay, tight, gf, sc, obq[i, :3], obq[i, 3:], scratch), maxt
+        )
         need = max(need, c)
     if need > cap:
         sc[S_NEED] = need
@@ -131,7 +133,9 @@ def process_requests(obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, 
         if i >= n or obi[i, SALT] != (ref >> 16) & 0xFFFF:
             continue
         if action == ADD:
-            c = min(query_layers(pos_off, pos_lay, tight, gf, sc, obq[i, :3], obq[i, 3:], tiles), maxt)
+            c = min(
+                query_layers(pos_off, pos_lay, tight, gf, sc, obq[i, :3], obq[i, 3:], tiles), maxt
+            )
             for k in range(c):
                 obt[i, k] = tiles[k]
             obi[i, NT] = c
@@ -395,7 +399,9 @@ def begin_step(obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, sc
     if sc[S_NUPD] == 0:
         if sc[S_NREQ] == 0:
             return -1
-        if not process_requests(obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch):
+        if not process_requests(
+            obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch
+        ):
             return -2
         if sc[S_NUPD] == 0:
             return -1

@@ -795,7 +795,7 @@ class CacheState:
             nrec, code, k, nupd, nreq, freechg = _call(
                 _U.update_call if self.compatible else _U.update_call_detail,
                 max_steps - done, only, self._climb, self._max_error, sd, desc, cnt, bits,
-            )
+            )  # fmt: skip
             self._left = nupd + nreq
             if not nreq and self.removal_queued:  # (the requests were processed)
                 self.removal_queued.clear()
