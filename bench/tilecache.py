@@ -33,38 +33,21 @@ step on a layer (rebuild + navmesh swap, ``CacheState.build_tile``).
 commit compiled with g++ -O2, same seeds and obstacles); otherwise its medians and
 navkit's ratio to them are printed too.
 
-What limits it (2026-12-02, load average 8-11 on 2 cores, so absolute figures run
-~1.5x a quiet machine's; the ratios between them hold). An update without budget
-rebuilds every layer of a round of requests in one kernel call
-(``tilecache._rebuild.rebuild_swap_many``; a budgeted update calls it once per step;
-a new cache adds its initial tiles through it, so the first update compiles
-nothing). Inside that kernel one compatible step is (cycle counter around each stage,
-median layer of the 50 obstacles, dungeon / undulating): decompress 6.4 / 11.7 us,
-obstacle marking 0.8, regions 9.7 / 15.9, contours 6.8 / 7.2, polygons 13.6 / 16.8
-(ear clipping and the greedy merge, quadratic as in Recast) and the navmesh swap
-7.8 / 8.4 (a compaction every 20-30 steps): 54-76 us loaded, ~38-50 quiet, against
-~25 us for native Recast, spread over every stage, no single one dominant. The
-kernel's thread CPU per step is 47.7 / 46.5 / 57.6 us (dungeon / nav_test /
-undulating; 52.0 / 49.3 / 59.8 before the batching, same-run A/B). An obstacle
-touches 1.3-1.8 layers; Python adds ~10-12 us CPU per add in situ (~8 warm: argument
-checks, bounds and the touched-layer query in Python floats, the obstacle table) and
-~8-13 us per update call (request processing, the batch's arrays, the obstacle states,
-``Changes``; ``bench/tilecache_python.py`` measures both): a single add + update is
-still ~20-25% Python. The default mode costs 2-4x the compatible one: the
-detail mesh (Recast's detail stage over the layer's heights), the BV tree and the
-tile data; on undulating the detail mesh holds 11.2 triangles per polygon (dungeon
-2.5, nav_test 2.8), and one layer's rebuild on the Python path takes 521 us with the
-detail mesh against 79 without it.
-
-In situ (2026-12-02 evening, tc9) one add + update runs 2-4x slower than the same
-calls repeated in a loop, Python and kernel alike: the kernel's code and scratch evict
-the interpreter's working set from the core's L2, and the next add runs cold (a 4 MB
-memory sweep in the kernel's place slows it as much). Thread CPU per add, median,
-dungeon / nav_test / undulating at load ~3: Python add 32 / 72-85 / 46-51 us, Python
-update 51-61 / 109-129 / 68-75, kernel 122-129 / 171-186 / 184 (1.76 / 1.68 / 1.42
-layers per add, the counts Recast's update calls show). The layers under live
-obstacles keep their decompressed bytes (``CacheState._rawpool``), so their later
-rebuilds skip the FastLZ decode (remove 1 + update ~0.95x, add 1 + update unchanged).
+What limits it (2026-12-02 night, tc10; docs/benchmarks.md has the figures). An add
+is one kernel call (``tilecache._update.add_cylinder_call`` / ``add_oriented_box_call``
+for plain numbers in the compatible mode: bounds, world check, Detour's limit, the
+ADD request), an update one kernel call over the cache's arrays
+(``tilecache._update.update_call``: the requests, each layer's rebuild and navmesh
+swap, the free slots, the obstacle states), and every layer keeps its decoded bytes
+(no FastLZ decode after the first). Python is ~20-25% of an add + update in situ
+(the add ~10 us, the update call ~13 us, thread CPU); the rest is the kernel's
+per-layer work: regions (~18% of an add/remove loop under ``perf``), polygons
+(~19%: ear clipping, the greedy merge), contours (~13%), the links to the
+neighbours (~4%), allocations (~5%). A layer rebuild takes 32-49 us hot; in situ the
+kernel runs ~1.5x slower (its code and data are cold after Python ran). The default
+mode costs 2-4x the compatible one: the detail mesh (Recast's detail stage over the
+layer's heights), the BV tree and the tile data; on undulating the detail mesh holds
+11.2 triangles per polygon (dungeon 2.5, nav_test 2.8).
 
 ``--build-only`` times the build alone, interleaved with the peer to even out the
 load of a shared machine: ``--peer-runs`` rounds of (one peer invocation timing

@@ -206,7 +206,37 @@ def _install_unlinked() -> bool:
 
     insert_user_function._navkit = True  # type: ignore[attr-defined]
     base.BaseContext.insert_user_function = insert_user_function  # type: ignore[method-assign]
+    _keep_reload_init()
     return True
+
+
+def _keep_reload_init() -> None:
+    """A kernel loaded from the cache keeps its callbacks on its code library.
+
+    numba runs a cached kernel's ``reload_init`` callbacks (:class:`_Need`) when it
+    loads it, but the loaded library's own ``_reload_init`` stays empty; a kernel
+    compiled later that links that library then inherits none of them, and its cached
+    code calls an unloaded ``link=False`` kernel through a null symbol in the next
+    process. The loaded library gets them back here."""
+    from numba.core import compiler
+
+    cls = compiler.CompileResult
+    orig = cls.__dict__["_rebuild"].__func__
+    if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
+        return
+
+    def _rebuild(cls, target_context, libdata, fndesc, env, signature, objectmode, lifted,
+                 typeann, reload_init, referenced_envs):  # fmt: skip
+        cr = orig(cls, target_context, libdata, fndesc, env, signature, objectmode, lifted,
+                  typeann, reload_init, referenced_envs)  # fmt: skip
+        if reload_init:
+            lib = getattr(cr, "library", None)
+            if lib is not None and hasattr(lib, "_reload_init"):
+                lib._reload_init.update(reload_init)
+        return cr
+
+    _rebuild._navkit = True  # type: ignore[attr-defined]
+    cls._rebuild = classmethod(_rebuild)  # type: ignore[assignment]
 
 
 _UNLINK_OK = _install_unlinked()

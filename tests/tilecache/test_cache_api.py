@@ -292,6 +292,7 @@ def test_failed_rebuild_keeps_the_old_tile(tset, monkeypatch):
     from navkit.errors import BuildError
     from navkit.tilecache import update as U
 
+    monkeypatch.setattr(U.CacheState, "keep_decoded_bytes", 0)  # (rebuilds decode)
     tc = TileCache(tset)
     before = tc.navmesh.to_recast()
     contents = _tile_contents(tc.navmesh)
@@ -300,19 +301,19 @@ def test_failed_rebuild_keeps_the_old_tile(tset, monkeypatch):
     def boom(*a, **k):
         raise BuildError("synthetic overflow")
 
-    def boom_kernel(*a):  # the one-kernel steps (recast-compatible mode): each row failed
-        outs, k0, nfree = a[-1], a[-2], a[-3]
-        outs[k0:] = 0
-        outs[k0:, 0] = U.BUILD_FAILED
-        return outs.shape[0], nfree
-
+    # the kernel steps (recast-compatible mode): every layer's stream corrupt, so each
+    # rebuild fails in its first stage (the decode)
+    comp = tc._state._comp
+    saved = comp.copy()
+    comp[:] = 0
     monkeypatch.setattr(U, "build_layer_tile", boom)
-    monkeypatch.setattr(U, "rebuild_swap_many", boom_kernel)
     h = tc.add_cylinder(p - [0, 0.5, 0], 1.0, 2.0)
     ch = tc.update()
     assert ch.failed and not ch.rebuilt and ch.invalidated == () and ch.up_to_date
     assert tc.navmesh.to_recast() == before
+    assert tc._state.fail_stage == 1  # (_rebuild.CORRUPT)
     monkeypatch.undo()
+    comp[:] = saved
     tc.remove(h)  # the obstacle was processed (Detour moves on); removing rebuilds again
     assert tc.update().rebuilt
     assert _tile_contents(tc.navmesh) == contents  # rebuilt without the obstacle
@@ -349,14 +350,24 @@ def test_recastdemo_tile_caches_load(name):
     assert tc.update().up_to_date
 
 
-def test_layer_copies_follow_live_obstacles(tset):
-    """The decompressed layers the cache keeps (``CacheState._raw_row``) are exactly those
-    under live obstacles: taken when a layer is rebuilt with obstacles, given back when it
-    is rebuilt without. Every export equals a cache's that decodes each layer every time,
-    through adds, moves, removals (also of obstacles still being processed) and budgeted
-    steps."""
-    a, b = TileCache(tset), TileCache(tset)
-    b._state._raw_take = lambda ref: -1  # (no copy: every rebuild decodes the stream)
+@pytest.mark.parametrize("keep_all", [False, True])
+def test_layer_copies_follow_live_obstacles(tset, monkeypatch, keep_all):
+    """The decompressed layers the cache keeps (``CacheState._raw_row``): with
+    ``keep_decoded_bytes`` too small for all of them, exactly those under live obstacles
+    (taken when a layer is rebuilt with obstacles, given back when it is rebuilt
+    without); with room for all (the default on the sample meshes), every layer's, from
+    the cache's construction on. Every export equals a cache's that decodes each layer
+    every time, through adds, moves, removals (also of obstacles still being processed)
+    and budgeted steps."""
+    from navkit.tilecache.update import CacheState
+
+    monkeypatch.setattr(CacheState, "keep_decoded_bytes", (32 << 20) if keep_all else 0)
+    a = TileCache(tset)
+    monkeypatch.setattr(CacheState, "keep_decoded_bytes", 0)
+    b = TileCache(tset)
+    from navkit.tilecache import _update as _U
+
+    b._state.sc[_U.S_RAWN] = 0  # (no free row: every rebuild decodes the stream)
     rng = np.random.default_rng(5)
     live: list[tuple[int, int]] = []
     for k in range(60):
@@ -382,11 +393,13 @@ def test_layer_copies_follow_live_obstacles(tset):
         assert ca.rebuilt == cb.rebuilt and ca.invalidated == cb.invalidated
         assert a.navmesh.to_recast() == b.navmesh.to_recast(), k
         st = a._state
-        if st.up_to_date:
-            under = {r for r in st.tiles if st.live_slots_on(r)}
-            assert set(st._raw_row) == under, k
-        assert not b._state._raw_row
-        rows = sorted(st._raw_row.values()) + st._raw_free
+        if keep_all:
+            assert (st._raw_row >= 0).all(), k
+        elif st.up_to_date:
+            under = {st._tix[r] for r in st.tiles if st.live_slots_on(r)}
+            assert set(np.flatnonzero(st._raw_row >= 0).tolist()) == under, k
+        assert (b._state._raw_row < 0).all()
+        rows = st._raw_row[st._raw_row >= 0].tolist() + st._raw_free[: st.sc[_U.S_RAWN]].tolist()
         assert sorted(rows) == list(range(st._rawpool.shape[0])), k  # (no row lost or shared)
     for ha, hb in live:
         a.remove(ha)
@@ -394,4 +407,4 @@ def test_layer_copies_follow_live_obstacles(tset):
     a.update()
     b.update()
     assert a.navmesh.to_recast() == b.navmesh.to_recast()
-    assert not a._state._raw_row
+    assert (a._state._raw_row >= 0).all() if keep_all else (a._state._raw_row < 0).all()

@@ -1,5 +1,5 @@
 """The default mode's one-kernel update steps (``tilecache._rebuild.rebuild_swap_detail``,
-run by ``rebuild_swap_detail_many``)
+run by ``_update.run_steps_detail``)
 against its Python path (``build_layer_tile(detail=True)`` and the NavMesh's tile
 swap): the same tiles (polygons, detail meshes, BV trees, off-mesh connections,
 links) after every update of a sequence of adds, moves and removes."""

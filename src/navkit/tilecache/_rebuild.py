@@ -7,11 +7,10 @@ contours, polygon mesh (the stage kernels of :mod:`~navkit.tilecache.fastlz`,
 :mod:`~navkit.tilecache.obstacles`, :mod:`~navkit.tilecache.regions`,
 :mod:`~navkit.tilecache.contours`, :mod:`~navkit.tilecache.polymesh`), then
 :func:`navkit.detour._swap.swap_poly_mesh_tile` writes the tile into the navmesh
-pools and relinks it. :func:`rebuild_swap_many` runs the steps of a list of layers
-(one round of requests, or every layer of a new cache) in one call from Python, on
-arrays the cache keeps (:class:`~navkit.tilecache.update.CacheState`: every layer's
-stream and header, the obstacle table, the navmesh pools), so numba's dispatch
-resolves the same argument types every time and the cache's construction compiles
+pools and relinks it. :func:`navkit.tilecache._update.run_steps` runs these steps
+(the requests, the obstacle states and the navmesh's free slots around them) in one
+call from Python, on the arrays the cache keeps
+(:class:`~navkit.tilecache.update.CacheState`), and the cache's construction compiles
 what its updates run.
 
 :func:`rebuild_swap_detail` is the same step for navkit's default mode: after the
@@ -30,7 +29,7 @@ import numpy as np
 
 from .._jit import njit
 from ..detour._bvtree import _subdivide
-from ..detour._swap import OK, swap_poly_mesh_tile, swap_tile_data
+from ..detour._swap import swap_poly_mesh_tile, swap_tile_data
 from ..detour.tile import _tile_kernel
 from ..recast.detail import _detail_kernel
 from .contours import _contours_kernel
@@ -50,8 +49,6 @@ from .regions import _regions_kernel
 __all__ = [
     "rebuild_swap",
     "rebuild_swap_detail",
-    "rebuild_swap_many",
-    "rebuild_swap_detail_many",
     "BUILD_FAILED",
 ]
 
@@ -98,11 +95,15 @@ def _layer_raw(comp, n3, rawpool, rrow, rfill):  # pragma: no cover - numba
     under live obstacles, before any obstacle is marked)."""
     raw = np.empty(n3, np.uint8)  # (a complete decode or copy writes every byte)
     if rrow >= 0 and rfill == 0:
-        raw[:] = rawpool[rrow, :n3]
+        src = rawpool[rrow]
+        for k in range(n3):  # (a plain loop: a memcpy; the slice copy went byte by byte)
+            raw[k] = src[k]
         return raw, True
     ok = _decompress(comp, raw) == n3
     if ok and rrow >= 0:
-        rawpool[rrow, :n3] = raw
+        dst = rawpool[rrow]
+        for k in range(n3):
+            dst[k] = raw[k]
     return raw, ok
 
 
@@ -366,90 +367,3 @@ def rebuild_swap_detail(
         ),
         offmesh, stored[:nstored], end_side[:nstored], nlinks, out,
     )  # fmt: skip
-
-
-# -- many steps in one call ------------------------------------------------------------------
-
-
-@njit
-def _after_step(out, free, nf):  # pragma: no cover - numba
-    """The navmesh's free-slot list after a swap (``NavMesh._swap_done``'s: a slot freed
-    by a removed tile goes to the head, an added tile takes the head); ``free[:nf]``
-    holds it head last. Returns (nf, go on)."""
-    st = out[0]
-    if st == OK:
-        action = out[1]
-        if action == 1:
-            free[nf] = out[2]
-            nf += 1
-        elif action == 2:
-            nf -= 1
-        return nf, True
-    return nf, st == BUILD_FAILED
-
-
-@njit
-def rebuild_swap_many(
-    comp, coff, hdrs, bmins, bmaxs, todo, sel, soff, kinds, fa, fb, rot, areas_id, pstart,
-    pcount, pts, climb, max_error, d, cnt, ibits, wp, rawpool, rrows, free, nfree, k0, outs,
-):  # pragma: no cover - numba  # fmt: skip
-    """:func:`rebuild_swap` for the layers ``todo[k0:]`` one after the other (the steps of
-    one ``update``, or every layer of a new cache).
-
-    Parameters
-    ----------
-    comp, coff : (N,) uint8, (L + 1,) int64
-        Every layer's FastLZ stream, layer ``i``'s at ``comp[coff[i]:coff[i + 1]]``;
-        ``hdrs`` (L, 5) int64, ``bmins`` / ``bmaxs`` (L, 3) float32 their headers.
-    todo : (k,) int64
-        The layers to rebuild, in order; ``sel[soff[j]:soff[j + 1]]`` the obstacle slots
-        marked on ``todo[j]``.
-    free : (m,) int64
-        The navmesh's free tile slots, head last, ``nfree`` of them (room for ``k`` more):
-        kept up to date as tiles are added and removed.
-    outs : (k, 16) int64
-        Row ``j``: :func:`rebuild_swap`'s ``out`` of step ``j``.
-    rawpool, rrows : (R, m) uint8, (k, 2) int64
-        The decompressed layers the cache keeps (``rawpool`` rows) and, per step, the
-        row of ``todo[j]`` (-1: none) and 1 when it is to be filled (else it holds the
-        layer): :func:`_layer_raw`.
-
-    Others as :func:`rebuild_swap`. Returns (steps done, free slots): it stops before a
-    step whose status is neither OK nor BUILD_FAILED (``outs`` row says why: NEED_GROW
-    asks for room; call again from there).
-    """
-    nf = nfree
-    for k in range(k0, todo.shape[0]):
-        i = todo[k]
-        fh = free[nf - 1] if nf > 0 else np.int64(-1)
-        rebuild_swap(
-            comp[coff[i] : coff[i + 1]], hdrs[i], bmins[i], bmaxs[i], sel[soff[k] : soff[k + 1]],
-            kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb, max_error, d, cnt, ibits,
-            wp, fh, outs[k], rawpool, rrows[k, 0], rrows[k, 1],
-        )  # fmt: skip
-        nf, go = _after_step(outs[k], free, nf)
-        if not go:
-            return k, nf
-    return todo.shape[0], nf
-
-
-@njit
-def rebuild_swap_detail_many(
-    comp, coff, hdrs, bmins, bmaxs, todo, sel, soff, kinds, fa, fb, rot, areas_id, pstart,
-    pcount, pts, climb, max_error, dparams, offmesh, d, cnt, ibits, wp, rawpool, rrows, free,
-    nfree, k0, outs,
-):  # pragma: no cover - numba  # fmt: skip
-    """:func:`rebuild_swap_many` for navkit's default mode (:func:`rebuild_swap_detail`)."""
-    nf = nfree
-    for k in range(k0, todo.shape[0]):
-        i = todo[k]
-        fh = free[nf - 1] if nf > 0 else np.int64(-1)
-        rebuild_swap_detail(
-            comp[coff[i] : coff[i + 1]], hdrs[i], bmins[i], bmaxs[i], sel[soff[k] : soff[k + 1]],
-            kinds, fa, fb, rot, areas_id, pstart, pcount, pts, climb, max_error, dparams,
-            offmesh, d, cnt, ibits, wp, fh, outs[k], rawpool, rrows[k, 0], rrows[k, 1],
-        )  # fmt: skip
-        nf, go = _after_step(outs[k], free, nf)
-        if not go:
-            return k, nf
-    return todo.shape[0], nf

@@ -239,6 +239,8 @@ class TileCache:
             [o[0] + nx * tw, max(ys, default=o[1]), o[2] + ny * tw], np.float64
         )
         self._world_lists = (self._world_min.tolist(), self._world_max.tolist())
+        st._world[:3] = self._world_min
+        st._world[3:] = self._world_max
         self._subscribers: list[Callable[[Changes], None]] = []
 
     # -- construction ------------------------------------------------------------------------
@@ -375,7 +377,7 @@ class TileCache:
     @property
     def up_to_date(self) -> bool:
         """No queued request and no pending rebuild."""
-        return self._state.up_to_date
+        return not self._state._left  # (CacheState.up_to_date, one call less)
 
     @property
     def obstacle_count(self) -> int:
@@ -417,19 +419,23 @@ class TileCache:
         i = self._state.slot_of(int(handle))
         if i < 0:
             raise StaleHandleError(f"obstacle handle {handle!r} is stale, removed or unknown")
-        shape = self._state.obs[i].shape
+        shape = self._state.shape_of(i)  # (a live slot's)
         assert shape is not None
         return i, shape
 
     # -- obstacles -----------------------------------------------------------------------------
     def _check_room(self) -> None:
         st = self._state
-        if st.compatible and len(st.reqs) >= MAX_REQUESTS:
+        if st.compatible and not st.up_to_date and st.nreq >= MAX_REQUESTS:
             raise InputError(
                 f"{MAX_REQUESTS} requests are queued (Recast's limit): call update() first"
             )
 
-    def _check_shape(self, shape: Obstacle) -> None:
+    def _check_shape(
+        self, shape: Obstacle, touched: bool = True
+    ) -> tuple[list[float], list[float]]:
+        """The world check (and with ``touched``, in the compatible mode, Detour's limit
+        on the layers an obstacle touches); returns the shape's bounds."""
         b0, b1 = bounds_lists(shape)
         lo, hi = self._world_lists
         if (
@@ -440,23 +446,23 @@ class TileCache:
                 f"obstacle bounds {b0}..{b1} lie outside the cache's "
                 f"world {self._world_min.tolist()}..{self._world_max.tolist()}"
             )
-        if not self._state.compatible:
-            return
+        if not (touched and self._state.compatible):
+            return b0, b1
         n = len(self._state.touched_by(shape, (b0, b1)))
         if n > MAX_TOUCHED_TILES:
             raise InputError(
                 f"the obstacle touches {n} layers; recast_compatible mode handles at most "
                 f"{MAX_TOUCHED_TILES} (Detour's DT_MAX_TOUCHED_TILES)"
             )
+        return b0, b1
 
     def _add(self, shape: Obstacle) -> int:
         st = self._state
-        if st.compatible and len(st.reqs) >= MAX_REQUESTS:
-            self._check_room()
+        self._check_room()
         if st.next_free < 0:
             raise InputError(f"the obstacle table is full ({self._state.max_obstacles} obstacles)")
-        self._check_shape(shape)
-        return self._state.add(shape)
+        # (the kernel add checks Detour's limit on touched layers)
+        return st.add(shape, self._check_shape(shape, touched=False))
 
     def add_cylinder(
         self, pos: Any, radius: float, height: float, *, area: int | None = None
@@ -488,11 +494,32 @@ class TileCache:
             obstacle table; in ``recast_compatible`` mode also an obstacle over more than
             8 layers or a full request queue (64).
         """
+        st = self._state
+        if (
+            st.compatible
+            and area is None
+            and type(pos) in (list, tuple)
+            and len(pos) == 3
+            and type(radius) in _NUM
+            and type(height) in _NUM
+            and 0.0 < radius <= 1e30  # (False for nan)
+            and 0.0 < height <= 1e30
+        ):  # the kernel's add of plain numbers (bounds, world check, Detour's limits)
+            x, y, z = pos
+            if (
+                type(x) in _NUM and type(y) in _NUM and type(z) in _NUM
+                and abs(x) <= 1e30 and abs(y) <= 1e30 and abs(z) <= 1e30
+            ):  # fmt: skip
+                self._check_room()
+                ref = st.add_cylinder(float(x), float(y), float(z), float(radius), float(height))
+                if ref >= 0:
+                    return ref
+                # refused: the general path below says why (or grows the request array)
         p = _vec3(pos, "pos")
         if (
-            type(radius) is float
-            and type(height) is float
-            and 0.0 < radius <= 1e30  # (_positive's checks, for plain floats; False for nan)
+            type(radius) in _NUM
+            and type(height) in _NUM
+            and 0.0 < radius <= 1e30  # (_positive's checks, for plain numbers; False for nan)
             and 0.0 < height <= 1e30
         ):
             rh = np.array([radius, height, 0.0], np.float32)
@@ -561,6 +588,41 @@ class TileCache:
         InputError
             Non-finite values, a half extent <= 0, outside the world, ...
         """
+        st = self._state
+        if (
+            st.compatible
+            and area is None
+            and type(center) in (list, tuple)
+            and type(half_extents) in (list, tuple)
+            and len(center) == 3
+            and len(half_extents) == 3
+            and type(y_radians) in _NUM
+            and abs(y_radians) <= 1e6  # (False for nan)
+        ):  # the kernel's add of plain numbers (bounds, world check, Detour's limits)
+            x, y, z = center
+            hx, hy, hz = half_extents
+            if (
+                type(x) in _NUM
+                and type(y) in _NUM
+                and type(z) in _NUM
+                and type(hx) in _NUM
+                and type(hy) in _NUM
+                and type(hz) in _NUM
+                and abs(x) <= 1e30
+                and abs(y) <= 1e30
+                and abs(z) <= 1e30
+                and 1e-44 < hx <= 1e30
+                and 1e-44 < hy <= 1e30
+                and 1e-44 < hz <= 1e30
+            ):  # (1e-44: > 0 in float32 too)
+                self._check_room()
+                ref = st.add_oriented_box(
+                    float(x), float(y), float(z), float(hx), float(hy), float(hz),
+                    float(y_radians),
+                )  # fmt: skip
+                if ref >= 0:
+                    return ref
+                # refused: the general path below says why (or grows the request array)
         c = _vec3(center, "center")
         he = _vec3(half_extents, "half_extents")
         if (he <= 0).any():
@@ -648,9 +710,17 @@ class TileCache:
         InputError
             The request queue is full.
         """
-        self._live(handle)
+        st = self._state
+        if (
+            type(handle) is int
+            and 0 < handle <= 0xFFFFFFFF
+            and handle not in st.removal_queued
+            and st.remove_fast(handle)
+        ):
+            return
+        self._live(handle)  # (raises, or converts a numpy integer)
         self._check_room()
-        self._state.remove(int(handle))
+        st.remove(int(handle))
 
     def move(self, handle: int, by: Any) -> None:
         """Translate an obstacle by ``by`` (3,) [wu]; the handle stays valid.
@@ -710,17 +780,18 @@ class TileCache:
         rebuilt: list = []
         failed: list = []
         invalidated: list = []
-        t0 = time.perf_counter()
-        steps = 0
-        if budget_ms is None and max_tiles is None:
-            st.run(rebuilt, invalidated, failed)  # (each round of requests: one kernel call)
-        while not st.up_to_date:
-            st.step(rebuilt, invalidated, failed)
-            steps += 1
-            if max_tiles is not None and steps >= max_tiles:
-                break
-            if budget_ms is not None and (time.perf_counter() - t0) * 1000.0 >= budget_ms:
-                break
+        if budget_ms is None:  # (the steps in as few kernel calls as can do them)
+            st.steps(1 << 62 if max_tiles is None else int(max_tiles), rebuilt, invalidated, failed)
+        else:
+            t0 = time.perf_counter()
+            steps = 0
+            while not st.up_to_date:
+                st.step(rebuilt, invalidated, failed)
+                steps += 1
+                if max_tiles is not None and steps >= max_tiles:
+                    break
+                if (time.perf_counter() - t0) * 1000.0 >= budget_ms:
+                    break
         ch = Changes(tuple(rebuilt), tuple(invalidated), tuple(failed), st.up_to_date)
         if rebuilt or failed:
             for cb in list(self._subscribers):

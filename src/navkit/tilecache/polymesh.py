@@ -260,6 +260,15 @@ def _pair_packed(polys, j, k, cnt, verts):
 
 
 @njit
+def _vertex_sig(polys, j, n):
+    """Bit ``v % 64`` of each of row ``j``'s ``n`` vertices."""
+    sg = np.int64(0)
+    for i in range(n):
+        sg |= np.int64(1) << (polys[j, i] & 63)
+    return sg
+
+
+@njit
 def _merge_loop(polys, npolys, verts, pareas, has_areas):
     """Greedy merge of ``polys[:npolys]`` (rows of NVP); returns the new count.
 
@@ -270,14 +279,19 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
     the freed one) are computed again: the scan is the same, ~n times less work.
     Values are cell-space squared lengths (< 2 * 256**2), so the packing fits int32."""
     cnt = np.empty(max(npolys, 1), np.int64)
+    # each row's vertex signature (bit v % 64 of each vertex v): rows whose signatures
+    # share no bit share no vertex, so no edge, and cannot merge (-1, as
+    # _pair_packed would say) without comparing their edges
+    sig = np.empty(max(npolys, 1), np.int64)
     for j in range(npolys):
         cnt[j] = _count_poly_verts(polys[j])
+        sig[j] = _vertex_sig(polys, j, cnt[j])
     n0 = max(npolys, 1)
     pv = np.empty((n0, n0), np.int32)
     tmp = np.empty(NVP * 2, np.int64)
     for j in range(npolys - 1):
         for k in range(j + 1, npolys):
-            pv[j, k] = _pair_packed(polys, j, k, cnt, verts)
+            pv[j, k] = _pair_packed(polys, j, k, cnt, verts) if sig[j] & sig[k] else -1
     while True:
         best_val = 0
         best_pa = 0
@@ -294,8 +308,10 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
         p = np.int64(pv[best_pa, best_pb])
         _merge_polys(polys[best_pa], polys[best_pb], (p >> 3) & 7, p & 7, tmp)
         cnt[best_pa] = cnt[best_pa] + cnt[best_pb] - 2
+        sig[best_pa] = _vertex_sig(polys, best_pa, cnt[best_pa])
         polys[best_pb, :] = polys[npolys - 1, :]
         cnt[best_pb] = cnt[npolys - 1]
+        sig[best_pb] = sig[npolys - 1]
         if has_areas:
             pareas[best_pb] = pareas[npolys - 1]
         npolys -= 1
@@ -303,13 +319,15 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
             if x != best_pa:
                 lo = min(x, best_pa)
                 hi = max(x, best_pa)
-                pv[lo, hi] = _pair_packed(polys, lo, hi, cnt, verts)
+                pv[lo, hi] = _pair_packed(polys, lo, hi, cnt, verts) if sig[lo] & sig[hi] else -1
         if best_pb < npolys:
             for x in range(npolys):
                 if x != best_pb and x != best_pa:
                     lo = min(x, best_pb)
                     hi = max(x, best_pb)
-                    pv[lo, hi] = _pair_packed(polys, lo, hi, cnt, verts)
+                    pv[lo, hi] = (
+                        _pair_packed(polys, lo, hi, cnt, verts) if sig[lo] & sig[hi] else -1
+                    )
     return npolys
 
 

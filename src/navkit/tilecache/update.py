@@ -20,17 +20,24 @@ are rasterized and queried grown by the agent radius
 (:func:`~navkit.tilecache.obstacles.expand_obstacle`); rebuilt tiles get a detail
 mesh, a BV tree and the off-mesh connections that start on them.
 
-A rebuild decompresses the layer, rasterizes every live obstacle that touches it
-(slot order) and replaces the navmesh tile at that location
-(:func:`~navkit.tilecache._rebuild.rebuild_swap`, or
-:func:`~navkit.tilecache._rebuild.rebuild_swap_detail` in the default mode). The
-rebuilds of one round of requests run in one kernel call
-(:func:`~navkit.tilecache._rebuild.rebuild_swap_many`: :meth:`CacheState.run`, an
-update without budget), a budgeted update calls it once per step, and a new cache
-adds its initial tiles through it (:meth:`CacheState.build_initial`), so the first
-update compiles nothing the cache's construction did not. The Python path
-(:func:`~navkit.tilecache.tilemesh.build_layer_tile` and the NavMesh's tile swap)
-takes over when the navmesh has runtime off-mesh connections.
+The state lives in numpy arrays (``obi``/``obt``/``obp``/``obq``: the obstacle table,
+touched and pending layers, query bounds; ``upd`` the rebuild queue; ``_req`` the
+request queue; ``sc`` counters) that the kernels of :mod:`~navkit.tilecache._update`
+update themselves: an add is one kernel call (:func:`~navkit.tilecache._update.add_call`:
+slot, shape, Detour's touched-layer limit, ADD request) and an update is one kernel
+call per batch of steps (:func:`~navkit.tilecache._update.update_call`: the requests,
+each rebuild (decode or copy of the layer, the live obstacles in slot order, regions,
+contours, polygons; :func:`~navkit.tilecache._rebuild.rebuild_swap`, or
+:func:`~navkit.tilecache._rebuild.rebuild_swap_detail` in the default mode), the
+navmesh swap, the navmesh's free slots, the obstacle states, one record per step).
+The kernels take the arrays as one descriptor (:func:`~navkit.tilecache._update.pack`).
+Python keeps the shapes (:class:`~navkit.tilecache.obstacles.Obstacle`), grows the
+pools or compacts them between calls and builds :class:`Changes` from the records. A
+new cache adds its initial tiles through the same kernel
+(:meth:`CacheState.build_initial`), so the first update compiles nothing the cache's
+construction did not. The Python path (:func:`~navkit.tilecache.tilemesh.build_layer_tile`
+and the NavMesh's tile swap, the same state kernels deciding) takes over when the
+navmesh has runtime off-mesh connections.
 """
 
 from __future__ import annotations
@@ -47,9 +54,9 @@ from ..detour.navmesh import NavMesh
 from ..detour.tile import OffMeshConnections
 from ..errors import BuildError, InputError
 from . import _rebuild as _rb
-from ._rebuild import BUILD_FAILED, rebuild_swap_detail_many, rebuild_swap_many
+from . import _update as _U
 from .format import LAYER_HEADER_SIZE, TileCacheSet
-from .obstacles import PRISM, Obstacle, bounds_lists, expand_obstacle, r32
+from .obstacles import CYLINDER, ORIENTED_BOX, PRISM, Obstacle, bounds_lists, expand_obstacle, r32
 from .tilemesh import (
     DETAIL_SAMPLE_DIST_CELLS,
     DETAIL_SAMPLE_MAX_ERROR_CH,
@@ -63,6 +70,8 @@ MAX_REQUESTS = 64
 MAX_UPDATE = 64
 MAX_TOUCHED_TILES = 8
 _QUERY_MAX_TILES = 32
+#: steps recorded per kernel call
+_REC = 64
 
 EMPTY, PROCESSING, PROCESSED, REMOVING = 0, 1, 2, 3
 ADD, REMOVE, MOVE = 0, 1, 2
@@ -125,20 +134,80 @@ class Changes(NamedTuple):
     up_to_date: bool
 
 
-class _Ob:
-    __slots__ = ("salt", "state", "shape", "touched", "pending", "next")
+#: a slot's shape not made yet (a cylinder added by numbers: :meth:`CacheState.shape_of`)
+_LAZY_CYLINDER = object()
+_LAZY_ORIENTED_BOX = object()
+_Z2 = np.zeros(2, np.float32)
+_NOPTS = np.zeros((0, 2), np.float32)
 
-    def __init__(self) -> None:
-        self.salt = 1
-        self.state = EMPTY
-        self.shape: Obstacle | None = None
-        self.touched: list[int] = []
-        self.pending: list[int] = []
-        self.next = -1
+
+class _Ob:
+    """One obstacle slot, a view of the cache's arrays (``obi``, ``obt``, ``obp``) and
+    its shape: salt, state, free-list next, touched and pending layers (as refs)."""
+
+    __slots__ = ("_st", "_i")
+
+    def __init__(self, st: CacheState, i: int) -> None:
+        self._st = st
+        self._i = i
+
+    def _get(col: int) -> Any:  # type: ignore[misc]
+        def get(self: _Ob) -> int:
+            return int(self._st.obi[self._i, col])
+
+        def put(self: _Ob, v: int) -> None:
+            self._st.obi[self._i, col] = v
+
+        return property(get, put)
+
+    salt = _get(_U.SALT)
+    state = _get(_U.STATE)
+    next = _get(_U.NEXT)
+    del _get
+
+    @property
+    def shape(self) -> Obstacle | None:
+        st = self._st
+        return st.shape_of(self._i) if st.obi[self._i, _U.STATE] != EMPTY else None
+
+    @shape.setter
+    def shape(self, v: Obstacle | None) -> None:
+        self._st.shapes[self._i] = v
+
+    @property
+    def touched(self) -> list[int]:
+        st = self._st
+        refs = st._refs
+        return [refs[t] for t in st.obt[self._i, : st.obi[self._i, _U.NT]].tolist()]
+
+    @touched.setter
+    def touched(self, v: list[int]) -> None:
+        st = self._st
+        st._room(len(v))
+        st.obt[self._i, : len(v)] = [st._tix[r] for r in v]
+        st.obi[self._i, _U.NT] = len(v)
+
+    @property
+    def pending(self) -> list[int]:
+        st = self._st
+        refs = st._refs
+        return [refs[t] for t in st.obp[self._i, : st.obi[self._i, _U.NP]].tolist()]
+
+    @pending.setter
+    def pending(self, v: list[int]) -> None:
+        st = self._st
+        st._room((len(v) + 1) // 2)
+        st.obp[self._i, : len(v)] = [st._tix[r] for r in v]
+        st.obi[self._i, _U.NP] = len(v)
 
 
 class CacheState:
     """``dtTileCache``'s state over a tile cache set and a live navmesh."""
+
+    #: every layer keeps its decompressed bytes once decoded (rebuilds copy them
+    #: instead of decoding FastLZ) when all of them take at most this many bytes;
+    #: beyond, only the layers under live obstacles keep theirs
+    keep_decoded_bytes = 32 << 20
 
     def __init__(
         self,
@@ -181,21 +250,37 @@ class CacheState:
         self._grown: tuple[Obstacle, Obstacle] | None = None
         self._tight_l: dict[int, tuple[list[float], list[float]]] = {}
         self._touch_memo: dict[int, tuple[Obstacle, list[int]]] = {}
-        self.obs = [_Ob() for _ in range(max_obstacles)]
         self.max_obstacles = max_obstacles
-        self.next_free = -1
-        for i in range(max_obstacles - 1, -1, -1):
-            self.obs[i].next = self.next_free
-            self.next_free = i
-        self.reqs: list[tuple[int, int]] = []
+        n = max_obstacles
+        nl = len(tset.tiles)
+        # -- the obstacle table as arrays (the update kernel runs over them; ``obs``
+        # gives a view per slot) --
+        #: salt, state, free-list next, touched count, pending count per slot
+        self.obi = np.zeros((n, _U.OBI_COLS), np.int64)
+        self.obi[:, _U.SALT] = 1
+        self.obi[:, _U.NEXT] = np.arange(1, n + 1)
+        if n:
+            self.obi[n - 1, _U.NEXT] = -1
+        cap = max(1, min(nl, MAX_TOUCHED_TILES if compatible else 16))
+        #: touched layers (layer indices), pending layers (room for a move's two sets)
+        self.obt = np.zeros((n, cap), np.int64)
+        self.obp = np.zeros((n, 2 * cap), np.int64)
+        #: the query bounds (as marked: grown in the default mode) per slot
+        self.obq = np.zeros((n, 6), np.float32)
+        self.shapes: list[Any] = [None] * n
+        self.obs = [_Ob(self, i) for i in range(n)]
+        #: next free slot, rebuild count, request count, limits, grid, free slots ...
+        self.sc = np.zeros(_U.SC_SIZE, np.int64)
+        self.sc[_U.S_NEXT_FREE] = 0 if n else -1
+        self.sc[_U.S_MAXT] = MAX_TOUCHED_TILES if compatible else 1 << 62
+        self.sc[_U.S_MAXU] = MAX_UPDATE if compatible else 1 << 62
+        #: the rebuild queue (layer indices; at most one entry per layer)
+        self.upd = np.zeros(max(nl, 1), np.int64)
+        #: the world's bounds (min, max [wu]) for the kernel's cylinder add (the cache sets them)
+        self._world = np.zeros(6, np.float64)
+        #: the request queue (action, obstacle ref) of ``sc[S_NREQ]`` requests
+        self._req = np.zeros((MAX_REQUESTS, 2), np.int64)
         self.removal_queued: set[int] = set()  # refs with a queued REMOVE request
-        self.update: list[int] = []
-        # -- indexes for the one-kernel rebuild (kept in step with ``obs``; reindex()
-        # rebuilds them after the table was written directly) --
-        #: layer ref -> slots whose ``touched`` holds it
-        self.on_tile: dict[int, set[int]] = {}
-        #: slots in state PROCESSING or REMOVING
-        self.busy: set[int] = set()
         n = max_obstacles
         self.ob_kind = np.zeros(n, np.int64)
         self.ob_a = np.zeros((n, 3), np.float32)
@@ -205,8 +290,37 @@ class CacheState:
         self.ob_pstart = np.zeros(n, np.int64)
         self.ob_pcount = np.zeros(n, np.int64)
         self.ob_pts = np.zeros((0, 2), np.float32)
+        #: the update kernels' descriptor of the arrays (None: pack again)
+        self._sd: np.ndarray | None = None
         # every layer's stream and header, for the rebuild kernels (layer i: tset.tiles[i])
         self._tix = {t.ref: i for i, t in enumerate(tset.tiles)}
+        self._refs = [t.ref for t in tset.tiles]
+        # queryTiles' grid: layers per position newest first, tight bounds
+        txs = [t.header.tx for t in tset.tiles] or [0]
+        tys = [t.header.ty for t in tset.tiles] or [0]
+        gx0, gy0 = min(txs), min(tys)
+        gnx, gny = max(txs) - gx0 + 1, max(tys) - gy0 + 1
+        self.sc[[_U.S_GX0, _U.S_GY0, _U.S_GNX, _U.S_GNY]] = gx0, gy0, gnx, gny
+        self._pos_off = np.zeros(gnx * gny + 1, np.int64)
+        lay = []
+        for k in range(gnx * gny):
+            refs = self._rev_pos.get((gx0 + k % gnx, gy0 + k // gnx), [])
+            lay += [self._tix[r] for r in refs]
+            self._pos_off[k + 1] = len(lay)
+        self._pos_lay = np.array(lay, np.int64)
+        self._tight = np.array(
+            [np.concatenate(self.tight[t.ref]) for t in tset.tiles], np.float32
+        ).reshape(-1, 6)
+        o = np.array(p.orig, np.float32)
+        self._gf = np.array([o[0], o[2], f32(p.width) * f32(p.cs), f32(p.height) * f32(p.cs)], f32)
+        self._scratch = np.zeros(2 * nl + 16, np.int64)
+        self._sel = np.zeros(max(n, 1), np.int64)
+        self._rec = np.zeros((_REC, _U.REC_COLS), np.int64)
+        self._outs = np.zeros((_REC, 16), np.int64)
+        self._free = np.zeros(2 * _REC, np.int64)
+        self._free_seen: list[int] | None = None
+        #: rebuilds and requests left (``up_to_date`` when 0), as the last call left them
+        self._left = 0
         #: layer ref -> (tx, ty, tlayer), as Changes lists it
         self._loc = {t.ref: (t.header.tx, t.header.ty, t.header.tlayer) for t in tset.tiles}
         streams = [np.frombuffer(t.data, np.uint8)[LAYER_HEADER_SIZE:] for t in tset.tiles]
@@ -239,11 +353,16 @@ class CacheState:
         # when its obstacles go: the copy spares that rebuild, and those of other
         # obstacles added on it, the FastLZ decode); rows of ``_rawpool``, taken when a
         # layer is rebuilt with obstacles and given back when it is rebuilt without
-        self._rawpool = np.zeros(
-            (0, max([3 * h.width * h.height for h in hds], default=1)), np.uint8
-        )
-        self._raw_row: dict[int, int] = {}
-        self._raw_free: list[int] = []
+        # one row per layer: every layer keeps its row once decoded when all rows fit in
+        # ``keep_decoded_bytes`` (no rebuild decodes FastLZ again), else a layer under
+        # obstacles keeps its row while they last (the pages of rows never used are
+        # never touched)
+        rowsize = max([3 * h.width * h.height for h in hds], default=1)
+        self._rawpool = np.zeros((max(nl, 1), rowsize), np.uint8)
+        self._raw_row = np.full(max(nl, 1), -1, np.int64)
+        self._raw_free = np.arange(max(nl, 1) - 1, -1, -1, dtype=np.int64)
+        self.sc[_U.S_RAWN] = max(nl, 1)
+        self.sc[_U.S_KEEPALL] = int(nl * rowsize <= self.keep_decoded_bytes)
         # the default mode's detail settings and off-mesh connections, as
         # build_layer_tile passes them (rebuild_swap_detail)
         self._dparams = np.array(
@@ -268,8 +387,16 @@ class CacheState:
         )  # fmt: skip
         #: the one-kernel default-mode step (False: build_layer_tile and the Python swap)
         self.fast_detail = True
+        #: update steps in kernel calls (False: the Python path: build_layer_tile and the
+        #: NavMesh's Python swap, the state kernels deciding)
+        self.kernel_steps = True
         #: update steps done in one kernel call
         self.fast_steps = 0
+
+    def __getstate__(self) -> dict:
+        d = self.__dict__.copy()
+        d["_sd"] = None  # (addresses of this state's arrays: a copy packs its own)
+        return d
 
     # -- lookups ---------------------------------------------------------------------------
     def tiles_at(self, tx: int, ty: int) -> list[int]:
@@ -353,8 +480,29 @@ class CacheState:
         return list(res)
 
     # -- obstacle table ----------------------------------------------------------------------
+    @property
+    def next_free(self) -> int:
+        """Head of the obstacle free list (-1: the table is full)."""
+        return int(self.sc[_U.S_NEXT_FREE])
+
+    @next_free.setter
+    def next_free(self, v: int) -> None:
+        self.sc[_U.S_NEXT_FREE] = v
+
+    @property
+    def update(self) -> list[int]:
+        """The layers (refs) queued for rebuild, in order."""
+        refs = self._refs
+        return [refs[t] for t in self.upd[: self.sc[_U.S_NUPD]].tolist()]
+
+    @update.setter
+    def update(self, v: list[int]) -> None:
+        self.upd[: len(v)] = [self._tix[r] for r in v]
+        self.sc[_U.S_NUPD] = len(v)
+        self._recount()
+
     def obstacle_ref(self, i: int) -> int:
-        return (self.obs[i].salt << 16) | i
+        return (int(self.obi[i, _U.SALT]) << 16) | i
 
     def slot_of(self, ref: int) -> int:
         """Slot of a live obstacle handle, -1 when stale."""
@@ -363,36 +511,52 @@ class CacheState:
         i = int(ref) & 0xFFFF
         if i >= self.max_obstacles:
             return -1
-        ob = self.obs[i]
-        if ob.salt != (int(ref) >> 16) & 0xFFFF or ob.state in (EMPTY, REMOVING):
+        salt, state = self.obi[i, :2].tolist()  # (SALT, STATE)
+        if salt != (int(ref) >> 16) & 0xFFFF or state == EMPTY or state == REMOVING:
             return -1
-        if int(ref) in self.removal_queued:
+        if self.removal_queued and int(ref) in self.removal_queued:
             return -1
         return i
 
-    def _set_touched(self, i: int, tiles: list[int]) -> None:
-        ob = self.obs[i]
-        for t in ob.touched:
-            self.on_tile[t].discard(i)
-        ob.touched = tiles
-        for t in tiles:
-            self.on_tile.setdefault(t, set()).add(i)
+    def _room(self, need: int) -> None:
+        """Widen the touched (and pending) arrays to hold ``need`` layers per slot."""
+        cap = self.obt.shape[1]
+        if need <= cap:
+            return
+        while cap < need:
+            cap *= 2
+        n = self.max_obstacles
+        obt = np.zeros((n, cap), np.int64)
+        obt[:, : self.obt.shape[1]] = self.obt
+        obp = np.zeros((n, 2 * cap), np.int64)
+        obp[:, : self.obp.shape[1]] = self.obp
+        self.obt, self.obp = obt, obp
+        self._sd = None
 
-    def _pack(self, i: int, shape: Obstacle) -> None:
-        """Store slot ``i``'s shape as marked (:meth:`effective`) for the rebuild kernel."""
+    def _pack(self, i: int, shape: Obstacle, bounds: tuple[Any, Any] | None = None) -> None:
+        """Store slot ``i``'s shape as marked (:meth:`effective`) for the kernels: the
+        rebuild's fields and the query bounds (``bounds``: the bare shape's, when the
+        caller has them)."""
         e = shape if self.grow <= 0 or shape.area else self.effective(shape)
+        b0, b1 = bounds if bounds is not None and e is shape else bounds_lists(e)
+        self.obq[i] = b0 + b1
         self.ob_kind[i] = e.kind
         self.ob_a[i] = e.a
         self.ob_b[i] = e.b
         self.ob_rot[i] = e.rot
         self.ob_area[i] = e.area
         if e.kind == PRISM:
-            pts = np.asarray(e.points, np.float32).reshape(-1, 2)
-            self.ob_pstart[i] = self.ob_pts.shape[0]
-            self.ob_pcount[i] = pts.shape[0]
-            self.ob_pts = np.concatenate([self.ob_pts, pts])
-            if self.ob_pts.shape[0] > 64 * (self.max_obstacles + 16):
-                self._repack_points()
+            self._pack_points(i, e)
+
+    def _pack_points(self, i: int, e: Obstacle) -> None:
+        """Store a prism's corners (``e`` as marked) for slot ``i``."""
+        pts = np.asarray(e.points, np.float32).reshape(-1, 2)
+        self.ob_pstart[i] = self.ob_pts.shape[0]
+        self.ob_pcount[i] = pts.shape[0]
+        self.ob_pts = np.concatenate([self.ob_pts, pts])
+        self._sd = None
+        if self.ob_pts.shape[0] > 64 * (self.max_obstacles + 16):
+            self._repack_points()
 
     def _repack_points(self) -> None:
         pts = [np.zeros((0, 2), np.float32)]
@@ -404,183 +568,202 @@ class CacheState:
                 self.ob_pstart[i] = k
                 k += n
         self.ob_pts = np.concatenate(pts)
+        self._sd = None
 
     def reindex(self) -> None:
-        """Rebuild the rebuild kernel's obstacle arrays and the slot indexes from ``obs``
-        (after the obstacle table was written directly, e.g. by a file load)."""
-        self.on_tile = {}
-        self.busy = set()
+        """Rebuild the rebuild kernel's obstacle arrays from ``obs`` (after the obstacle
+        table was written directly, e.g. by a file load)."""
         self.ob_pts = np.zeros((0, 2), np.float32)
+        self._sd = None
         for i, ob in enumerate(self.obs):
-            for t in ob.touched:
-                self.on_tile.setdefault(t, set()).add(i)
-            if ob.state in (PROCESSING, REMOVING):
-                self.busy.add(i)
             if ob.shape is not None:
                 self._pack(i, ob.shape)
 
-    def add(self, shape: Obstacle) -> int:
-        i = self.next_free
-        ob = self.obs[i]
-        self.next_free = ob.next
-        ob.next = -1
-        ob.state = PROCESSING
-        self.busy.add(i)
-        ob.shape = shape
-        self._pack(i, shape)
-        if ob.touched:
-            self._set_touched(i, [])
-        ob.pending = []
-        ref = (ob.salt << 16) | i
-        self.reqs.append((ADD, ref))
+    def add(self, shape: Obstacle, bounds: tuple[Any, Any] | None = None) -> int:
+        """Take a slot for ``shape`` and queue its ADD request (:func:`._update.add_call`);
+        ``bounds``: the bare shape's (:func:`.obstacles.bounds_lists`) when the caller has
+        them.
+
+        Raises
+        ------
+        InputError
+            The table is full; in the compatible mode, the obstacle touches more than
+            ``MAX_TOUCHED_TILES`` layers (nothing is changed).
+        """
+        e = shape if self.grow <= 0 or shape.area else self.effective(shape)
+        b0, b1 = bounds if bounds is not None and e is shape else bounds_lists(e)
+        check = MAX_TOUCHED_TILES if self.compatible else -1
+        while True:
+            sd = self._sd
+            if sd is None:
+                sd = self._sd = self._pack_desc()
+            ref = _call(_U.add_call, sd, check, e.kind, e.area, e.a, e.b, e.rot, *b0, *b1)
+            if ref >= 0:
+                break
+            if ref == _U.ADD_NO_ROOM:
+                self._grow_req()
+            elif ref == _U.ADD_FULL:
+                raise InputError(f"the obstacle table is full ({self.max_obstacles} obstacles)")
+            else:
+                raise InputError(
+                    f"the obstacle touches {-4 - ref} layers; recast_compatible mode handles at "
+                    f"most {MAX_TOUCHED_TILES} (Detour's DT_MAX_TOUCHED_TILES)"
+                )
+        self._left = 1
+        i = ref & 0xFFFF
+        self.shapes[i] = shape
+        if e.kind == PRISM:
+            self._pack_points(i, e)
         return ref
 
+    def add_cylinder(self, x: float, y: float, z: float, r: float, h: float) -> int:
+        """:meth:`add` for a hole-cutting cylinder of plain numbers in the compatible mode
+        (:func:`._update.add_cylinder_call`: bounds and world check in the kernel, the
+        shape made when asked for). Returns the ref, or < 0 when the kernel refused (the
+        caller takes :meth:`add`'s path, which says why)."""
+        sd = self._sd
+        if sd is None:
+            sd = self._sd = self._pack_desc()
+        ref = _call(_U.add_cylinder_call, sd, MAX_TOUCHED_TILES, x, y, z, r, h)
+        if ref >= 0:
+            self._left = 1
+            self.shapes[ref & 0xFFFF] = _LAZY_CYLINDER
+        return ref
+
+    def add_oriented_box(
+        self, x: float, y: float, z: float, hx: float, hy: float, hz: float, yr: float
+    ) -> int:
+        """:meth:`add_cylinder` for a hole-cutting box rotated about +y
+        (:func:`._update.add_oriented_box_call`)."""
+        sd = self._sd
+        if sd is None:
+            sd = self._sd = self._pack_desc()
+        ref = _call(_U.add_oriented_box_call, sd, MAX_TOUCHED_TILES, x, y, z, hx, hy, hz, yr)
+        if ref >= 0:
+            self._left = 1
+            self.shapes[ref & 0xFFFF] = _LAZY_ORIENTED_BOX
+        return ref
+
+    def shape_of(self, i: int) -> Obstacle | None:
+        """Slot ``i``'s shape (as added; None for an empty slot's)."""
+        s = self.shapes[i]
+        if s is _LAZY_CYLINDER:
+            s = self.shapes[i] = Obstacle(
+                CYLINDER, self.ob_a[i].copy(), self.ob_b[i].copy(), _Z2, _NOPTS, 0
+            )
+        elif s is _LAZY_ORIENTED_BOX:
+            s = self.shapes[i] = Obstacle(
+                ORIENTED_BOX, self.ob_a[i].copy(), self.ob_b[i].copy(), self.ob_rot[i].copy(),
+                _NOPTS, 0,
+            )  # fmt: skip
+        return s  # type: ignore[return-value]
+
+    def remove_fast(self, ref: int) -> bool:
+        """Queue the removal of a live obstacle in one kernel call
+        (:func:`._update.remove_call`); False (nothing done) when the handle is stale or
+        the queue is full (the caller's general path says why, or grows it)."""
+        sd = self._sd
+        if sd is None:
+            sd = self._sd = self._pack_desc()
+        if _call(_U.remove_call, sd, ref, MAX_REQUESTS if self.compatible else -1):
+            return False
+        self.removal_queued.add(ref)
+        self._left = 1
+        return True
+
     def remove(self, ref: int) -> None:
-        self.reqs.append((REMOVE, int(ref)))
+        self._push_req(REMOVE, int(ref))
         self.removal_queued.add(int(ref))
 
     def move(self, ref: int, shape: Obstacle) -> None:
-        self.obs[int(ref) & 0xFFFF].shape = shape
+        self.shapes[int(ref) & 0xFFFF] = shape
         self._pack(int(ref) & 0xFFFF, shape)
-        self.reqs.append((MOVE, int(ref)))
+        self._push_req(MOVE, int(ref))
 
-    # -- update --------------------------------------------------------------------------------
-    def _queue(self, ob: _Ob, tiles: list[int]) -> None:
-        update = self.update
-        pending = ob.pending
-        for t in tiles:
-            if len(update) < self.max_update:
-                if t not in update:
-                    update.append(t)
-                pending.append(t)
-
-    def _process_requests(self) -> None:
-        for action, ref in self.reqs:
-            i = ref & 0xFFFF
-            if i >= self.max_obstacles:
-                continue
-            ob = self.obs[i]
-            if ob.salt != (ref >> 16) & 0xFFFF:
-                continue
-            if action == ADD:
-                assert ob.shape is not None
-                touched = self.touched_by(ob.shape)
-                if len(touched) > self.max_touched:
-                    del touched[self.max_touched :]
-                self._set_touched(i, touched)
-                ob.pending = []
-                self._queue(ob, touched)
-            elif action == REMOVE:
-                ob.state = REMOVING
-                self.busy.add(i)
-                ob.pending = []
-                self._queue(ob, ob.touched)
-            else:  # MOVE (navkit): the old and the new footprint are rebuilt
-                assert ob.shape is not None
-                old = ob.touched
-                self._set_touched(i, self.touched_by(ob.shape)[: self.max_touched])
-                ob.state = PROCESSING
-                self.busy.add(i)
-                ob.pending = []
-                self._queue(ob, old + [t for t in ob.touched if t not in old])
-        self.reqs = []
-        self.removal_queued.clear()
+    # -- requests ------------------------------------------------------------------------------
+    @property
+    def nreq(self) -> int:
+        """Queued requests."""
+        return int(self.sc[_U.S_NREQ])
 
     @property
+    def reqs(self) -> list[tuple[int, int]]:
+        """The queued requests (action, obstacle ref), in order."""
+        return [(a, r) for a, r in self._req[: self.sc[_U.S_NREQ]].tolist()]
+
+    @reqs.setter
+    def reqs(self, v: list[tuple[int, int]]) -> None:
+        while len(v) > self._req.shape[0]:
+            self._grow_req()
+        if v:
+            self._req[: len(v)] = v
+        self.sc[_U.S_NREQ] = len(v)
+        self._recount()
+
+    def _grow_req(self) -> None:
+        req = np.zeros((2 * self._req.shape[0], 2), np.int64)
+        req[: self._req.shape[0]] = self._req
+        self._req = req
+        self._sd = None
+
+    def _push_req(self, action: int, ref: int) -> None:
+        n = int(self.sc[_U.S_NREQ]) if self._left else 0
+        if n >= self._req.shape[0]:
+            self._grow_req()
+        self._req[n] = (action, ref)
+        self.sc[_U.S_NREQ] = n + 1
+        self._left = 1
+
+    # -- update --------------------------------------------------------------------------------
+    @property
     def up_to_date(self) -> bool:
-        return not self.update and not self.reqs
+        return not self._left
+
+    def _recount(self) -> None:
+        sc = self.sc
+        self._left = int(sc[_U.S_NUPD] + sc[_U.S_NREQ])
 
     def step(self, rebuilt: list, invalidated: list, failed: list) -> None:
         """One ``dtTileCache::update`` call."""
-        if not self.update:
-            self._process_requests()
-        if not self.update:
-            return
-        ref = self.update.pop(0)
-        loc = self.build_tile(ref, invalidated)
-        (rebuilt if loc[3] else failed).append(loc[:3])
-        self._advance(ref)
+        self.steps(1, rebuilt, invalidated, failed)
 
     def run(self, rebuilt: list, invalidated: list, failed: list) -> None:
-        """``step`` until up to date: the layers each round of requests queues are
-        rebuilt in one kernel call (:func:`._rebuild.rebuild_swap_many`); the same
-        tiles, order and obstacle states as one step after the other."""
-        while self.reqs or self.update:
-            if not self.update:
-                self._process_requests()
-                if not self.update:
-                    continue
-            refs, self.update = self.update, []
-            if not (
-                (self.compatible or self.fast_detail)
-                and self._run_round(refs, rebuilt, invalidated, failed)
-            ):
-                self.update = refs  # the Python path, step by step
-                self.step(rebuilt, invalidated, failed)
+        """``step`` until up to date (each kernel call runs as many steps as it can)."""
+        self.steps(1 << 62, rebuilt, invalidated, failed)
 
-    def _run_round(self, refs: list[int], rebuilt: list, invalidated: list, failed: list) -> bool:
-        loc = self._loc
-        advance = self._advance
-        pos = 0
+    def _kernel_ok(self) -> bool:
+        return self._kernel_args() is not None
 
-        def done(j: int, ok: bool) -> None:
-            nonlocal pos
-            ref = refs[j]
-            (rebuilt if ok else failed).append(loc[ref])
-            if self.busy:
-                advance(ref)
-            pos = j + 1
+    def _kernel_args(self) -> tuple | None:
+        """The navmesh's swap arguments when the update steps run in the kernel."""
+        if not self.kernel_steps or not (self.compatible or self.fast_detail):
+            return None
+        return self.navmesh._swap_args()
 
-        try:
-            return self._rebuild_many(refs, invalidated, done)
-        except BaseException:
-            self.update[:0] = refs[pos + 1 :]  # (the failing step is dropped, as step's)
-            raise
+    def steps(self, max_steps: int, rebuilt: list, invalidated: list, failed: list) -> None:
+        """Up to ``max_steps`` update steps (until up to date): in kernel calls
+        (:func:`._update.run_steps`), or on the Python path (runtime off-mesh
+        connections, ``fast_detail`` off)."""
+        args = self._kernel_args()
+        if args is None:
+            done = 0
+            while done < max_steps and not self.up_to_date:
+                self._py_step(rebuilt, invalidated, failed)
+                done += 1
+            return
+        self._kernel_steps(max_steps, -1, rebuilt, invalidated, failed, args)
 
-    def _advance(self, ref: int) -> None:
-        """The obstacle states after layer ``ref`` was rebuilt."""
-        for i in sorted(self.busy):  # (slot order: freed slots join the free list so)
-            ob = self.obs[i]
-            pending = ob.pending
-            for j in range(len(pending)):
-                if pending[j] == ref:
-                    pending[j] = pending[-1]
-                    pending.pop()
-                    break
-            if not pending:
-                self.busy.discard(i)
-                if ob.state == PROCESSING:
-                    ob.state = PROCESSED
-                else:
-                    ob.state = EMPTY
-                    ob.shape = None
-                    ob.salt = (ob.salt + 1) & 0xFFFF or 1
-                    ob.next = self.next_free
-                    self.next_free = i
-
-    def live_slots_on(self, ref: int) -> list[int]:
-        """Slots of the obstacles marked on layer ``ref``, in slot order."""
-        obs = self.obs
-        out = []
-        for i in self.on_tile.get(ref, ()):
-            ob = obs[i]
-            if (ob.state == PROCESSING or ob.state == PROCESSED) and ob.shape is not None:
-                out.append(i)
-        out.sort()
-        return out
-
-    def live_shapes_on(self, ref: int) -> list[Obstacle]:
-        return [self.effective(self.obs[i].shape) for i in self.live_slots_on(ref)]  # type: ignore[arg-type]
-
-    def _rebuild_many(
-        self, refs: list[int], invalidated: list, done: Callable[[int, bool], None]
-    ) -> bool:
-        """Rebuild the layers ``refs`` in order and swap them into the navmesh, in one
-        kernel call (:func:`._rebuild.rebuild_swap_many`, or
-        :func:`._rebuild.rebuild_swap_detail_many` in the default mode; another when the
-        pools must grow); ``done(j, ok)`` after step ``j`` (ok False: the layer could not
-        be built, the old tile stays). False (nothing done) when the navmesh needs the
-        Python path (runtime off-mesh connections).
+    def _kernel_steps(
+        self,
+        max_steps: int,
+        only: int,
+        rebuilt: list,
+        invalidated: list,
+        failed: list,
+        args: tuple | None = None,
+    ) -> int:
+        """Kernel calls until ``max_steps`` steps were done or nothing is left; returns
+        the steps done.
 
         Raises
         ------
@@ -588,135 +771,114 @@ class CacheState:
             A swap failed (Detour's limits); the steps before it are done.
         """
         nm = self.navmesh
-        args = nm._swap_args()
-        if args is None:
-            return False
-        k = len(refs)
-        on = self.on_tile
-        raw_row = self._raw_row
-        if k == 1:  # (one layer, the usual round of one add: the arrays are kept)
-            todo, soff, outs, free, rrows = self._one
-            ref = refs[0]
-            todo[0] = self._tix[ref]
-            flat = self.live_slots_on(ref) if on.get(ref) else []
-            soff[1] = len(flat)
-            nf = 1 if nm._free_slots else 0
-            if nf:
-                free[0] = nm._free_slots[0]
-            row = raw_row.get(ref)
-            if row is not None:
-                rrows[0, 0] = row
-                rrows[0, 1] = 0
-                fills = [False]
-            elif flat:
-                rrows[0, 0] = self._raw_take(ref)
-                rrows[0, 1] = 1
-                fills = [True]
-            else:
-                rrows[0, 0] = -1
-                rrows[0, 1] = 0
-                fills = [False]
-            empties = [not flat]
-        else:
-            tix = self._tix
-            todo = np.array([tix[r] for r in refs], np.int64)
-            flat = []
-            offs = [0]
-            rr = []
-            for r in refs:
-                n0 = len(flat)
-                if on.get(r):
-                    flat += self.live_slots_on(r)
-                offs.append(len(flat))
-                row = raw_row.get(r)
-                if row is not None:
-                    rr.append((row, 0))
-                elif len(flat) > n0:
-                    rr.append((self._raw_take(r), 1))
-                else:
-                    rr.append((-1, 0))
-            soff = np.array(offs, np.int64)
-            rrows = np.array(rr, np.int64)
-            fills = [f == 1 for _, f in rr]
-            empties = [offs[i] == offs[i + 1] for i in range(k)]
-            outs = np.zeros((k, 16), np.int64)
-            # the free list's first k slots (k steps take at most k), head last; room for k
-            nf = min(len(nm._free_slots), k)
-            free = np.array(nm._free_slots[nf - 1 :: -1] + [0] * k if nf else [0] * k, np.int64)
-        sel = np.array(flat, np.int64) if flat else self._nosel
-        rawpool = self._rawpool
-        j = nxt = 0
-        try:
-            while j < k:
-                assert args is not None  # (no off-mesh connection appears between calls)
-                desc, cnt, bits, _ = args
-                if self.compatible:
-                    n, nf = _call(
-                        rebuild_swap_many,
-                        self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, todo, sel,
-                        soff, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
-                        self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
-                        desc, cnt, bits, self._wp, rawpool, rrows, free, nf, j, outs,
-                    )  # fmt: skip
-                else:
-                    n, nf = _call(
-                        rebuild_swap_detail_many,
-                        self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, todo, sel,
-                        soff, self.ob_kind, self.ob_a, self.ob_b, self.ob_rot, self.ob_area,
-                        self.ob_pstart, self.ob_pcount, self.ob_pts, self._climb, self._max_error,
-                        self._dparams, self._offmesh, desc, cnt, bits, self._wp, rawpool, rrows, free,
-                        nf, j, outs,
-                    )  # fmt: skip
-                self.fast_steps += n - j
-                for r in range(j, n):
-                    nxt = r
-                    out = outs[r]
-                    failed = out[0] == BUILD_FAILED
-                    if raw_row:
-                        # a layer rebuilt without obstacles gives its copy back, and so does
-                        # one whose first decode failed (the row was not filled)
-                        ref = refs[r]
-                        if ref in raw_row and (empties[r] or (fills[r] and failed)):
-                            self._raw_free.append(raw_row.pop(ref))
-                    if failed:
-                        self.fail_stage = int(out[6])
-                        done(r, False)
-                        continue
-                    old_ref, npolys = nm._swap_done(out)
-                    if old_ref:
-                        invalidated.extend(range(old_ref, old_ref + npolys))
-                    done(r, True)
-                nxt = n
-                j = n
-                if j < k:
-                    st = int(outs[j, 0])
-                    if st != _swap.NEED_GROW:
-                        raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
-                    nm._grow_pools(outs[j, 8:16])
-                    args = nm._swap_args()
-        except BaseException:
-            # rows taken for steps that did not run (or whose outcome was not
-            # recorded) may not hold their layer: give them back
-            for r in range(nxt, k):
-                if fills[r] and refs[r] in raw_row:
-                    self._raw_free.append(raw_row.pop(refs[r]))
-            raise
-        return True
+        desc, cnt, bits, _ = args or nm._swap_args()  # type: ignore[misc]
+        sc = self.sc
+        free = self._free
+        rec = self._rec
+        refs = self._refs
+        loc = self._loc
+        done = 0
+        while True:
+            # the free list's first slots, head last (written again only when the list
+            # changed since: free[:sc[S_NFREE]] holds _free_seen reversed)
+            lst = nm._free_slots
+            head = lst[:_REC]
+            m = len(head)
+            if head != self._free_seen:
+                if m:
+                    free[:m] = head[::-1]
+                sc[9] = m  # (_U.S_NFREE)
+                self._free_seen = head
+            sd = self._sd
+            if sd is None:
+                sd = self._sd = self._pack_desc()
+            nrec, code, k, nupd, nreq, freechg = _call(
+                _U.update_call if self.compatible else _U.update_call_detail,
+                max_steps - done, only, self._climb, self._max_error, sd, desc, cnt, bits,
+            )  # fmt: skip
+            self._left = nupd + nreq
+            if not nreq and self.removal_queued:  # (the requests were processed)
+                self.removal_queued.clear()
+            done += k
+            if nrec:
+                self.fast_steps += nrec
+                if freechg:
+                    lst[:m] = free[: sc[9]][::-1].tolist()
+                    self._free_seen = None
+                nm._arrays = None
+                pad = nm._record_pad
+                for layer, ok, old_ref, npolys, oslot in rec[:nrec].tolist():
+                    if ok:
+                        rebuilt.append(loc[refs[layer]])
+                        if old_ref:
+                            invalidated.extend(range(old_ref, old_ref + npolys))
+                            if pad:
+                                pad.pop(oslot, None)
+                    else:
+                        failed.append(loc[refs[layer]])
+                        self.fail_stage = int(sc[_U.S_FAIL])
+            if code == _U.DONE:
+                return done
+            if code == _U.COMPACT:
+                nm._compact()
+            elif code == _U.GROW:
+                nm._grow_pools(self._outs[nrec, 8:16])
+                desc = nm._kernel_desc()
+            elif code == _U.ROOM:
+                self._room(int(sc[_U.S_NEED]))
+            elif code == _U.SWAP_ERROR:
+                st = int(self._outs[nrec, 0])
+                raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
+            # FULL: call again
 
-    def _raw_take(self, ref: int) -> int:
-        """A free row of ``_rawpool`` for layer ``ref``'s decompressed copy (the pool
-        doubles when full)."""
-        free = self._raw_free
-        if not free:
-            pool = self._rawpool
-            n = pool.shape[0]
-            grown = np.empty((max(8, 2 * n), pool.shape[1]), np.uint8)
-            grown[:n] = pool
-            self._rawpool = grown
-            free.extend(range(grown.shape[0] - 1, n - 1, -1))
-        row = free.pop()
-        self._raw_row[ref] = row
-        return row
+    def _pack_desc(self) -> np.ndarray:
+        """The update kernels' descriptor of the state's arrays (:func:`._update.pack`)."""
+        return _U.pack(
+            (
+                self.obi, self.obq, self.obt, self.obp, self.sc, self.upd, self._req,
+                self._pos_off, self._pos_lay, self._tight, self._gf, self._scratch, self._sel,
+                self._comp, self._coff, self._hdrs, self._bmins, self._bmaxs, self.ob_kind,
+                self.ob_a, self.ob_b, self.ob_rot, self.ob_area, self.ob_pstart, self.ob_pcount,
+                self.ob_pts, self._wp, self._rawpool, self._raw_row, self._raw_free, self._free,
+                self._rec, self._outs, self._dparams, *self._offmesh, self._world,
+            )
+        )  # fmt: skip
+
+    def _py_step(self, rebuilt: list, invalidated: list, failed: list) -> None:
+        """One update step on the Python path (the state kernels decide, the navmesh's
+        Python swap builds)."""
+        try:
+            while True:
+                layer = _call(
+                    _U.begin_step, self.obi, self.obq, self.obt, self.obp, self.sc, self.upd,
+                    self._req, self._pos_off, self._pos_lay, self._tight, self._gf, self._scratch,
+                )  # fmt: skip
+                if layer != -2:
+                    break
+                self._room(int(self.sc[_U.S_NEED]))
+        finally:
+            self._recount()
+            if self.removal_queued and not self.sc[_U.S_NREQ]:
+                self.removal_queued.clear()
+        if layer < 0:
+            return
+        loc = self._py_build(self._refs[layer], invalidated)
+        (rebuilt if loc[3] else failed).append(loc[:3])
+        _call(_U.advance, self.obi, self.obp, self.sc, layer)
+
+    def live_slots_on(self, ref: int) -> list[int]:
+        """Slots of the obstacles marked on layer ``ref``, in slot order."""
+        layer = self._tix[ref]
+        obi, obt = self.obi, self.obt
+        return [
+            i
+            for i in range(self.max_obstacles)
+            if obi[i, _U.STATE] in (PROCESSING, PROCESSED)
+            and layer in obt[i, : obi[i, _U.NT]].tolist()
+        ]
+
+    def live_shapes_on(self, ref: int) -> list[Obstacle]:
+        return [self.effective(self.shape_of(i)) for i in self.live_slots_on(ref)]  # type: ignore[arg-type]
 
     def build_initial(
         self,
@@ -734,7 +896,7 @@ class CacheState:
         BuildError
             A layer overflows one of Detour's buffers (the tiles added before it stay).
         """
-        if not (self.compatible or self.fast_detail) or self.navmesh._swap_args() is None:
+        if not self._kernel_ok():
             return False
         refs: list[int] = []
         last: list[int] = []  # index in refs of each position's last layer
@@ -742,34 +904,59 @@ class CacheState:
             refs += self.tiles_at(tx, ty)
             last.append(len(refs) - 1)
         total = len(coords)
-        tiles = self.tiles
         ends: dict[int, list[int]] = {}
         for k, j in enumerate(last):
             ends.setdefault(j, []).append(k + 1)  # (positions without layers end here too)
         if progress is not None:
             for d in ends.pop(-1, []):
                 progress(d, total)
-
-        def done(j: int, ok: bool) -> None:
-            if not ok:
-                h = tiles[refs[j]].header
-                why = _BUILD_ERRORS.get(self.fail_stage, "build failed")
-                raise BuildError(f"layer ({h.tx}, {h.ty}, {h.tlayer}): {why}")
+        saved = self.update
+        self.update = refs
+        rebuilt: list = []
+        failed: list = []
+        try:
+            self._kernel_steps(len(refs), -1, rebuilt, [], failed)
+        finally:
+            self.update = saved
+        if failed:
+            bad = failed[0]
+            j = next(k for k, r in enumerate(refs) if self._loc[r] == bad)
             if progress is not None:
+                for k in range(j):
+                    for d in ends.get(k, ()):
+                        progress(d, total)
+            why = _BUILD_ERRORS.get(self.fail_stage, "build failed")
+            raise BuildError(f"layer ({bad[0]}, {bad[1]}, {bad[2]}): {why}")
+        if progress is not None:
+            for j in range(len(refs)):
                 for d in ends.get(j, ()):
                     progress(d, total)
-
-        self._rebuild_many(refs, [], done)
+        if self._tight.shape[0] and self.max_obstacles:
+            # the first add's kernel too (compiled or loaded now, not at the first add): a
+            # call it refuses (the first layer's bounds, no touched layer allowed)
+            q = self._tight[0].tolist()
+            z = self.ob_a[0]
+            _call(_U.add_call, self._sd, 0, CYLINDER, 0, z, z, self.ob_rot[0], *q)
+            _call(_U.remove_call, self._sd, 0, -1)  # (refused: not a handle)
+            if self.compatible:
+                c = [(q[k] + q[k + 3]) * 0.5 for k in range(3)]
+                _call(_U.add_cylinder_call, self._sd, 0, c[0], c[1], c[2], 1e-3, 1e-3)
+                _call(
+                    _U.add_oriented_box_call, self._sd, 0, c[0], c[1], c[2], 1e-3, 1e-3, 1e-3, 0.0
+                )
         return True
 
     def build_tile(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
         """``buildNavMeshTile``: rebuild the layer ``ref`` and swap it into the navmesh."""
+        if self._kernel_ok():
+            rebuilt: list = []
+            self._kernel_steps(1, self._tix[ref], rebuilt, invalidated, [])
+            return (*self._loc[ref], bool(rebuilt))
+        return self._py_build(ref, invalidated)
+
+    def _py_build(self, ref: int, invalidated: list) -> tuple[int, int, int, bool]:
         t = self.tiles[ref]
         h = t.header
-        if self.compatible or self.fast_detail:
-            res: list[bool] = []
-            if self._rebuild_many([ref], invalidated, lambda j, ok: res.append(ok)):
-                return h.tx, h.ty, h.tlayer, res[0]
         try:
             td = build_layer_tile(
                 t.data,
