@@ -432,6 +432,155 @@ def _plain_slice_error() -> None:
 _plain_slice_error()
 
 
+# --- numba's own per-compile overheads ---------------------------------------------
+
+
+def _fast_target_config() -> bool:
+    """Make numba's compiler flags (``TargetConfig``) cheap to hash and compare.
+
+    numba looks every ``@overload`` implementation up in a cache keyed by the current
+    flags (``_OverloadFunctionTemplate._get_impl``), i.e. on each typing of a call
+    of ``np.empty``, ``min``, an array method, ...: each lookup hashes and compares
+    the flags, and each of those builds a dict of all ~40 options through their
+    property getters. That was a quarter of the type inference time of a cold bake
+    (a sampling profile of a cold ``navkit demo``: ~6% of all its compile time).
+
+    Same results, computed directly: ``values()`` from the class's defaults and the
+    options set; the hash is numba's own (of the sorted option *names*: one value per
+    class, computed once); equality compares the options set first (equal when they
+    are), then falls back to numba's comparison of all values. Returns False (and
+    changes nothing) when numba's ``TargetConfig`` is not laid out as expected."""
+    try:
+        from numba.core import targetconfig as tcm
+    except ImportError:  # pragma: no cover - numba layout changed
+        return False
+    TC = tcm.TargetConfig
+    if getattr(TC.values, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    if not (
+        hasattr(TC, "options") and "_values" in getattr(TC, "__slots__", ())
+        and "sorted(self.values())" in _src(TC.__hash__)
+        and "self.values() == other.values()" in _src(TC.__eq__)
+        and "getattr(self, k) for k in self.options" in _src(TC.values)
+    ):  # fmt: skip
+        return False
+    orig_values = TC.values
+    defaults: dict = {}  # class -> (defaults dict, hash)
+
+    def _info(cls):
+        info = defaults.get(cls)
+        if info is None:
+            opts = cls.options
+            # the property getters return ``self._values.get(name, option.default)``
+            ok = all(isinstance(getattr(cls, k, None), property) for k in opts)
+            info = (
+                {k: o.default for k, o in opts.items()} if ok else None,
+                hash(tuple(sorted(opts))),
+            )
+            defaults[cls] = info
+        return info
+
+    def values(self):
+        d = _info(type(self))[0]
+        if d is None:  # pragma: no cover - a subclass with its own accessors
+            return orig_values(self)
+        out = dict(d)
+        for k, v in self._values.items():
+            if k in out:
+                out[k] = v
+        return out
+
+    def __hash__(self):
+        return _info(type(self))[1]
+
+    def __eq__(self, other):
+        if not isinstance(other, TC):
+            return NotImplemented
+        if type(self) is type(other) and self._values == other._values:
+            return True
+        return values(self) == values(other)
+
+    values._navkit = True  # type: ignore[attr-defined]
+    TC.values = values  # type: ignore[method-assign]
+    TC.__hash__ = __hash__  # type: ignore[method-assign,assignment]
+    TC.__eq__ = __eq__  # type: ignore[method-assign,assignment]
+    return True
+
+
+def _src(fn) -> str:
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):  # pragma: no cover - no source (frozen install)
+        return ""
+
+
+def _quiet_llvm_lock() -> bool:
+    """Drop numba's ``numba:llvm_lock`` events, which only time how long the LLVM lock
+    is held (``cres.metadata["timers"]["llvm_lock"]``, read by nothing).
+
+    llvmlite takes its lock around every call into LLVM (hundreds per compile: each
+    function of a module iterated, each name read), and numba broadcasts a start and
+    an end event for each to every compile on the stack: ~2-3% of a cold demo's
+    compile time. The lock itself stays; only the two callbacks go. False when
+    numba's callbacks are not found (nothing changed)."""
+    try:
+        from llvmlite.binding import ffi
+        from numba.core import base
+    except ImportError:  # pragma: no cover
+        return False
+    lock = getattr(getattr(ffi, "lib", None), "_lock", None)
+    cbs = getattr(lock, "_cblist", None)
+    if not isinstance(cbs, list):  # pragma: no cover - llvmlite layout changed
+        return False
+    ours = [
+        (a, r) for a, r in cbs
+        if getattr(a, "__module__", "") == base.__name__
+        and getattr(a, "__qualname__", "").startswith("_initialize_llvm_lock_event")
+    ]  # fmt: skip
+    for a, r in ours:
+        ffi.unregister_lock_callback(a, r)
+    return bool(ours)
+
+
+def _no_cfunc_wrappers_for_overloads() -> bool:
+    """Compile numba's ``@overload`` implementations (``np.empty``, ``np.zeros``,
+    ``min``, array methods, ...) without a C-callable wrapper, as navkit's own kernels
+    are (``no_cfunc_wrapper``): such an implementation is only ever linked into the
+    kernel that calls it, never called through a C pointer, and numba otherwise builds
+    and optimises a wrapper for each (~1% of a cold demo's compile time)."""
+    try:
+        from numba.core.typing.templates import _OverloadFunctionTemplate as T
+    except ImportError:  # pragma: no cover
+        return False
+    orig = getattr(T, "_get_jit_decorator", None)
+    if orig is None or "jitter(**self._jit_options)" not in _src(T._build_impl):
+        return False  # pragma: no cover - numba layout changed
+    if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+
+    def _get_jit_decorator(self):
+        jitter = orig(self)
+
+        def no_cfunc(*args, **opts):
+            if not args:
+                opts.setdefault("no_cfunc_wrapper", True)
+            return jitter(*args, **opts)
+
+        return no_cfunc
+
+    _get_jit_decorator._navkit = True  # type: ignore[attr-defined]
+    T._get_jit_decorator = _get_jit_decorator  # type: ignore[method-assign]
+    return True
+
+
+#: which of the overhead cuts above are in place (tests, bench/compile.py)
+NUMBA_PATCHES = {
+    "fast_target_config": _fast_target_config(),
+    "quiet_llvm_lock": _quiet_llvm_lock(),
+    "no_cfunc_wrappers_for_overloads": _no_cfunc_wrappers_for_overloads(),
+}
+
+
 def _install_announcer() -> _Announcer:
     import multiprocessing
 
