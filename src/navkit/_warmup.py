@@ -264,22 +264,20 @@ def _one_quad():
 
 def demo_side(recast_ready=None, claim=None, query_done=None) -> None:
     """Worker of a cold ``navkit demo``: compile what the demo needs after its bake
-    (the navmesh made from a bake, the tile cache, then the path query unless the
-    demo's process claimed it first) while the demo's own process compiles and runs
-    the bake, so the two compiles use two cores.
+    (the navmesh made from a bake, the path query unless the demo's process claimed
+    it first, then the tile cache) while the demo's own process compiles and runs the
+    bake, so the two compiles use two cores.
 
     ``recast_ready`` (an event): set by the demo once the Recast kernels the tile cache
     shares are cached (:func:`compile_shared_recast_kernels`); waited for before the
-    tile cache. ``claim``: a ``multiprocessing.Value`` ('i'); whichever process sets it
-    from 0 compiles the path kernels. ``query_done`` (an event) is set once this process
-    is past the path kernels (compiled, or left to the demo)."""
+    tile cache (the path kernels come first: they need no Recast kernel, and the wait
+    for the demo's shared kernels used to leave this process idle). ``claim``: a
+    ``multiprocessing.Value`` ('i'); whichever process sets it from 0 compiles the
+    path kernels. ``query_done`` (an event) is set once this process is past the path
+    kernels (compiled, or left to the demo)."""
     # Any failure here only means the demo compiles that part itself: stay quiet.
     try:
         compile_navmesh_kernels()  # ahead of the demo's bake, which needs them last
-        if recast_ready is not None:
-            recast_ready.wait()
-        with tempfile.TemporaryDirectory() as tmp:
-            _tile_cache(tmp)
     except Exception:  # noqa: BLE001
         pass
     try:
@@ -290,6 +288,13 @@ def demo_side(recast_ready=None, claim=None, query_done=None) -> None:
     finally:
         if query_done is not None:
             query_done.set()
+    try:
+        if recast_ready is not None:
+            recast_ready.wait()
+        with tempfile.TemporaryDirectory() as tmp:
+            _tile_cache(tmp)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _claim(flag) -> bool:
