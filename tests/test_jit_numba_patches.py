@@ -88,3 +88,49 @@ def test_kernels_still_right(n):
         return a
 
     assert g(n).tolist() == [min(i, 3) for i in range(n)]
+
+
+def test_overload_impl_compiled_once_for_callers_with_other_flags():
+    import numba
+    from numba.core import event
+
+    from navkit._jit import njit
+
+    seen = []
+
+    class _L(event.Listener):
+        def on_start(self, ev):
+            pass
+
+        def on_end(self, ev):
+            f = getattr(ev.data["dispatcher"], "py_func", None)
+            if f is not None and "ol_np_empty" in f.__qualname__:
+                seen.append(str(ev.data["args"]))
+
+    # a 4-d uint16 array: a signature nothing else in the test process allocates
+    @njit(cache=False)
+    def a(n):  # navkit's flags (nogil, no C wrapper, numpy error model)
+        return np.empty((n, n, n, n), np.uint16).size
+
+    @numba.njit(cache=False, nogil=False, error_model="numpy")
+    def b(n):  # other flags, same inherited ones (nrt, fastmath, error model)
+        return np.empty((n, n, n, n), np.uint16).size
+
+    lis = _L()
+    event.register("numba:compile", lis)
+    try:
+        assert a(2) == b(2) == 16
+    finally:
+        event.unregister("numba:compile", lis)
+    assert len(seen) == 1, seen
+
+    @numba.njit(cache=False, error_model="python")
+    def d(n):  # another inherited flag: its own compile
+        return np.empty((n, n, n, n), np.uint16).size
+
+    event.register("numba:compile", lis)
+    try:
+        assert d(2) == 16
+    finally:
+        event.unregister("numba:compile", lis)
+    assert len(seen) == 2, seen

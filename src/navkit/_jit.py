@@ -573,8 +573,71 @@ def _no_cfunc_wrappers_for_overloads() -> bool:
     return True
 
 
+def _overloads_keyed_by_inherited_flags() -> bool:
+    """Compile an ``@overload`` implementation once per argument types and the compiler
+    flags it inherits from its caller, not once per caller's whole set of flags.
+
+    numba caches ``np.empty``'s, ``np.zeros``'s, ``min``'s ... implementation per
+    (argument types, the caller's flags) (``_OverloadFunctionTemplate._get_impl``), so
+    the same implementation compiled again for a caller with other flags: a navkit
+    kernel (``nogil``, CPython wrapper) and numba's own ``np.zeros`` implementation
+    (no wrapper) calling ``np.empty(n, np.int64)`` compiled it twice, three times with
+    a ``parallel`` caller (a cold demo: ``np.empty`` 39 compiles for 22 signatures in
+    one process). An implementation's compile reads only the options its target
+    inherits from the caller (``inherit_if_not_set`` in ``CPUTargetOptions.finalize``:
+    ``nrt``, ``fastmath``, ``error_model``, ``forceinline`` in numba 0.6x; read here
+    from numba's source), so the cache is keyed by those. Lowering already looks the
+    compiled implementation up by argument types alone. False (nothing changed) when
+    numba's code is not as expected."""
+    import re
+
+    try:
+        from numba.core import cpu, targetconfig
+        from numba.core.typing.templates import _OverloadFunctionTemplate as T
+    except ImportError:  # pragma: no cover
+        return False
+    if getattr(T._get_impl, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    src = _src(T._get_impl)
+    fin = _src(cpu.CPUTargetOptions.finalize)
+    names = tuple(re.findall(r"inherit_if_not_set\(\s*[\"'](\w+)[\"']", fin))
+    if (
+        not names
+        or "cache_key = self.context, tuple(args), tuple(kws.items()), flags" not in src
+        or "self._build_impl(cache_key, args, kws)" not in src
+        or "ConfigStack.top_or_none()" not in src
+    ):  # pragma: no cover - numba layout changed
+        return False
+
+    def _val(v):
+        enc = getattr(v, "encode", None)  # FastMathOptions: unhashable, encodes to str
+        if callable(enc) and not isinstance(v, str):
+            return (type(v).__name__, enc())
+        hash(v)
+        return v
+
+    def _get_impl(self, args, kws):
+        flags = targetconfig.ConfigStack.top_or_none()
+        if flags is not None:
+            try:
+                flags = ("inherited",) + tuple(_val(getattr(flags, n)) for n in names)
+            except (TypeError, AttributeError):  # pragma: no cover - odd option value
+                pass
+        cache_key = self.context, tuple(args), tuple(kws.items()), flags
+        try:
+            return self._impl_cache[cache_key]
+        except KeyError:
+            pass
+        return self._build_impl(cache_key, args, kws)
+
+    _get_impl._navkit = True  # type: ignore[attr-defined]
+    T._get_impl = _get_impl  # type: ignore[method-assign]
+    return True
+
+
 #: which of the overhead cuts above are in place (tests, bench/compile.py)
 NUMBA_PATCHES = {
+    "overloads_keyed_by_inherited_flags": _overloads_keyed_by_inherited_flags(),
     "fast_target_config": _fast_target_config(),
     "quiet_llvm_lock": _quiet_llvm_lock(),
     "no_cfunc_wrappers_for_overloads": _no_cfunc_wrappers_for_overloads(),
