@@ -881,7 +881,23 @@ def _lend_machinery():
     return LentArray, lend, lent_opener, lent_arg
 
 
+def _by_reference(cls):
+    """Name a type class made inside a function after its module attribute, so that
+    pickles (numba's cache index keys, :class:`_Need`) refer to ``navkit._jit.<name>``.
+
+    Otherwise (cloudpickle, a ``<locals>`` class) each process pickles the class by
+    value, under a tag of its own: a signature with a lent array written by one process
+    never equals the same signature typed live in another, so a kernel another process
+    had compiled and cached was compiled again whenever a new caller needed it (in a
+    cold demo, ``connect_tile`` and its helpers in both processes; a feature's first
+    use after another feature's, the shared query kernels)."""
+    cls.__qualname__ = cls.__name__
+    cls.__module__ = __name__
+    return cls
+
+
 LentArray, lend, lent_opener, _lent_arg = _lend_machinery()
+_by_reference(LentArray)
 
 
 #: kernel -> the compiled entry point of its single overload (see :func:`entry_call`)
@@ -1019,3 +1035,4 @@ def _ref_machinery():
 
 
 ArraysRef, ref_opener = _ref_machinery()
+_by_reference(ArraysRef)
