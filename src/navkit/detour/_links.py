@@ -655,18 +655,28 @@ def connect_new_tiles(b, slots, nei_start, nei_slots, nei_sides, tile_bits, poly
     """:func:`connect_tile` for each of new tiles without off-mesh connections, one per (x, y)
     (no other layer), into a navmesh whose tiles have none either (a bake's tiles).
 
+    The same links as :func:`connect_tile` tile after tile: its off-mesh steps would
+    find nothing to link, so they are left out (and are not compiled with the bake).
     ``b``: the pools as :func:`navkit.detour._swap.open_pool` opens them (the entry is
-    :func:`navkit.detour._pool_links.connect_new_tiles`). Each tile goes through
-    :func:`connect_tile` with the argument types the tile swaps and ``add_tile`` pass
-    (its compiled code is shared: a cold ``navkit demo`` compiled a second copy of the
-    link steps here, ~3 CPU s); with no off-mesh connection anywhere, its off-mesh steps
-    find nothing to link, so the links are those of the steps alone, in Detour's order.
+    :func:`navkit.detour._pool_links.connect_new_tiles`).
     """
-    none = slots[:0]
     for i in range(slots.shape[0]):
-        j0 = nei_start[i]
-        j1 = nei_start[i + 1]
-        connect_tile(b, slots[i], none, nei_slots[j0:j1], nei_sides[j0:j1], tile_bits, poly_bits)
+        t = np.int64(slots[i])
+        con = np.zeros(4, np.int64)
+        conarea = np.zeros((4, 2), np.float32)
+        init_link_free_list(b, t)
+        connect_int_links(b, t, tile_bits, poly_bits)
+        # Detour's order: t to each neighbour, then the neighbour to t (one call site:
+        # connect_ext_links is inlined)
+        for k in range(2 * (nei_start[i + 1] - nei_start[i])):
+            j = nei_start[i] + (k >> 1)
+            s = np.int64(nei_slots[j])
+            side = np.int64(nei_sides[j])
+            odd = (k & 1) == 1
+            frm = s if odd else t
+            to = t if odd else s
+            side = (side + 4) & 7 if odd else side
+            connect_ext_links(b, frm, to, side, tile_bits, poly_bits, con, conarea)
 
 
 @njit
