@@ -132,9 +132,10 @@ class _Need:
         obj: Any = importlib.import_module(self.mod)
         for part in self.qual.split("."):
             obj = getattr(obj, part)
-        obj.compile(self.argtypes)
-        cres = obj.overloads[self.argtypes]
-        if cres.signature.return_type != self.restype:
+        argtypes = tuple(_live_type(t) for t in self.argtypes)
+        obj.compile(argtypes)
+        cres = obj.overloads[argtypes]
+        if cres.signature.return_type != _live_type(self.restype):
             # a kernel's cached caller predates a change of this kernel: its call
             # would not match; numba's cache of the caller must be rebuilt
             raise RuntimeError(
@@ -148,6 +149,31 @@ class _Need:
             ll.add_symbol(
                 self.name, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
             )
+
+
+def _live_type(t):
+    """``t`` with navkit's lent array and array reference types of this process.
+
+    A cache entry written before these types pickled by reference (see
+    :func:`_by_reference`) holds copies of their classes made by cloudpickle, which
+    numba's attribute and cast templates (registered for the real classes) do not
+    match: compiling a callee for those types fails to type. Rebuilt here with the real
+    classes (containers of them too); any other type is returned as it is."""
+    from numba.core import types
+
+    cls = type(t)
+    if cls.__name__ == "LentArray" and cls is not LentArray and cls.__module__ == __name__:
+        return LentArray(t.dtype, t.ndim, t.layout)
+    if cls.__name__ == "ArraysRef" and cls is not ArraysRef and cls.__module__ == __name__:
+        return ArraysRef(t.tuple_class, t.fields, [_live_type(m) for m in t.members])
+    if isinstance(t, types.BaseTuple) and hasattr(t, "types"):
+        members = [_live_type(m) for m in t.types]
+        if all(a is b for a, b in zip(members, t.types, strict=True)):
+            return t  # (nothing of ours inside: as it is)
+        if isinstance(t, types.BaseNamedTuple):
+            return types.NamedTuple(members, t.instance_class)
+        return types.Tuple(members)
+    return t
 
 
 def _unlinked_call(fndesc):
