@@ -175,8 +175,9 @@ def compile_path_kernels() -> None:
 
 def compile_navmesh_kernels() -> None:
     """Compile the kernels that turn a bake's polygon mesh into a navmesh (tile data,
-    BV tree, links: a tile's and the bake's bulk link kernel) on a one-quad mesh, without
-    baking (no Recast kernel runs)."""
+    BV tree, a tile's links) on a one-quad mesh, without baking (no Recast kernel runs).
+    The bake's bulk link kernel (``_pool_links.connect_new_tiles``) is left to the demo's
+    own process: with it here, this process was the longer one by ~4 CPU s."""
     from navkit.detour import navmesh as _nm
     from navkit.detour import tile as _tile
 
@@ -193,16 +194,6 @@ def compile_navmesh_kernels() -> None:
     nm._add_tile(data, None, check=False)
     nm.stats()
     nm.islands()
-    # the bake's bulk link kernel (NavMesh._add_packed), with the argument types the bake
-    # passes, on no tile: the demo's bake then loads it from the cache
-    import numpy as np
-
-    from navkit.detour._pool_links import connect_new_tiles
-
-    none = np.zeros(0, np.int64)
-    connect_new_tiles(
-        nm._kernel_desc(), none, np.zeros(1, np.int64), none, none, nm.tile_bits, nm.poly_bits
-    )
 
 
 def _tile_cache(tmp: str) -> None:
