@@ -170,7 +170,7 @@ import atexit, json, os, time
 _dir = os.environ.get("NAVKIT_BENCH_COMPILE_LOG")
 if _dir:
     _rec = {"pid": os.getpid(), "start": time.time(), "compile": 0.0, "n": 0, "last": 0.0,
-            "llvm": {}, "kernels": {}, "kernel_llvm": {}}
+            "llvm": {}, "kernels": {}, "kernel_llvm": {}, "outer": []}
     try:
         from numba.core import codegen, event
 
@@ -182,6 +182,8 @@ if _dir:
                 d = ev.data["dispatcher"]
                 f = getattr(d, "py_func", d)
                 _names.append(f.__module__ + "." + f.__qualname__)
+                if not self.stack:  # an outermost compile: [wall start, end, kernel]
+                    _rec["outer"].append([time.time(), 0.0, _names[-1]])
                 self.stack.append([time.thread_time(), 0.0])
 
             def on_end(self, ev):
@@ -193,6 +195,8 @@ if _dir:
                 _rec["compile"] += dt - child
                 _rec["n"] += 1
                 _rec["last"] = time.time()
+                if not self.stack:
+                    _rec["outer"][-1][1] = _rec["last"]
                 d = ev.data["dispatcher"]
                 f = getattr(d, "py_func", d)
                 k = _rec["kernels"].setdefault(f.__module__ + "." + f.__qualname__, [0, 0.0, []])
@@ -269,6 +273,8 @@ def run_feature(name: str, navmesh: Path, cache_dir: str | None = None) -> dict:
         for f in sorted(logs.glob("*.json")):
             r = json.loads(f.read_text())
             r["last"] = r["last"] - start if r["n"] else 0.0
+            r["t0"] = r["start"] - start
+            r["outer"] = [[a - start, b - start, k] for a, b, k in r.get("outer", [])]
             procs.append(r)
     line = next((ln for ln in p.stdout.splitlines() if ln.startswith("@@")), None)
     if p.returncode != 0 or line is None:
@@ -311,6 +317,8 @@ def summarize(name: str, res: dict, top: int) -> dict:
                     k: {a: round(b, 2) for a, b in v.items()}
                     for k, v in p.get("kernel_llvm", {}).items()
                 },
+                "started_s": round(p.get("t0", 0.0), 1),
+                "timeline": _segments(p.get("outer", [])),
                 "kernels": [
                     [k, v[0], round(v[1], 2)] + ([v[2]] if v[0] > 1 else [])
                     for k, v in sorted(p.get("kernels", {}).items(), key=lambda kv: -kv[1][1])
@@ -320,6 +328,26 @@ def summarize(name: str, res: dict, top: int) -> dict:
         ],
         "in_several_processes": _shared_kernels(res.get("processes", [])),
     }
+
+
+def _segments(outer: list, gap: float = 1.0) -> list:
+    """A process's outermost compiles [wall start, end, kernel] (s from the feature's
+    start) merged into busy segments [start, end, compiles, longest kernel]: what the
+    process compiled when, and where it waited (between segments)."""
+    segs: list = []
+    for a, b, k in outer:
+        if segs and a - segs[-1][1] <= gap:
+            seg = segs[-1]
+            seg[1] = max(seg[1], b)
+            seg[2] += 1
+            if b - a > seg[4]:
+                seg[3], seg[4] = k, b - a
+        else:
+            segs.append([a, b, 1, k, b - a])
+    return [
+        [round(a, 1), round(b, 1), n, k.rsplit(".", 2)[-2] + "." + k.rsplit(".", 1)[-1]]
+        for a, b, n, k, _ in segs
+    ]
 
 
 def _llvm_of(proc: dict, kernel: str) -> str:
@@ -380,6 +408,12 @@ def main() -> int:
                     f"({p['compiles']} compiles, last ended at {p['last_compile_end_s']:.0f} s "
                     f"wall; LLVM: {llvm})"
                 )
+                if len(row["processes"]) > 1 and p["timeline"]:
+                    print(
+                        f"      started at {p['started_s']:.1f} s; compiling (outermost "
+                        "compiles, gaps > 1 s split): "
+                        + ", ".join(f"{a:.0f}-{b:.0f} s ({n}: {k})" for a, b, n, k in p["timeline"])
+                    )
                 for k, n, t, *_a in p["kernels"][: args.top if len(row["processes"]) > 1 else 0]:
                     print(f"      {t:6.2f} s {n}x {k}{_llvm_of(p, k)}")
                 if len(row["processes"]) == 1:  # LLVM part of the slowest kernels

@@ -394,7 +394,7 @@ def test_cold_demo_announces_each_compile_once_and_a_warm_one_never(tmp_path):
     assert len(lines) == len(set(lines)), r.stderr  # each announcement once
     # the second process compiled the navmesh kernels: the demo's own process loads
     # them instead of compiling them again (the path kernels go to whichever process
-    # is free first, the tile cache's layer kernels to the demo's process)
+    # is free first, the tile cache's layer kernels to the second process)
     assert not any(ln.startswith("navkit: compiling navmesh") for ln in lines), r.stderr
     for name in ("sample_level.png", "tilecache_before.png", "tilecache_after.png"):
         assert (tmp_path / "out" / name).exists()
@@ -409,7 +409,7 @@ from navkit.detour import _batch, _pool_links, tile
 from navkit.detour.query import NavMeshQuery
 from navkit.geometry import sample_level
 from navkit.recast import detail, rasterize
-from navkit.tilecache import TileCache, layers
+from navkit.tilecache import TileCache
 
 _warmup.compile_path_kernels()
 _warmup.compile_navmesh_kernels()
@@ -417,7 +417,7 @@ _warmup.compile_shared_recast_kernels()
 # (kernels called from Python: one called only from other kernels is not loaded
 # when those load from the cache, so its signatures would be empty on a warm run)
 baked = (_batch.pair_entry, tile._tile_kernel, _pool_links.connect_tiles)
-shared = (detail._detail_kernel, rasterize._rasterize_kernel, layers._partition_kernel)
+shared = (detail._detail_kernel, rasterize._rasterize_kernel)  # (layers: the tile cache's)
 sigs = [set(k.signatures) for k in baked + shared]
 nm = navkit.bake(sample_level(), navkit.BakeConfig())
 NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))

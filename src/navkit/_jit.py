@@ -132,9 +132,10 @@ class _Need:
         obj: Any = importlib.import_module(self.mod)
         for part in self.qual.split("."):
             obj = getattr(obj, part)
-        obj.compile(self.argtypes)
-        cres = obj.overloads[self.argtypes]
-        if cres.signature.return_type != self.restype:
+        argtypes = tuple(_live_type(t) for t in self.argtypes)
+        obj.compile(argtypes)
+        cres = obj.overloads[argtypes]
+        if cres.signature.return_type != _live_type(self.restype):
             # a kernel's cached caller predates a change of this kernel: its call
             # would not match; numba's cache of the caller must be rebuilt
             raise RuntimeError(
@@ -148,6 +149,31 @@ class _Need:
             ll.add_symbol(
                 self.name, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
             )
+
+
+def _live_type(t):
+    """``t`` with navkit's lent array and array reference types of this process.
+
+    A cache entry written before these types pickled by reference (see
+    :func:`_by_reference`) holds copies of their classes made by cloudpickle, which
+    numba's attribute and cast templates (registered for the real classes) do not
+    match: compiling a callee for those types fails to type. Rebuilt here with the real
+    classes (containers of them too); any other type is returned as it is."""
+    from numba.core import types
+
+    cls = type(t)
+    if cls.__name__ == "LentArray" and cls is not LentArray and cls.__module__ == __name__:
+        return LentArray(t.dtype, t.ndim, t.layout)
+    if cls.__name__ == "ArraysRef" and cls is not ArraysRef and cls.__module__ == __name__:
+        return ArraysRef(t.tuple_class, t.fields, [_live_type(m) for m in t.members])
+    if isinstance(t, types.BaseTuple) and hasattr(t, "types"):
+        members = [_live_type(m) for m in t.types]
+        if all(a is b for a, b in zip(members, t.types, strict=True)):
+            return t  # (nothing of ours inside: as it is)
+        if isinstance(t, types.BaseNamedTuple):
+            return types.NamedTuple(members, t.instance_class)
+        return types.Tuple(members)
+    return t
 
 
 def _unlinked_call(fndesc):
@@ -462,6 +488,218 @@ def _plain_slice_error() -> None:
 _plain_slice_error()
 
 
+# --- numba's own per-compile overheads ---------------------------------------------
+
+
+def _fast_target_config() -> bool:
+    """Make numba's compiler flags (``TargetConfig``) cheap to hash and compare.
+
+    numba looks every ``@overload`` implementation up in a cache keyed by the current
+    flags (``_OverloadFunctionTemplate._get_impl``), i.e. on each typing of a call
+    of ``np.empty``, ``min``, an array method, ...: each lookup hashes and compares
+    the flags, and each of those builds a dict of all ~40 options through their
+    property getters. That was a quarter of the type inference time of a cold bake
+    (a sampling profile of a cold ``navkit demo``: ~6% of all its compile time).
+
+    Same results, computed directly: ``values()`` from the class's defaults and the
+    options set; the hash is numba's own (of the sorted option *names*: one value per
+    class, computed once); equality compares the options set first (equal when they
+    are), then falls back to numba's comparison of all values. Returns False (and
+    changes nothing) when numba's ``TargetConfig`` is not laid out as expected."""
+    try:
+        from numba.core import targetconfig as tcm
+    except ImportError:  # pragma: no cover - numba layout changed
+        return False
+    TC = tcm.TargetConfig
+    if getattr(TC.values, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    if not (
+        hasattr(TC, "options") and "_values" in getattr(TC, "__slots__", ())
+        and "sorted(self.values())" in _src(TC.__hash__)
+        and "self.values() == other.values()" in _src(TC.__eq__)
+        and "getattr(self, k) for k in self.options" in _src(TC.values)
+    ):  # fmt: skip
+        return False
+    orig_values = TC.values
+    defaults: dict = {}  # class -> (defaults dict, hash)
+
+    def _info(cls):
+        info = defaults.get(cls)
+        if info is None:
+            opts = cls.options
+            # the property getters return ``self._values.get(name, option.default)``
+            ok = all(isinstance(getattr(cls, k, None), property) for k in opts)
+            info = (
+                {k: o.default for k, o in opts.items()} if ok else None,
+                hash(tuple(sorted(opts))),
+            )
+            defaults[cls] = info
+        return info
+
+    def values(self):
+        d = _info(type(self))[0]
+        if d is None:  # pragma: no cover - a subclass with its own accessors
+            return orig_values(self)
+        out = dict(d)
+        for k, v in self._values.items():
+            if k in out:
+                out[k] = v
+        return out
+
+    def __hash__(self):
+        return _info(type(self))[1]
+
+    def __eq__(self, other):
+        if not isinstance(other, TC):
+            return NotImplemented
+        if type(self) is type(other) and self._values == other._values:
+            return True
+        return values(self) == values(other)
+
+    values._navkit = True  # type: ignore[attr-defined]
+    TC.values = values  # type: ignore[method-assign]
+    TC.__hash__ = __hash__  # type: ignore[method-assign,assignment]
+    TC.__eq__ = __eq__  # type: ignore[method-assign,assignment]
+    return True
+
+
+def _src(fn) -> str:
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):  # pragma: no cover - no source (frozen install)
+        return ""
+
+
+def _quiet_llvm_lock() -> bool:
+    """Drop numba's ``numba:llvm_lock`` events, which only time how long the LLVM lock
+    is held (``cres.metadata["timers"]["llvm_lock"]``, read by nothing).
+
+    llvmlite takes its lock around every call into LLVM (hundreds per compile: each
+    function of a module iterated, each name read), and numba broadcasts a start and
+    an end event for each to every compile on the stack: ~2-3% of a cold demo's
+    compile time. The lock itself stays; only the two callbacks go. False when
+    numba's callbacks are not found (nothing changed)."""
+    try:
+        from llvmlite.binding import ffi
+        from numba.core import base
+    except ImportError:  # pragma: no cover
+        return False
+    lock = getattr(getattr(ffi, "lib", None), "_lock", None)
+    cbs = getattr(lock, "_cblist", None)
+    if not isinstance(cbs, list):  # pragma: no cover - llvmlite layout changed
+        return False
+    ours = [
+        (a, r) for a, r in cbs
+        if getattr(a, "__module__", "") == base.__name__
+        and getattr(a, "__qualname__", "").startswith("_initialize_llvm_lock_event")
+    ]  # fmt: skip
+    for a, r in ours:
+        ffi.unregister_lock_callback(a, r)
+    return bool(ours)
+
+
+def _no_cfunc_wrappers_for_overloads() -> bool:
+    """Compile numba's ``@overload`` implementations (``np.empty``, ``np.zeros``,
+    ``min``, array methods, ...) without a C-callable wrapper, as navkit's own kernels
+    are (``no_cfunc_wrapper``): such an implementation is only ever linked into the
+    kernel that calls it, never called through a C pointer, and numba otherwise builds
+    and optimises a wrapper for each (~1% of a cold demo's compile time)."""
+    try:
+        from numba.core.typing.templates import _OverloadFunctionTemplate as T
+    except ImportError:  # pragma: no cover
+        return False
+    orig = getattr(T, "_get_jit_decorator", None)
+    if orig is None or "jitter(**self._jit_options)" not in _src(T._build_impl):
+        return False  # pragma: no cover - numba layout changed
+    if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+
+    def _get_jit_decorator(self):
+        jitter = orig(self)
+
+        def no_cfunc(*args, **opts):
+            if not args:
+                opts.setdefault("no_cfunc_wrapper", True)
+            return jitter(*args, **opts)
+
+        return no_cfunc
+
+    _get_jit_decorator._navkit = True  # type: ignore[attr-defined]
+    T._get_jit_decorator = _get_jit_decorator  # type: ignore[method-assign]
+    return True
+
+
+def _overloads_keyed_by_inherited_flags() -> bool:
+    """Compile an ``@overload`` implementation once per argument types and the compiler
+    flags it inherits from its caller, not once per caller's whole set of flags.
+
+    numba caches ``np.empty``'s, ``np.zeros``'s, ``min``'s ... implementation per
+    (argument types, the caller's flags) (``_OverloadFunctionTemplate._get_impl``), so
+    the same implementation compiled again for a caller with other flags: a navkit
+    kernel (``nogil``, CPython wrapper) and numba's own ``np.zeros`` implementation
+    (no wrapper) calling ``np.empty(n, np.int64)`` compiled it twice, three times with
+    a ``parallel`` caller (a cold demo: ``np.empty`` 39 compiles for 22 signatures in
+    one process). An implementation's compile reads only the options its target
+    inherits from the caller (``inherit_if_not_set`` in ``CPUTargetOptions.finalize``:
+    ``nrt``, ``fastmath``, ``error_model``, ``forceinline`` in numba 0.6x; read here
+    from numba's source), so the cache is keyed by those. Lowering already looks the
+    compiled implementation up by argument types alone. False (nothing changed) when
+    numba's code is not as expected."""
+    import re
+
+    try:
+        from numba.core import cpu, targetconfig
+        from numba.core.typing.templates import _OverloadFunctionTemplate as T
+    except ImportError:  # pragma: no cover
+        return False
+    if getattr(T._get_impl, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    src = _src(T._get_impl)
+    fin = _src(cpu.CPUTargetOptions.finalize)
+    names = tuple(re.findall(r"inherit_if_not_set\(\s*[\"'](\w+)[\"']", fin))
+    if (
+        not names
+        or "cache_key = self.context, tuple(args), tuple(kws.items()), flags" not in src
+        or "self._build_impl(cache_key, args, kws)" not in src
+        or "ConfigStack.top_or_none()" not in src
+    ):  # pragma: no cover - numba layout changed
+        return False
+
+    def _val(v):
+        enc = getattr(v, "encode", None)  # FastMathOptions: unhashable, encodes to str
+        if callable(enc) and not isinstance(v, str):
+            return (type(v).__name__, enc())
+        hash(v)
+        return v
+
+    def _get_impl(self, args, kws):
+        flags = targetconfig.ConfigStack.top_or_none()
+        if flags is not None:
+            try:
+                flags = ("inherited",) + tuple(_val(getattr(flags, n)) for n in names)
+            except (TypeError, AttributeError):  # pragma: no cover - odd option value
+                pass
+        cache_key = self.context, tuple(args), tuple(kws.items()), flags
+        try:
+            return self._impl_cache[cache_key]
+        except KeyError:
+            pass
+        return self._build_impl(cache_key, args, kws)
+
+    _get_impl._navkit = True  # type: ignore[attr-defined]
+    T._get_impl = _get_impl  # type: ignore[method-assign]
+    return True
+
+
+#: which of the overhead cuts above are in place (tests, bench/compile.py)
+NUMBA_PATCHES = {
+    "overloads_keyed_by_inherited_flags": _overloads_keyed_by_inherited_flags(),
+    "fast_target_config": _fast_target_config(),
+    "quiet_llvm_lock": _quiet_llvm_lock(),
+    "no_cfunc_wrappers_for_overloads": _no_cfunc_wrappers_for_overloads(),
+}
+
+
 def _install_announcer() -> _Announcer:
     import multiprocessing
 
@@ -699,7 +937,23 @@ def _lend_machinery():
     return LentArray, lend, lent_opener, lent_arg
 
 
+def _by_reference(cls):
+    """Name a type class made inside a function after its module attribute, so that
+    pickles (numba's cache index keys, :class:`_Need`) refer to ``navkit._jit.<name>``.
+
+    Otherwise (cloudpickle, a ``<locals>`` class) each process pickles the class by
+    value, under a tag of its own: a signature with a lent array written by one process
+    never equals the same signature typed live in another, so a kernel another process
+    had compiled and cached was compiled again whenever a new caller needed it (in a
+    cold demo, ``connect_tile`` and its helpers in both processes; a feature's first
+    use after another feature's, the shared query kernels)."""
+    cls.__qualname__ = cls.__name__
+    cls.__module__ = __name__
+    return cls
+
+
 LentArray, lend, lent_opener, _lent_arg = _lend_machinery()
+_by_reference(LentArray)
 
 
 #: kernel -> the compiled entry point of its single overload (see :func:`entry_call`)
@@ -837,3 +1091,4 @@ def _ref_machinery():
 
 
 ArraysRef, ref_opener = _ref_machinery()
+_by_reference(ArraysRef)

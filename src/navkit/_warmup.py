@@ -175,7 +175,9 @@ def compile_path_kernels() -> None:
 
 def compile_navmesh_kernels() -> None:
     """Compile the kernels that turn a bake's polygon mesh into a navmesh (tile data,
-    BV tree, links) on a one-quad mesh, without baking (no Recast kernel runs)."""
+    BV tree, a tile's links) on a one-quad mesh, without baking (no Recast kernel runs).
+    The bake's bulk link kernel (``_pool_links.connect_new_tiles``) is left to the demo's
+    own process: with it here, this process was the longer one by ~4 CPU s."""
     from navkit.detour import navmesh as _nm
     from navkit.detour import tile as _tile
 
@@ -214,26 +216,35 @@ def _tile_cache(tmp: str) -> None:
 
 def compile_shared_recast_kernels() -> None:
     """Compile the Recast kernels that both processes of a cold ``navkit demo`` reach:
-    the bake's first stages (rasterize, filters, compact, erode: a tiny tile's layers,
-    which also compiles the tile cache's layer kernels) and the detail mesh (on a
-    one-quad polygon mesh). The demo's process runs this before its bake, so that they
-    are cached by the time the second process's tile cache needs them (otherwise
-    both processes compile them at once)."""
+    the bake's first stages (rasterize, filters, compact, erode: a tiny tile's compact
+    heightfield, as the tile cache builds it) and the detail mesh (on a one-quad polygon
+    mesh). The demo's process runs this before its bake, so that they are cached by the
+    time the second process's tile cache needs them (otherwise both processes compile
+    them at once). The tile cache's own layer kernels are left to the second process
+    (the bake does not use them: ~5 CPU s off the demo's process, the longer of the
+    two)."""
     from types import SimpleNamespace
 
     import numpy as np
 
     from navkit.geometry import TriMesh
+    from navkit.pipeline import bin_triangles, tile_bounds
+    from navkit.recast.build import tile_compact_heightfield
     from navkit.recast.config import BakeConfig
     from navkit.recast.detail import build_poly_mesh_detail
-    from navkit.tilecache.build import build_tile_layers
+    from navkit.tilecache.build import _prepare
     from navkit.tilecache.tilemesh import layer_heightfield
 
     quad = TriMesh(
         vertices=np.array([[0, 0, 0], [0, 0, 4], [4, 0, 4], [4, 0, 0]], np.float32),
         triangles=np.array([[0, 1, 2], [0, 2, 3]], np.int32),
     )
-    build_tile_layers(quad, BakeConfig(tile_size=32), 0, 0)
+    # tilecache.build.tile_layers's first step (build_tile_layers(quad, ..., 0, 0))
+    rc, verts, tris, tri_areas, grid, filters = _prepare(quad, BakeConfig(tile_size=32))
+    start, binned = bin_triangles(verts, tris, grid, rc)
+    sel = binned[start[0] : start[1]]
+    tbmin, tbmax = tile_bounds(grid, rc, 0, 0)
+    tile_compact_heightfield(verts, tris[sel], tri_areas[sel], rc, tbmin, tbmax, filters)
     pm, _ = _one_quad()
     cells = SimpleNamespace(cs=pm.cs, ch=pm.ch)
     chf = layer_heightfield(np.zeros((8, 8), np.uint8), cells, np.zeros(3, np.float32), 4)  # type: ignore[arg-type]
@@ -264,22 +275,20 @@ def _one_quad():
 
 def demo_side(recast_ready=None, claim=None, query_done=None) -> None:
     """Worker of a cold ``navkit demo``: compile what the demo needs after its bake
-    (the navmesh made from a bake, the tile cache, then the path query unless the
-    demo's process claimed it first) while the demo's own process compiles and runs
-    the bake, so the two compiles use two cores.
+    (the navmesh made from a bake, the path query unless the demo's process claimed
+    it first, then the tile cache) while the demo's own process compiles and runs the
+    bake, so the two compiles use two cores.
 
     ``recast_ready`` (an event): set by the demo once the Recast kernels the tile cache
     shares are cached (:func:`compile_shared_recast_kernels`); waited for before the
-    tile cache. ``claim``: a ``multiprocessing.Value`` ('i'); whichever process sets it
-    from 0 compiles the path kernels. ``query_done`` (an event) is set once this process
-    is past the path kernels (compiled, or left to the demo)."""
+    tile cache (the path kernels come first: they need no Recast kernel, and the wait
+    for the demo's shared kernels used to leave this process idle). ``claim``: a
+    ``multiprocessing.Value`` ('i'); whichever process sets it from 0 compiles the
+    path kernels. ``query_done`` (an event) is set once this process is past the path
+    kernels (compiled, or left to the demo)."""
     # Any failure here only means the demo compiles that part itself: stay quiet.
     try:
         compile_navmesh_kernels()  # ahead of the demo's bake, which needs them last
-        if recast_ready is not None:
-            recast_ready.wait()
-        with tempfile.TemporaryDirectory() as tmp:
-            _tile_cache(tmp)
     except Exception:  # noqa: BLE001
         pass
     try:
@@ -290,6 +299,13 @@ def demo_side(recast_ready=None, claim=None, query_done=None) -> None:
     finally:
         if query_done is not None:
             query_done.set()
+    try:
+        if recast_ready is not None:
+            recast_ready.wait()
+        with tempfile.TemporaryDirectory() as tmp:
+            _tile_cache(tmp)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _claim(flag) -> bool:

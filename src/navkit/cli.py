@@ -505,7 +505,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     side = start_demo_side()  # cold cache: compile the later steps' kernels on the other core
     if side is not None:
         print(
-            "navkit: first run: compiling the navmesh and tile-cache kernels in a second "
+            "navkit: first run: compiling the navmesh, path and tile-cache kernels in a second "
             "process meanwhile",
             file=sys.stderr,
             flush=True,
