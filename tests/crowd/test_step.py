@@ -234,8 +234,9 @@ def test_thread_chooser_probes_both_and_keeps_the_faster():
     """A parallel crowd runs the two steps in turns of two updates in the first PROBES
     updates of each PERIOD (the second of each turn timed), then the one with the
     smaller median kernel time over the last KEEP timed updates of each: after a change
-    of regime, within two periods."""
+    of regime, within two periods (windows every period: no backoff here)."""
     ch = step_mod.ThreadChooser()
+    ch.MAX_GAP = 1
     for fast_serial in (True, False, True, False):
         for period in range(2):
             seen = []
@@ -258,6 +259,7 @@ def test_thread_chooser_goes_parallel_only_for_a_clear_gain():
     """A serial crowd switches to the parallel step only when its median is below ENTER
     times the serial one; a parallel crowd stays parallel while it is not slower."""
     ch = step_mod.ThreadChooser()
+    ch.MAX_GAP = 1
 
     def periods(par_t, n=2):
         for _ in range(n * ch.PERIOD):
@@ -269,3 +271,36 @@ def test_thread_chooser_goes_parallel_only_for_a_clear_gain():
     assert periods(0.8) is False  # 20% faster: parallel
     assert periods(0.97) is False  # still faster: stays parallel
     assert periods(1.1) is True  # slower: back to serial
+
+
+def test_thread_chooser_backs_off_while_parallel_loses():
+    """While the parallel step loses outright, probe windows come 2, 4, ... up to
+    MAX_GAP periods apart; the first window in which it wins brings the gap back to one
+    period (and the crowd goes parallel for a clear gain)."""
+    ch = step_mod.ThreadChooser()
+    P, W = ch.PERIOD, ch.PROBES
+
+    def run(n, par_t):
+        starts = []
+        for _ in range(n):
+            pos = ch._pos()
+            if pos == 0:
+                starts.append(ch.k)
+            ser = ch.serial_now()
+            ch.record(ser, 1.0 if ser else par_t)
+        return starts
+
+    starts = run(P * (2 + 4 + 8 + 8) + W, 1.3)
+    assert [b - a for a, b in zip(starts, starts[1:])] == [2 * P, 4 * P, 8 * P, 8 * P]
+    assert ch.serial is True
+    # parallel 5% faster: no loss (the gap comes back to one period), no switch either
+    run(3 * ch.MAX_GAP * P, 0.95)
+    assert ch._gap == 1 and ch.serial is True
+    starts = run(3 * P, 0.95)
+    assert [b - a for a, b in zip(starts, starts[1:])] == [P, P]
+    # the parallel step now clearly faster: the next window switches to it
+    run(2 * P, 0.5)
+    assert ch.serial is False
+    # and while it stays parallel, probes stay every period
+    starts = run(4 * P, 0.5)
+    assert [b - a for a, b in zip(starts, starts[1:])] == [P, P, P]

@@ -351,34 +351,52 @@ class ThreadChooser:
     arithmetic), so the choice is only one of speed. On a machine whose other cores are
     busy, or with few agents per thread, the parallel step's regions (a wake-up and a
     barrier each, and the agent data moving between the cores' caches) can cost more
-    than they save. Every ``PERIOD`` updates the first ``PROBES`` run the two steps in
-    turns of two updates (parallel first); the second update of each turn is timed (the
-    first wakes the threads up or lets them fall asleep). The step with the smaller
-    median kernel wall time over the last ``KEEP`` timed updates of each (two periods'
-    probes: four samples are too few on a shared machine) runs the rest of the period;
-    a serial crowd goes parallel only when that median is below ``ENTER`` times the
-    serial one (the parallel step's cost varies more with the machine's load, and a
-    wrong switch costs more than a missed gain)."""
+    than they save. A probe window of ``PROBES`` updates runs the two steps in turns of
+    two updates (parallel first); the second update of each turn is timed (the first
+    wakes the threads up or lets them fall asleep). The step with the smaller median
+    kernel wall time over the last ``KEEP`` timed updates of each (two windows' probes:
+    four samples are too few on a shared machine) runs until the next window; a serial
+    crowd goes parallel only when that median is below ``ENTER`` times the serial one
+    (the parallel step's cost varies more with the machine's load, and a wrong switch
+    costs more than a missed gain).
+
+    Windows start every ``PERIOD`` updates. While the parallel step keeps losing
+    outright (its median not below the serial one), the gap between windows doubles, up
+    to ``MAX_GAP`` periods: its probes are the slow updates of a crowd that stays
+    serial (at 100 agents on a busy 2-core machine they cost 2-10% of the mean update).
+    Any other outcome brings the gap back to one period."""
 
     PERIOD = 64
     PROBES = 16
     KEEP = 8
     ENTER = 0.9
+    MAX_GAP = 8
 
     def __init__(self) -> None:
         self.k = 0
         self.serial = True
         self._t: tuple[list[float], list[float]] = ([], [])
+        self._start = 0  # update count at which the current window starts
+        self._gap = 1  # periods from this window to the next
+
+    def _pos(self) -> int:
+        """The update's place after the current window's start (rolled forward)."""
+        span = self._gap * self.PERIOD
+        k = self.k - self._start
+        if k >= span:
+            self._start += k - k % span
+            k %= span
+        return k
 
     def serial_now(self) -> bool:
         if not AUTO_SERIAL:
             return False
-        k = self.k % self.PERIOD
+        k = self._pos()
         return (k // 2) % 2 == 1 if k < self.PROBES else self.serial
 
     def record(self, serial: bool, seconds: float) -> None:
         """The update's step took ``seconds`` (kernel calls only), serial or not."""
-        k = self.k % self.PERIOD
+        k = self._pos()
         self.k += 1
         if k >= self.PROBES or k % 2 == 0:
             return
@@ -391,6 +409,9 @@ class ThreadChooser:
                 mp = par[len(par) // 2] + par[(len(par) - 1) // 2]  # (medians, doubled)
                 ms = ser[len(ser) // 2] + ser[(len(ser) - 1) // 2]
                 self.serial = not mp < (ms * self.ENTER if self.serial else ms)
+                lost = self.serial and not mp < ms
+                # (the window that just ended starts the next span)
+                self._gap = min(self._gap * 2, self.MAX_GAP) if lost else 1
 
 
 @njit
