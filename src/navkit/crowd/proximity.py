@@ -220,10 +220,11 @@ MAX_DENSE_CELLS = 1 << 16
 def dense_cells(items, lo, head):
     """The grid's first ``head`` items by cell, for :func:`find_neighbours_dense`: the
     cells' bounding box (x0, y0, w, h), ``start`` (w * h + 1: each cell's first row in
-    ``ids``) and ``ids`` (head, 3) rows (agent rank, its lower cell x, y), each cell's
-    items newest first (the order of its hash chain). w = 0 when the box has more
-    than MAX_DENSE_CELLS cells (agents far apart: use the hash walk)."""
-    ids = np.empty((head, 3), np.int64)
+    ``ids``) and ``ids`` (head, 4) rows (agent rank, its lower cell x, y, and the
+    cell x of this item), each cell's items newest first (the order of its hash
+    chain). w = 0 when the box has more than MAX_DENSE_CELLS cells (agents far apart:
+    use the hash walk)."""
+    ids = np.empty((head, 4), np.int64)
     if head == 0:
         return 0, 0, 0, 0, np.zeros(1, np.int64), ids
     x0 = items[0, 0]
@@ -255,6 +256,7 @@ def dense_cells(items, lo, head):
         ids[j, 0] = it
         ids[j, 1] = lo[it, 0]
         ids[j, 2] = lo[it, 1]
+        ids[j, 3] = items[k, 0]
     return x0, y0, w, h, start, ids
 
 
@@ -264,7 +266,8 @@ def find_neighbours_dense(sel, act, walking, npos, height, qrange, inv, x0, y0, 
     """:func:`find_neighbours` on the grid's items by cell (:func:`dense_cells`): the
     same cells in the same order, each cell's items in its hash chain's order, without
     hashing nor walking chains shared with other cells (cells outside the box hold
-    no item)."""
+    no item). A row's cells are consecutive in ``ids``, so each row of the query box is
+    one run of items (empty cells cost nothing: a 12 r query range spans 9 x 9 cells)."""
     maxn = neis.shape[1]
     for i in range(sel.shape[0]):
         s = sel[i]
@@ -283,16 +286,15 @@ def find_neighbours_dense(sel, act, walking, npos, height, qrange, inv, x0, y0, 
         n = 0
         nid = 0
         done = False
-        for y in range(cy0, cy1 + 1):
-            if done:
-                break
-            row = (y - y0) * w - x0
-            for x in range(cx0, cx1 + 1):
-                c = row + x
-                for k in range(start[c], start[c + 1]):
+        if cx0 <= cx1:
+            for y in range(cy0, cy1 + 1):
+                if done:
+                    break
+                row = (y - y0) * w - x0
+                for k in range(start[row + cx0], start[row + cx1 + 1]):
                     # the item's first cell in the query's order: its lower corner
                     # clamped to the query box's (any other cell is a repeat)
-                    if x == max(ids[k, 1], qx0) and y == max(ids[k, 2], qy0):
+                    if ids[k, 3] == max(ids[k, 1], qx0) and y == max(ids[k, 2], qy0):
                         if nid >= MAX_QUERY_IDS:
                             done = True
                             break
@@ -301,6 +303,4 @@ def find_neighbours_dense(sel, act, walking, npos, height, qrange, inv, x0, y0, 
                         if o != s:
                             n = _add_neighbour(s, o, px, py, pz, rng, height, npos, neis,
                                                nei_dist, n, maxn)  # fmt: skip
-                if done:
-                    break
         nneis[s] = n
