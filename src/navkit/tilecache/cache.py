@@ -101,6 +101,7 @@ def _offmesh(offmesh: Any) -> OffMeshConnections | None:
     return cons if len(cons.rad) else None
 
 
+_ALL = 1 << 62  # (update steps: until up to date)
 _NUM = (float, int)  # (``type(x) in``: bool and numpy scalars take the checked path)
 
 
@@ -769,6 +770,17 @@ class TileCache:
         InputError
             ``budget_ms`` not > 0, ``max_tiles`` not >= 1.
         """
+        if budget_ms is None and max_tiles is None:  # (the common call: no checks)
+            st = self._state
+            rb: list = []
+            fl: list = []
+            inv: list = []
+            st.steps(_ALL, rb, inv, fl)
+            ch = Changes(tuple(rb), tuple(inv), tuple(fl), not st._left)
+            if (rb or fl) and self._subscribers:
+                for cb in list(self._subscribers):
+                    cb(ch)
+            return ch
         if budget_ms is not None:
             budget_ms = float(_positive(budget_ms, "budget_ms"))
         if max_tiles is not None:
