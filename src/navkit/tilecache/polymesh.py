@@ -289,31 +289,45 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
     n0 = max(npolys, 1)
     pv = np.empty((n0, n0), np.int32)
     tmp = np.empty(NVP * 2, np.int64)
+    # each row's best pair (value, k): the largest value of row j's pairs (j, k > j),
+    # the first such k; the best pair overall is the first row's with the largest
+    # value (Recast's scan order). A merge changes the rows of the two polygons and
+    # the entries in their columns only: the other rows' bests are kept, compared with
+    # their new entries, or computed again when they pointed at a changed column.
+    rbv = np.zeros(n0, np.int64)
+    rbk = np.zeros(n0, np.int64)
     for j in range(npolys - 1):
+        bv = 0
+        bk = 0
         for k in range(j + 1, npolys):
-            pv[j, k] = _pair_packed(polys, j, k, cnt, verts) if sig[j] & sig[k] else -1
+            p = _pair_packed(polys, j, k, cnt, verts) if sig[j] & sig[k] else -1
+            pv[j, k] = p
+            v = p >> 6
+            if v > bv:
+                bv = v
+                bk = k
+        rbv[j] = bv
+        rbk[j] = bk
     while True:
         best_val = 0
         best_pa = 0
-        best_pb = 0
         for j in range(npolys - 1):
-            for k in range(j + 1, npolys):
-                v = pv[j, k] >> 6
-                if v > best_val:
-                    best_val = v
-                    best_pa = j
-                    best_pb = k
+            if rbv[j] > best_val:
+                best_val = rbv[j]
+                best_pa = j
         if best_val <= 0:
             break
+        best_pb = rbk[best_pa]
         p = np.int64(pv[best_pa, best_pb])
         _merge_polys(polys[best_pa], polys[best_pb], (p >> 3) & 7, p & 7, tmp)
         cnt[best_pa] = cnt[best_pa] + cnt[best_pb] - 2
         sig[best_pa] = _vertex_sig(polys, best_pa, cnt[best_pa])
-        polys[best_pb, :] = polys[npolys - 1, :]
-        cnt[best_pb] = cnt[npolys - 1]
-        sig[best_pb] = sig[npolys - 1]
+        last = npolys - 1
+        polys[best_pb, :] = polys[last, :]
+        cnt[best_pb] = cnt[last]
+        sig[best_pb] = sig[last]
         if has_areas:
-            pareas[best_pb] = pareas[npolys - 1]
+            pareas[best_pb] = pareas[last]
         npolys -= 1
         for x in range(npolys):
             if x != best_pa:
@@ -328,6 +342,31 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
                     pv[lo, hi] = (
                         _pair_packed(polys, lo, hi, cnt, verts) if sig[lo] & sig[hi] else -1
                     )
+        for j in range(npolys - 1):
+            k0 = rbk[j]
+            if (
+                j == best_pa or j == best_pb or k0 == best_pa or k0 == best_pb
+                or k0 == last
+            ):  # fmt: skip
+                bv = 0
+                bk = 0
+                for k in range(j + 1, npolys):
+                    v = np.int64(pv[j, k]) >> 6
+                    if v > bv:
+                        bv = v
+                        bk = k
+                rbv[j] = bv
+                rbk[j] = bk
+            else:
+                # (the row's other entries did not change: its best stays, unless a
+                # changed entry beats it or ties it earlier)
+                for c in (best_pa, best_pb):
+                    if j < c < npolys:
+                        v = np.int64(pv[j, c]) >> 6
+                        if v > rbv[j] or (v == rbv[j] and c < k0):
+                            rbv[j] = v
+                            rbk[j] = c
+                            k0 = c
     return npolys
 
 
