@@ -293,6 +293,8 @@ class CacheState:
         self.ob_pts = np.zeros((0, 2), np.float32)
         #: the update kernels' descriptor of the arrays (None: pack again)
         self._sd: np.ndarray | None = None
+        #: the navmesh descriptor ``_sd`` was packed with
+        self._sd_nm: np.ndarray | None = None
         # every layer's stream and header, for the rebuild kernels (layer i: tset.tiles[i])
         self._tix = {t.ref: i for i, t in enumerate(tset.tiles)}
         self._refs = [t.ref for t in tset.tiles]
@@ -397,6 +399,7 @@ class CacheState:
     def __getstate__(self) -> dict:
         d = self.__dict__.copy()
         d["_sd"] = None  # (addresses of this state's arrays: a copy packs its own)
+        d["_sd_nm"] = None
         return d
 
     # -- lookups ---------------------------------------------------------------------------
@@ -779,16 +782,6 @@ class CacheState:
             A swap failed (Detour's limits); the steps before it are done.
         """
         nm = self.navmesh
-        if args is None:
-            desc = nm._desc
-            if desc is None:
-                desc = nm._kernel_desc()
-            bits = nm.__dict__.get("_ibits")
-            if bits is None:
-                bits = nm._swap_args()[2]  # type: ignore[index]
-            cnt = nm._cnt
-        else:
-            desc, cnt, bits, _ = args
         kernel = _U.update_call if self.compatible else _U.update_call_detail
         ep = _ENTRY_POINTS.get(kernel)
         done = 0
@@ -804,9 +797,10 @@ class CacheState:
                 self.sc[9] = m  # (_U.S_NFREE)
                 self._free_seen = head
             sd = self._sd
-            if sd is None:
-                sd = self._sd = self._pack_desc()
-            a = (max_steps - done, only, self._climb, self._max_error, sd, desc, cnt, bits)
+            desc = nm._desc
+            if sd is None or desc is None or desc is not self._sd_nm:
+                sd = self._sd = self._pack_desc()  # (the navmesh's arrays too)
+            a = (max_steps - done, only, self._climb, self._max_error, sd)
             if ep is not None:
                 try:
                     res = ep(*a)
@@ -827,8 +821,7 @@ class CacheState:
             if code == _U.COMPACT:
                 nm._compact()
             elif code == _U.GROW:
-                nm._grow_pools(self._outs[nrec, 8:16])
-                desc = nm._kernel_desc()
+                nm._grow_pools(self._outs[nrec, 8:16])  # (packed again: a new _desc)
             elif code == _U.ROOM:
                 self._room(int(self.sc[_U.S_NEED]))
             elif code == _U.SWAP_ERROR:
@@ -863,7 +856,22 @@ class CacheState:
                 self.fail_stage = int(self.sc[_U.S_FAIL])
 
     def _pack_desc(self) -> np.ndarray:
-        """The update kernels' descriptor of the state's arrays (:func:`._update.pack`)."""
+        """The update kernels' descriptor of the state's arrays (:func:`._update.pack`),
+        then of the navmesh's (its pools' descriptor, counters and ref bits: the update
+        kernels read them at ``_U.NM_OFFSET``; packed again when the navmesh's
+        descriptor changes, ``_sd_nm``)."""
+        nm = self.navmesh
+        desc = nm._kernel_desc()
+        bits = nm.__dict__.get("_ibits")
+        if bits is None:
+            nm._swap_args()
+            bits = nm.__dict__.get("_ibits")
+        if bits is None:  # (runtime off-mesh connections: the kernel steps do not run)
+            bits = np.zeros(5, np.int64)
+        self._sd_nm = desc
+        return np.concatenate((self._pack_state(), _U.pack((desc, nm._cnt, bits), _U.NM_SPEC)))
+
+    def _pack_state(self) -> np.ndarray:
         return _U.pack(
             (
                 self.obi, self.obq, self.obt, self.obp, self.sc, self.upd, self._req,
