@@ -286,14 +286,17 @@ def _contours_into(
     an array variable reassigned inside the cell loop costs numba a reference-count
     update per cell (this kernel ran 5x slower so)."""
     cap = (w + h) * 2 * 2
-    tv = np.zeros((cap, 4), np.int64)
-    poly = np.zeros(cap, np.int64)
+    # (the trace buffer, the kept indices and the output rows are written before they
+    # are read: not zeroed)
+    tv = np.empty((cap, 4), np.int64)
+    poly = np.empty(cap, np.int64)
     nverts = np.zeros(nregs, np.int64)
     start = np.zeros(nregs, np.int64)
     creg = np.zeros(nregs, np.uint8)
     carea = np.zeros(nregs, np.uint8)
-    out = np.zeros((cap_out, 4), np.uint8)
+    out = np.empty((cap_out, 4), np.uint8)
     nout = 0
+    found = 0  # (regions traced: once all are, the rest of the scan would skip every cell)
     for y in range(h):
         for x in range(w):
             idx = x + y * w
@@ -331,6 +334,9 @@ def _contours_into(
                 out[nout + j, 3] = f
                 j = i
             nout += nv
+            found += 1
+            if found == nregs:
+                return start, nverts, creg, carea, out[:nout].copy(), 0
     return start, nverts, creg, carea, out[:nout].copy(), 0
 
 

@@ -278,24 +278,26 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
     pairs of the two rows that changed (the merged row, and the last row moved into
     the freed one) are computed again: the scan is the same, ~n times less work.
     Values are cell-space squared lengths (< 2 * 256**2), so the packing fits int32."""
-    cnt = np.empty(max(npolys, 1), np.int64)
+    n0 = max(npolys, 1)
+    # the per-row arrays in one block (each is written before it is read)
+    blk = np.empty(4 * n0 + 2 * NVP, np.int64)
+    cnt = blk[:n0]
     # each row's vertex signature (bit v % 64 of each vertex v): rows whose signatures
     # share no bit share no vertex, so no edge, and cannot merge (-1, as
     # _pair_packed would say) without comparing their edges
-    sig = np.empty(max(npolys, 1), np.int64)
+    sig = blk[n0 : 2 * n0]
     for j in range(npolys):
         cnt[j] = _count_poly_verts(polys[j])
         sig[j] = _vertex_sig(polys, j, cnt[j])
-    n0 = max(npolys, 1)
     pv = np.empty((n0, n0), np.int32)
-    tmp = np.empty(NVP * 2, np.int64)
+    tmp = blk[4 * n0 :]
     # each row's best pair (value, k): the largest value of row j's pairs (j, k > j),
     # the first such k; the best pair overall is the first row's with the largest
     # value (Recast's scan order). A merge changes the rows of the two polygons and
     # the entries in their columns only: the other rows' bests are kept, compared with
     # their new entries, or computed again when they pointed at a changed column.
-    rbv = np.zeros(n0, np.int64)
-    rbk = np.zeros(n0, np.int64)
+    rbv = blk[2 * n0 : 3 * n0]
+    rbk = blk[3 * n0 : 4 * n0]
     for j in range(npolys - 1):
         bv = 0
         bk = 0
@@ -705,16 +707,29 @@ def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numb
         max_verts += cnverts[i]
         max_tris += cnverts[i] - 2
         max_per = max(max_per, cnverts[i])
-    vflags = np.zeros(max_verts + 1, np.int64)
-    verts = np.zeros((max_verts, 3), np.int64)
-    polys = np.full((max_tris, 2 * NVP), _NULL, np.int64)
-    areas = np.zeros(max_tris, np.int64)
-    first_vert = np.full(256, _NULL, np.int64)
-    next_vert = np.zeros(max(max_verts, 1), np.int64)
-    indices = np.zeros(max(max_per, 1), np.int64)
-    tris = np.zeros((max(max_per, 1), 3), np.int64)
-    tp = np.full((max(max_per, 1), NVP), _NULL, np.int64)
-    dummy = np.zeros(1, np.int64)
+    # the zeroed arrays as views of one zeroed block, the _NULL-filled ones of another
+    mv1 = max(max_verts, 1)
+    mp1 = max(max_per, 1)
+    o1 = max_verts + 1
+    o2 = o1 + 3 * max_verts
+    o3 = o2 + max_tris
+    o4 = o3 + mv1
+    o5 = o4 + mp1
+    o6 = o5 + 3 * mp1
+    zb = np.zeros(o6 + 1, np.int64)
+    vflags = zb[:o1]
+    verts = zb[o1:o2].reshape((max_verts, 3))
+    areas = zb[o2:o3]
+    next_vert = zb[o3:o4]
+    indices = zb[o4:o5]
+    tris = zb[o5:o6].reshape((mp1, 3))
+    dummy = zb[o6:]
+    q1 = 2 * NVP * max_tris
+    q2 = q1 + 256
+    nb = np.full(q2 + NVP * mp1, _NULL, np.int64)
+    polys = nb[:q1].reshape((max_tris, 2 * NVP))
+    first_vert = nb[q1:q2]
+    tp = nb[q2:].reshape((mp1, NVP))
     # The helpers take borrowed arrays (no reference counting on each of their many
     # calls). A borrowed view does not own its memory: numba frees a local array after
     # its last use, so the scratch owners are used again after the call (without that

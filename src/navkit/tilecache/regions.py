@@ -63,7 +63,7 @@ def _regions_kernel(heights, areas, w, h, climb):  # pragma: no cover - numba
     regs = np.full(n, 0xFF, np.uint8)  # (uint8, as in Detour)
     # one block: the sweeps (every entry written before it is read), the per-region
     # arrays for up to 256 ids (counts zeroed), the -z connectivity of the row's cells
-    sbuf = np.empty(3 * w + 256 + (6 + _MAX_NEIS) * 256 + w, np.int64)
+    sbuf = np.empty(3 * w + 256 + 6 * 256 + w, np.int64)
     sw_ns = sbuf[:w]
     sw_id = sbuf[w : 2 * w]
     sw_nei = sbuf[2 * w : 3 * w]
@@ -75,8 +75,8 @@ def _regions_kernel(heights, areas, w, h, climb):  # pragma: no cover - numba
     rid = sbuf[o + 1024 : o + 1280]
     head = sbuf[o + 1280 : o + 1536]
     tail = sbuf[o + 1536 : o + 1792]
-    neis = sbuf[o + 1792 : o + 1792 + 256 * _MAX_NEIS].reshape((256, _MAX_NEIS))
-    ycon = sbuf[o + 1792 + 256 * _MAX_NEIS :]
+    ycon = sbuf[o + 1792 :]
+    neis = np.empty((256, _MAX_NEIS), np.uint8)  # (region ids: bytes, a small block)
     for i in range(256):
         area[i] = 0
         nneis[i] = 0
