@@ -268,6 +268,28 @@ def _vertex_sig(polys, j, n):
     return sg
 
 
+@njit(inline="always")
+def _bits(x):
+    """The number of bits set in ``x`` (a vertex signature of at most NVP bits)."""
+    c = 0
+    while x != 0:
+        x &= x - 1
+        c += 1
+    return c
+
+
+@njit(inline="always")
+def _may_merge(sig, nc, a, b):
+    """False when rows ``a`` and ``b`` cannot share an edge: their signatures share no
+    bit (no common vertex), or at most one bit while both rows' vertices have distinct
+    bits (``nc``: then every common vertex is a common bit, so they share at most one
+    vertex)."""
+    m = sig[a] & sig[b]
+    if m == 0:
+        return False
+    return not (nc[a] and nc[b] and (m & (m - 1)) == 0)
+
+
 @njit
 def _merge_loop(polys, npolys, verts, pareas, has_areas):
     """Greedy merge of ``polys[:npolys]`` (rows of NVP); returns the new count.
@@ -280,17 +302,19 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
     Values are cell-space squared lengths (< 2 * 256**2), so the packing fits int32."""
     n0 = max(npolys, 1)
     # the per-row arrays in one block (each is written before it is read)
-    blk = np.empty(4 * n0 + 2 * NVP, np.int64)
+    blk = np.empty(5 * n0 + 2 * NVP, np.int64)
     cnt = blk[:n0]
     # each row's vertex signature (bit v % 64 of each vertex v): rows whose signatures
     # share no bit share no vertex, so no edge, and cannot merge (-1, as
     # _pair_packed would say) without comparing their edges
     sig = blk[n0 : 2 * n0]
+    nc = blk[4 * n0 : 5 * n0]  # (1: the row's vertices have distinct signature bits)
     for j in range(npolys):
         cnt[j] = _count_poly_verts(polys[j])
         sig[j] = _vertex_sig(polys, j, cnt[j])
+        nc[j] = _bits(sig[j]) == cnt[j]
     pv = np.empty((n0, n0), np.int32)
-    tmp = blk[4 * n0 :]
+    tmp = blk[5 * n0 :]
     # each row's best pair (value, k): the largest value of row j's pairs (j, k > j),
     # the first such k; the best pair overall is the first row's with the largest
     # value (Recast's scan order). A merge changes the rows of the two polygons and
@@ -302,7 +326,7 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
         bv = 0
         bk = 0
         for k in range(j + 1, npolys):
-            p = _pair_packed(polys, j, k, cnt, verts) if sig[j] & sig[k] else -1
+            p = _pair_packed(polys, j, k, cnt, verts) if _may_merge(sig, nc, j, k) else -1
             pv[j, k] = p
             v = p >> 6
             if v > bv:
@@ -324,10 +348,12 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
         _merge_polys(polys[best_pa], polys[best_pb], (p >> 3) & 7, p & 7, tmp)
         cnt[best_pa] = cnt[best_pa] + cnt[best_pb] - 2
         sig[best_pa] = _vertex_sig(polys, best_pa, cnt[best_pa])
+        nc[best_pa] = _bits(sig[best_pa]) == cnt[best_pa]
         last = npolys - 1
         polys[best_pb, :] = polys[last, :]
         cnt[best_pb] = cnt[last]
         sig[best_pb] = sig[last]
+        nc[best_pb] = nc[last]
         if has_areas:
             pareas[best_pb] = pareas[last]
         npolys -= 1
@@ -335,14 +361,18 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
             if x != best_pa:
                 lo = min(x, best_pa)
                 hi = max(x, best_pa)
-                pv[lo, hi] = _pair_packed(polys, lo, hi, cnt, verts) if sig[lo] & sig[hi] else -1
+                pv[lo, hi] = (
+                    _pair_packed(polys, lo, hi, cnt, verts) if _may_merge(sig, nc, lo, hi) else -1
+                )
         if best_pb < npolys:
             for x in range(npolys):
                 if x != best_pb and x != best_pa:
                     lo = min(x, best_pb)
                     hi = max(x, best_pb)
                     pv[lo, hi] = (
-                        _pair_packed(polys, lo, hi, cnt, verts) if sig[lo] & sig[hi] else -1
+                        _pair_packed(polys, lo, hi, cnt, verts)
+                        if _may_merge(sig, nc, lo, hi)
+                        else -1
                     )
         for j in range(npolys - 1):
             k0 = rbk[j]
