@@ -78,6 +78,15 @@ def _intersect(ax, az, bx, bz, cx, cz, dx, dz):
 def _diagonalie(i, j, n, verts, indices):
     d0x, d0z = _vx(verts, indices, i), _vz(verts, indices, i)
     d1x, d1z = _vx(verts, indices, j), _vz(verts, indices, j)
+    # An edge whose bounding box misses the diagonal's cannot intersect it (a proper
+    # crossing lies in both boxes, and a point "between" a segment's ends lies on it)
+    # when neither segment is a point (_between of a point segment tests one
+    # coordinate): those edges are skipped without the four orientation tests.
+    dminx = min(d0x, d1x)
+    dmaxx = max(d0x, d1x)
+    dminz = min(d0z, d1z)
+    dmaxz = max(d0z, d1z)
+    dpoint = d0x == d1x and d0z == d1z
     for k in range(n):
         k1 = k + 1 if k + 1 < n else 0
         if not (k == i or k1 == i or k == j or k1 == j):
@@ -90,6 +99,14 @@ def _diagonalie(i, j, n, verts, indices):
                 or (d1x == p1x and d1z == p1z)
             ):
                 continue
+            if not dpoint and not (p0x == p1x and p0z == p1z):
+                if (
+                    max(p0x, p1x) < dminx
+                    or min(p0x, p1x) > dmaxx
+                    or max(p0z, p1z) < dminz
+                    or min(p0z, p1z) > dmaxz
+                ):
+                    continue
             if _intersect(d0x, d0z, d1x, d1z, p0x, p0z, p1x, p1z):
                 return False
     return True
