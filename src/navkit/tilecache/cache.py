@@ -102,6 +102,7 @@ def _offmesh(offmesh: Any) -> OffMeshConnections | None:
 
 
 _ALL = 1 << 62  # (update steps: until up to date)
+_new_tuple = tuple.__new__
 _NUM = (float, int)  # (``type(x) in``: bool and numpy scalars take the checked path)
 
 
@@ -511,7 +512,8 @@ class TileCache:
                 type(x) in _NUM and type(y) in _NUM and type(z) in _NUM
                 and abs(x) <= 1e30 and abs(y) <= 1e30 and abs(z) <= 1e30
             ):  # fmt: skip
-                self._check_room()
+                if st._left:  # (up to date: no request queued, room for one)
+                    self._check_room()
                 ref = st.add_cylinder(float(x), float(y), float(z), float(radius), float(height))
                 if ref >= 0:
                     return ref
@@ -616,7 +618,8 @@ class TileCache:
                 and 1e-44 < hy <= 1e30
                 and 1e-44 < hz <= 1e30
             ):  # (1e-44: > 0 in float32 too)
-                self._check_room()
+                if st._left:  # (up to date: no request queued, room for one)
+                    self._check_room()
                 ref = st.add_oriented_box(
                     float(x), float(y), float(z), float(hx), float(hy), float(hz),
                     float(y_radians),
@@ -776,7 +779,8 @@ class TileCache:
             fl: list = []
             inv: list = []
             st.steps(_ALL, rb, inv, fl)
-            ch = Changes(tuple(rb), tuple(inv), tuple(fl), not st._left)
+            # (tuple.__new__: the NamedTuple without its Python-level __new__)
+            ch = _new_tuple(Changes, (tuple(rb), tuple(inv), tuple(fl), not st._left))
             if (rb or fl) and self._subscribers:
                 for cb in list(self._subscribers):
                     cb(ch)
