@@ -33,18 +33,18 @@ step on a layer (rebuild + navmesh swap, ``CacheState.build_tile``).
 commit compiled with g++ -O2, same seeds and obstacles); otherwise its medians and
 navkit's ratio to them are printed too.
 
-What limits it (2026-12-02 night, tc10; docs/benchmarks.md has the figures). An add
+What limits it (2026-12-02 night, tc10, and 2026-12-03, tc11; docs/benchmarks.md has
+the figures). An add
 is one kernel call (``tilecache._update.add_cylinder_call`` / ``add_oriented_box_call``
 for plain numbers in the compatible mode: bounds, world check, Detour's limit, the
 ADD request), an update one kernel call over the cache's arrays
 (``tilecache._update.update_call``: the requests, each layer's rebuild and navmesh
 swap, the free slots, the obstacle states), and every layer keeps its decoded bytes
-(no FastLZ decode after the first). Python is ~20-25% of an add + update in situ
-(the add ~10 us, the update call ~13 us, thread CPU); the rest is the kernel's
-per-layer work: regions (~18% of an add/remove loop under ``perf``), polygons
-(~19%: ear clipping, the greedy merge), contours (~13%), the links to the
-neighbours (~4%), allocations (~5%). A layer rebuild takes 32-49 us hot; in situ the
-kernel runs ~1.5x slower (its code and data are cold after Python ran). The default
+(no FastLZ decode after the first). Python is ~15% of an add + update in situ
+(the add ~4 us, the update call ~6 us); the rest is the kernel's per-layer work, in
+three stages of similar size after tc11 (hot, per layer under obstacles: regions
+7-13 us, contours 7-8 us, polygons 8-9 us), the links to the neighbours (~13% of the
+kernel in situ) and the swap. A layer rebuild takes 26-39 us hot. The default
 mode costs 2-4x the compatible one: the detail mesh (Recast's detail stage over the
 layer's heights), the BV tree and the tile data; on undulating the detail mesh holds
 11.2 triangles per polygon (dungeon 2.5, nav_test 2.8).

@@ -445,15 +445,21 @@ def _opener(spec):
 
 _open_state = _opener(STATE_SPEC)
 
+#: the navmesh's arrays the update kernels swap tiles into, packed after the state's
+#: (``sd[NM_OFFSET:]``): its pools' descriptor, its pool counters, its ref bits
+NM_SPEC = (("nmd", "i8", 1), ("nmcnt", "i8", 2), ("ibits", "i8", 1))
+NM_OFFSET = _WORDS * len(STATE_SPEC)
+_open_nm = _opener(NM_SPEC)
 
-def pack(arrays) -> np.ndarray:
-    """The descriptor of ``arrays`` (:data:`STATE_SPEC`'s, in order): address and
-    extents of each. The caller keeps them alive, and packs again when one is
-    reallocated."""
-    out = np.zeros(_WORDS * len(STATE_SPEC), np.int64)
-    if len(arrays) != len(STATE_SPEC):
-        raise TypeError(f"{len(arrays)} arrays for {len(STATE_SPEC)} descriptor entries")
-    for i, ((name, dt, nd), a) in enumerate(zip(STATE_SPEC, arrays)):
+
+def pack(arrays, spec=STATE_SPEC) -> np.ndarray:
+    """The descriptor of ``arrays`` (``spec``'s, in order: :data:`STATE_SPEC` or
+    :data:`NM_SPEC`): address and extents of each. The caller keeps them alive, and
+    packs again when one is reallocated."""
+    out = np.zeros(_WORDS * len(spec), np.int64)
+    if len(arrays) != len(spec):
+        raise TypeError(f"{len(arrays)} arrays for {len(spec)} descriptor entries")
+    for i, ((name, dt, nd), a) in enumerate(zip(spec, arrays)):
         if (
             not isinstance(a, np.ndarray) or a.dtype != np.dtype(dt) or a.ndim != nd
             or not a.flags.c_contiguous
@@ -465,8 +471,9 @@ def pack(arrays) -> np.ndarray:
 
 
 @njit
-def update_call(max_steps, only, climb, max_error, sd, d, cnt, ibits):  # pragma: no cover
-    """:func:`run_steps` on the arrays of the descriptor ``sd`` (:func:`pack`); also
+def update_call(max_steps, only, climb, max_error, sd):  # pragma: no cover
+    """:func:`run_steps` on the arrays of the descriptor ``sd`` (:func:`pack` of the
+    state's arrays, then of the navmesh's, :data:`NM_SPEC`: one array to unbox); also
     returns the rebuilds and requests left and whether the free slots changed."""
     (
         obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
@@ -474,6 +481,7 @@ def update_call(max_steps, only, climb, max_error, sd, d, cnt, ibits):  # pragma
         raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
         world,
     ) = _open_state(sd)  # fmt: skip
+    d, cnt, ibits = _open_nm(sd[NM_OFFSET:])
     nrec, code, steps = run_steps(
         max_steps, only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch,
         sel, comp, coff, hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,
@@ -483,7 +491,7 @@ def update_call(max_steps, only, climb, max_error, sd, d, cnt, ibits):  # pragma
 
 
 @njit
-def update_call_detail(max_steps, only, climb, max_error, sd, d, cnt, ibits):  # pragma: no cover
+def update_call_detail(max_steps, only, climb, max_error, sd):  # pragma: no cover
     """:func:`run_steps_detail` on the arrays of the descriptor ``sd`` (:func:`pack`)."""
     (
         obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch, sel, comp, coff,
@@ -491,6 +499,7 @@ def update_call_detail(max_steps, only, climb, max_error, sd, d, cnt, ibits):  #
         raw_row, raw_free, free, rec, outs, dparams, ov, orad, obidir, oarea, oflags, ouid,
         world,
     ) = _open_state(sd)  # fmt: skip
+    d, cnt, ibits = _open_nm(sd[NM_OFFSET:])
     nrec, code, steps = run_steps_detail(
         max_steps, only, obi, obq, obt, obp, sc, upd, req, pos_off, pos_lay, tight, gf, scratch,
         sel, comp, coff, hdrs, bmins, bmaxs, kinds, fa, fb, rot, areas_id, pstart, pcount, pts,

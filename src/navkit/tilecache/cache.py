@@ -101,6 +101,8 @@ def _offmesh(offmesh: Any) -> OffMeshConnections | None:
     return cons if len(cons.rad) else None
 
 
+_ALL = 1 << 62  # (update steps: until up to date)
+_new_tuple = tuple.__new__
 _NUM = (float, int)  # (``type(x) in``: bool and numpy scalars take the checked path)
 
 
@@ -510,7 +512,8 @@ class TileCache:
                 type(x) in _NUM and type(y) in _NUM and type(z) in _NUM
                 and abs(x) <= 1e30 and abs(y) <= 1e30 and abs(z) <= 1e30
             ):  # fmt: skip
-                self._check_room()
+                if st._left:  # (up to date: no request queued, room for one)
+                    self._check_room()
                 ref = st.add_cylinder(float(x), float(y), float(z), float(radius), float(height))
                 if ref >= 0:
                     return ref
@@ -615,7 +618,8 @@ class TileCache:
                 and 1e-44 < hy <= 1e30
                 and 1e-44 < hz <= 1e30
             ):  # (1e-44: > 0 in float32 too)
-                self._check_room()
+                if st._left:  # (up to date: no request queued, room for one)
+                    self._check_room()
                 ref = st.add_oriented_box(
                     float(x), float(y), float(z), float(hx), float(hy), float(hz),
                     float(y_radians),
@@ -769,6 +773,18 @@ class TileCache:
         InputError
             ``budget_ms`` not > 0, ``max_tiles`` not >= 1.
         """
+        if budget_ms is None and max_tiles is None:  # (the common call: no checks)
+            st = self._state
+            rb: list = []
+            fl: list = []
+            inv: list = []
+            st.steps(_ALL, rb, inv, fl)
+            # (tuple.__new__: the NamedTuple without its Python-level __new__)
+            ch = _new_tuple(Changes, (tuple(rb), tuple(inv), tuple(fl), not st._left))
+            if (rb or fl) and self._subscribers:
+                for cb in list(self._subscribers):
+                    cb(ch)
+            return ch
         if budget_ms is not None:
             budget_ms = float(_positive(budget_ms, "budget_ms"))
         if max_tiles is not None:

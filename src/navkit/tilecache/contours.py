@@ -155,7 +155,7 @@ def _simplify(tv, nv, poly, max_error):
     """simplifyContour: keeps the chosen raw vertices in ``tv[:n]``; returns n."""
     npoly = 0
     for i in range(nv):
-        j = (i + 1) % nv
+        j = i + 1 if i + 1 < nv else 0
         if tv[j, 3] != tv[i, 3]:
             poly[npoly] = i
             npoly += 1
@@ -175,27 +175,33 @@ def _simplify(tv, nv, poly, max_error):
     err2 = F32(max_error) * F32(max_error)
     i = 0
     while i < npoly:
-        ii = (i + 1) % npoly
+        ii = i + 1 if i + 1 < npoly else 0
         ai = poly[i]
         ax, az = tv[ai, 0], tv[ai, 2]
         bi = poly[ii]
         bx, bz = tv[bi, 0], tv[bi, 2]
         maxd = F32(0.0)
         maxi = -1
+        # (ci steps by cinc modulo nv: a subtraction instead of a division, as
+        # ci + cinc < 2 * nv)
         if bx > ax or (bx == ax and bz > az):
             cinc = 1
-            ci = (ai + cinc) % nv
+            ci = ai + cinc
             endi = bi
         else:
             cinc = nv - 1
-            ci = (bi + cinc) % nv
+            ci = bi + cinc
             endi = ai
+        if ci >= nv:
+            ci -= nv
         while ci != endi:
             d = _dist_pt_seg(tv[ci, 0], tv[ci, 2], ax, az, bx, bz)
             if d > maxd:
                 maxd = d
                 maxi = ci
-            ci = (ci + cinc) % nv
+            ci += cinc
+            if ci >= nv:
+                ci -= nv
         if maxi != -1 and maxd > err2:
             npoly += 1
             for j in range(npoly - 1, i, -1):
@@ -280,14 +286,17 @@ def _contours_into(
     an array variable reassigned inside the cell loop costs numba a reference-count
     update per cell (this kernel ran 5x slower so)."""
     cap = (w + h) * 2 * 2
-    tv = np.zeros((cap, 4), np.int64)
-    poly = np.zeros(cap, np.int64)
+    # (the trace buffer, the kept indices and the output rows are written before they
+    # are read: not zeroed)
+    tv = np.empty((cap, 4), np.int64)
+    poly = np.empty(cap, np.int64)
     nverts = np.zeros(nregs, np.int64)
     start = np.zeros(nregs, np.int64)
     creg = np.zeros(nregs, np.uint8)
     carea = np.zeros(nregs, np.uint8)
-    out = np.zeros((cap_out, 4), np.uint8)
+    out = np.empty((cap_out, 4), np.uint8)
     nout = 0
+    found = 0  # (regions traced: once all are, the rest of the scan would skip every cell)
     for y in range(h):
         for x in range(w):
             idx = x + y * w
@@ -325,6 +334,9 @@ def _contours_into(
                 out[nout + j, 3] = f
                 j = i
             nout += nv
+            found += 1
+            if found == nregs:
+                return start, nverts, creg, carea, out[:nout].copy(), 0
     return start, nverts, creg, carea, out[:nout].copy(), 0
 
 

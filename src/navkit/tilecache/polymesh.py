@@ -78,6 +78,15 @@ def _intersect(ax, az, bx, bz, cx, cz, dx, dz):
 def _diagonalie(i, j, n, verts, indices):
     d0x, d0z = _vx(verts, indices, i), _vz(verts, indices, i)
     d1x, d1z = _vx(verts, indices, j), _vz(verts, indices, j)
+    # An edge whose bounding box misses the diagonal's cannot intersect it (a proper
+    # crossing lies in both boxes, and a point "between" a segment's ends lies on it)
+    # when neither segment is a point (_between of a point segment tests one
+    # coordinate): those edges are skipped without the four orientation tests.
+    dminx = min(d0x, d1x)
+    dmaxx = max(d0x, d1x)
+    dminz = min(d0z, d1z)
+    dmaxz = max(d0z, d1z)
+    dpoint = d0x == d1x and d0z == d1z
     for k in range(n):
         k1 = k + 1 if k + 1 < n else 0
         if not (k == i or k1 == i or k == j or k1 == j):
@@ -90,6 +99,14 @@ def _diagonalie(i, j, n, verts, indices):
                 or (d1x == p1x and d1z == p1z)
             ):
                 continue
+            if not dpoint and not (p0x == p1x and p0z == p1z):
+                if (
+                    max(p0x, p1x) < dminx
+                    or min(p0x, p1x) > dmaxx
+                    or max(p0z, p1z) < dminz
+                    or min(p0z, p1z) > dmaxz
+                ):
+                    continue
             if _intersect(d0x, d0z, d1x, d1z, p0x, p0z, p1x, p1z):
                 return False
     return True
@@ -268,6 +285,28 @@ def _vertex_sig(polys, j, n):
     return sg
 
 
+@njit(inline="always")
+def _bits(x):
+    """The number of bits set in ``x`` (a vertex signature of at most NVP bits)."""
+    c = 0
+    while x != 0:
+        x &= x - 1
+        c += 1
+    return c
+
+
+@njit(inline="always")
+def _may_merge(sig, nc, a, b):
+    """False when rows ``a`` and ``b`` cannot share an edge: their signatures share no
+    bit (no common vertex), or at most one bit while both rows' vertices have distinct
+    bits (``nc``: then every common vertex is a common bit, so they share at most one
+    vertex)."""
+    m = sig[a] & sig[b]
+    if m == 0:
+        return False
+    return not (nc[a] and nc[b] and (m & (m - 1)) == 0)
+
+
 @njit
 def _merge_loop(polys, npolys, verts, pareas, has_areas):
     """Greedy merge of ``polys[:npolys]`` (rows of NVP); returns the new count.
@@ -278,56 +317,105 @@ def _merge_loop(polys, npolys, verts, pareas, has_areas):
     pairs of the two rows that changed (the merged row, and the last row moved into
     the freed one) are computed again: the scan is the same, ~n times less work.
     Values are cell-space squared lengths (< 2 * 256**2), so the packing fits int32."""
-    cnt = np.empty(max(npolys, 1), np.int64)
+    n0 = max(npolys, 1)
+    # the per-row arrays in one block (each is written before it is read)
+    blk = np.empty(5 * n0 + 2 * NVP, np.int64)
+    cnt = blk[:n0]
     # each row's vertex signature (bit v % 64 of each vertex v): rows whose signatures
     # share no bit share no vertex, so no edge, and cannot merge (-1, as
     # _pair_packed would say) without comparing their edges
-    sig = np.empty(max(npolys, 1), np.int64)
+    sig = blk[n0 : 2 * n0]
+    nc = blk[4 * n0 : 5 * n0]  # (1: the row's vertices have distinct signature bits)
     for j in range(npolys):
         cnt[j] = _count_poly_verts(polys[j])
         sig[j] = _vertex_sig(polys, j, cnt[j])
-    n0 = max(npolys, 1)
+        nc[j] = _bits(sig[j]) == cnt[j]
     pv = np.empty((n0, n0), np.int32)
-    tmp = np.empty(NVP * 2, np.int64)
+    tmp = blk[5 * n0 :]
+    # each row's best pair (value, k): the largest value of row j's pairs (j, k > j),
+    # the first such k; the best pair overall is the first row's with the largest
+    # value (Recast's scan order). A merge changes the rows of the two polygons and
+    # the entries in their columns only: the other rows' bests are kept, compared with
+    # their new entries, or computed again when they pointed at a changed column.
+    rbv = blk[2 * n0 : 3 * n0]
+    rbk = blk[3 * n0 : 4 * n0]
     for j in range(npolys - 1):
+        bv = 0
+        bk = 0
         for k in range(j + 1, npolys):
-            pv[j, k] = _pair_packed(polys, j, k, cnt, verts) if sig[j] & sig[k] else -1
+            p = _pair_packed(polys, j, k, cnt, verts) if _may_merge(sig, nc, j, k) else -1
+            pv[j, k] = p
+            v = p >> 6
+            if v > bv:
+                bv = v
+                bk = k
+        rbv[j] = bv
+        rbk[j] = bk
     while True:
         best_val = 0
         best_pa = 0
-        best_pb = 0
         for j in range(npolys - 1):
-            for k in range(j + 1, npolys):
-                v = pv[j, k] >> 6
-                if v > best_val:
-                    best_val = v
-                    best_pa = j
-                    best_pb = k
+            if rbv[j] > best_val:
+                best_val = rbv[j]
+                best_pa = j
         if best_val <= 0:
             break
+        best_pb = rbk[best_pa]
         p = np.int64(pv[best_pa, best_pb])
         _merge_polys(polys[best_pa], polys[best_pb], (p >> 3) & 7, p & 7, tmp)
         cnt[best_pa] = cnt[best_pa] + cnt[best_pb] - 2
         sig[best_pa] = _vertex_sig(polys, best_pa, cnt[best_pa])
-        polys[best_pb, :] = polys[npolys - 1, :]
-        cnt[best_pb] = cnt[npolys - 1]
-        sig[best_pb] = sig[npolys - 1]
+        nc[best_pa] = _bits(sig[best_pa]) == cnt[best_pa]
+        last = npolys - 1
+        polys[best_pb, :] = polys[last, :]
+        cnt[best_pb] = cnt[last]
+        sig[best_pb] = sig[last]
+        nc[best_pb] = nc[last]
         if has_areas:
-            pareas[best_pb] = pareas[npolys - 1]
+            pareas[best_pb] = pareas[last]
         npolys -= 1
         for x in range(npolys):
             if x != best_pa:
                 lo = min(x, best_pa)
                 hi = max(x, best_pa)
-                pv[lo, hi] = _pair_packed(polys, lo, hi, cnt, verts) if sig[lo] & sig[hi] else -1
+                pv[lo, hi] = (
+                    _pair_packed(polys, lo, hi, cnt, verts) if _may_merge(sig, nc, lo, hi) else -1
+                )
         if best_pb < npolys:
             for x in range(npolys):
                 if x != best_pb and x != best_pa:
                     lo = min(x, best_pb)
                     hi = max(x, best_pb)
                     pv[lo, hi] = (
-                        _pair_packed(polys, lo, hi, cnt, verts) if sig[lo] & sig[hi] else -1
+                        _pair_packed(polys, lo, hi, cnt, verts)
+                        if _may_merge(sig, nc, lo, hi)
+                        else -1
                     )
+        for j in range(npolys - 1):
+            k0 = rbk[j]
+            if (
+                j == best_pa or j == best_pb or k0 == best_pa or k0 == best_pb
+                or k0 == last
+            ):  # fmt: skip
+                bv = 0
+                bk = 0
+                for k in range(j + 1, npolys):
+                    v = np.int64(pv[j, k]) >> 6
+                    if v > bv:
+                        bv = v
+                        bk = k
+                rbv[j] = bv
+                rbk[j] = bk
+            else:
+                # (the row's other entries did not change: its best stays, unless a
+                # changed entry beats it or ties it earlier)
+                for c in (best_pa, best_pb):
+                    if j < c < npolys:
+                        v = np.int64(pv[j, c]) >> 6
+                        if v > rbv[j] or (v == rbv[j] and c < k0):
+                            rbv[j] = v
+                            rbk[j] = c
+                            k0 = c
     return npolys
 
 
@@ -666,16 +754,29 @@ def _polymesh_kernel(cstart, cnverts, carea, cverts):  # pragma: no cover - numb
         max_verts += cnverts[i]
         max_tris += cnverts[i] - 2
         max_per = max(max_per, cnverts[i])
-    vflags = np.zeros(max_verts + 1, np.int64)
-    verts = np.zeros((max_verts, 3), np.int64)
-    polys = np.full((max_tris, 2 * NVP), _NULL, np.int64)
-    areas = np.zeros(max_tris, np.int64)
-    first_vert = np.full(256, _NULL, np.int64)
-    next_vert = np.zeros(max(max_verts, 1), np.int64)
-    indices = np.zeros(max(max_per, 1), np.int64)
-    tris = np.zeros((max(max_per, 1), 3), np.int64)
-    tp = np.full((max(max_per, 1), NVP), _NULL, np.int64)
-    dummy = np.zeros(1, np.int64)
+    # the zeroed arrays as views of one zeroed block, the _NULL-filled ones of another
+    mv1 = max(max_verts, 1)
+    mp1 = max(max_per, 1)
+    o1 = max_verts + 1
+    o2 = o1 + 3 * max_verts
+    o3 = o2 + max_tris
+    o4 = o3 + mv1
+    o5 = o4 + mp1
+    o6 = o5 + 3 * mp1
+    zb = np.zeros(o6 + 1, np.int64)
+    vflags = zb[:o1]
+    verts = zb[o1:o2].reshape((max_verts, 3))
+    areas = zb[o2:o3]
+    next_vert = zb[o3:o4]
+    indices = zb[o4:o5]
+    tris = zb[o5:o6].reshape((mp1, 3))
+    dummy = zb[o6:]
+    q1 = 2 * NVP * max_tris
+    q2 = q1 + 256
+    nb = np.full(q2 + NVP * mp1, _NULL, np.int64)
+    polys = nb[:q1].reshape((max_tris, 2 * NVP))
+    first_vert = nb[q1:q2]
+    tp = nb[q2:].reshape((mp1, NVP))
     # The helpers take borrowed arrays (no reference counting on each of their many
     # calls). A borrowed view does not own its memory: numba frees a local array after
     # its last use, so the scratch owners are used again after the call (without that

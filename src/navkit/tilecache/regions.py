@@ -17,6 +17,13 @@ layer's walkable cells into monotone regions in one sweep and merges them:
 
 Connectivity here is recomputed from heights and areas (not the ``cons`` grid), as
 in Detour, so an obstacle that clears cells splits regions.
+
+The kernel does steps 1 and 2 in one pass over the rows (a row's neighbours are
+counted when its sweeps get their ids: the rows above are final, so the lists come
+out in the same order as Detour's second pass), and keeps what consecutive cells
+update in registers (the previous cell, the current sweep's neighbour and count, the
+current run of one region's cells), flushed when it changes: the same counts without
+a store-to-load chain per cell.
 """
 
 from __future__ import annotations
@@ -30,13 +37,6 @@ __all__ = ["build_tile_cache_regions", "NULL_REGION"]
 #: region id of a cell without a region
 NULL_REGION = 0xFF
 _MAX_NEIS = 16
-
-
-@njit
-def _connected(heights, areas, ia, ib, climb):
-    if areas[ia] != areas[ib]:
-        return False
-    return abs(np.int64(heights[ia]) - np.int64(heights[ib])) <= climb
 
 
 @njit
@@ -61,41 +61,84 @@ def _regions_kernel(heights, areas, w, h, climb):  # pragma: no cover - numba
     """(regs (w*h,) uint8, region count), or (regs, -1) when ids overflow 255."""
     n = w * h
     regs = np.full(n, 0xFF, np.uint8)  # (uint8, as in Detour)
-    sw_ns = np.zeros(w, np.int64)
-    sw_id = np.zeros(w, np.int64)
-    sw_nei = np.zeros(w, np.int64)
-    prev_count = np.zeros(256, np.int64)
+    # one block: the sweeps (every entry written before it is read), the per-region
+    # arrays for up to 256 ids (counts zeroed), the -z connectivity of the row's cells
+    sbuf = np.empty(3 * w + 256 + 6 * 256 + w, np.int64)
+    sw_ns = sbuf[:w]
+    sw_id = sbuf[w : 2 * w]
+    sw_nei = sbuf[2 * w : 3 * w]
+    o = 3 * w
+    prev_count = sbuf[o : o + 256]
+    area = sbuf[o + 256 : o + 512]
+    area_id = sbuf[o + 512 : o + 768]
+    nneis = sbuf[o + 768 : o + 1024]
+    rid = sbuf[o + 1024 : o + 1280]
+    head = sbuf[o + 1280 : o + 1536]
+    tail = sbuf[o + 1536 : o + 1792]
+    ycon = sbuf[o + 1792 :]
+    neis = np.empty((256, _MAX_NEIS), np.uint8)  # (region ids: bytes, a small block)
+    for i in range(256):
+        area[i] = 0
+        nneis[i] = 0
     reg_id = 0
     for y in range(h):
         for i in range(reg_id):
             prev_count[i] = 0
         sweep_id = 0
+        # the previous cell's area (0: none), height and sweep; the current sweep's
+        # neighbour and count (written back when another sweep starts)
+        pa = 0
+        ph = 0
+        pr = 0xFF
+        cur = -1
+        cur_nei = 0xFF
+        cur_ns = 0
+        row = y * w
         for x in range(w):
-            idx = x + y * w
-            if areas[idx] == 0:
+            idx = x + row
+            a = areas[idx]
+            if a == 0:
+                pa = 0
                 continue
-            sid = 0xFF
-            xidx = idx - 1
-            if x > 0 and _connected(heights, areas, idx, xidx, climb):
-                if regs[xidx] != 0xFF:
-                    sid = regs[xidx]
-            if sid == 0xFF:
+            hg = np.int64(heights[idx])
+            if pa == a and abs(hg - ph) <= climb and pr != 0xFF:
+                sid = pr
+            else:
                 sid = sweep_id
                 sweep_id = (sweep_id + 1) & 0xFF
-                sw_nei[sid] = 0xFF
-                sw_ns[sid] = 0
-            yidx = idx - w
-            if y > 0 and _connected(heights, areas, idx, yidx, climb):
-                nr = regs[yidx]
-                if nr != 0xFF:
-                    if sw_ns[sid] == 0:
-                        sw_nei[sid] = nr
-                    if sw_nei[sid] == nr:
-                        sw_ns[sid] = (sw_ns[sid] + 1) & 0xFFFF
-                        prev_count[nr] = (prev_count[nr] + 1) & 0xFF
-                    else:
-                        sw_nei[sid] = 0xFF
+                if cur >= 0:
+                    sw_nei[cur] = cur_nei
+                    sw_ns[cur] = cur_ns
+                    if cur_nei != 0xFF:  # (the sweep's cells counted on its neighbour)
+                        prev_count[cur_nei] = (prev_count[cur_nei] + cur_ns) & 0xFF
+                cur = sid
+                cur_nei = 0xFF
+                cur_ns = 0
+            yc = 0
+            if y > 0:
+                yidx = idx - w
+                if areas[yidx] == a and abs(hg - np.int64(heights[yidx])) <= climb:
+                    yc = 1
+                    nr = np.int64(regs[yidx])
+                    if nr != 0xFF:
+                        if cur_ns == 0:
+                            cur_nei = nr
+                        if cur_nei == nr:
+                            cur_ns = (cur_ns + 1) & 0xFFFF
+                        else:
+                            if cur_nei != 0xFF:  # (the cells counted so far)
+                                prev_count[cur_nei] = (prev_count[cur_nei] + cur_ns) & 0xFF
+                            cur_nei = 0xFF
+            ycon[x] = yc
             regs[idx] = sid
+            pa = a
+            ph = hg
+            pr = sid
+        if cur >= 0:
+            sw_nei[cur] = cur_nei
+            sw_ns[cur] = cur_ns
+            if cur_nei != 0xFF:
+                prev_count[cur_nei] = (prev_count[cur_nei] + cur_ns) & 0xFF
         for i in range(sweep_id):
             if sw_nei[i] != 0xFF and prev_count[sw_nei[i]] == sw_ns[i]:
                 sw_id[i] = sw_nei[i]
@@ -104,27 +147,26 @@ def _regions_kernel(heights, areas, w, h, climb):  # pragma: no cover - numba
                     return regs, -1
                 sw_id[i] = reg_id
                 reg_id += 1
+        # the row's final sweep ids, its cells' counts and -z neighbours (the rows
+        # above are final: the same lists, in the same order, as a pass after the sweep)
+        lr = -1  # (the run of cells of one region: its count kept in a register)
+        lc = 0
         for x in range(w):
-            idx = x + y * w
-            if regs[idx] != 0xFF:
-                regs[idx] = sw_id[regs[idx]]
-
-    nregs = reg_id
-    area = np.zeros(nregs, np.int64)
-    area_id = np.zeros(nregs, np.int64)
-    neis = np.zeros((nregs, _MAX_NEIS), np.int64)
-    nneis = np.zeros(nregs, np.int64)
-    for y in range(h):
-        for x in range(w):
-            idx = x + y * w
-            ri = regs[idx]
-            if ri == 0xFF:
+            idx = x + row
+            r = regs[idx]
+            if r == 0xFF:
                 continue
-            area[ri] += 1
-            area_id[ri] = areas[idx]
-            ymi = idx - w
-            if y > 0 and _connected(heights, areas, idx, ymi, climb):
-                rai = regs[ymi]
+            ri = sw_id[r]
+            regs[idx] = ri
+            if ri != lr:
+                if lr >= 0:
+                    area[lr] += lc
+                lr = ri
+                lc = 0
+                area_id[ri] = areas[idx]
+            lc += 1
+            if ycon[x]:
+                rai = np.int64(regs[idx - w])
                 if rai != 0xFF and rai != ri:
                     # addUniqueLast (Detour does not bound the list; 16 is plenty for
                     # tiles up to 255 cells, more neighbours are dropped here)
@@ -136,12 +178,21 @@ def _regions_kernel(heights, areas, w, h, climb):  # pragma: no cover - numba
                     if not (k > 0 and neis[rai, k - 1] == ri) and k < _MAX_NEIS:
                         neis[rai, k] = ri
                         nneis[rai] = k + 1
-    rid = np.arange(nregs).astype(np.int64)
+        if lr >= 0:
+            area[lr] += lc
+
+    nregs = reg_id
+    nxt = np.empty(max(nregs, 1), np.int64)
+    remap = prev_count
+    for i in range(nregs):
+        rid[i] = i
+        head[i] = i
+        tail[i] = i
+        nxt[i] = -1
+    for i in range(256):
+        remap[i] = 0
     # the regions of each label as a list (head, nxt, tail): a merge relabels and
     # joins one group's members instead of scanning every region
-    head = np.arange(nregs).astype(np.int64)
-    tail = np.arange(nregs).astype(np.int64)
-    nxt = np.full(nregs, -1, np.int64)
     for i in range(nregs):
         merge = -1
         mergea = 0
@@ -165,7 +216,6 @@ def _regions_kernel(heights, areas, w, h, climb):  # pragma: no cover - numba
             nxt[tail[new_id]] = head[old_id]
             tail[new_id] = tail[old_id]
             head[old_id] = -1
-    remap = np.zeros(256, np.int64)
     for i in range(nregs):
         remap[rid[i]] = 1
     count = 0

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._jit import ENTRY_POINTS as _ENTRY_POINTS
 from .._jit import entry_call
 from ..detour import _swap
 from ..detour.navmesh import NavMesh
@@ -292,6 +293,8 @@ class CacheState:
         self.ob_pts = np.zeros((0, 2), np.float32)
         #: the update kernels' descriptor of the arrays (None: pack again)
         self._sd: np.ndarray | None = None
+        #: the navmesh descriptor ``_sd`` was packed with
+        self._sd_nm: np.ndarray | None = None
         # every layer's stream and header, for the rebuild kernels (layer i: tset.tiles[i])
         self._tix = {t.ref: i for i, t in enumerate(tset.tiles)}
         self._refs = [t.ref for t in tset.tiles]
@@ -396,6 +399,7 @@ class CacheState:
     def __getstate__(self) -> dict:
         d = self.__dict__.copy()
         d["_sd"] = None  # (addresses of this state's arrays: a copy packs its own)
+        d["_sd_nm"] = None
         return d
 
     # -- lookups ---------------------------------------------------------------------------
@@ -744,14 +748,19 @@ class CacheState:
         """Up to ``max_steps`` update steps (until up to date): in kernel calls
         (:func:`._update.run_steps`), or on the Python path (runtime off-mesh
         connections, ``fast_detail`` off)."""
-        args = self._kernel_args()
-        if args is None:
+        nm = self.navmesh
+        if (
+            not self.kernel_steps
+            or not (self.compatible or self.fast_detail)
+            or nm._runtime_cons
+            or nm._dead_cons
+        ):  # (the test of _kernel_args, without building its tuple)
             done = 0
             while done < max_steps and not self.up_to_date:
                 self._py_step(rebuilt, invalidated, failed)
                 done += 1
             return
-        self._kernel_steps(max_steps, -1, rebuilt, invalidated, failed, args)
+        self._kernel_steps(max_steps, -1, rebuilt, invalidated, failed)
 
     def _kernel_steps(
         self,
@@ -763,7 +772,9 @@ class CacheState:
         args: tuple | None = None,
     ) -> int:
         """Kernel calls until ``max_steps`` steps were done or nothing is left; returns
-        the steps done.
+        the steps done. (The common call, one kernel call and a record or two, runs
+        little Python: this sits between two rebuilds, whose code and data evict the
+        interpreter's from the caches.)
 
         Raises
         ------
@@ -771,68 +782,96 @@ class CacheState:
             A swap failed (Detour's limits); the steps before it are done.
         """
         nm = self.navmesh
-        desc, cnt, bits, _ = args or nm._swap_args()  # type: ignore[misc]
-        sc = self.sc
-        free = self._free
-        rec = self._rec
-        refs = self._refs
-        loc = self._loc
+        kernel = _U.update_call if self.compatible else _U.update_call_detail
+        ep = _ENTRY_POINTS.get(kernel)
         done = 0
         while True:
             # the free list's first slots, head last (written again only when the list
             # changed since: free[:sc[S_NFREE]] holds _free_seen reversed)
             lst = nm._free_slots
             head = lst[:_REC]
-            m = len(head)
             if head != self._free_seen:
+                m = len(head)
                 if m:
-                    free[:m] = head[::-1]
-                sc[9] = m  # (_U.S_NFREE)
+                    self._free[:m] = head[::-1]
+                self.sc[9] = m  # (_U.S_NFREE)
                 self._free_seen = head
             sd = self._sd
-            if sd is None:
-                sd = self._sd = self._pack_desc()
-            nrec, code, k, nupd, nreq, freechg = _call(
-                _U.update_call if self.compatible else _U.update_call_detail,
-                max_steps - done, only, self._climb, self._max_error, sd, desc, cnt, bits,
-            )  # fmt: skip
+            desc = nm._desc
+            if sd is None or desc is None or desc is not self._sd_nm:
+                sd = self._sd = self._pack_desc()  # (the navmesh's arrays too)
+            a = (max_steps - done, only, self._climb, self._max_error, sd)
+            if ep is not None:
+                try:
+                    res = ep(*a)
+                except TypeError:
+                    res = _call(kernel, *a)
+            else:
+                res = _call(kernel, *a)
+                ep = _ENTRY_POINTS.get(kernel)
+            nrec, code, k, nupd, nreq, freechg = res
             self._left = nupd + nreq
             if not nreq and self.removal_queued:  # (the requests were processed)
                 self.removal_queued.clear()
             done += k
             if nrec:
-                self.fast_steps += nrec
-                if freechg:
-                    lst[:m] = free[: sc[9]][::-1].tolist()
-                    self._free_seen = None
-                nm._arrays = None
-                pad = nm._record_pad
-                for layer, ok, old_ref, npolys, oslot in rec[:nrec].tolist():
-                    if ok:
-                        rebuilt.append(loc[refs[layer]])
-                        if old_ref:
-                            invalidated.extend(range(old_ref, old_ref + npolys))
-                            if pad:
-                                pad.pop(oslot, None)
-                    else:
-                        failed.append(loc[refs[layer]])
-                        self.fail_stage = int(sc[_U.S_FAIL])
-            if code == _U.DONE:
+                self._records(nrec, freechg, rebuilt, invalidated, failed)
+            if code == 0:  # (_U.DONE)
                 return done
             if code == _U.COMPACT:
                 nm._compact()
             elif code == _U.GROW:
-                nm._grow_pools(self._outs[nrec, 8:16])
-                desc = nm._kernel_desc()
+                nm._grow_pools(self._outs[nrec, 8:16])  # (packed again: a new _desc)
             elif code == _U.ROOM:
-                self._room(int(sc[_U.S_NEED]))
+                self._room(int(self.sc[_U.S_NEED]))
             elif code == _U.SWAP_ERROR:
                 st = int(self._outs[nrec, 0])
                 raise InputError(_SWAP_ERRORS.get(st, f"tile swap failed ({st})"))
             # FULL: call again
 
+    def _records(
+        self, nrec: int, freechg: int, rebuilt: list, invalidated: list, failed: list
+    ) -> None:
+        """A kernel call's ``nrec`` step records into the lists; the navmesh's free
+        list and caches after the swaps."""
+        nm = self.navmesh
+        self.fast_steps += nrec
+        if freechg:
+            m = len(self._free_seen)  # type: ignore[arg-type]
+            nm._free_slots[:m] = self._free[: self.sc[9]][::-1].tolist()
+            self._free_seen = None
+        nm._arrays = None
+        pad = nm._record_pad
+        loc = self._loc
+        refs = self._refs
+        for layer, ok, old_ref, npolys, oslot in self._rec[:nrec].tolist():
+            if ok:
+                rebuilt.append(loc[refs[layer]])
+                if old_ref:
+                    invalidated.extend(range(old_ref, old_ref + npolys))
+                    if pad:
+                        pad.pop(oslot, None)
+            else:
+                failed.append(loc[refs[layer]])
+                self.fail_stage = int(self.sc[_U.S_FAIL])
+
     def _pack_desc(self) -> np.ndarray:
-        """The update kernels' descriptor of the state's arrays (:func:`._update.pack`)."""
+        """The update kernels' descriptor of the state's arrays (:func:`._update.pack`),
+        then of the navmesh's (its pools' descriptor, counters and ref bits: the update
+        kernels read them at ``_U.NM_OFFSET``; packed again when the navmesh's
+        descriptor changes, ``_sd_nm``)."""
+        nm = self.navmesh
+        desc = nm._kernel_desc()
+        bits = nm.__dict__.get("_ibits")
+        if bits is None:
+            nm._swap_args()
+            bits = nm.__dict__.get("_ibits")
+        if bits is None:  # (runtime off-mesh connections: the kernel steps do not run)
+            bits = np.zeros(5, np.int64)
+        self._sd_nm = desc
+        return np.concatenate((self._pack_state(), _U.pack((desc, nm._cnt, bits), _U.NM_SPEC)))
+
+    def _pack_state(self) -> np.ndarray:
         return _U.pack(
             (
                 self.obi, self.obq, self.obt, self.obp, self.sc, self.upd, self._req,
