@@ -629,6 +629,30 @@ def _no_cfunc_wrappers_for_overloads() -> bool:
     return True
 
 
+#: names of the compiler flags an ``@overload`` implementation inherits from its caller
+#: (read from numba's source by :func:`_overloads_keyed_by_inherited_flags`)
+_INHERITED: list[str] = []
+
+
+def _flag_val(v):
+    enc = getattr(v, "encode", None)  # FastMathOptions: unhashable, encodes to str
+    if callable(enc) and not isinstance(v, str):
+        return (type(v).__name__, enc())
+    hash(v)
+    return v
+
+
+def _inherited_key(flags):
+    """The flags an ``@overload`` implementation inherits from ``flags`` (the current
+    compile's), as a hashable key; ``flags`` itself when they cannot be read."""
+    if flags is not None and _INHERITED:
+        try:
+            return ("inherited",) + tuple(_flag_val(getattr(flags, n)) for n in _INHERITED)
+        except (TypeError, AttributeError):  # pragma: no cover - odd option value
+            pass
+    return flags
+
+
 def _overloads_keyed_by_inherited_flags() -> bool:
     """Compile an ``@overload`` implementation once per argument types and the compiler
     flags it inherits from its caller, not once per caller's whole set of flags.
@@ -665,20 +689,10 @@ def _overloads_keyed_by_inherited_flags() -> bool:
     ):  # pragma: no cover - numba layout changed
         return False
 
-    def _val(v):
-        enc = getattr(v, "encode", None)  # FastMathOptions: unhashable, encodes to str
-        if callable(enc) and not isinstance(v, str):
-            return (type(v).__name__, enc())
-        hash(v)
-        return v
+    _INHERITED[:] = names
 
     def _get_impl(self, args, kws):
-        flags = targetconfig.ConfigStack.top_or_none()
-        if flags is not None:
-            try:
-                flags = ("inherited",) + tuple(_val(getattr(flags, n)) for n in names)
-            except (TypeError, AttributeError):  # pragma: no cover - odd option value
-                pass
+        flags = _inherited_key(targetconfig.ConfigStack.top_or_none())
         cache_key = self.context, tuple(args), tuple(kws.items()), flags
         try:
             return self._impl_cache[cache_key]
@@ -691,9 +705,70 @@ def _overloads_keyed_by_inherited_flags() -> bool:
     return True
 
 
+def _memo_function_typing() -> bool:
+    """Remember the signature numba resolves for a call of a global function (an
+    operator, ``len``, ``min``, ``np.empty``, ...) per (function type, argument types).
+
+    numba types every such call afresh (``BaseFunction.get_call_type``): it tries the
+    function's templates in order, each twice (with and without literal arguments),
+    until one accepts; ``a + b`` or ``a[i]`` tries a dozen templates, ``@overload``
+    ones each looked up in their implementation cache, and type inference repeats the
+    resolution each round its constraints propagate. In a cold bake ~90% of these
+    resolutions repeat one already made in the process (~10,000 resolutions, ~900
+    distinct), and resolving was most of numba's type inference. Keyed also by the
+    compiler flags an ``@overload`` implementation inherits from the caller (as
+    :func:`_overloads_keyed_by_inherited_flags` keys its implementations). The result
+    is the same: the first resolution of a key runs numba's own code (compiling an
+    ``@overload`` implementation, registering the implementation key the lowering
+    looks up), a repeat returns its signature and re-registers that implementation
+    key. Failures are not remembered (numba raises or tries other argument types
+    again). False (nothing changed) when numba's code is not as expected."""
+    try:
+        from numba.core.types import functions as fmod
+    except ImportError:  # pragma: no cover
+        return False
+    BF = fmod.BaseFunction
+    orig = BF.__dict__.get("get_call_type")
+    if orig is None:  # pragma: no cover - numba layout changed
+        return False
+    if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    src = _src(orig)
+    if (
+        "self._impl_keys[sig.args] = temp.get_impl_key(sig)" not in src
+        or "def get_impl_key(self, sig)" not in _src(BF)
+    ):  # pragma: no cover - numba layout changed
+        return False
+    from numba.core import targetconfig
+
+    memo: dict = {}
+
+    def get_call_type(self, context, args, kws):
+        try:
+            flags = _inherited_key(targetconfig.ConfigStack.top_or_none())
+            key = (self, context, tuple(args), tuple(kws.items()) if kws else (), flags)
+            hit = memo.get(key)
+        except TypeError:  # pragma: no cover - an unhashable argument type
+            return orig(self, context, args, kws)
+        if hit is not None:
+            sig, impl_key = hit
+            self._impl_keys[sig.args] = impl_key
+            return sig
+        sig = orig(self, context, args, kws)
+        if sig is not None:
+            memo[key] = (sig, self._impl_keys[sig.args])
+        return sig
+
+    get_call_type._navkit = True  # type: ignore[attr-defined]
+    get_call_type._memo = memo  # type: ignore[attr-defined]
+    BF.get_call_type = get_call_type  # type: ignore[method-assign]
+    return True
+
+
 #: which of the overhead cuts above are in place (tests, bench/compile.py)
 NUMBA_PATCHES = {
     "overloads_keyed_by_inherited_flags": _overloads_keyed_by_inherited_flags(),
+    "memo_function_typing": _memo_function_typing(),  # (after: keyed by the same flags)
     "fast_target_config": _fast_target_config(),
     "quiet_llvm_lock": _quiet_llvm_lock(),
     "no_cfunc_wrappers_for_overloads": _no_cfunc_wrappers_for_overloads(),
