@@ -10,6 +10,7 @@ float32 arithmetic must be reproduced bit for bit, which forbids reassociation.
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Any
 
 import numba
@@ -43,9 +44,12 @@ def _one_signature(disp, lent=False):
         if lent:
             args = tuple(_lent_arg(a) for a in args)
             kws = {k: _lent_arg(v) for k, v in kws.items()}
-        return orig(args, kws)
+        with _as_callee():
+            return orig(args, kws)
 
     disp.get_call_template = get_call_template
+    if _CALLEES_OK:
+        disp._navkit_callee = True
     return disp
 
 
@@ -133,7 +137,8 @@ class _Need:
         for part in self.qual.split("."):
             obj = getattr(obj, part)
         argtypes = tuple(_live_type(t) for t in self.argtypes)
-        obj.compile(argtypes)
+        with _as_callee():  # (for a caller's machine code: no CPython wrapper needed)
+            obj.compile(argtypes)
         cres = obj.overloads[argtypes]
         if cres.signature.return_type != _live_type(self.restype):
             # a kernel's cached caller predates a change of this kernel: its call
@@ -266,6 +271,129 @@ def _keep_reload_init() -> None:
 
 
 _UNLINK_OK = _install_unlinked()
+
+
+# --- kernels compiled for other kernels: no CPython wrapper ---------------------------
+
+_CALLEE = threading.local()  # .depth > 0: compiling for another kernel's call
+_KEPT: list = []  # callee-only compiles replaced by a compile with a wrapper (see below)
+
+
+class _as_callee:
+    """While active, navkit kernels compile without a CPython wrapper (see
+    :func:`_install_callee_compiles`)."""
+
+    def __enter__(self) -> None:
+        _CALLEE.depth = getattr(_CALLEE, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        _CALLEE.depth -= 1
+
+
+def _has_wrapper(cres) -> bool:
+    """Whether a compile result has the CPython wrapper Python calls go through."""
+    try:
+        return bool(cres.library.get_pointer_to_function(cres.fndesc.llvm_cpython_wrapper_name))
+    except Exception:  # noqa: BLE001 - cannot tell: treat as having one (numba's default)
+        return True
+
+
+class _NoCacheLoad:
+    """A dispatcher's numba cache that saves but does not load."""
+
+    def __init__(self, cache) -> None:
+        self._cache = cache
+
+    def load_overload(self, *args: object, **kws: object) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cache, name)
+
+
+def _install_callee_compiles() -> bool:
+    """Compile a navkit kernel that another kernel's compile needs (a callee) without
+    the CPython wrapper that only a call from Python uses.
+
+    numba builds, optimises and emits machine code for a wrapper (argument unboxing,
+    result boxing, error reporting) on every compile, also of a kernel that is only
+    ever called from other kernels: for most of a bake's ~100 kernels the wrapper
+    was 8-10% of their compile (Python building its IR, LLVM's passes and code).
+    Here a compile started by the typing of a call from another kernel (navkit's
+    ``get_call_template``, or :class:`_Need` loading a cached caller) gets numba's own
+    ``no_cpython_wrapper`` flag. Such a compile result is not entered in the
+    dispatcher's table of Python-callable signatures; a Python call (or an explicit
+    ``compile``) of that signature then compiles the kernel again with a wrapper,
+    replacing it (the first compile's code stays alive for the kernels compiled
+    against it) and overwriting its numba cache entry; a cached callee-only compile
+    is recognised by its missing wrapper symbol. False (nothing changed) when numba's
+    dispatcher is not as expected."""
+    try:
+        from numba.core import dispatcher as dmod
+        from numba.core import sigutils
+    except ImportError:  # pragma: no cover
+        return False
+    D = dmod.Dispatcher
+    orig_compile, orig_add = D.__dict__.get("compile"), getattr(D, "add_overload", None)
+    if orig_compile is None or orig_add is None:  # pragma: no cover
+        return False
+    if getattr(orig_compile, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    if (
+        "existing = self.overloads.get(tuple(args))" not in _src(orig_compile)
+        or "self._cache.load_overload(sig, self.targetctx)" not in _src(orig_compile)
+        or "self._insert(sig, cres.entry_point, cres.objectmode)" not in _src(orig_add)
+        or "parse_as_flags(flags, self.targetoptions)" not in _src(dmod._FunctionCompiler)
+    ):  # pragma: no cover - numba layout changed
+        return False
+
+    def add_overload(self, cres):
+        if getattr(self, "_navkit_callee", False) and not cres.objectmode and not _has_wrapper(
+            cres
+        ):
+            self.overloads[tuple(cres.signature.args)] = cres  # callable from kernels only
+            return
+        orig_add(self, cres)
+
+    def compile(self, sig):
+        if not getattr(self, "_navkit_callee", False):
+            return orig_compile(self, sig)
+        if getattr(_CALLEE, "depth", 0) > 0:
+            opts = self.targetoptions
+            prev = opts.get("no_cpython_wrapper", _UNSET)
+            opts["no_cpython_wrapper"] = True
+            try:
+                return orig_compile(self, sig)
+            finally:
+                if prev is _UNSET:
+                    del opts["no_cpython_wrapper"]
+                else:
+                    opts["no_cpython_wrapper"] = prev
+        ep = orig_compile(self, sig)
+        args = tuple(sigutils.normalize_signature(sig)[0])
+        cres = self.overloads.get(args)
+        if cres is None or cres.objectmode or _has_wrapper(cres):
+            return ep
+        # a Python call of a signature compiled (or cached) for kernels only
+        _KEPT.append(cres)  # its code stays: kernels compiled against it call it
+        del self.overloads[args]
+        cache = self._cache
+        self._cache = _NoCacheLoad(cache)
+        try:
+            return orig_compile(self, sig)
+        except BaseException:
+            self.overloads.setdefault(args, cres)
+            raise
+        finally:
+            self._cache = cache
+
+    compile._navkit = True  # type: ignore[attr-defined]
+    D.compile = compile  # type: ignore[method-assign]
+    D.add_overload = add_overload  # type: ignore[method-assign]
+    return True
+
+
+_UNSET = object()
 
 
 def pnjit(*args, **kwargs):
@@ -773,6 +901,7 @@ NUMBA_PATCHES = {
     "quiet_llvm_lock": _quiet_llvm_lock(),
     "no_cfunc_wrappers_for_overloads": _no_cfunc_wrappers_for_overloads(),
 }
+_CALLEES_OK = NUMBA_PATCHES["callee_compiles_without_wrapper"] = _install_callee_compiles()
 
 
 def _install_announcer() -> _Announcer:
