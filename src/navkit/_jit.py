@@ -343,7 +343,7 @@ def _install_callee_compiles() -> bool:
         "existing = self.overloads.get(tuple(args))" not in _src(orig_compile)
         or "self._cache.load_overload(sig, self.targetctx)" not in _src(orig_compile)
         or "self._insert(sig, cres.entry_point, cres.objectmode)" not in _src(orig_add)
-        or "parse_as_flags(flags, self.targetoptions)" not in _src(dmod._FunctionCompiler)
+        or "parse_as_flags(flags, self.targetoptions)" not in _src(getattr(dmod, "_FunctionCompiler", None))
     ):  # pragma: no cover - numba layout changed
         return False
 
