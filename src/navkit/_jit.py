@@ -331,6 +331,7 @@ def _install_callee_compiles() -> bool:
     try:
         from numba.core import dispatcher as dmod
         from numba.core import sigutils
+        from numba.core.compiler_lock import global_compiler_lock
     except ImportError:  # pragma: no cover
         return False
     D = dmod.Dispatcher
@@ -358,6 +359,10 @@ def _install_callee_compiles() -> bool:
     def compile(self, sig):
         if not getattr(self, "_navkit_callee", False):
             return orig_compile(self, sig)
+        with global_compiler_lock:  # (the options below are the dispatcher's, shared)
+            return _compile(self, sig)
+
+    def _compile(self, sig):
         if getattr(_CALLEE, "depth", 0) > 0:
             opts = self.targetoptions
             prev = opts.get("no_cpython_wrapper", _UNSET)
@@ -380,12 +385,16 @@ def _install_callee_compiles() -> bool:
         cache = self._cache
         self._cache = _NoCacheLoad(cache)
         try:
-            return orig_compile(self, sig)
+            ep = orig_compile(self, sig)
         except BaseException:
             self.overloads.setdefault(args, cres)
             raise
         finally:
             self._cache = cache
+        new = self.overloads.get(args)
+        if new is None or not _has_wrapper(new):  # pragma: no cover - never a null entry
+            raise RuntimeError(f"navkit: {self} compiled without a CPython wrapper for {sig}")
+        return ep
 
     compile._navkit = True  # type: ignore[attr-defined]
     D.compile = compile  # type: ignore[method-assign]
