@@ -129,3 +129,36 @@ def test_cached_callee_only_compile_called_from_python_in_a_new_process(tmp_path
     assert p.returncode == 0 and p.stdout.strip() == "13.0", p.stderr
     out = _run(tmp_path, cache2, "caller-first")
     assert out[:5] == ["13.0", "18.0", "wrapper [True]", "compiled 0 1", ""]
+
+
+_RACE = """
+import sys
+import numpy as np
+import callee_mod as m
+
+a = np.arange(4.0)
+if sys.argv[1] == "python-call":
+    print(m.callee(a, 3.0), sum(m.callee._cache_misses.values()))
+else:  # the callee's entry appears only after this process looked (another process)
+    m.callee._cache.load_overload = lambda *args, **kws: None
+    print(m.caller(a), sum(m.callee._cache_misses.values()))
+"""
+
+
+def test_callee_only_compile_keeps_an_entry_another_process_saved(tmp_path: Path) -> None:
+    if not j._CALLEES_OK:
+        pytest.skip("numba's dispatcher differs")
+    (tmp_path / "callee_mod.py").write_text(textwrap.dedent(_MOD))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(SRC)])
+
+    def run(mode: str) -> str:
+        p = subprocess.run(
+            [sys.executable, "-c", _RACE, mode], env=env, capture_output=True, text=True
+        )
+        assert p.returncode == 0, p.stderr
+        return p.stdout.strip()
+
+    assert run("python-call") == "18.0 1"  # saved with a wrapper
+    assert run("caller") == "13.0 1"  # compiled for the caller only: not saved over it
+    assert run("python-call") == "18.0 0"  # still loads the entry with a wrapper

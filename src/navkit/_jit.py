@@ -311,6 +311,27 @@ class _NoCacheLoad:
         return getattr(self._cache, name)
 
 
+class _SaveIfAbsent:
+    """A dispatcher's numba cache that does not overwrite an entry another process
+    saved meanwhile (that one may have a CPython wrapper; a callee-only compile would
+    make that process's next Python call compile again)."""
+
+    def __init__(self, cache) -> None:
+        self._cache = cache
+
+    def save_overload(self, sig, cres) -> None:
+        c = self._cache
+        try:
+            if c._index_key(sig, cres.codegen) in c._cache_file._load_index():
+                return
+        except Exception:  # noqa: BLE001 - numba internals: save as numba would
+            pass
+        c.save_overload(sig, cres)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cache, name)
+
+
 def _install_callee_compiles() -> bool:
     """Compile a navkit kernel that another kernel's compile needs (a callee) without
     the CPython wrapper that only a call from Python uses.
@@ -326,7 +347,9 @@ def _install_callee_compiles() -> bool:
     ``compile``) of that signature then compiles the kernel again with a wrapper,
     replacing it (the first compile's code stays alive for the kernels compiled
     against it) and overwriting its numba cache entry; a cached callee-only compile
-    is recognised by its missing wrapper symbol. False (nothing changed) when numba's
+    is recognised by its missing wrapper symbol, and never overwrites an entry another
+    process saved meanwhile. A kernel that one feature compiled only for other kernels
+    is compiled again (that kernel alone) on another feature's first Python call of it. False (nothing changed) when numba's
     dispatcher is not as expected."""
     try:
         from numba.core import dispatcher as dmod
@@ -367,9 +390,12 @@ def _install_callee_compiles() -> bool:
             opts = self.targetoptions
             prev = opts.get("no_cpython_wrapper", _UNSET)
             opts["no_cpython_wrapper"] = True
+            cache = self._cache
+            self._cache = _SaveIfAbsent(cache)
             try:
                 return orig_compile(self, sig)
             finally:
+                self._cache = cache
                 if prev is _UNSET:
                     del opts["no_cpython_wrapper"]
                 else:
