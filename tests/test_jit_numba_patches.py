@@ -134,3 +134,44 @@ def test_overload_impl_compiled_once_for_callers_with_other_flags():
     finally:
         event.unregister("numba:compile", lis)
     assert len(seen) == 2, seen
+
+
+def test_function_typing_memo_repeats_no_resolution():
+    import numba
+    from numba.core.types import functions as fmod
+
+    memo = fmod.BaseFunction.get_call_type._memo
+
+    def body(a, k):
+        s = np.float32(0)
+        for i in range(a.shape[0]):
+            s += a[i] * np.float32(k) + min(i, k)
+        return s
+
+    a = np.arange(7, dtype=np.float32)
+    want = body(a, 3)
+    f = j.njit(cache=False)(body)
+    assert f(a, 3) == want
+    keys = set(memo)
+    funcs = {k[0] for k in keys}  # (np.float32(x) makes a new function type per call)
+    g = j.njit(cache=False)(body)  # same calls, same types: every resolution is a repeat
+    assert g(a, 3) == want
+    assert not [k for k in set(memo) - keys if k[0] in funcs]
+    # other flags the calls' implementations inherit (error model): resolved again
+    h = numba.njit(cache=False, error_model="python")(body)
+    assert h(a, 3) == want
+    assert [k for k in set(memo) - keys if k[0] in funcs]
+
+
+def test_function_typing_memo_keeps_typing_errors():
+    import numba
+    from numba.core.errors import TypingError
+
+    @j.njit(cache=False)
+    def bad(x):
+        return len(x)  # len of an int: no template accepts it
+
+    for _ in range(2):  # a failed resolution is not remembered: the same error again
+        with pytest.raises(TypingError):
+            bad(3)
+    assert numba.njit(cache=False)(lambda x: len(x))(np.zeros(4)) == 4

@@ -10,6 +10,7 @@ float32 arithmetic must be reproduced bit for bit, which forbids reassociation.
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Any
 
 import numba
@@ -43,9 +44,12 @@ def _one_signature(disp, lent=False):
         if lent:
             args = tuple(_lent_arg(a) for a in args)
             kws = {k: _lent_arg(v) for k, v in kws.items()}
-        return orig(args, kws)
+        with _as_callee():
+            return orig(args, kws)
 
     disp.get_call_template = get_call_template
+    if _CALLEES_OK:
+        disp._navkit_callee = True
     return disp
 
 
@@ -133,7 +137,8 @@ class _Need:
         for part in self.qual.split("."):
             obj = getattr(obj, part)
         argtypes = tuple(_live_type(t) for t in self.argtypes)
-        obj.compile(argtypes)
+        with _as_callee():  # (for a caller's machine code: no CPython wrapper needed)
+            obj.compile(argtypes)
         cres = obj.overloads[argtypes]
         if cres.signature.return_type != _live_type(self.restype):
             # a kernel's cached caller predates a change of this kernel: its call
@@ -266,6 +271,164 @@ def _keep_reload_init() -> None:
 
 
 _UNLINK_OK = _install_unlinked()
+
+
+# --- kernels compiled for other kernels: no CPython wrapper ---------------------------
+
+_CALLEE = threading.local()  # .depth > 0: compiling for another kernel's call
+_KEPT: list = []  # callee-only compiles replaced by a compile with a wrapper (see below)
+
+
+class _as_callee:
+    """While active, navkit kernels compile without a CPython wrapper (see
+    :func:`_install_callee_compiles`)."""
+
+    def __enter__(self) -> None:
+        _CALLEE.depth = getattr(_CALLEE, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        _CALLEE.depth -= 1
+
+
+def _has_wrapper(cres) -> bool:
+    """Whether a compile result has the CPython wrapper Python calls go through."""
+    try:
+        return bool(cres.library.get_pointer_to_function(cres.fndesc.llvm_cpython_wrapper_name))
+    except Exception:  # noqa: BLE001 - cannot tell: treat as having one (numba's default)
+        return True
+
+
+class _NoCacheLoad:
+    """A dispatcher's numba cache that saves but does not load."""
+
+    def __init__(self, cache) -> None:
+        self._cache = cache
+
+    def load_overload(self, *args: object, **kws: object) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cache, name)
+
+
+class _SaveIfAbsent:
+    """A dispatcher's numba cache that does not overwrite an entry another process
+    saved meanwhile (that one may have a CPython wrapper; a callee-only compile would
+    make that process's next Python call compile again)."""
+
+    def __init__(self, cache) -> None:
+        self._cache = cache
+
+    def save_overload(self, sig, cres) -> None:
+        c = self._cache
+        try:
+            if c._index_key(sig, cres.codegen) in c._cache_file._load_index():
+                return
+        except Exception:  # noqa: BLE001 - numba internals: save as numba would
+            pass
+        c.save_overload(sig, cres)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cache, name)
+
+
+def _install_callee_compiles() -> bool:
+    """Compile a navkit kernel that another kernel's compile needs (a callee) without
+    the CPython wrapper that only a call from Python uses.
+
+    numba builds, optimises and emits machine code for a wrapper (argument unboxing,
+    result boxing, error reporting) on every compile, also of a kernel that is only
+    ever called from other kernels: for most of a bake's ~100 kernels the wrapper
+    was 8-10% of their compile (Python building its IR, LLVM's passes and code).
+    Here a compile started by the typing of a call from another kernel (navkit's
+    ``get_call_template``, or :class:`_Need` loading a cached caller) gets numba's own
+    ``no_cpython_wrapper`` flag. Such a compile result is not entered in the
+    dispatcher's table of Python-callable signatures; a Python call (or an explicit
+    ``compile``) of that signature then compiles the kernel again with a wrapper,
+    replacing it (the first compile's code stays alive for the kernels compiled
+    against it) and overwriting its numba cache entry; a cached callee-only compile
+    is recognised by its missing wrapper symbol, and never overwrites an entry another
+    process saved meanwhile. A kernel that one feature compiled only for other kernels
+    is compiled again (that kernel alone) on another feature's first Python call of it. False (nothing changed) when numba's
+    dispatcher is not as expected."""
+    try:
+        from numba.core import dispatcher as dmod
+        from numba.core import sigutils
+        from numba.core.compiler_lock import global_compiler_lock
+    except ImportError:  # pragma: no cover
+        return False
+    D = dmod.Dispatcher
+    orig_compile, orig_add = D.__dict__.get("compile"), getattr(D, "add_overload", None)
+    if orig_compile is None or orig_add is None:  # pragma: no cover
+        return False
+    if getattr(orig_compile, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    if (
+        "existing = self.overloads.get(tuple(args))" not in _src(orig_compile)
+        or "self._cache.load_overload(sig, self.targetctx)" not in _src(orig_compile)
+        or "self._insert(sig, cres.entry_point, cres.objectmode)" not in _src(orig_add)
+        or "parse_as_flags(flags, self.targetoptions)" not in _src(getattr(dmod, "_FunctionCompiler", None))
+    ):  # pragma: no cover - numba layout changed
+        return False
+
+    def add_overload(self, cres):
+        if getattr(self, "_navkit_callee", False) and not cres.objectmode and not _has_wrapper(
+            cres
+        ):
+            self.overloads[tuple(cres.signature.args)] = cres  # callable from kernels only
+            return
+        orig_add(self, cres)
+
+    def compile(self, sig):
+        if not getattr(self, "_navkit_callee", False):
+            return orig_compile(self, sig)
+        with global_compiler_lock:  # (the options below are the dispatcher's, shared)
+            return _compile(self, sig)
+
+    def _compile(self, sig):
+        if getattr(_CALLEE, "depth", 0) > 0:
+            opts = self.targetoptions
+            prev = opts.get("no_cpython_wrapper", _UNSET)
+            opts["no_cpython_wrapper"] = True
+            cache = self._cache
+            self._cache = _SaveIfAbsent(cache)
+            try:
+                return orig_compile(self, sig)
+            finally:
+                self._cache = cache
+                if prev is _UNSET:
+                    del opts["no_cpython_wrapper"]
+                else:
+                    opts["no_cpython_wrapper"] = prev
+        ep = orig_compile(self, sig)
+        args = tuple(sigutils.normalize_signature(sig)[0])
+        cres = self.overloads.get(args)
+        if cres is None or cres.objectmode or _has_wrapper(cres):
+            return ep
+        # a Python call of a signature compiled (or cached) for kernels only
+        _KEPT.append(cres)  # its code stays: kernels compiled against it call it
+        del self.overloads[args]
+        cache = self._cache
+        self._cache = _NoCacheLoad(cache)
+        try:
+            ep = orig_compile(self, sig)
+        except BaseException:
+            self.overloads.setdefault(args, cres)
+            raise
+        finally:
+            self._cache = cache
+        new = self.overloads.get(args)
+        if new is None or not _has_wrapper(new):  # pragma: no cover - never a null entry
+            raise RuntimeError(f"navkit: {self} compiled without a CPython wrapper for {sig}")
+        return ep
+
+    compile._navkit = True  # type: ignore[attr-defined]
+    D.compile = compile  # type: ignore[method-assign]
+    D.add_overload = add_overload  # type: ignore[method-assign]
+    return True
+
+
+_UNSET = object()
 
 
 def pnjit(*args, **kwargs):
@@ -629,6 +792,30 @@ def _no_cfunc_wrappers_for_overloads() -> bool:
     return True
 
 
+#: names of the compiler flags an ``@overload`` implementation inherits from its caller
+#: (read from numba's source by :func:`_overloads_keyed_by_inherited_flags`)
+_INHERITED: list[str] = []
+
+
+def _flag_val(v):
+    enc = getattr(v, "encode", None)  # FastMathOptions: unhashable, encodes to str
+    if callable(enc) and not isinstance(v, str):
+        return (type(v).__name__, enc())
+    hash(v)
+    return v
+
+
+def _inherited_key(flags):
+    """The flags an ``@overload`` implementation inherits from ``flags`` (the current
+    compile's), as a hashable key; ``flags`` itself when they cannot be read."""
+    if flags is not None and _INHERITED:
+        try:
+            return ("inherited",) + tuple(_flag_val(getattr(flags, n)) for n in _INHERITED)
+        except (TypeError, AttributeError):  # pragma: no cover - odd option value
+            pass
+    return flags
+
+
 def _overloads_keyed_by_inherited_flags() -> bool:
     """Compile an ``@overload`` implementation once per argument types and the compiler
     flags it inherits from its caller, not once per caller's whole set of flags.
@@ -665,20 +852,10 @@ def _overloads_keyed_by_inherited_flags() -> bool:
     ):  # pragma: no cover - numba layout changed
         return False
 
-    def _val(v):
-        enc = getattr(v, "encode", None)  # FastMathOptions: unhashable, encodes to str
-        if callable(enc) and not isinstance(v, str):
-            return (type(v).__name__, enc())
-        hash(v)
-        return v
+    _INHERITED[:] = names
 
     def _get_impl(self, args, kws):
-        flags = targetconfig.ConfigStack.top_or_none()
-        if flags is not None:
-            try:
-                flags = ("inherited",) + tuple(_val(getattr(flags, n)) for n in names)
-            except (TypeError, AttributeError):  # pragma: no cover - odd option value
-                pass
+        flags = _inherited_key(targetconfig.ConfigStack.top_or_none())
         cache_key = self.context, tuple(args), tuple(kws.items()), flags
         try:
             return self._impl_cache[cache_key]
@@ -691,13 +868,75 @@ def _overloads_keyed_by_inherited_flags() -> bool:
     return True
 
 
+def _memo_function_typing() -> bool:
+    """Remember the signature numba resolves for a call of a global function (an
+    operator, ``len``, ``min``, ``np.empty``, ...) per (function type, argument types).
+
+    numba types every such call afresh (``BaseFunction.get_call_type``): it tries the
+    function's templates in order, each twice (with and without literal arguments),
+    until one accepts; ``a + b`` or ``a[i]`` tries a dozen templates, ``@overload``
+    ones each looked up in their implementation cache, and type inference repeats the
+    resolution each round its constraints propagate. In a cold bake ~90% of these
+    resolutions repeat one already made in the process (~10,000 resolutions, ~900
+    distinct), and resolving was most of numba's type inference. Keyed also by the
+    compiler flags an ``@overload`` implementation inherits from the caller (as
+    :func:`_overloads_keyed_by_inherited_flags` keys its implementations). The result
+    is the same: the first resolution of a key runs numba's own code (compiling an
+    ``@overload`` implementation, registering the implementation key the lowering
+    looks up), a repeat returns its signature and re-registers that implementation
+    key. Failures are not remembered (numba raises or tries other argument types
+    again). False (nothing changed) when numba's code is not as expected."""
+    try:
+        from numba.core.types import functions as fmod
+    except ImportError:  # pragma: no cover
+        return False
+    BF = fmod.BaseFunction
+    orig = BF.__dict__.get("get_call_type")
+    if orig is None:  # pragma: no cover - numba layout changed
+        return False
+    if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    src = _src(orig)
+    if (
+        "self._impl_keys[sig.args] = temp.get_impl_key(sig)" not in src
+        or "def get_impl_key(self, sig)" not in _src(BF)
+    ):  # pragma: no cover - numba layout changed
+        return False
+    from numba.core import targetconfig
+
+    memo: dict = {}
+
+    def get_call_type(self, context, args, kws):
+        try:
+            flags = _inherited_key(targetconfig.ConfigStack.top_or_none())
+            key = (self, context, tuple(args), tuple(kws.items()) if kws else (), flags)
+            hit = memo.get(key)
+        except TypeError:  # pragma: no cover - an unhashable argument type
+            return orig(self, context, args, kws)
+        if hit is not None:
+            sig, impl_key = hit
+            self._impl_keys[sig.args] = impl_key
+            return sig
+        sig = orig(self, context, args, kws)
+        if sig is not None:
+            memo[key] = (sig, self._impl_keys[sig.args])
+        return sig
+
+    get_call_type._navkit = True  # type: ignore[attr-defined]
+    get_call_type._memo = memo  # type: ignore[attr-defined]
+    BF.get_call_type = get_call_type  # type: ignore[method-assign]
+    return True
+
+
 #: which of the overhead cuts above are in place (tests, bench/compile.py)
 NUMBA_PATCHES = {
     "overloads_keyed_by_inherited_flags": _overloads_keyed_by_inherited_flags(),
+    "memo_function_typing": _memo_function_typing(),  # (after: keyed by the same flags)
     "fast_target_config": _fast_target_config(),
     "quiet_llvm_lock": _quiet_llvm_lock(),
     "no_cfunc_wrappers_for_overloads": _no_cfunc_wrappers_for_overloads(),
 }
+_CALLEES_OK = NUMBA_PATCHES["callee_compiles_without_wrapper"] = _install_callee_compiles()
 
 
 def _install_announcer() -> _Announcer:
