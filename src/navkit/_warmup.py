@@ -229,10 +229,9 @@ def compile_shared_recast_kernels() -> None:
 
     from navkit.geometry import TriMesh
     from navkit.pipeline import bin_triangles, tile_bounds
-    from navkit.recast.build import tile_compact_heightfield
     from navkit.recast.config import BakeConfig
     from navkit.recast.detail import build_poly_mesh_detail
-    from navkit.tilecache.build import _prepare
+    from navkit.tilecache.build import _prepare, _tile_chf
     from navkit.tilecache.tilemesh import layer_heightfield
 
     quad = TriMesh(
@@ -244,7 +243,7 @@ def compile_shared_recast_kernels() -> None:
     start, binned = bin_triangles(verts, tris, grid, rc)
     sel = binned[start[0] : start[1]]
     tbmin, tbmax = tile_bounds(grid, rc, 0, 0)
-    tile_compact_heightfield(verts, tris[sel], tri_areas[sel], rc, tbmin, tbmax, filters)
+    _tile_chf(verts, tris, tri_areas, rc, filters, tbmin, tbmax, sel)
     pm, _ = _one_quad()
     cells = SimpleNamespace(cs=pm.cs, ch=pm.ch)
     chf = layer_heightfield(np.zeros((8, 8), np.uint8), cells, np.zeros(3, np.float32), 4)  # type: ignore[arg-type]

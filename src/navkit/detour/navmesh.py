@@ -518,12 +518,17 @@ class NavMesh:
             self._desc = d
         return self._desc
 
-    def _grow_pools(self, need: np.ndarray) -> None:
+    def _grow_pools(self, need: np.ndarray, ahead: float = 0.0) -> None:
         """Make room for ``need`` (8,) more elements per pool (``_POOLS`` order),
-        capacity doubled as needed; the used counts do not change."""
+        capacity doubled as needed; the used counts do not change. A pool that needs
+        room gets at least ``ahead`` times its used count more (a build of many tiles:
+        room for the tiles left at the rate so far, so that it reallocates, and its
+        callers pack their descriptors again, a few times instead of at every
+        doubling of every pool)."""
         for k, pool in enumerate(_POOLS):
             n = int(need[k])
             if n:
+                n = max(n, int(self._used[pool] * ahead))
                 start = self._reserve(pool, n)
                 self._used[pool] = start
 

@@ -37,11 +37,10 @@ from ..pipeline import (
     tile_grid,
     tiled_navmesh_params,
 )
+from ..recast import _chain
 from ..recast import rasterize as _rasterize
-from ..recast.build import tile_compact_heightfield
+from ..recast.build import _front_error
 from ..recast.config import BakeConfig, RcConfig
-from ..recast.regions_common import check_chf
-from ..recast.types import CompactHeightfield
 from .format import (
     CompressedTile,
     TileCacheLayerHeader,
@@ -50,7 +49,7 @@ from .format import (
     _check_header,
     _compress_layer,
 )
-from .layers import HeightfieldLayerSet, _layers_run
+from .layers import HeightfieldLayerSet, _layers_of_arrays
 
 __all__ = [
     "TileLayers",
@@ -98,18 +97,30 @@ def _layer_headers(lset: HeightfieldLayerSet, tx: int, ty: int) -> list[TileCach
     ]
 
 
-def _chf_arrays(chf: CompactHeightfield) -> tuple:
-    """The kernel arrays of a compact heightfield navkit's compact stage just built
-    (:func:`~navkit.recast.regions_common.check_chf`'s output without its link check,
-    which such a heightfield passes by construction); other dtypes go through the check."""
-    ci, cc, con, areas = chf.cells_index, chf.cells_count, chf.con, chf.areas
-    if (
-        ci.dtype == np.uint32 and cc.dtype == np.uint8 and con.dtype == np.uint32
-        and areas.dtype == np.uint8 and ci.flags.c_contiguous and cc.flags.c_contiguous
-        and con.flags.c_contiguous and areas.flags.c_contiguous
-    ):  # fmt: skip
-        return ci.reshape(-1), cc.reshape(-1), con, areas
-    return check_chf(chf)
+def _tile_chf(
+    vertices: np.ndarray, triangles: np.ndarray, tri_areas: np.ndarray, rc: RcConfig,
+    filters: tuple[bool, bool, bool], tbmin: np.ndarray, tbmax: np.ndarray, sel: np.ndarray,
+) -> tuple:  # fmt: skip
+    """Rasterize ``triangles[sel]``, filter, compact and erode one tile in one kernel call
+    (the solo bake's chained stages; equal to
+    :func:`~navkit.recast.build.tile_compact_heightfield`'s stage by stage calls).
+    Returns :func:`~navkit.tilecache.layers._layers_of_arrays`'s first arguments."""
+    size = rc.tile_size + 2 * rc.border_size
+    cs32, ch32 = np.float32(rc.cs), np.float32(rc.ch)
+    _rasterize.check_grid(size, size, tbmin, tbmax, ch32)
+    wh = int(rc.walkable_height)
+    info = np.zeros(8, np.int64)
+    cidx, ccnt, ys, _, con, areas = _chain.front_kernel(
+        vertices, triangles, tri_areas, sel, True, size, size, tbmin, tbmax, cs32, ch32, wh,
+        int(rc.walkable_climb), int(rc.walkable_radius), filters[0], filters[1], filters[2],
+        info, np.zeros(len(_chain.FRONT) + 1, np.int64),
+    )  # fmt: skip
+    if info[0] != _chain.OK:
+        _front_error(int(info[0]), int(info[1]))
+    cbmax = tbmax.copy()  # the compact heightfield's: raised by the walkable height
+    cbmax[1] = np.float32(cbmax[1] + np.float32(np.float32(wh) * ch32))
+    arrays = (cidx.reshape(-1), ccnt.reshape(-1), con, areas)
+    return arrays, ys, size, size, cs32, ch32, tbmin, cbmax
 
 
 def tile_layers(
@@ -145,10 +156,10 @@ def tile_layers(
     """
     if sel.size == 0:
         return TileLayers(tx, ty, None, ())
-    chf = tile_compact_heightfield(
-        vertices, triangles[sel], tri_areas[sel], rc, tbmin, tbmax, filters
-    )
-    lset = _layers_run(chf, _chf_arrays(chf), rc.border_size, rc.walkable_height)
+    lset = _layers_of_arrays(
+        *_tile_chf(vertices, triangles, tri_areas, rc, filters, tbmin, tbmax, sel),
+        rc.border_size, int(rc.walkable_height),
+    )  # fmt: skip
     headers = tuple(_layer_headers(lset, tx, ty))
     for h in headers:
         _check_header(h, "layer", BuildError)

@@ -516,6 +516,20 @@ def _layers_run(
 ) -> HeightfieldLayerSet:
     """:func:`build_heightfield_layers` given ``arrays = check_chf(chf)`` (or, for a
     heightfield navkit's compact stage just built, the same arrays unchecked)."""
+    return _layers_of_arrays(
+        arrays, np.asarray(chf.y), int(chf.width), int(chf.height), np.float32(chf.cs),
+        np.float32(chf.ch), np.asarray(chf.bmin, np.float32), np.asarray(chf.bmax, np.float32),
+        border_size, walkable_height,
+    )  # fmt: skip
+
+
+def _layers_of_arrays(
+    arrays: tuple, ys: np.ndarray, w: int, h: int, cs32: np.float32, ch32: np.float32,
+    bmin: np.ndarray, bmax: np.ndarray, border_size: int, walkable_height: int,
+) -> HeightfieldLayerSet:  # fmt: skip
+    """:func:`_layers_run` on the compact heightfield's arrays: ``arrays`` as
+    :func:`_layers_run` takes them, the spans' ``ys``, the grid size, the cell size and
+    height, and the compact heightfield's bounds (float32 (3,))."""
     cidx, ccount, con, areas = arrays
     bs = int(border_size)
     wh = int(walkable_height)
@@ -523,13 +537,11 @@ def _layers_run(
         raise InputError(
             f"border_size {border_size} and walkable_height {walkable_height} must be >= 0"
         )
-    w, h = int(chf.width), int(chf.height)
     lw, lh = w - 2 * bs, h - 2 * bs
     if not (1 <= lw <= 255 and 1 <= lh <= 255):
         raise InputError(
             f"layers of {lw} x {lh} cells (grid {w} x {h}, border {bs}): each side must be 1..255"
         )
-    ys = np.asarray(chf.y)
     if ys.dtype != np.uint16:
         ys = ys.astype(np.uint16)
     src_reg, nregs = _partition_kernel(cidx, ccount, con, areas, w, h, bs)
@@ -547,9 +559,8 @@ def _layers_run(
     heights, lareas, cons, info = _store_kernel(
         cidx, ccount, con, areas, ys, w, h, bs, src_reg, layer_id, base, ymin, ymax, nlayers
     )
-    cs32, ch32 = np.float32(chf.cs), np.float32(chf.ch)
     bmin, bmax = _bounds_kernel(
-        np.asarray(chf.bmin, np.float32), np.asarray(chf.bmax, np.float32), cs32, ch32, bs,
+        bmin, bmax, cs32, ch32, bs,
         info[:, 0].copy(), info[:, 1].copy(),
     )  # fmt: skip
     return HeightfieldLayerSet(

@@ -770,9 +770,11 @@ class CacheState:
         invalidated: list,
         failed: list,
         args: tuple | None = None,
+        total: int = 0,
     ) -> int:
         """Kernel calls until ``max_steps`` steps were done or nothing is left; returns
-        the steps done. (The common call, one kernel call and a record or two, runs
+        the steps done. ``total``: the steps expected in all (the initial build's
+        layers), to grow the navmesh's pools for the rest at once. (The common call, one kernel call and a record or two, runs
         little Python: this sits between two rebuilds, whose code and data evict the
         interpreter's from the caches.)
 
@@ -821,7 +823,8 @@ class CacheState:
             if code == _U.COMPACT:
                 nm._compact()
             elif code == _U.GROW:
-                nm._grow_pools(self._outs[nrec, 8:16])  # (packed again: a new _desc)
+                ahead = (total - done) / done if total > done > 0 else 0.0
+                nm._grow_pools(self._outs[nrec, 8:16], ahead)  # (packed again: a new _desc)
             elif code == _U.ROOM:
                 self._room(int(self.sc[_U.S_NEED]))
             elif code == _U.SWAP_ERROR:
@@ -954,7 +957,7 @@ class CacheState:
         rebuilt: list = []
         failed: list = []
         try:
-            self._kernel_steps(len(refs), -1, rebuilt, [], failed)
+            self._kernel_steps(len(refs), -1, rebuilt, [], failed, total=len(refs))
         finally:
             self.update = saved
         if failed:
