@@ -156,10 +156,12 @@ def tile_layers(
     """
     if sel.size == 0:
         return TileLayers(tx, ty, None, ())
+    arrays, ys, w, h, cs32, ch32, bmin, bmax = _tile_chf(
+        vertices, triangles, tri_areas, rc, filters, tbmin, tbmax, sel
+    )
     lset = _layers_of_arrays(
-        *_tile_chf(vertices, triangles, tri_areas, rc, filters, tbmin, tbmax, sel),
-        rc.border_size, int(rc.walkable_height),
-    )  # fmt: skip
+        arrays, ys, w, h, cs32, ch32, bmin, bmax, rc.border_size, int(rc.walkable_height)
+    )
     headers = tuple(_layer_headers(lset, tx, ty))
     for h in headers:
         _check_header(h, "layer", BuildError)
