@@ -5,7 +5,7 @@ builds the tile cache with RecastDemo's Sample_TempObstacles settings (48-voxel
 tiles), places 50 cylinders at seeded ``findRandomPoint`` positions and times them.
 navkit builds the same cache (``TileCache.bake`` with ``BakeConfig(tile_size=48)``,
 the same layers byte for byte) and takes the very same obstacles. The obstacle
-figures are interleaved with the peer: ``--peer-runs`` rounds of (one peer invocation
+and build figures are interleaved with the peer: ``--peer-runs`` rounds of (one peer invocation
 timing ``--runs`` rounds, then ``--runs`` navkit rounds); ratio = navkit / Recast
 (below 1 = navkit faster), the median of the per-round ratios, printed with their
 [min, max] over the rounds. navkit's default mode (``TileCache.bake``'s default:
@@ -234,16 +234,18 @@ def bench_mesh(name: str, runs: int, peer_runs: int, native: bool) -> dict:
     natives = [run_native(name, runs) for _ in range(peer_runs)] if native else []
     natives = [n for n in natives if n is not None]
     tc = TileCache.bake(mesh, cfg, recast_compatible=True)  # warm-up (compiles on first use)
-    builds: list[float] = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        tc = TileCache.bake(mesh, cfg, recast_compatible=True)
-        builds.append(ms(t0))
     dc = TileCache.bake(mesh, cfg)  # navkit's default mode (no peer)
     peers, ours, dflt, rb, rbpy, stp = [], [], [], [], [], []
+    builds: list[float] = []  # navkit's median build of each round (after its peer run)
     for _ in range(peer_runs):
         peer = run_peer(name, {"runs": runs, "tileSize": 48}, "--sections", "tilecache")
         peers.append(peer["tilecache"])
+        bs = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            tc = TileCache.bake(mesh, cfg, recast_compatible=True)
+            bs.append(ms(t0))
+        builds.append(median(bs))
         shapes = peer["tilecache"]["obstacles"]["shapes"]
         if not ours:
             time_ops(tc, shapes)  # warm-up
@@ -277,10 +279,12 @@ def bench_mesh(name: str, runs: int, peer_runs: int, native: bool) -> dict:
                if nat is not None else {}),
         }  # fmt: skip
     bb = peer_figures(peers)["build"]
+    bratios = [b / pp["build"] for b, pp in zip(builds, per_peer)]
     ops["build"] = {
         "navkit_ms": median(builds),
         "recast_ms": bb,
-        "ratio": median(builds) / bb,
+        "ratio": median(bratios),
+        "ratio_spread": spread(bratios),
         **({"native_ms": nat["build"], "ratio_native": median(builds) / nat["build"]}
            if nat is not None else {}),
     }  # fmt: skip
@@ -313,7 +317,8 @@ def bench_mesh(name: str, runs: int, peer_runs: int, native: bool) -> dict:
 
 
 def bench_build(name: str, runs: int, rounds: int) -> dict:
-    """Build only: ``rounds`` of (the peer's median of ``runs`` builds, ``runs`` navkit builds)."""
+    """Build only: ``rounds`` of (the peer's median of ``runs`` builds, ``runs`` navkit
+    builds); the ratio is the median of the rounds' ratios."""
     mesh = navkit.load_obj(mesh_path(name))
     cfg = navkit.BakeConfig(tile_size=48)
     TileCache.bake(mesh, cfg, recast_compatible=True)  # warm-up (compiles on first use)
@@ -322,12 +327,17 @@ def bench_build(name: str, runs: int, rounds: int) -> dict:
         peer = run_peer(name, {"runs": runs, "tileSize": 48}, "--sections", "tilecache",
                         "--obstacles", "1")  # fmt: skip
         theirs.append(peer["tilecache"]["build_ms"]["median"])
+        bs = []
         for _ in range(runs):
             t0 = time.perf_counter()
             TileCache.bake(mesh, cfg, recast_compatible=True)
-            ours.append(ms(t0))
-    a, b = median(ours), median(theirs)
-    return {"mesh": name, "navkit_ms": a, "recast_ms": b, "ratio": a / b}
+            bs.append(ms(t0))
+        ours.append(median(bs))
+    # the median of the rounds' ratios: each round's figures were taken minutes apart
+    # at most, so a change of the machine's pace between rounds does not skew it
+    ratios = [a / b for a, b in zip(ours, theirs)]
+    return {"mesh": name, "navkit_ms": median(ours), "recast_ms": median(theirs),
+            "ratio": median(ratios), "ratio_spread": spread(ratios)}  # fmt: skip
 
 
 LABELS = {
