@@ -11,10 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from subproc import SRC, run_snippet
 
 import navkit._jit as j
-
-SRC = Path(__file__).resolve().parent.parent / "src"
 
 
 def _kernels():
@@ -97,14 +96,7 @@ print("compiled", sum(m.caller._cache_misses.values()), sum(m.callee._cache_miss
 
 
 def _run(tmp: Path, cache: Path, mode: str) -> list[str]:
-    env = dict(os.environ)
-    env["NUMBA_CACHE_DIR"] = str(cache)
-    env["PYTHONPATH"] = os.pathsep.join([str(tmp), str(SRC)])
-    p = subprocess.run(
-        [sys.executable, "-c", _RUN, mode], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert p.returncode == 0, p.stderr
-    return p.stdout.split("\n")
+    return run_snippet(_RUN, mode, tmp, cache)
 
 
 def test_cached_callee_only_compile_called_from_python_in_a_new_process(tmp_path: Path) -> None:

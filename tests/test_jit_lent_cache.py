@@ -5,13 +5,10 @@ one process equal the types another process infers."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+from subproc import run_snippet
 
 _MOD = """
 import numpy as np
@@ -56,14 +53,7 @@ print(",".join(sorted(c for c in compiled if c.startswith(("lent_", "caller_")))
 
 
 def _run(tmp: Path, which: str) -> list[str]:
-    env = dict(os.environ)
-    env["NUMBA_CACHE_DIR"] = str(tmp / "cache")
-    env["PYTHONPATH"] = os.pathsep.join([str(tmp), str(SRC)])
-    p = subprocess.run(
-        [sys.executable, "-c", _RUN, which], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert p.returncode == 0, p.stderr
-    return p.stdout.split("\n")
+    return run_snippet(_RUN, which, tmp, tmp / "cache")
 
 
 def test_lent_callee_cached_by_one_process_loads_in_another(tmp_path: Path) -> None:

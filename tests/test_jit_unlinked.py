@@ -3,15 +3,11 @@ from numba's cache (navkit._jit._unlinked_call, _Need)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-
-SRC = Path(__file__).resolve().parent.parent / "src"
+from subproc import run_snippet
 
 _MOD = """
 import numpy as np
@@ -68,14 +64,7 @@ print("hits", sum(m.top._cache_hits.values()))
 
 
 def _run(tmp: Path, cache: Path, mode: str) -> list[str]:
-    env = dict(os.environ)
-    env["NUMBA_CACHE_DIR"] = str(cache)
-    env["PYTHONPATH"] = os.pathsep.join([str(tmp), str(SRC)])
-    p = subprocess.run(
-        [sys.executable, "-c", _RUN, mode], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert p.returncode == 0, p.stderr
-    return p.stdout.split("\n")
+    return run_snippet(_RUN, mode, tmp, cache)
 
 
 @pytest.mark.parametrize("shift", [False, True])
