@@ -51,7 +51,10 @@ layer's heights), the BV tree and the tile data; on undulating the detail mesh h
 
 ``--build-only`` times the build alone, interleaved with the peer to even out the
 load of a shared machine: ``--peer-runs`` rounds of (one peer invocation timing
-``--runs`` builds, then ``--runs`` navkit builds); medians over all rounds.
+``--runs`` builds, then ``--runs`` navkit builds); the ratio is the median of the rounds'
+ratios. The build itself (2026-12-03): each tile's rasterize .. erode is the solo
+bake's chained kernel (one call per tile), the layers and FastLZ are a few kernel
+calls per tile, and the navmesh's first build is the update kernel over all layers.
 
 Usage::
 
