@@ -736,25 +736,22 @@ class CacheState:
         self.steps(1 << 62, rebuilt, invalidated, failed)
 
     def _kernel_ok(self) -> bool:
-        return self._kernel_args() is not None
-
-    def _kernel_args(self) -> tuple | None:
-        """The navmesh's swap arguments when the update steps run in the kernel."""
-        if not self.kernel_steps or not (self.compatible or self.fast_detail):
-            return None
-        return self.navmesh._swap_args()
+        """Whether the update steps run in the kernel (not with runtime off-mesh
+        connections, whose links the navmesh's Python path makes, nor in the default
+        mode without ``fast_detail``)."""
+        nm = self.navmesh
+        return bool(
+            self.kernel_steps
+            and (self.compatible or self.fast_detail)
+            and not nm._runtime_cons
+            and not nm._dead_cons
+        )
 
     def steps(self, max_steps: int, rebuilt: list, invalidated: list, failed: list) -> None:
         """Up to ``max_steps`` update steps (until up to date): in kernel calls
         (:func:`._update.run_steps`), or on the Python path (runtime off-mesh
         connections, ``fast_detail`` off)."""
-        nm = self.navmesh
-        if (
-            not self.kernel_steps
-            or not (self.compatible or self.fast_detail)
-            or nm._runtime_cons
-            or nm._dead_cons
-        ):  # (the test of _kernel_args, without building its tuple)
+        if not self._kernel_ok():
             done = 0
             while done < max_steps and not self.up_to_date:
                 self._py_step(rebuilt, invalidated, failed)
@@ -769,14 +766,13 @@ class CacheState:
         rebuilt: list,
         invalidated: list,
         failed: list,
-        args: tuple | None = None,
         total: int = 0,
     ) -> int:
         """Kernel calls until ``max_steps`` steps were done or nothing is left; returns
         the steps done. ``total``: the steps expected in all (the initial build's
-        layers), to grow the navmesh's pools for the rest at once. (The common call, one kernel call and a record or two, runs
-        little Python: this sits between two rebuilds, whose code and data evict the
-        interpreter's from the caches.)
+        layers), to grow the navmesh's pools for the rest at once. (The common call,
+        one kernel call and a record or two, runs little Python: this sits between two
+        rebuilds, whose code and data evict the interpreter's from the caches.)
 
         Raises
         ------
