@@ -16,7 +16,12 @@ from subproc import SRC, run_snippet
 import navkit._jit as j
 
 
-def _kernels():
+@pytest.fixture
+def kernels():
+    """A callee and its caller, fresh (compiled on first use, not cached)."""
+    if not j._CALLEES_OK:
+        pytest.skip("numba's dispatcher differs: callees keep their wrapper")
+
     @j.njit(cache=False)
     def callee(a, k):
         s = 0.0
@@ -33,10 +38,8 @@ def _kernels():
     return callee, caller
 
 
-def test_callee_compiled_without_wrapper_then_with_one_for_python():
-    if not j._CALLEES_OK:
-        pytest.skip("numba's dispatcher differs: callees keep their wrapper")
-    callee, caller = _kernels()
+def test_callee_compiled_without_wrapper_then_with_one_for_python(kernels):
+    callee, caller = kernels
     a = np.arange(4.0)
     assert caller(a) == 13.0
     (cres,) = callee.overloads.values()
@@ -53,10 +56,8 @@ def test_callee_compiled_without_wrapper_then_with_one_for_python():
         callee(-a, 1.0)
 
 
-def test_explicit_compile_gives_a_python_callable_entry_point():
-    if not j._CALLEES_OK:
-        pytest.skip("numba's dispatcher differs")
-    callee, caller = _kernels()
+def test_explicit_compile_gives_a_python_callable_entry_point(kernels):
+    callee, caller = kernels
     a = np.arange(3.0)
     assert caller(a) == 7.0
     sig = next(iter(callee.overloads))
