@@ -74,6 +74,7 @@ FEATURES: dict[str, tuple[str, str]] = {
         "navkit.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=32))",
     ),
     "demo": ("", "from navkit.cli import main\nmain(['demo', '-o', TMP])"),
+    "demo_obstacles": ("", "from navkit.cli import main\nmain(['demo', '--obstacles', '-o', TMP])"),
     "load": ("", _QUERY_SETUP),
     "path": (_QUERY_SETUP, "q.path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))"),
     "path_optimal": (_QUERY_SETUP, "q.path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0), optimal=True)"),

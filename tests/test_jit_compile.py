@@ -50,3 +50,25 @@ def test_kernels_have_no_cfunc_wrapper() -> None:
     kernel = njit(cache=False)(_copy_prefix)
     kernel(np.zeros(3), np.ones(3), 1)
     assert kernel.targetoptions.get("no_cfunc_wrapper") is True
+
+
+def _twice(x):
+    return 2 * x
+
+
+def test_await_compiles_waits_once_before_the_first_compile() -> None:
+    """``await_compiles`` (a cold demo's two processes): the first compile of the
+    kernel, also as a callee of another kernel's compile, calls ``wait`` first, and
+    only once."""
+    from navkit._jit import _AWAIT, NUMBA_PATCHES, await_compiles
+
+    if not NUMBA_PATCHES.get("callee_compiles_without_wrapper"):
+        pytest.skip("numba's dispatcher is not the one navkit's compile hook expects")
+    calls: list[bool] = []
+    callee = njit(cache=False)(_twice)
+    await_compiles([callee], lambda: calls.append(callee.signatures == []))
+    caller = njit(cache=False)(lambda x: callee(x) + 1)
+    assert caller(3) == 7  # callee compiled for the caller: waited first
+    assert calls == [True]
+    assert callee(4) == 8 and callee(4.0) == 8.0  # later compiles do not wait
+    assert calls == [True] and callee not in _AWAIT

@@ -498,24 +498,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .geometry import sample_level
     from .recast.config import BakeConfig
 
+    obstacles = bool(args.obstacles)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     from ._warmup import start_demo_side
 
-    side = start_demo_side()  # cold cache: compile the later steps' kernels on the other core
+    # cold cache: compile the later steps' kernels on the other core meanwhile
+    side = start_demo_side(obstacles)
     if side is not None:
+        later = "navmesh, path and tile-cache" if obstacles else "bake's later stages and path"
         print(
-            "navkit: first run: compiling the navmesh, path and tile-cache kernels in a second "
-            "process meanwhile",
+            f"navkit: first run: compiling the {later} kernels in a second process meanwhile",
             file=sys.stderr,
             flush=True,
         )
-        from ._warmup import compile_shared_recast_kernels
+        if obstacles:
+            from ._warmup import compile_shared_recast_kernels
 
-        try:  # first the Recast kernels the other process's tile cache needs too
-            compile_shared_recast_kernels()
-        finally:
-            side.recast_ready()
+            try:  # first the Recast kernels the other process's tile cache needs too
+                compile_shared_recast_kernels()
+            finally:
+                side.recast_ready()
     mesh = sample_level()
     print(f"sample level: {mesh.n_vertices} vertices, {mesh.n_triangles} triangles")
     nm = _bake(mesh, BakeConfig(), 1, None)
@@ -540,7 +543,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"wrote {out / 'sample_level.navmesh'} and {png}")
     if side is not None:
         side.join()  # its tile-cache kernels are next: load them rather than compile twice
-    _demo_tile_cache(mesh, out)
+    if obstacles:
+        _demo_tile_cache(mesh, out)
+    else:
+        print(
+            "next: `navkit demo --obstacles` adds temporary obstacles to a tile cache of the "
+            "level and draws it before and after"
+        )
     return 0
 
 
@@ -880,6 +889,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="bake the built-in sample level and draw it")
     p.add_argument("-o", "--output-dir", default="navkit-demo", help="folder for the outputs")
+    p.add_argument(
+        "--obstacles",
+        action="store_true",
+        help="also build a tile cache of the level, add four temporary obstacles and draw "
+        "it before and after (a first run compiles the tile cache's kernels too)",
+    )
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("ecm", help="explicit corridor map: path with clearance, drawn to PNG")

@@ -113,7 +113,7 @@ def test_bake_tile_cache_refuses_grids(tmp_path):
 
 
 def test_demo_draws_the_tile_cache_before_and_after(tmp_path):
-    r = navkit("demo", "-o", str(tmp_path))
+    r = navkit("demo", "--obstacles", "-o", str(tmp_path))
     for name in ("tilecache_before.png", "tilecache_after.png"):
         assert (tmp_path / name).read_bytes()[:8] == PNG
     tc = TileCache.load(tmp_path / "sample_level.tilecache")
