@@ -72,3 +72,20 @@ def test_await_compiles_waits_once_before_the_first_compile() -> None:
     assert calls == [True]
     assert callee(4) == 8 and callee(4.0) == 8.0  # later compiles do not wait
     assert calls == [True] and callee not in _AWAIT
+
+
+def test_an_entry_kernel_compiles_once_for_kernels_and_python() -> None:
+    """``njit(entry=True)``: a kernel that a feature calls from another kernel and then
+    from Python compiles once (with its CPython wrapper); a plain kernel compiles a
+    second time on its first Python call (``tests/test_jit_callee.py``)."""
+    from navkit._jit import NUMBA_PATCHES
+
+    if not NUMBA_PATCHES.get("callee_compiles_without_wrapper"):
+        pytest.skip("numba's dispatcher is not the one navkit's compile hook expects")
+    for entry, compiles in ((True, 1), (False, 2)):
+        callee = njit(cache=False, entry=entry)(_twice)
+        caller = njit(cache=False)(lambda x, f=callee: f(x) + 1)  # noqa: B023
+        listener = _Names()
+        with event.install_listener("numba:compile", listener):
+            assert caller(3) == 7 and callee(3) == 6
+        assert sum(n.endswith("._twice") for n in listener.names) == compiles, listener.names

@@ -25,7 +25,7 @@ import numpy as _np
 F32 = _np.float32
 
 
-def _one_signature(disp, lent=False):
+def _one_signature(disp, lent=False, entry=False):
     """Make calls from other kernels type ``disp``'s arguments without literals.
 
     numba types a constant argument of a call between kernels as a literal
@@ -48,7 +48,7 @@ def _one_signature(disp, lent=False):
             return orig(args, kws)
 
     disp.get_call_template = get_call_template
-    if _CALLEES_OK:
+    if _CALLEES_OK and not entry:
         disp._navkit_callee = True
     return disp
 
@@ -59,7 +59,7 @@ def _unliteral(t):
     return types.unliteral(t) if isinstance(t, types.Literal) else t
 
 
-def njit(*args, lent=False, link=True, **kwargs):
+def njit(*args, lent=False, link=True, entry=False, **kwargs):
     """``numba.njit`` with navkit's policy (cache, nogil, no fastmath, one
     signature per kernel for calls between kernels: see :func:`_one_signature`).
 
@@ -73,7 +73,12 @@ def njit(*args, lent=False, link=True, **kwargs):
     ``link=False``: other kernels call this one's own compiled code instead of
     linking a copy of its module into theirs (see :func:`_unlinked_call`). For large
     kernels called a few times per call of their caller (a bake's stages): each
-    caller's compile then optimises and emits only its own code."""
+    caller's compile then optimises and emits only its own code.
+
+    ``entry=True``: the kernel is called both from Python and from other kernels in
+    one feature; every compile includes the CPython wrapper, so a kernel's compile
+    reaching it first does not leave it to be compiled a second time, with the
+    wrapper, on its first Python call (see :func:`_install_callee_compiles`)."""
     link = link or not _UNLINK_OK  # (numba without the hook: link as numba does)
     if len(args) == 1 and callable(args[0]) and not link:
         _UNLINKED.add((args[0].__module__, args[0].__qualname__))
@@ -81,7 +86,7 @@ def njit(*args, lent=False, link=True, **kwargs):
 
         def unlinked(fn):
             _UNLINKED.add((fn.__module__, fn.__qualname__))
-            return njit(*args, lent=lent, **kwargs)(fn)
+            return njit(*args, lent=lent, entry=entry, **kwargs)(fn)
 
         return unlinked
     kwargs.setdefault("cache", True)
@@ -92,13 +97,13 @@ def njit(*args, lent=False, link=True, **kwargs):
     # function); numba otherwise builds and optimises one per compile (~3% of compile CPU).
     kwargs.setdefault("no_cfunc_wrapper", True)
     if len(args) == 1 and callable(args[0]) and not kwargs.get("inline"):
-        return _one_signature(numba.njit(**kwargs)(args[0]), lent)
+        return _one_signature(numba.njit(**kwargs)(args[0]), lent, entry)
     dec = numba.njit(*args, **kwargs)
     if kwargs.get("inline") or args:
         return dec
 
     def wrap(fn):
-        return _one_signature(dec(fn), lent)
+        return _one_signature(dec(fn), lent, entry)
 
     return wrap
 

@@ -189,7 +189,7 @@ def _vertex_kill(
     _touch(v, tvmark, tvlog, cnt, NTV)
 
 
-@njit
+@njit(entry=True)  # (also called from Python)
 def commit_vertices(
     xyr, ok, ptr, ids, corners, pairs, merge, tol,
     vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
@@ -302,7 +302,7 @@ def _push_key(buf, k, a, b):
     return U._append(buf, k, (min(a, b) << 32) | max(a, b))
 
 
-@njit
+@njit(entry=True)  # (also called from Python)
 def width_needed(xyr, ok, ptr, corners, tol, vx, vy, vdeg, ids, shead, rv, rnext, ax, ay):
     """An upper bound of the site count of any vertex after
     :func:`commit_vertices`: per new vertex, the sites of every new vertex
@@ -730,7 +730,7 @@ def delete_prepare(
     )  # fmt: skip
 
 
-@njit
+@njit(entry=True)  # (also called from Python)
 def rejoin_pairs(
     pairs, tol,
     vx, vy, vr, vdeg, vsite, veh, shead, rv, rnext,
