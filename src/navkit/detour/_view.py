@@ -3,7 +3,15 @@
 ``NavView`` holds every tile's data in global struct-of-arrays pools (integer
 arrays for indices and codes -- the navmesh's own dtypes where they are safe,
 int64 for polygon refs -- float32 for coordinates) plus the ref bit layout. The kernels in this package take a
-``NavView`` and never touch Python objects. :func:`view_from_navmesh` builds it
+``NavView`` and never touch Python objects.
+
+The integer pools are as narrow as their values allow, in *signed* types (int16 / int32;
+numba widens signed arithmetic to int64, where uint8 + uint8 gives uint64 and uint64
+mixed with int64 gives float64); only the BV bounds are uint16, as Detour's, because
+they are only ever compared with int64 values. The A* link walk, the BV-tree walk and
+closestPointOnPoly's detail triangles read these pools on every query: at int64 the
+view was 2-4x Detour's bytes, and inside the pair flow (nearest x2, A*, funnel) the
+parts evicted each other's lines (qnative7 in docs/benchmarks.md). :func:`view_from_navmesh` builds it
 from a :class:`navkit.detour.navmesh.NavMesh`; it is rebuilt when the navmesh
 changes (tiles added/removed, flags or areas set).
 
@@ -50,28 +58,28 @@ class NavView(NamedTuple):
     """Global pools of a navmesh, as numba-friendly arrays (see module docstring)."""
 
     verts: np.ndarray  # (V, 3) float32 polygon vertices [wu]
-    poly_verts: np.ndarray  # (P, 6) int64 global vertex index per corner
+    poly_verts: np.ndarray  # (P, 6) int32 global vertex index per corner
     poly_neis: np.ndarray  # (P, 6) int32 Detour neighbour code per edge
-    poly_nverts: np.ndarray  # (P,) int64 corner count
+    poly_nverts: np.ndarray  # (P,) int32 corner count
     poly_area: np.ndarray  # (P,) uint8 area id 0..63
     poly_type: np.ndarray  # (P,) int32 0 ground, 1 off-mesh connection
     poly_flags: np.ndarray  # (P,) uint16 16-bit user flags
-    poly_link: np.ndarray  # (P,) int64 first link (global), -1 = none
+    poly_link: np.ndarray  # (P,) int32 first link (global), -1 = none
     poly_tile: np.ndarray  # (P,) int32 owning tile slot
     poly_ref: np.ndarray  # (P,) int64 ref of each polygon
     link_ref: np.ndarray  # (L,) int64 target poly ref
-    link_next: np.ndarray  # (L,) int64 next link (global), -1 = end
-    link_edge: np.ndarray  # (L,) int64 edge index (0xff onto off-mesh)
-    link_side: np.ndarray  # (L,) int64 0xff internal, else tile side 0..7
-    link_bmin: np.ndarray  # (L,) int64 portal sub-range start 0..255
-    link_bmax: np.ndarray  # (L,) int64 portal sub-range end 0..255
-    dm_vbase: np.ndarray  # (P,) int64 first extra detail vertex (global)
-    dm_tbase: np.ndarray  # (P,) int64 first detail triangle (global)
-    dm_ntris: np.ndarray  # (P,) int64 detail triangle count (0 for off-mesh polys)
+    link_next: np.ndarray  # (L,) int32 next link (global), -1 = end
+    link_edge: np.ndarray  # (L,) int16 edge index (0xff onto off-mesh)
+    link_side: np.ndarray  # (L,) int16 0xff internal, else tile side 0..7
+    link_bmin: np.ndarray  # (L,) int16 portal sub-range start 0..255
+    link_bmax: np.ndarray  # (L,) int16 portal sub-range end 0..255
+    dm_vbase: np.ndarray  # (P,) int32 first extra detail vertex (global)
+    dm_tbase: np.ndarray  # (P,) int32 first detail triangle (global)
+    dm_ntris: np.ndarray  # (P,) int32 detail triangle count (0 for off-mesh polys)
     dverts: np.ndarray  # (DV, 3) float32 extra detail vertices [wu]
-    dtris: np.ndarray  # (DT, 4) int64 detail triangles (3 local indices + edge flags)
-    bv_min: np.ndarray  # (B, 3) int64 quantised node bounds
-    bv_max: np.ndarray  # (B, 3) int64
+    dtris: np.ndarray  # (DT, 4) int16 detail triangles (3 local indices + edge flags)
+    bv_min: np.ndarray  # (B, 3) uint16 quantised node bounds (only compared with int64)
+    bv_max: np.ndarray  # (B, 3) uint16
     bv_i: np.ndarray  # (B,) int32 leaf poly (tile-local) or -escape
     tile_salt: np.ndarray  # (T,) int64
     tile_used: np.ndarray  # (T,) uint8 1 when the slot holds a tile
@@ -225,28 +233,28 @@ def view_from_navmesh(nm) -> NavView:
 # Field order, dtype and rank of every NavView pool (the kernels are compiled for these).
 VIEW_SPEC = (
     ("verts", np.float32, 2),
-    ("poly_verts", np.int64, 2),
+    ("poly_verts", np.int32, 2),
     ("poly_neis", np.int32, 2),
-    ("poly_nverts", np.int64, 1),
+    ("poly_nverts", np.int32, 1),
     ("poly_area", np.uint8, 1),
     ("poly_type", np.int32, 1),
     ("poly_flags", np.uint16, 1),
-    ("poly_link", np.int64, 1),
+    ("poly_link", np.int32, 1),
     ("poly_tile", np.int32, 1),
     ("poly_ref", np.int64, 1),
     ("link_ref", np.int64, 1),
-    ("link_next", np.int64, 1),
-    ("link_edge", np.int64, 1),
-    ("link_side", np.int64, 1),
-    ("link_bmin", np.int64, 1),
-    ("link_bmax", np.int64, 1),
-    ("dm_vbase", np.int64, 1),
-    ("dm_tbase", np.int64, 1),
-    ("dm_ntris", np.int64, 1),
+    ("link_next", np.int32, 1),
+    ("link_edge", np.int16, 1),
+    ("link_side", np.int16, 1),
+    ("link_bmin", np.int16, 1),
+    ("link_bmax", np.int16, 1),
+    ("dm_vbase", np.int32, 1),
+    ("dm_tbase", np.int32, 1),
+    ("dm_ntris", np.int32, 1),
     ("dverts", np.float32, 2),
-    ("dtris", np.int64, 2),
-    ("bv_min", np.int64, 2),
-    ("bv_max", np.int64, 2),
+    ("dtris", np.int16, 2),
+    ("bv_min", np.uint16, 2),
+    ("bv_max", np.uint16, 2),
     ("bv_i", np.int32, 1),
     ("tile_salt", np.int64, 1),
     ("tile_used", np.uint8, 1),
