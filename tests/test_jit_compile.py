@@ -89,3 +89,52 @@ def test_an_entry_kernel_compiles_once_for_kernels_and_python() -> None:
         with event.install_listener("numba:compile", listener):
             assert caller(3) == 7 and callee(3) == 6
         assert sum(n.endswith("._twice") for n in listener.names) == compiles, listener.names
+
+
+def test_layout_files_are_every_file_that_defines_a_descriptor_layout() -> None:
+    """Every navkit file with a ``*_SPEC`` table or a :func:`desc_opener` call is in
+    ``LAYOUT_FILES`` (their contents stamp every kernel's cache entries)."""
+    import re
+    from pathlib import Path
+
+    import navkit
+    from navkit._jit import LAYOUT_FILES
+
+    root = Path(navkit.__file__).resolve().parent
+    pattern = re.compile(r"^\w*_SPEC\s*=|desc_opener\(", re.M)
+    found = {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.py")
+        if pattern.search(p.read_text(encoding="utf-8"))
+    }
+    assert found == set(LAYOUT_FILES)
+
+
+def test_a_cache_entry_saved_with_other_layouts_is_not_loaded(tmp_path) -> None:
+    """A kernel's cache index carries the layouts' stamp: an index saved with
+    another stamp (an older ``VIEW_SPEC``, say) is ignored and the kernel compiles."""
+    from tests.subproc import run_snippet
+
+    (tmp_path / "layoutmod.py").write_text(
+        "from navkit._jit import njit\n\n@njit\ndef k(x):\n    return x + 1\n"
+    )
+    code = (
+        "import sys\n"
+        "from navkit import _jit\n"
+        "if sys.argv[1] == 'other':\n"
+        "    _jit._LAYOUT_STAMP.append('an older layout')\n"
+        "import layoutmod\n"
+        "n = []\n"
+        "from numba.core import event\n"
+        "class L(event.Listener):\n"
+        "    def on_start(self, ev): n.append(1)\n"
+        "    def on_end(self, ev): pass\n"
+        "with event.install_listener('numba:compile', L()):\n"
+        "    layoutmod.k(1)\n"
+        "print(len(n))\n"
+    )
+    cache = tmp_path / "cache"
+    assert run_snippet(code, "now", tmp_path, cache)[0] == "1"  # cold: compiles
+    assert run_snippet(code, "now", tmp_path, cache)[0] == "0"  # warm: loads
+    assert run_snippet(code, "other", tmp_path, cache)[0] == "1"  # other layouts
+    assert run_snippet(code, "now", tmp_path, cache)[0] == "1"  # (it overwrote it)

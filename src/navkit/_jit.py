@@ -48,9 +48,60 @@ def _one_signature(disp, lent=False, entry=False):
             return orig(args, kws)
 
     disp.get_call_template = get_call_template
+    _stamp_layouts(disp)
     if _CALLEES_OK and not entry:
         disp._navkit_callee = True
     return disp
+
+
+#: navkit's files that define the memory layout of what kernels read through a
+#: descriptor (``*_SPEC`` tables, :func:`desc_opener`): a kernel's machine code has
+#: the layout built in while its argument types (int64 descriptor arrays) do not
+#: change with it. ``tests/test_jit_compile.py`` checks that the list is complete.
+LAYOUT_FILES = (
+    "_jit.py",
+    "crowd/requests.py",
+    "crowd/step.py",
+    "detour/_nodes.py",
+    "detour/_single.py",
+    "detour/_view.py",
+    "detour/navmesh.py",
+    "tilecache/_update.py",
+)
+_LAYOUT_STAMP: list[str] = []
+
+
+def layout_stamp() -> str:
+    """A hash of the contents of :data:`LAYOUT_FILES` (computed once per process)."""
+    if not _LAYOUT_STAMP:
+        import hashlib
+        from pathlib import Path
+
+        root = Path(__file__).resolve().parent
+        h = hashlib.blake2b(digest_size=16)
+        for name in LAYOUT_FILES:
+            try:
+                h.update((root / name).read_bytes())
+            except OSError:  # pragma: no cover - a file missing from an install
+                h.update(name.encode())
+        _LAYOUT_STAMP.append(h.hexdigest())
+    return _LAYOUT_STAMP[0]
+
+
+def _stamp_layouts(disp) -> None:
+    """Make numba's on-disk cache of ``disp`` valid only with today's layouts.
+
+    numba keys a kernel's cache entries to its own source file (modification time
+    and size) alone. A kernel in one file that reads a descriptor laid out in another
+    (``detour/_view.py``'s ``VIEW_SPEC``, say) would load stale machine code after
+    only that other file changed -- an editable install after ``git pull`` -- and
+    read its arrays with the old dtypes. The cache index's stamp gets
+    :func:`layout_stamp` beside numba's own: an entry saved with other layouts is
+    not loaded; the kernel compiles again and overwrites it."""
+    cf = getattr(getattr(disp, "_cache", None), "_cache_file", None)
+    stamp = getattr(cf, "_source_stamp", None)
+    if stamp is not None:
+        cf._source_stamp = (stamp, layout_stamp())  # type: ignore[union-attr]
 
 
 def _unliteral(t):
