@@ -223,14 +223,32 @@ def _bake(mesh, config, workers: int | None, progress):
     from .pipeline import bake
 
     if config.tile_size and (workers is None or workers > 1):
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ThreadPoolExecutor
 
         n = workers or os.cpu_count() or 1
         if n > 1:
-            _warn_if_cold()
-            with ProcessPoolExecutor(max_workers=n) as ex:
+            # threads run the tile kernel without the GIL over one shared tile list
+            # (the same kernel as a solo bake: one compile, in this process)
+            with ThreadPoolExecutor(max_workers=n) as ex:
                 return bake(mesh, config, executor=ex, progress=progress)
     return bake(mesh, config, progress=progress)
+
+
+def _bake_level(mesh, config, workers: int | None, progress):
+    """:func:`_bake` of ``navkit bake``: on a cold cache (and a second core), a side
+    process compiles half of the bake's kernels meanwhile (navkit._warmup.BakeSide)."""
+
+    from ._warmup import compile_bake_front, start_bake_side
+
+    side = start_bake_side() if config.partition == "watershed" else None
+    if side is None:
+        return _bake(mesh, config, workers, progress)
+    try:
+        with side.hold():
+            compile_bake_front()
+            return _bake(mesh, config, workers, progress)
+    finally:
+        side.close()
 
 
 def _summary(nm) -> str:
@@ -324,7 +342,7 @@ def cmd_bake(args: argparse.Namespace) -> int:
     if kind is None:
         mesh = _load_geometry(args.level)
         config = _config_from_args(args)
-        nm = _bake(mesh, config, args.workers, _Progress(f"baking {src.name}"))
+        nm = _bake_level(mesh, config, args.workers, _Progress(f"baking {src.name}"))
     else:
         if not src.is_file():
             raise errors.InputError(f"{src}: no such file")
