@@ -650,12 +650,15 @@ class BakeSide:
 
         return compile
 
-    def close(self) -> None:
-        """Wait for the side to end (it has nothing left once it printed ``links``)."""
-        self.wait("links")
+    def close(self, finish: bool = True) -> None:
+        """Wait for the side to end (it has nothing left once it printed ``links``);
+        ``finish=False`` (the bake failed): stop it now (numba replaces a cache file
+        in one step, so no entry is left half written)."""
+        if finish:
+            self.wait("links")
         try:
-            self.process.wait(timeout=60)
-        except Exception:  # noqa: BLE001 - a stuck side must not keep the bake
+            self.process.wait(timeout=60 if finish else 0)
+        except Exception:  # noqa: BLE001 - stuck, or not to be waited for
             self.process.kill()
             self.process.wait()
         if self.process.stdout is not None:

@@ -203,7 +203,7 @@ def _add_bake_options(p: argparse.ArgumentParser) -> None:
         "--workers",
         type=int,
         default=None,
-        help="processes for tiled bakes; 1 = in this process (default: the CPU count)",
+        help="threads for tiled bakes; 1 = on the main thread only (default: the CPU count)",
     )
 
 
@@ -238,17 +238,22 @@ def _bake_level(mesh, config, workers: int | None, progress):
     """:func:`_bake` of ``navkit bake``: on a cold cache (and a second core), a side
     process compiles half of the bake's kernels meanwhile (navkit._warmup.BakeSide)."""
 
+    from ._jit import announcer
     from ._warmup import compile_bake_front, start_bake_side
 
     side = start_bake_side() if config.partition == "watershed" else None
     if side is None:
         return _bake(mesh, config, workers, progress)
+    announcer.announce("bake", "~35 s on two cores")
     try:
         with side.hold():
             compile_bake_front()
-            return _bake(mesh, config, workers, progress)
-    finally:
-        side.close()
+            nm = _bake(mesh, config, workers, progress)
+    except BaseException:
+        side.close(finish=False)
+        raise
+    side.close()
+    return nm
 
 
 def _summary(nm) -> str:
