@@ -480,12 +480,14 @@ def warmup(
 # A bake compiles ~200 kernels, nearly all of them while numba types the tile kernel
 # (navkit._bake_tiles.tiles_kernel): it compiles each stage kernel the first time its
 # call is typed. On a cold cache, :func:`start_bake_side` starts a second Python
-# process that compiles the back half of the stages (contours, polygon mesh, Detour's
-# tile data, BV tree: :data:`BAKE_SIDE_KERNELS`) into numba's on-disk cache, then the
-# navmesh's link kernels; meanwhile the bake's own process compiles the detail mesh
-# (:func:`compile_bake_front`) and then bakes: its compile of the tile kernel types the
-# front stages itself, waits for the side process at the first kernel of the side's
-# half (:meth:`BakeSide.hold`) and loads those from the cache instead of compiling them.
+# process that compiles half of the stages (distance field, contours, polygon mesh,
+# Detour's tile data, BV tree: :data:`BAKE_SIDE_KERNELS`) into numba's on-disk cache,
+# then the navmesh's link kernels; meanwhile the bake's own process compiles the detail
+# mesh and the watershed regions (:func:`compile_bake_front`) and then bakes: its
+# compile of the tile kernel types the front stages (rasterize to erode) itself, waits
+# for the side process at the first kernel of the side's half (:meth:`BakeSide.hold`)
+# and loads those from the cache instead of compiling them. The tile kernel's own
+# compile (~8 s) comes after both halves.
 
 
 def _bake_types() -> dict:
@@ -495,7 +497,7 @@ def _bake_types() -> dict:
     from numba.core import types as T
 
     from navkit.detour import _bvtree, tile
-    from navkit.recast import contours, detail, polymesh
+    from navkit.recast import contours, detail, distance, polymesh, regions_watershed
 
     def a(dt, nd=1):
         return T.Array(dt, nd, "C")
@@ -513,6 +515,11 @@ def _bake_types() -> dict:
         a(u8, 2),
     )  # fmt: skip
     return {
+        "distance": (distance._kernel, (ci, cc, con, ar, i64, i64)),
+        "watershed": (
+            regions_watershed._kernel,
+            (ci, cc, con, ar, a(u16), i64, i64, i64, i64, i64, i64),
+        ),
         "boundary_flags": (contours._boundary_flags_linked, (i64, i64, ci, cc, con, reg)),
         "trace": (
             contours._trace_kernel,
@@ -533,7 +540,9 @@ def _bake_types() -> dict:
 
 
 #: The kernels the side process of a cold bake compiles (:func:`bake_side`), in order.
-BAKE_SIDE_KERNELS = ("trace", "boundary_flags", "merge_holes", "polymesh", "tile_data", "bv_tree")
+BAKE_SIDE_KERNELS = (
+    "distance", "trace", "boundary_flags", "merge_holes", "polymesh", "tile_data", "bv_tree",
+)  # fmt: skip
 
 
 def _compile_as_callee(names) -> None:
@@ -549,10 +558,10 @@ def _compile_as_callee(names) -> None:
 
 
 def compile_bake_front() -> None:
-    """The bake's own process's part ahead of its bake: the detail mesh (the front
-    stages, distance field and regions it compiles in the bake, ahead of the side's
-    half)."""
-    _compile_as_callee(("detail",))
+    """The bake's own process's part ahead of its bake: the detail mesh and the
+    watershed regions (the front stages it compiles in the bake, ahead of the first
+    kernel of the side's half, the distance field)."""
+    _compile_as_callee(("detail", "watershed"))
 
 
 def _bake_link_kernels() -> None:
