@@ -612,10 +612,18 @@ class BakeSide:
     def __init__(self) -> None:
         import subprocess
 
+        import navkit
+
+        # this navkit on the side's path when it is not installed (a source tree put on
+        # sys.path some other way); an installed one the side finds as this process did
+        env = dict(os.environ)
+        here = str(Path(navkit.__file__).resolve().parent.parent)
+        if here not in _site_dirs():
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, (here, env.get("PYTHONPATH"))))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "navkit._warmup", "bake-side"],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True,
+            text=True, env=env,
         )  # fmt: skip
         self.seen: set[str] = set()
 
@@ -672,6 +680,13 @@ class BakeSide:
             self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
+
+
+def _site_dirs() -> set[str]:
+    import site
+
+    dirs = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
+    return {str(Path(d).resolve()) for d in dirs}
 
 
 def start_bake_side() -> BakeSide | None:
