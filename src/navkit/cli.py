@@ -208,9 +208,9 @@ def _add_bake_options(p: argparse.ArgumentParser) -> None:
 
 
 def _warn_if_cold() -> None:
-    """A tiled bake compiles in its worker processes, which stay quiet: announce
-    the compile here when the bake's kernels are not in the cache yet. (In-process
-    compiles announce themselves: navkit._jit.announcer.)"""
+    """Announce the compile up front when the chain kernels of a grid's (or the tile
+    cache's) bake are not in the cache yet. (In-process compiles also announce
+    themselves after ~2 s: navkit._jit.announcer.)"""
     from ._jit import announcer, is_cached
     from .recast import _chain
 
