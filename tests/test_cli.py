@@ -538,3 +538,16 @@ def test_cold_cli_bake_with_its_side_process(level, tmp_path, tiles):
             assert len(lines) == len(set(lines)), r.stderr  # each announcement once
         else:
             assert not lines, r.stderr
+
+
+def test_bake_side_process_ends_either_way():
+    """The side is a plain subprocess: close() waits for its last line; close(finish=
+    False), after a failed bake, stops it at once."""
+    from navkit import _warmup
+
+    side = _warmup.BakeSide()
+    side.close()
+    assert side.seen >= {"back", "links"} and side.process.returncode == 0
+    side = _warmup.BakeSide()
+    side.close(finish=False)
+    assert side.process.returncode is not None
