@@ -244,7 +244,7 @@ def _bake_level(mesh, config, workers: int | None, progress):
     side = start_bake_side() if config.partition == "watershed" else None
     if side is None:
         return _bake(mesh, config, workers, progress)
-    announcer.announce("bake", "~35 s on two cores")
+    announcer.announce("bake", "~40 s on two cores")
     try:
         with side.hold():
             compile_bake_front()
