@@ -63,6 +63,11 @@ _ECM_LOAD = (
     "b, obs = d['boundary'], d['obstacles']\n"
 )
 _ECM_SETUP = _ECM_LOAD + "cm = CorridorMap.from_polygons(b, obs)\n"
+_CLI_LEVEL = (
+    "from importlib.resources import files\n"
+    "from navkit.cli import main\n"
+    "LEVEL = str(files('navkit.data') / 'nav_test.obj')\n"
+)
 FEATURES: dict[str, tuple[str, str]] = {
     "import": ("", "import navkit"),
     "bake_solo": (
@@ -75,6 +80,12 @@ FEATURES: dict[str, tuple[str, str]] = {
     ),
     "demo": ("", "from navkit.cli import main\nmain(['demo', '-o', TMP])"),
     "demo_obstacles": ("", "from navkit.cli import main\nmain(['demo', '--obstacles', '-o', TMP])"),
+    # the command line's bake of a level file, solo and tiled (default workers)
+    "cli_bake": (_CLI_LEVEL, "main(['bake', LEVEL, '-o', TMP + '/level.navmesh'])"),
+    "cli_bake_tiled": (
+        _CLI_LEVEL,
+        "main(['bake', LEVEL, '--tile-size', '48', '-o', TMP + '/level.navmesh'])",
+    ),
     "load": ("", _QUERY_SETUP),
     "path": (_QUERY_SETUP, "q.path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))"),
     "path_optimal": (_QUERY_SETUP, "q.path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0), optimal=True)"),

@@ -458,3 +458,113 @@ def test_demo_side_compiles_the_signatures_the_demo_uses():
         [sys.executable, "-c", _DEMO_SIGNATURES], capture_output=True, text=True, timeout=1800
     )
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
+
+
+# -- a cold `navkit bake` on two cores (navkit._warmup.BakeSide) ----------------------------
+_BAKE_SIGNATURES = """
+import navkit
+from navkit import _warmup
+from navkit.detour import _links, _pool_links
+
+kinds = _warmup._bake_types()
+_warmup._compile_as_callee(list(kinds))
+_warmup._bake_link_kernels()
+kernels = [d for d, _ in kinds.values()] + [_pool_links.connect_new_tiles, _links.count_links]
+sigs = [set(k.signatures) for k in kernels]
+for tile_size in (0, 32):
+    nm = navkit.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=tile_size))
+    nm.stats()
+for k, before in zip(kernels, sigs, strict=True):
+    assert set(k.signatures) == before and len(before) == 1, (k, before, k.signatures)
+print("ok")
+"""
+
+
+def test_bake_side_compiles_the_signatures_the_bake_uses(tmp_path):
+    """The side process of a cold ``navkit bake`` and the bake's own process compile
+    their kernels from the argument types in navkit._warmup._bake_types: the bake's
+    tile kernel and its navmesh (solo and tiled) must call those very signatures, or
+    it would compile them again. In a fresh interpreter (other tests call these
+    kernels with other arguments). On a warm cache a linked callee (the boundary
+    flags) is not loaded again with the tile kernel: with NAVKIT_COLD_COMPILE=1 this
+    runs on an empty cache, where every call of the tile kernel is typed."""
+    env = dict(os.environ)
+    if os.environ.get("NAVKIT_COLD_COMPILE"):
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    r = subprocess.run(
+        [sys.executable, "-c", _BAKE_SIGNATURES],
+        capture_output=True, text=True, timeout=1800, env=env,
+    )  # fmt: skip
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
+
+
+def test_bake_side_starts_only_cold_and_on_two_cores(monkeypatch):
+    from navkit import _jit, _warmup
+
+    started = []
+    monkeypatch.setattr(_warmup, "BakeSide", lambda: started.append(1) or "side")
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)
+    assert _warmup.start_bake_side() is None  # warm: nothing starts
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: None)
+    assert _warmup.start_bake_side() is None  # cannot tell (caching off): nothing either
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert _warmup.start_bake_side() is None  # one core: the bake compiles alone
+    assert not started
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert _warmup.start_bake_side() == "side" and started == [1]
+
+
+def test_bake_side_hold_waits_then_restores(monkeypatch):
+    """While held, a compile of a side kernel first waits for the side's tag; after,
+    the dispatchers compile as before (no instance attribute left)."""
+    from navkit import _warmup
+
+    side = _warmup.BakeSide.__new__(_warmup.BakeSide)
+    waited = []
+    side.wait = waited.append  # type: ignore[method-assign]
+    disp, sig = _warmup._bake_types()["merge_holes"]
+    with side.hold():
+        disp.compile(sig)
+        assert waited == ["back"]
+    assert "compile" not in disp.__dict__
+    assert all("compile" not in d.__dict__ for d, _ in _warmup._bake_types().values())
+
+
+@pytest.mark.skipif(
+    not os.environ.get("NAVKIT_COLD_COMPILE"),
+    reason="cold compile of every bake kernel (a minute or more): set NAVKIT_COLD_COMPILE=1",
+)
+@pytest.mark.parametrize("tiles", [(), ("--tile-size", "48")], ids=["solo", "tiled"])
+def test_cold_cli_bake_with_its_side_process(level, tmp_path, tiles):
+    """A cold ``navkit bake`` (its side process compiling half of the kernels) writes
+    the same bytes as a bake in this process, announces its compile once, and a warm
+    run after it compiles nothing and starts no side process."""
+    ref = tmp_path / "ref.bin"
+    assert main(["bake", str(level), "-o", str(ref), *tiles, "--workers", "1"]) == 0
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    for run in ("cold", "warm"):
+        out = tmp_path / f"{run}.bin"
+        r = navkit_cli("bake", level, "-o", out, *tiles, env=env, timeout=3600)
+        assert r.returncode == 0, r.stderr
+        assert out.read_bytes() == ref.read_bytes(), run
+        lines = [ln for ln in r.stderr.splitlines() if "compil" in ln.lower()]
+        if run == "cold":
+            assert any("bake kernels" in ln for ln in lines), r.stderr
+            assert len(lines) == len(set(lines)), r.stderr  # each announcement once
+        else:
+            assert not lines, r.stderr
+
+
+def test_bake_side_process_ends_either_way():
+    """The side is a plain subprocess: close() waits for its last line; close(finish=
+    False), after a failed bake, stops it at once."""
+    from navkit import _warmup
+
+    side = _warmup.BakeSide()
+    side.close()
+    assert side.seen >= {"back", "links"} and side.process.returncode == 0
+    side = _warmup.BakeSide()
+    side.close(finish=False)
+    assert side.process.returncode is not None

@@ -552,3 +552,234 @@ def warmup(
                     for n in later:
                         pending[ex.submit(_run_group, n, tmp)] = n
     return done
+
+
+# --- a cold bake on two cores ----------------------------------------------------------------
+# A bake compiles ~200 kernels, nearly all of them while numba types the tile kernel
+# (navkit._bake_tiles.tiles_kernel): it compiles each stage kernel the first time its
+# call is typed. On a cold cache, :func:`start_bake_side` starts a second Python
+# process that compiles half of the stages (distance field, contours, polygon mesh,
+# Detour's tile data, BV tree: :data:`BAKE_SIDE_KERNELS`) into numba's on-disk cache,
+# then the navmesh's link kernels; meanwhile the bake's own process compiles the detail
+# mesh and the watershed regions (:func:`compile_bake_front`) and then bakes: its
+# compile of the tile kernel types the front stages (rasterize to erode) itself, waits
+# for the side process at the first kernel of the side's half (:meth:`BakeSide.hold`)
+# and loads those from the cache instead of compiling them. The tile kernel's own
+# compile (~8 s) comes after both halves.
+
+
+def _bake_types() -> dict:
+    """The argument types the tile kernel (and the bake after it) passes to the kernels
+    compiled ahead of it, by kernel: {name: (dispatcher, argument types)}. The types
+    are the tile kernel's (tests/test_cli.py checks that a bake adds no signature)."""
+    from numba.core import types as T
+
+    from navkit.detour import _bvtree, tile
+    from navkit.recast import contours, detail, distance, polymesh, regions_watershed
+
+    def a(dt, nd=1):
+        return T.Array(dt, nd, "C")
+
+    i64, f32, u8, u16, u32 = T.int64, T.float32, T.uint8, T.uint16, T.uint32
+    # a compact heightfield as the tile kernel passes it: flat cell index and count,
+    # connections, heights, regions, areas
+    ci, cc, con, ys, reg, ar = a(u32), a(u8), a(u32), a(u16), a(u16), a(u8)
+    det = (
+        a(u16, 2), a(u16, 2), a(u16), i64, f32, f32, a(f32), i64, ci, cc, i64, i64, ys, con,
+        reg, f32, f32, f32, f32, i64,
+    )  # fmt: skip
+    tdata = (
+        a(u16, 2), a(u16, 2), i64, a(f32), f32, f32, a(u8), a(u16), a(u32, 2), a(f32, 2),
+        a(u8, 2),
+    )  # fmt: skip
+    return {
+        "distance": (distance._kernel, (ci, cc, con, ar, i64, i64)),
+        "watershed": (
+            regions_watershed._kernel,
+            (ci, cc, con, ar, a(u16), i64, i64, i64, i64, i64, i64),
+        ),
+        "boundary_flags": (contours._boundary_flags_linked, (i64, i64, ci, cc, con, reg)),
+        "trace": (
+            contours._trace_kernel,
+            (i64, i64, ci, cc, con, ys, reg, ar, a(u8), f32, i64, i64),
+        ),
+        "merge_holes": (contours._merge_holes_kernel, (a(i64), a(i64), a(i64, 2), i64)),
+        "polymesh": (
+            polymesh._build_kernel,
+            (a(i64, 2), a(i64), a(i64), a(i64), a(i64), i64, i64, i64, i64),
+        ),
+        "detail": (detail._detail_kernel, det),
+        "tile_data": (tile._tile_kernel, tdata),
+        "bv_tree": (
+            _bvtree._subdivide,
+            (a(i64, 2), a(i64, 2), i64, a(u16, 2), a(u16, 2), a(T.int32)),
+        ),
+    }
+
+
+#: The kernels the side process of a cold bake compiles (:func:`bake_side`), in order.
+BAKE_SIDE_KERNELS = (
+    "distance", "trace", "boundary_flags", "merge_holes", "polymesh", "tile_data", "bv_tree",
+)  # fmt: skip
+
+
+def _compile_as_callee(names) -> None:
+    """Compile the kernels ``names`` of :func:`_bake_types` as the tile kernel's typing
+    would: for calls from other kernels (no CPython wrapper)."""
+    from navkit._jit import _as_callee
+
+    kinds = _bake_types()
+    for name in names:
+        disp, sig = kinds[name]
+        with _as_callee():
+            disp.compile(sig)
+
+
+def compile_bake_front() -> None:
+    """The bake's own process's part ahead of its bake: the detail mesh and the
+    watershed regions (the front stages it compiles in the bake, ahead of the first
+    kernel of the side's half, the distance field)."""
+    _compile_as_callee(("detail", "watershed"))
+
+
+def _bake_link_kernels() -> None:
+    """The kernels a bake runs after its tile kernel: the bulk link kernel (with the
+    argument types ``NavMesh._add_packed`` passes, on no tile) and the link count of
+    ``NavMesh.stats``."""
+    import numba
+    import numpy as np
+
+    from navkit.detour import _links
+    from navkit.detour import navmesh as _nm
+    from navkit.detour._pool_links import connect_new_tiles
+
+    nm = _nm.NavMesh(
+        _nm.NavMeshParams(
+            orig=(0.0, 0.0, 0.0), tile_width=1.0, tile_height=1.0, max_tiles=4, max_polys=8
+        )
+    )
+    none = np.zeros(0, np.int64)
+    connect_new_tiles(
+        nm._kernel_desc(), none, np.zeros(1, np.int64), none, none, nm.tile_bits, nm.poly_bits
+    )
+    _links.count_links.compile((numba.typeof(nm.arrays()),))
+
+
+def bake_side() -> None:
+    """The side process of a cold bake (``python -m navkit._warmup``): compile
+    :data:`BAKE_SIDE_KERNELS` and print ``back`` on stdout, then the navmesh's link
+    kernels and print ``links``. Any failure only means the bake compiles that part
+    itself."""
+    for names, tag in ((BAKE_SIDE_KERNELS, "back"), (None, "links")):
+        try:
+            if names is None:
+                _bake_link_kernels()
+            else:
+                _compile_as_callee(names)
+        except Exception:  # noqa: BLE001
+            pass
+        print(tag, flush=True)
+
+
+class BakeSide:
+    """The running :func:`bake_side` process (a plain ``python -m navkit._warmup``
+    subprocess: nothing of the caller's ``__main__`` is imported again). While
+    :meth:`hold` is active, a compile of one of the side's kernels in this process
+    first waits for the side to have cached it (then numba loads it from the cache)."""
+
+    def __init__(self) -> None:
+        import subprocess
+
+        import navkit
+
+        # this navkit on the side's path when it is not installed (a source tree put on
+        # sys.path some other way); an installed one the side finds as this process did
+        env = dict(os.environ)
+        here = str(Path(navkit.__file__).resolve().parent.parent)
+        if here not in _site_dirs():
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, (here, env.get("PYTHONPATH"))))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "navkit._warmup", "bake-side"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, env=env,
+        )  # fmt: skip
+        self.seen: set[str] = set()
+
+    def wait(self, tag: str) -> None:
+        """Until the side printed ``tag`` (or ended)."""
+        out = self.process.stdout
+        while tag not in self.seen and out is not None:
+            line = out.readline()
+            if not line:
+                break
+            self.seen.add(line.strip())
+
+    def hold(self):
+        """A context: the side's kernels compile here only once the side is past them."""
+        import contextlib
+
+        from navkit.detour import _links, _pool_links
+
+        kinds = _bake_types()
+        waits = [(kinds[n][0], "back") for n in BAKE_SIDE_KERNELS]
+        waits += [(_pool_links.connect_new_tiles, "links"), (_links.count_links, "links")]
+
+        @contextlib.contextmanager
+        def held():
+            for disp, tag in waits:
+                disp.compile = self._waiting(disp, tag)
+            try:
+                yield
+            finally:
+                for disp, _tag in waits:
+                    disp.__dict__.pop("compile", None)
+
+        return held()
+
+    def _waiting(self, disp, tag: str):
+        orig = type(disp).compile
+
+        def compile(sig):
+            self.wait(tag)
+            return orig(disp, sig)
+
+        return compile
+
+    def close(self, finish: bool = True) -> None:
+        """Wait for the side to end (it has nothing left once it printed ``links``);
+        ``finish=False`` (the bake failed): stop it now (numba replaces a cache file
+        in one step, so no entry is left half written)."""
+        if finish:
+            self.wait("links")
+        try:
+            self.process.wait(timeout=60 if finish else 0)
+        except Exception:  # noqa: BLE001 - stuck, or not to be waited for
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def _site_dirs() -> set[str]:
+    import site
+
+    dirs = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
+    return {str(Path(d).resolve()) for d in dirs}
+
+
+def start_bake_side() -> BakeSide | None:
+    """Start :func:`bake_side` when the bake's kernels are not cached yet and this
+    machine has a second core (None otherwise: a warm bake starts nothing)."""
+    from navkit import _bake_tiles
+    from navkit._jit import is_cached
+
+    if (os.cpu_count() or 1) < 2 or is_cached(_bake_tiles.tiles_kernel) is not False:
+        return None
+    try:
+        return BakeSide()
+    except OSError:  # no processes here: the bake compiles everything itself
+        return None
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["bake-side"]:
+    bake_side()

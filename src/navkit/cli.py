@@ -203,14 +203,14 @@ def _add_bake_options(p: argparse.ArgumentParser) -> None:
         "--workers",
         type=int,
         default=None,
-        help="processes for tiled bakes; 1 = in this process (default: the CPU count)",
+        help="threads for tiled bakes; 1 = on the main thread only (default: the CPU count)",
     )
 
 
 def _warn_if_cold() -> None:
-    """A tiled bake compiles in its worker processes, which stay quiet: announce
-    the compile here when the bake's kernels are not in the cache yet. (In-process
-    compiles announce themselves: navkit._jit.announcer.)"""
+    """Announce the compile up front when the chain kernels of a grid's (or the tile
+    cache's) bake are not in the cache yet. (In-process compiles also announce
+    themselves after ~2 s: navkit._jit.announcer.)"""
     from ._jit import announcer, is_cached
     from .recast import _chain
 
@@ -223,14 +223,37 @@ def _bake(mesh, config, workers: int | None, progress):
     from .pipeline import bake
 
     if config.tile_size and (workers is None or workers > 1):
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ThreadPoolExecutor
 
         n = workers or os.cpu_count() or 1
         if n > 1:
-            _warn_if_cold()
-            with ProcessPoolExecutor(max_workers=n) as ex:
+            # threads run the tile kernel without the GIL over one shared tile list
+            # (the same kernel as a solo bake: one compile, in this process)
+            with ThreadPoolExecutor(max_workers=n) as ex:
                 return bake(mesh, config, executor=ex, progress=progress)
     return bake(mesh, config, progress=progress)
+
+
+def _bake_level(mesh, config, workers: int | None, progress):
+    """:func:`_bake` of ``navkit bake``: on a cold cache (and a second core), a side
+    process compiles half of the bake's kernels meanwhile (navkit._warmup.BakeSide)."""
+
+    from ._jit import announcer
+    from ._warmup import compile_bake_front, start_bake_side
+
+    side = start_bake_side() if config.partition == "watershed" else None
+    if side is None:
+        return _bake(mesh, config, workers, progress)
+    announcer.announce("bake", "~40 s on two cores")
+    try:
+        with side.hold():
+            compile_bake_front()
+            nm = _bake(mesh, config, workers, progress)
+    except BaseException:
+        side.close(finish=False)
+        raise
+    side.close()
+    return nm
 
 
 def _summary(nm) -> str:
@@ -324,7 +347,7 @@ def cmd_bake(args: argparse.Namespace) -> int:
     if kind is None:
         mesh = _load_geometry(args.level)
         config = _config_from_args(args)
-        nm = _bake(mesh, config, args.workers, _Progress(f"baking {src.name}"))
+        nm = _bake_level(mesh, config, args.workers, _Progress(f"baking {src.name}"))
     else:
         if not src.is_file():
             raise errors.InputError(f"{src}: no such file")
