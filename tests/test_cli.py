@@ -390,8 +390,8 @@ def test_cold_demo_announces_each_compile_once_and_a_warm_one_never(tmp_path):
         assert r.returncode == 0, r.stderr
         return r
 
-    # the plain demo: the second process compiles the bake's back stages (the demo's
-    # bake waits for them and loads them) and the path
+    # the plain demo: a second process compiles the path, the bake's side process
+    # (navkit._warmup.BakeSide) half of the bake
     from navkit._jit import NUMBA_PATCHES
 
     r = demo()
@@ -420,15 +420,11 @@ from navkit import _warmup
 from navkit.detour import _batch, _pool_links, tile
 from navkit.detour.query import NavMeshQuery
 from navkit.geometry import sample_level
-from navkit.recast import contours, detail, polymesh, rasterize
+from navkit.recast import detail, rasterize
 from navkit.tilecache import TileCache
 
 _warmup.compile_path_kernels()
 _warmup.compile_navmesh_kernels()
-_warmup.compile_bake_back_kernels()
-back = (contours._trace_kernel, contours._merge_holes_kernel, polymesh._build_kernel,
-        detail._max_sample_grid)
-back_sigs = [set(k.signatures) for k in back]
 _warmup.compile_shared_recast_kernels()
 # (kernels called from Python: one called only from other kernels is not loaded
 # when those load from the cache, so its signatures would be empty on a warm run)
@@ -437,7 +433,7 @@ shared = (detail._detail_kernel, rasterize._rasterize_kernel)  # (layers: the ti
 sigs = [set(k.signatures) for k in baked + shared]
 nm = navkit.bake(sample_level(), navkit.BakeConfig())
 NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))
-for k, before in [*zip(baked, sigs, strict=False), *zip(back, back_sigs, strict=True)]:
+for k, before in zip(baked, sigs, strict=False):
     assert set(k.signatures) == before and len(before) == 1, (k, before, k.signatures)
 TileCache.bake(sample_level(), navkit.BakeConfig(tile_size=32))  # (its own tile kernels)
 for k, before in zip(shared, sigs[len(baked) :], strict=True):
@@ -448,9 +444,8 @@ print("ok")
 
 def test_demo_side_compiles_the_signatures_the_demo_uses():
     """The demo's processes compile path()'s kernels from made-up arguments, a navmesh
-    from a one-quad mesh, the bake's back stages from a made-up compact heightfield and
-    the Recast kernels the tile cache shares from a tiny tile: the real calls (the
-    bake, the path, the tile cache) must reuse those signatures.
+    from a one-quad mesh and the Recast kernels the tile cache shares from a tiny tile:
+    the real calls (the bake, the path, the tile cache) must reuse those signatures.
 
     In a fresh interpreter, as the demo's processes are: in this one, other tests have
     already called these kernels with other arguments (read-only arrays, for one)."""

@@ -56,24 +56,6 @@ def _twice(x):
     return 2 * x
 
 
-def test_await_compiles_waits_once_before_the_first_compile() -> None:
-    """``await_compiles`` (a cold demo's two processes): the first compile of the
-    kernel, also as a callee of another kernel's compile, calls ``wait`` first, and
-    only once."""
-    from navkit._jit import _AWAIT, NUMBA_PATCHES, await_compiles
-
-    if not NUMBA_PATCHES.get("callee_compiles_without_wrapper"):
-        pytest.skip("numba's dispatcher is not the one navkit's compile hook expects")
-    calls: list[bool] = []
-    callee = njit(cache=False)(_twice)
-    await_compiles([callee], lambda: calls.append(callee.signatures == []))
-    caller = njit(cache=False)(lambda x: callee(x) + 1)
-    assert caller(3) == 7  # callee compiled for the caller: waited first
-    assert calls == [True]
-    assert callee(4) == 8 and callee(4.0) == 8.0  # later compiles do not wait
-    assert calls == [True] and callee not in _AWAIT
-
-
 def test_an_entry_kernel_compiles_once_for_kernels_and_python() -> None:
     """``njit(entry=True)``: a kernel that a feature calls from another kernel and then
     from Python compiles once (with its CPython wrapper); a plain kernel compiles a

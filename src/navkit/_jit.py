@@ -436,8 +436,6 @@ def _install_callee_compiles() -> bool:
         orig_add(self, cres)
 
     def compile(self, sig):
-        if _AWAIT:
-            _await_other_process(self)
         if not getattr(self, "_navkit_callee", False):
             return orig_compile(self, sig)
         with global_compiler_lock:  # (the options below are the dispatcher's, shared)
@@ -487,30 +485,6 @@ def _install_callee_compiles() -> bool:
 
 
 _UNSET = object()
-
-#: dispatcher -> a callable that returns once another process has compiled (and cached)
-#: that kernel; see :func:`await_compiles`
-_AWAIT: dict = {}
-
-
-def await_compiles(kernels, wait) -> None:
-    """Make this process's first compile of each of ``kernels`` call ``wait()`` first.
-
-    For two processes that split a cold compile (``navkit demo``): when this process
-    reaches a kernel the other one is compiling, it waits for it and then loads it
-    from numba's cache, instead of compiling it a second time at once. ``wait`` must
-    return in any case (the other process may fail: then this one compiles it).
-    Only with :data:`NUMBA_PATCHES` ``callee_compiles_without_wrapper`` (the hook is
-    in navkit's ``Dispatcher.compile``); without it nothing waits."""
-    for k in kernels:
-        _AWAIT[k] = wait
-
-
-def _await_other_process(disp) -> None:
-    wait = _AWAIT.pop(disp, None)
-    if wait is not None:
-        wait()
-
 
 def pnjit(*args, **kwargs):
     """Like :func:`njit`, with ``parallel=True`` for kernels that use ``numba.prange``."""

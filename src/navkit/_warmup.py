@@ -272,66 +272,16 @@ def _one_quad():
     return pm, dm
 
 
-def compile_bake_back_kernels(done=None) -> None:
-    """Compile the bake's back stages (contours, polygon mesh, detail mesh) on a
-    made-up compact heightfield: an 8 x 8 flat floor, one region. Nothing of the
-    bake's front (rasterize, filters, compact, distance field, regions) runs. The
-    Python-level stage calls give each kernel the signature the bake's one-kernel
-    tile loop calls it with (``tests/test_cli.py`` checks this), so a bake in
-    another process loads them from the cache instead of compiling them: about
-    half of a cold bake's compile.
-
-    ``done``: three events (one per entry of :data:`BACK_STAGES`), each set once its
-    stage is compiled, all of them on a failure."""
-    from types import SimpleNamespace
-
-    import numpy as np
-
-    from navkit.recast.contours import build_contours
-    from navkit.recast.detail import build_poly_mesh_detail
-    from navkit.recast.polymesh import build_poly_mesh
-    from navkit.tilecache.tilemesh import layer_heightfield
-
-    pm, _ = _one_quad()
-    cells = SimpleNamespace(cs=pm.cs, ch=pm.ch)
-    chf = layer_heightfield(np.zeros((8, 8), np.uint8), cells, np.zeros(3, np.float32), 4)  # type: ignore[arg-type]
-    chf = chf._replace(reg=np.ones_like(chf.reg), max_regions=2)
-    done = list(done or ())
-    try:
-        cset = build_contours(chf, max_error=1.3, max_edge_len=12)
-        if done:
-            done[0].set()
-        build_poly_mesh(cset, nvp=6)
-        if done:
-            done[1].set()
-        build_poly_mesh_detail(pm, chf, sample_dist=1.8, sample_max_error=0.2)
-    finally:  # (after a failure the demo's process compiles what is left itself)
-        for ev in done:
-            ev.set()
-
-
-#: The stages of :func:`compile_bake_back_kernels`: (module, kernels a bake reaches).
-BACK_STAGES = (
-    ("navkit.recast.contours", ("_trace_kernel", "_merge_holes_kernel")),
-    ("navkit.recast.polymesh", ("_build_kernel",)),
-    ("navkit.recast.detail", ("_max_sample_grid", "_detail_kernel")),
-)
-
-
-def demo_side(
-    recast_ready=None, claim=None, query_done=None, obstacles: bool = True, back_done=None
-) -> None:
+def demo_side(recast_ready=None, claim=None, query_done=None, obstacles: bool = True) -> None:
     """Worker of a cold ``navkit demo``: compile what the demo needs after its bake
     while the demo's own process compiles and runs the bake, so the two compiles use
     two cores.
 
-    Without ``obstacles`` (the plain demo): the bake's back stages
-    (:func:`compile_bake_back_kernels`; the demo's process compiles the front stages
-    meanwhile and reaches these later), then the path query unless the demo's process
-    claimed it first. With ``obstacles`` (``navkit demo --obstacles``): the navmesh
-    made from a bake, the path query, then the tile cache.
+    Without ``obstacles`` (the plain demo): the path query unless the demo's process
+    claimed it first (the demo's bake splits its own compile with a :class:`BakeSide`,
+    as ``navkit bake`` does). With ``obstacles`` (``navkit demo --obstacles``): the
+    navmesh made from a bake, the path query, then the tile cache.
 
-    ``back_done``: the events of :func:`compile_bake_back_kernels`.
     ``recast_ready`` (an event): set by the demo once the Recast kernels the tile cache
     shares are cached (:func:`compile_shared_recast_kernels`); waited for before the
     tile cache (the path kernels come first: they need no Recast kernel, and the wait
@@ -343,8 +293,6 @@ def demo_side(
     try:
         if obstacles:
             compile_navmesh_kernels()  # ahead of the demo's bake, which needs them last
-        else:
-            compile_bake_back_kernels(back_done)
     except Exception:  # noqa: BLE001
         pass
     try:
@@ -385,28 +333,12 @@ class DemoSide:
         self.ready = ctx.Event()
         self.claim = ctx.Value("i", 0)
         self.query_done = ctx.Event()
-        self.back_done = [ctx.Event() for _ in BACK_STAGES]
         self.process = ctx.Process(
             target=demo_side,
-            args=(self.ready, self.claim, self.query_done, obstacles, self.back_done),
+            args=(self.ready, self.claim, self.query_done, obstacles),
             daemon=True,
         )
         self.process.start()
-        if not obstacles:  # this process's bake waits for the side's back stages
-            import importlib
-
-            from navkit._jit import await_compiles
-
-            for (mod, names), ev in zip(BACK_STAGES, self.back_done, strict=True):
-                m = importlib.import_module(mod)
-                await_compiles([getattr(m, n) for n in names], self._waiter(ev))
-
-    def _waiter(self, ev):
-        def wait() -> None:
-            while self.process.is_alive() and not ev.wait(0.5):
-                pass
-
-        return wait
 
     def recast_ready(self) -> None:
         self.ready.set()
@@ -429,12 +361,11 @@ def start_demo_side(obstacles: bool = True) -> DemoSide | None:
 
     from navkit._jit import is_cached
     from navkit.detour import _batch
-    from navkit.recast import contours
     from navkit.tilecache import layers
 
     if (os.cpu_count() or 1) < 2:
         return None
-    probes = [_batch.pair_entry, layers._partition_kernel if obstacles else contours._trace_kernel]
+    probes = [_batch.pair_entry] + ([layers._partition_kernel] if obstacles else [])
     if not [k for k in probes if is_cached(k) is False]:
         return None
     try:

@@ -529,7 +529,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # cold cache: compile the later steps' kernels on the other core meanwhile
     side = start_demo_side(obstacles)
     if side is not None:
-        later = "navmesh, path and tile-cache" if obstacles else "bake's later stages and path"
+        later = "navmesh, path and tile-cache" if obstacles else "path"
         print(
             f"navkit: first run: compiling the {later} kernels in a second process meanwhile",
             file=sys.stderr,
@@ -544,7 +544,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 side.recast_ready()
     mesh = sample_level()
     print(f"sample level: {mesh.n_vertices} vertices, {mesh.n_triangles} triangles")
-    nm = _bake(mesh, BakeConfig(), 1, None)
+    nm = _bake_level(mesh, BakeConfig(), 1, None)  # (cold: half of it in a side process)
     print(f"baked solo navmesh: {_summary(nm)}")
     nm.save(out / "sample_level.navmesh")
     png = out / "sample_level.png"
