@@ -225,7 +225,8 @@ def _rank(act, npos, gap):
 
 
 @njit(cache=True)
-def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
+def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip, pace=0.0,
+               creep=0.0):
     """Agent ``s``'s preferred velocity (prefx, prefz) held back from its gap's
     midpoint by its rank in the queue (module docstring); unchanged without a gap
     or with ``wait`` <= 0. ``near[:n]`` rows ``x z vx vz radius kind slot``
@@ -310,6 +311,11 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
             prefx += (lim - ax) * nx
             prefz += (lim - ax) * nz
     lim = max(lead + (d - allow) / F32(HEADWAY), F32(-0.5) * vmax)
+    if rank >= 2 and pace > 0.0:
+        # timed approach: reach the waiting distance when its turn comes, (rank - 1)
+        # passes of ``pace`` seconds from now, no faster (at least ``creep``)
+        tim = max((d - wait) / (F32(rank - 1) * F32(pace)), F32(creep))
+        lim = min(lim, tim)
     inward = prefx * ux + prefz * uz
     if inward > lim:
         prefx += (lim - inward) * ux
