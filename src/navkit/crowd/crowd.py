@@ -256,7 +256,7 @@ class Crowd:
         self._orca_params = ORCAParams()
         self.local_grid = LocalGridPlanner(self.max_agents, LocalGridParams())
         self.interactions = 0  # TTC forces / ORCA half-planes evaluated in the last update
-        self._gaps = np.zeros((self.max_agents, 8), np.float32)  # crowd/door.py find_gaps
+        self._gaps = np.zeros((self.max_agents, 9), np.float32)  # crowd/door.py find_gaps
         self._fin = np.zeros(self.max_agents, np.float32)  # distance to the target
         # -- end navkit extensions
         # [replan] navkit mode: replanning and the iteration budget (crowd/replan.py)
@@ -1216,7 +1216,7 @@ class Crowd:
         gap = self._gaps
         # narrow passages on the TTC / ORCA agents' paths (crowd/door.py)
         find_gaps(act, avoiding & (model != 0), a.npos, a.radius, b.segs, b.nsegs, a.ncorners,
-                  a.corner_verts, gap)  # fmt: skip
+                  a.corner_verts, gap, F(dt))  # fmt: skip
         # straight distance to the target (crowd/ttc.py hold_ground)
         fin = self._fin
         fin[:] = np.inf

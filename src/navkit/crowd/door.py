@@ -89,6 +89,9 @@ SAME_GAP = 0.05
 #: disc: the k-th of them waits at ``sqrt(wait^2 + (k - 1) QUEUE_AREA r^2 / (pi / 2))``
 #: from the door's middle (0: all at ``wait``)
 QUEUE_AREA = 9.0
+#: the queue's order: distance to the door's middle less this speed [wu/s] times the
+#: time the agent has been bound for the door (9-wide gap rows; 0: distance only)
+QUEUE_CREDIT = 0.1
 
 
 @njit(cache=True)
@@ -113,7 +116,7 @@ def _seg_dist2(x, z, w):
 
 
 @njit(cache=True)
-def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap):
+def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap, dt=0.0):
     """``gap[s] = (Mx, Mz, 1)`` for every agent ``s`` of ``act`` with ``mask[s]`` whose
     path crosses a gap narrower than ``2 * radius[s]`` (module docstring; the
     nearest such gap along the path), else ``(0, 0, 0)``."""
@@ -176,6 +179,11 @@ def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap)
                             gap[s, 3] = f * dz / wl
                             gap[s, 4] = -f * dx / wl
                             gap[s, 5] = wl
+    if gap.shape[1] >= 9:
+        # time [s] the agent has been bound for its door
+        for i in range(act.shape[0]):
+            s = act[i]
+            gap[s, 8] = gap[s, 8] + F32(dt) if gap[s, 2] > F32(0.5) else F32(0.0)
     if gap.shape[1] >= 8:
         _rank(act, npos, gap)
 
@@ -197,6 +205,8 @@ def _rank(act, npos, gap):
         if gap[s, 2] > F32(0.5):
             idx[m] = s
             dist[m] = np.sqrt((npos[s, 0] - gap[s, 0]) ** 2 + (npos[s, 2] - gap[s, 1]) ** 2)
+            if gap.shape[1] >= 9:
+                dist[m] -= QUEUE_CREDIT * gap[s, 8]
             m += 1
     if m == 0:
         return
