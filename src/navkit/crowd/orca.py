@@ -87,6 +87,13 @@ class ORCAParams:
         measured on the scenario suite's bottleneck (seeds 0-7, against 0), last
         arrival 33.6 -> 29.1 s on average (worst 39.8 -> 35.5 s), agents standing 5 s
         11.1 -> 8.5.
+    door_pace, door_creep, door_straight : float, float, bool
+        As ``TTCParams``' (:mod:`navkit.crowd.door`): timed approach to the door (0.8 s
+        per agent passing, at least 0.15 wu/s), no ``pref_turn`` for agents bound for it.
+    hold_ground : float
+        As ``TTCParams.hold_ground`` (default 1): within it of its target, the agent
+        builds no half-plane for walking neighbours that are not arriving, unless
+        touching them.
     """
 
     time_horizon: float = 2.5

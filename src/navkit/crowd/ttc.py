@@ -171,6 +171,23 @@ class TTCParams:
         scenario suite's bottleneck (seeds 0-7, against 0): last arrival 45.0 -> 29.7 s
         on average, agents standing 5 s 15.0 -> 8.6, worst overlap 0.099 -> 0.080 of a
         radius (39.1 s and 14.4 without the quicker relaxation).
+    door_pace : float
+        Timed approach to a door narrower than a body [s per agent passing] (0: off;
+        :func:`navkit.crowd.door.door_queue`): the agents behind the second come toward
+        it no faster than needed to reach the waiting distance when their turn comes.
+        Default 0.8 (the suite's 1 m door passes an agent every 0.6-1.2 s).
+    door_creep : float
+        Slowest timed approach [wu/s] (0.15: 0.75 m in 5 s).
+    door_straight : bool
+        Agents bound for such a door walk without ``pref_turn`` (default True): the
+        hold kept the turned preferred velocity's part across the way to the door, and
+        the waiting crowd slid along the wall to one side of it.
+    hold_ground : float
+        An agent within this distance [wu] of its target ignores the energies of the
+        walking neighbours that are not arriving themselves (the penetration term
+        still keeps them apart; :func:`_hold_ground`; 0: off). Default 1: arriving
+        agents fled the walkers crossing the block of goals (the bottleneck's: one was
+        carried 2.4 m off its goal) and stood 5 s away from it.
     wall_radius : float
         Radius with which the agent meets a wall segment ahead in the energy [fraction
         of its radius], in [0, 1] (0.1 let agents run into the crossing's corners and
