@@ -190,3 +190,63 @@ def test_the_second_keeps_its_following_distance():
         inward.append(float(np.dot((px, pz), u)))
     assert inward[0] == pytest.approx((d - allow) / HEADWAY, abs=1e-5)
     assert inward[1] > inward[0] + 0.5
+
+
+def test_a_waiting_agent_times_its_approach():
+    # rank 3 (two ahead of it besides the first), 2.5 m out: with a pace of 0.8 s per
+    # pass it reaches the waiting distance when its turn comes, (2.5 - WAIT) / (2 * 0.8)
+    # m/s toward the door, unless the funnel's hold is tighter; never under the creep
+    n = 4
+    rows = [(-0.5, 0.0), (-0.3, -0.8), (-1.2, 0.3), (-2.5, 0.0)]
+    gap = np.zeros((n, 8), F)
+    gap[:] = (0.0, 0.0, 1.0, 1.0, 0.0, 0.3, 0.0, -1.0)
+    gap[:, 6] = (0.0, 1.0, 2.0, 3.0)
+    near = np.zeros((MAX_NEAR, 7), F)
+    for k, o in enumerate(range(3)):
+        near[k] = (rows[o][0], rows[o][1], 0.0, 0.0, R, 0.0, o)
+    skip = np.zeros(MAX_NEAR, np.bool_)
+    out = []
+    for pace, creep in ((0.0, 0.0), (0.8, 0.15), (100.0, 0.15)):
+        px, pz, first = door_queue(3, F(-2.5), F(0.0), VMAX, F(0.0), gap, near, 3, R, WAIT, VMAX,
+                                   skip, pace, creep)  # fmt: skip
+        assert not first
+        out.append(float(px))
+    hold = out[0]  # the funnel's hold alone
+    assert hold > (2.5 - 0.9) / (2 * 0.8)
+    assert out[1] == pytest.approx((2.5 - 0.9) / (2 * 0.8), abs=1e-5)
+    assert out[2] == pytest.approx(0.15, abs=1e-6)  # the creep
+
+
+def test_the_queue_credits_the_time_an_agent_has_waited():
+    # 9-wide rows: column 8 counts the time bound for the door (reset without a gap),
+    # and the order is the distance less QUEUE_CREDIT times that time
+    from navkit.crowd.door import QUEUE_CREDIT
+
+    pos = [(-1.5, 0.5), (-1.4, 0.0), (-2.0, 6.0)]  # 1.16, 0.95 m from the mouth; off the door
+    corners = [[(0.0, 0.15), (5.0, 0.0)]] * 2 + [[(-2.0, 7.0)]]
+    n = len(pos)
+    npos = np.zeros((n, 3), F)
+    npos[:, 0] = [p[0] for p in pos]
+    npos[:, 2] = [p[1] for p in pos]
+    sg = np.zeros((n, 8, 6), F)
+    sg[:, : len(DOOR)] = DOOR
+    ns = np.full(n, len(DOOR), np.int32)
+    cv = np.zeros((n, 4, 3), F)
+    nc = np.zeros(n, np.int32)
+    for i in range(n):
+        for k, c in enumerate(corners[i]):
+            cv[i, k] = (c[0], 0.0, c[1])
+        nc[i] = len(corners[i])
+    g = np.zeros((n, 9), F)
+    g[0, 8] = 0.0
+    g[1, 8] = 0.0
+    g[2, 8] = 7.0  # no door any more: reset
+    find_gaps(np.arange(n), np.ones(n, np.bool_), npos, np.full(n, R, F), sg, ns, nc, cv, g, 0.05)
+    assert g[:2, 6].tolist() == [1.0, 0.0]
+    assert g[:, 8].tolist() == pytest.approx([0.05, 0.05, 0.0])
+    # agent 0 has waited long enough to make up the 0.21 m it is farther out
+    d0 = np.hypot(-1.5 + 0.45, 0.5)
+    d1 = np.hypot(-1.4 + 0.45, 0.0)
+    g[0, 8] = (d0 - d1) / QUEUE_CREDIT + 1.0
+    find_gaps(np.arange(n), np.ones(n, np.bool_), npos, np.full(n, R, F), sg, ns, nc, cv, g, 0.05)
+    assert g[:2, 6].tolist() == [0.0, 1.0]

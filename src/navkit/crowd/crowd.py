@@ -256,7 +256,8 @@ class Crowd:
         self._orca_params = ORCAParams()
         self.local_grid = LocalGridPlanner(self.max_agents, LocalGridParams())
         self.interactions = 0  # TTC forces / ORCA half-planes evaluated in the last update
-        self._gaps = np.zeros((self.max_agents, 8), np.float32)  # crowd/door.py find_gaps
+        self._gaps = np.zeros((self.max_agents, 9), np.float32)  # crowd/door.py find_gaps
+        self._fin = np.zeros(self.max_agents, np.float32)  # distance to the target
         # -- end navkit extensions
         # [replan] navkit mode: replanning and the iteration budget (crowd/replan.py)
         self.mode = mode
@@ -1215,14 +1216,19 @@ class Crowd:
         gap = self._gaps
         # narrow passages on the TTC / ORCA agents' paths (crowd/door.py)
         find_gaps(act, avoiding & (model != 0), a.npos, a.radius, b.segs, b.nsegs, a.ncorners,
-                  a.corner_verts, gap)  # fmt: skip
+                  a.corner_verts, gap, F(dt))  # fmt: skip
+        # straight distance to the target (crowd/ttc.py hold_ground)
+        fin = self._fin
+        fin[:] = np.inf
+        tv = a.target_state == TARGET_VALID
+        fin[tv] = np.hypot(a.target_pos[tv, 0] - a.npos[tv, 0], a.target_pos[tv, 2] - a.npos[tv, 2])
         for code, plan, prm in ((1, plan_ttc, self.ttc_params), (2, plan_orca, self.orca_params)):
             mask = avoiding & (model == code)
             if mask[act].any():
                 self.interactions += plan(
                     act, mask, a.npos, a.vel, a.dvel, a.radius, a.height, a.max_speed,
                     a.max_acceleration, a.collision_query_range, g.inv_cell_size, g.buckets, g.items, obs, b.segs,
-                    b.nsegs, gap, prm.array(), dt, a.nvel,
+                    b.nsegs, gap, fin, prm.array(), dt, a.nvel,
                 )  # fmt: skip
 
     def _integration(self, dt) -> None:

@@ -43,7 +43,23 @@ lower slot), which misses the ones in front of an agent a few metres out.
   off the jambs: an agent that reaches its turn against the wall has to turn a
   corner in the door's mouth.
 
-A hold limits the component of the preferred velocity toward ``M`` (or away from the
+- Timed approach (``pace`` > 0, ``TTCParams/ORCAParams.door_pace``): the k-th agent
+  after the second comes no faster toward ``M`` than it needs to reach the waiting
+  distance when its turn comes, ``(d - wait) / ((k - 1) pace)`` (at least ``creep``):
+  people who see a crowd at a door slow down early instead of rushing to it and
+  standing in it. A dense half disc passing about 1.3 agents/s advances its back
+  rows about 0.4 m in 5 s.
+- Order (9-wide gap rows): the queue is ranked by the distance to ``M`` less
+  :data:`QUEUE_CREDIT` times the time the agent has been bound for the door. By
+  distance alone, an agent waiting on the funnel's side, near the wall, lost its
+  place to every agent who came in along the door's axis and stood closer.
+
+The TTC and ORCA agents bound for such a door also walk without the models'
+``pref_turn`` (``door_straight``): turned, the part of the preferred velocity
+across the direction to ``M`` that a hold keeps carried the whole waiting crowd
+along the wall to one side of the door (up to 3 m off its axis).
+
+A hold limits the component of the preferred velocity toward ``M``  (or away from the
 wall) to the free distance over :data:`HEADWAY`, backing off at up to half the
 maximum speed when closer; the part across it is kept, so the waiting agents spread
 along an arc around the door.
@@ -58,7 +74,11 @@ following distance and the funnel: TTC 29.7 -> 23.3 s (every seed within 30 s),
 8.6 -> 5.3 standing; ORCA 29.1 -> 24.4 s, 8.5 -> 4.6 (on seed 5 one ORCA agent
 of 20, pushed 1.6 m off its goal into a corner of the block of goals, never returns). The issue's "nobody stuck"
 needs more: agents on the funnel's sides gain under 0.5 m in 5 s, and beyond the
-door agents knocked off their goals stand in the block of goals.
+door agents knocked off their goals stand in the block of goals. With the timed
+approach, the straight walk, the queue's credit and arriving agents holding their
+ground (``ttc._hold_ground``; seeds 0-7, docs/crowd_models.md): TTC agents
+standing 5 s 5.3 -> 2.4 per run, ORCA 4.6 -> 2.6; what is left is the first
+seconds, when the whole block reaches the door's crowd together.
 """
 
 from __future__ import annotations
@@ -69,6 +89,7 @@ from navkit._jit import F32, njit
 
 __all__ = [
     "find_gaps", "door_queue", "HEADWAY", "FOLLOW", "STAND", "YIELD", "SAME_GAP", "QUEUE_AREA",
+    "QUEUE_CREDIT",
 ]  # fmt: skip
 
 #: time [s] in which a held agent closes the distance to where it may stand
@@ -89,6 +110,9 @@ SAME_GAP = 0.05
 #: disc: the k-th of them waits at ``sqrt(wait^2 + (k - 1) QUEUE_AREA r^2 / (pi / 2))``
 #: from the door's middle (0: all at ``wait``)
 QUEUE_AREA = 9.0
+#: the queue's order: distance to the door's middle less this speed [wu/s] times the
+#: time the agent has been bound for the door (9-wide gap rows; 0: distance only)
+QUEUE_CREDIT = 0.1
 
 
 @njit(cache=True)
@@ -113,10 +137,12 @@ def _seg_dist2(x, z, w):
 
 
 @njit(cache=True)
-def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap):
+def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap, dt=0.0):
     """``gap[s] = (Mx, Mz, 1)`` for every agent ``s`` of ``act`` with ``mask[s]`` whose
     path crosses a gap narrower than ``2 * radius[s]`` (module docstring; the
-    nearest such gap along the path), else ``(0, 0, 0)``."""
+    nearest such gap along the path), else ``(0, 0, 0)``. With 8-wide rows also the
+    ranks (:func:`_rank`); with 9-wide rows ``gap[s, 8]`` counts the time [s] the
+    agent has been bound for a door (``dt`` per call) and credits it in the ranks."""
     for i in range(act.shape[0]):
         s = act[i]
         gap[s, 0] = F32(0.0)
@@ -176,6 +202,11 @@ def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap)
                             gap[s, 3] = f * dz / wl
                             gap[s, 4] = -f * dx / wl
                             gap[s, 5] = wl
+    if gap.shape[1] >= 9:
+        # time [s] the agent has been bound for its door
+        for i in range(act.shape[0]):
+            s = act[i]
+            gap[s, 8] = gap[s, 8] + F32(dt) if gap[s, 2] > F32(0.5) else F32(0.0)
     if gap.shape[1] >= 8:
         _rank(act, npos, gap)
 
@@ -197,6 +228,8 @@ def _rank(act, npos, gap):
         if gap[s, 2] > F32(0.5):
             idx[m] = s
             dist[m] = np.sqrt((npos[s, 0] - gap[s, 0]) ** 2 + (npos[s, 2] - gap[s, 1]) ** 2)
+            if gap.shape[1] >= 9:
+                dist[m] -= QUEUE_CREDIT * gap[s, 8]
             m += 1
     if m == 0:
         return
@@ -225,10 +258,12 @@ def _rank(act, npos, gap):
 
 
 @njit(cache=True)
-def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
+def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip, pace=0.0,
+               creep=0.0):
     """Agent ``s``'s preferred velocity (prefx, prefz) held back from its gap's
     midpoint by its rank in the queue (module docstring); unchanged without a gap
-    or with ``wait`` <= 0. ``near[:n]`` rows ``x z vx vz radius kind slot``
+    or with ``wait`` <= 0. ``pace`` [s per pass] > 0 times the approach of the agents
+    behind the second, no slower than ``creep`` [wu/s]. ``near[:n]`` rows ``x z vx vz radius kind slot``
     (:func:`~navkit.crowd.obstacles.gather_circles`), ``gap`` every agent's
     :func:`find_gaps` row, ``wait`` [wu] where the agents behind the first two
     stand, ``vmax`` the agent's maximum speed."""
@@ -310,6 +345,11 @@ def door_queue(s, px, pz, prefx, prefz, gap, near, n, rad, wait, vmax, skip):
             prefx += (lim - ax) * nx
             prefz += (lim - ax) * nz
     lim = max(lead + (d - allow) / F32(HEADWAY), F32(-0.5) * vmax)
+    if rank >= 2 and pace > 0.0:
+        # timed approach: reach the waiting distance when its turn comes, (rank - 1)
+        # passes of ``pace`` seconds from now, no faster (at least ``creep``)
+        tim = max((d - wait) / (F32(rank - 1) * F32(pace)), F32(creep))
+        lim = min(lim, tim)
     inward = prefx * ux + prefz * uz
     if inward > lim:
         prefx += (lim - inward) * ux

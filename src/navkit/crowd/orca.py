@@ -41,7 +41,7 @@ from .boundary import MAX_LOCAL_SEGS
 from .door import door_queue
 from .make_way import make_way
 from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
-from .ttc import _right_of_way
+from .ttc import _hold_ground, _right_of_way
 
 __all__ = ["ORCAParams", "plan_orca", "solve_orca"]
 
@@ -87,6 +87,13 @@ class ORCAParams:
         measured on the scenario suite's bottleneck (seeds 0-7, against 0), last
         arrival 33.6 -> 29.1 s on average (worst 39.8 -> 35.5 s), agents standing 5 s
         11.1 -> 8.5.
+    door_pace, door_creep, door_straight : float, float, bool
+        As ``TTCParams``' (:mod:`navkit.crowd.door`): timed approach to the door (0.8 s
+        per agent passing, at least 0.15 wu/s), no ``pref_turn`` for agents bound for it.
+    hold_ground : float
+        As ``TTCParams.hold_ground`` (default 1): within it of its target, the agent
+        builds no half-plane for walking neighbours that are not arriving, unless
+        touching them.
     """
 
     time_horizon: float = 2.5
@@ -96,6 +103,10 @@ class ORCAParams:
     make_way: float = 1.0
     right_of_way: float = 0.0
     door_queue: float = 3.0
+    door_pace: float = 0.8
+    door_creep: float = 0.15
+    door_straight: bool = True
+    hold_ground: float = 1.0
 
     def __post_init__(self) -> None:
         for f in ("time_horizon", "time_horizon_obst"):
@@ -107,14 +118,19 @@ class ORCAParams:
             self, "right_of_way", _finite(self.right_of_way, "right_of_way", 0.0, 1.0)
         )
         object.__setattr__(self, "door_queue", _finite(self.door_queue, "door_queue", 0.0, 100.0))
+        object.__setattr__(self, "door_pace", _finite(self.door_pace, "door_pace", 0.0, 100.0))
+        object.__setattr__(self, "door_creep", _finite(self.door_creep, "door_creep", 0.0, 100.0))
+        object.__setattr__(self, "door_straight", bool(self.door_straight))
+        object.__setattr__(self, "hold_ground", _finite(self.hold_ground, "hold_ground", 0.0, 100.0))
 
     def array(self) -> np.ndarray:
         """float64 [time_horizon, time_horizon_obst, cos(pref_turn), sin(pref_turn),
-        wall_radius, make_way, right_of_way, door_queue]."""
+        wall_radius, make_way, right_of_way, door_queue, door_pace, door_creep]."""
         return np.array(
             [self.time_horizon, self.time_horizon_obst, np.cos(self.pref_turn),
              np.sin(self.pref_turn), self.wall_radius, self.make_way, self.right_of_way,
-             self.door_queue],
+             self.door_queue, self.door_pace, self.door_creep, float(self.door_straight),
+             self.hold_ground],
             np.float64,
         )  # fmt: skip
 
@@ -421,7 +437,7 @@ def solve_orca(px, py, vx, vy, r, vmax, prefx, prefy, near, nnear, segs, nseg, t
 
 @njit(cache=True)
 def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qrange, inv,
-              buckets, items, obs, segs, nsegs, gap, prm, dt, nvel):  # fmt: skip
+              buckets, items, obs, segs, nsegs, gap, fin, prm, dt, nvel):  # fmt: skip
     """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``; returns
     the number of half-planes built. Arguments as :func:`navkit.crowd.ttc.plan_ttc`,
     ``prm`` :meth:`ORCAParams.array`."""
@@ -444,9 +460,14 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
         # build no half-plane (ttc._right_of_way)
         _right_of_way(s, npos[s, 0], npos[s, 2], vel, dvel, max_speed, near32, nn,
                       F32(prm[6]), skip)  # fmt: skip
+        if prm[11] > 0.0:
+            _hold_ground(s, dvel, max_speed, fin, near32, nn, F32(prm[11]), skip)
         dx, dz = np.float64(dvel[s, 0]), np.float64(dvel[s, 2])
         prefx = dx * prm[2] - dz * prm[3]
         prefz = dx * prm[3] + dz * prm[2]
+        if prm[7] > 0.0 and prm[10] > 0.5 and gap[s, 2] > F32(0.5):
+            # bound for a narrow door: everybody queues for it, nobody to pass on a hand
+            prefx, prefz = dx, dz
         if prm[5] > 0.0:
             # settled at its goal: step aside for the walkers coming through (make_way.py)
             mwx, mwz = make_way(s, npos[s, 0], npos[s, 2], dvel, max_speed, near32, nn,
@@ -456,7 +477,8 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
         if prm[7] > 0.0 and gap[s, 2] > F32(0.5):
             # queue at a door narrower than a body (door.py)
             qx, qz, _ = door_queue(s, npos[s, 0], npos[s, 2], F32(prefx), F32(prefz), gap, near32,
-                                nn, radius[s], F32(prm[7]) * radius[s], max_speed[s], skip)  # fmt: skip
+                                nn, radius[s], F32(prm[7]) * radius[s], max_speed[s], skip,
+                                F32(prm[8]), F32(prm[9]))  # fmt: skip
             prefx, prefz = np.float64(qx), np.float64(qz)
         m = 0
         for j in range(nn):

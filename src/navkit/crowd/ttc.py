@@ -171,6 +171,23 @@ class TTCParams:
         scenario suite's bottleneck (seeds 0-7, against 0): last arrival 45.0 -> 29.7 s
         on average, agents standing 5 s 15.0 -> 8.6, worst overlap 0.099 -> 0.080 of a
         radius (39.1 s and 14.4 without the quicker relaxation).
+    door_pace : float
+        Timed approach to a door narrower than a body [s per agent passing] (0: off;
+        :func:`navkit.crowd.door.door_queue`): the agents behind the second come toward
+        it no faster than needed to reach the waiting distance when their turn comes.
+        Default 0.8 (the suite's 1 m door passes an agent every 0.6-1.2 s).
+    door_creep : float
+        Slowest timed approach [wu/s] (0.15: 0.75 m in 5 s).
+    door_straight : bool
+        Agents bound for such a door walk without ``pref_turn`` (default True): the
+        hold kept the turned preferred velocity's part across the way to the door, and
+        the waiting crowd slid along the wall to one side of it.
+    hold_ground : float
+        An agent within this distance [wu] of its target ignores the energies of the
+        walking neighbours that are not arriving themselves (the penetration term
+        still keeps them apart; :func:`_hold_ground`; 0: off). Default 1: arriving
+        agents fled the walkers crossing the block of goals (the bottleneck's: one was
+        carried 2.4 m off its goal) and stood 5 s away from it.
     wall_radius : float
         Radius with which the agent meets a wall segment ahead in the energy [fraction
         of its radius], in [0, 1] (0.1 let agents run into the crossing's corners and
@@ -200,6 +217,10 @@ class TTCParams:
     make_way: float = 1.0
     right_of_way: float = 0.0
     door_queue: float = 3.0
+    door_pace: float = 0.8
+    door_creep: float = 0.15
+    door_straight: bool = True
+    hold_ground: float = 1.0
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
@@ -230,12 +251,16 @@ class TTCParams:
             self, "right_of_way", _finite(self.right_of_way, "right_of_way", 0.0, 1.0)
         )
         object.__setattr__(self, "door_queue", _finite(self.door_queue, "door_queue", 0.0, 100.0))
+        object.__setattr__(self, "door_pace", _finite(self.door_pace, "door_pace", 0.0, 100.0))
+        object.__setattr__(self, "door_creep", _finite(self.door_creep, "door_creep", 0.0, 100.0))
+        object.__setattr__(self, "door_straight", bool(self.door_straight))
+        object.__setattr__(self, "hold_ground", _finite(self.hold_ground, "hold_ground", 0.0, 100.0))
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
         cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin, wall_radius,
         contact_steps, corner_radius, pref_turn, pref_turn_oncoming, follow_headway,
-        follow_gap, make_way, right_of_way, door_queue]."""
+        follow_gap, make_way, right_of_way, door_queue, door_pace, door_creep]."""
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
@@ -243,7 +268,8 @@ class TTCParams:
              1.0 + self.contact_margin, self.wall_radius, self.contact_steps,
              self.corner_radius, self.pref_turn, float(self.pref_turn_oncoming),
              self.follow_headway, self.follow_gap, self.make_way, self.right_of_way,
-             self.door_queue],
+             self.door_queue, self.door_pace, self.door_creep, float(self.door_straight),
+             self.hold_ground],
             np.float32,
         )  # fmt: skip
 
@@ -514,8 +540,27 @@ def _right_of_way(s, px, pz, vel, dvel, max_speed, near, n, speed, skip):
 
 
 @njit(cache=True)
+def _hold_ground(s, dvel, max_speed, fin, near, n, within, skip):
+    """Marks in ``skip[:n]`` the walking neighbours (desired speed over half their
+    maximum, farther than ``within`` from their own targets) of agent ``s`` when it
+    is within ``within`` [wu] of its target: an agent arriving at its goal stands its
+    ground instead of fleeing the walkers who pass through the block of goals (they
+    avoid it; the penetration term still keeps them apart)."""
+    if fin[s] >= within:
+        return
+    for j in range(n):
+        if near[j, 5] != F32(0.0) or near[j, 6] < F32(0.0):
+            continue
+        o = int(near[j, 6])
+        if fin[o] < within:
+            continue
+        if dvel[o, 0] * dvel[o, 0] + dvel[o, 2] * dvel[o, 2] >= (F32(0.5) * max_speed[o]) ** 2:
+            skip[j] = True
+
+
+@njit(cache=True)
 def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qrange, inv,
-             buckets, items, obs, segs, nsegs, gap, prm, dt, nvel):  # fmt: skip
+             buckets, items, obs, segs, nsegs, gap, fin, prm, dt, nvel):  # fmt: skip
     """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``.
 
     Neighbours from the proximity grid (``inv``, ``buckets``, ``items``) and the
@@ -547,6 +592,9 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
             if w < F32(1.0):
                 ang = prm[17] * w
                 pcs, pss = np.cos(ang), np.sin(ang)
+        if prm[23] > F32(0.0) and prm[26] > F32(0.5) and gap[s, 2] > F32(0.5):
+            # bound for a narrow door: everybody queues for it, nobody to pass on a hand
+            pcs, pss = F32(1.0), F32(0.0)
         prefx = dvel[s, 0] * pcs - dvel[s, 2] * pss
         prefz = dvel[s, 0] * pss + dvel[s, 2] * pcs
         if prm[21] > F32(0.0):
@@ -555,11 +603,13 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
             prefx += mwx * F32(0.5) * vmax
             prefz += mwz * F32(0.5) * vmax
         _right_of_way(s, px, pz, vel, dvel, max_speed, near, n, prm[22], skip)
+        if prm[27] > F32(0.0):
+            _hold_ground(s, dvel, max_speed, fin, near, n, prm[27], skip)
         brisk = False
         if prm[23] > F32(0.0):
             # queue at a door narrower than a body (door.py)
             prefx, prefz, brisk = door_queue(s, px, pz, prefx, prefz, gap, near, n, radius[s],
-                                      prm[23] * radius[s], vmax, skip)  # fmt: skip
+                                      prm[23] * radius[s], vmax, skip, prm[24], prm[25])  # fmt: skip
             if brisk:
                 # the agent whose turn it is relaxes to its preferred velocity in
                 # XI_FIRST instead of xi (the goal term's target moved accordingly)
