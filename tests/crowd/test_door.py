@@ -142,11 +142,8 @@ def test_off_without_a_gap_or_with_wait_zero():
     assert not skip.any()
 
 
-def test_the_queue_is_ranked_over_every_agent_bound_for_the_door():
-    # with 8-wide rows find_gaps ranks by distance to the door's middle over all the
-    # agents (not only those within a neighbour's query range), each door apart
-    pos = [(-4.0, 0.0), (-1.0, 0.2), (-2.0, 0.0), (-3.0, 1.0), (-2.0, 3.0)]
-    corners = [[(0.0, 0.15), (5.0, 0.0)]] * 4 + [[(-2.0, 6.0)]]  # the last: not through
+def _gap_inputs(pos, corners):
+    """find_gaps' arrays for agents at ``pos`` (x, z) beside DOOR, with ``corners``."""
     n = len(pos)
     npos = np.zeros((n, 3), F)
     npos[:, 0] = [p[0] for p in pos]
@@ -160,6 +157,16 @@ def test_the_queue_is_ranked_over_every_agent_bound_for_the_door():
         for k, c in enumerate(corners[i]):
             cv[i, k] = (c[0], 0.0, c[1])
         nc[i] = len(corners[i])
+    return npos, sg, ns, cv, nc
+
+
+def test_the_queue_is_ranked_over_every_agent_bound_for_the_door():
+    # with 8-wide rows find_gaps ranks by distance to the door's middle over all the
+    # agents (not only those within a neighbour's query range), each door apart
+    pos = [(-4.0, 0.0), (-1.0, 0.2), (-2.0, 0.0), (-3.0, 1.0), (-2.0, 3.0)]
+    corners = [[(0.0, 0.15), (5.0, 0.0)]] * 4 + [[(-2.0, 6.0)]]  # the last: not through
+    n = len(pos)
+    npos, sg, ns, cv, nc = _gap_inputs(pos, corners)
     g = np.zeros((n, 8), F)
     find_gaps(np.arange(n), np.ones(n, np.bool_), npos, np.full(n, R, F), sg, ns, nc, cv, g)
     # distances to the mouth (-0.45, 0): 3.55, 0.58, 1.55, 2.73 -> ranks 3, 0, 1, 2
@@ -225,18 +232,7 @@ def test_the_queue_credits_the_time_an_agent_has_waited():
     pos = [(-1.5, 0.5), (-1.4, 0.0), (-2.0, 6.0)]  # 1.16, 0.95 m from the mouth; off the door
     corners = [[(0.0, 0.15), (5.0, 0.0)]] * 2 + [[(-2.0, 7.0)]]
     n = len(pos)
-    npos = np.zeros((n, 3), F)
-    npos[:, 0] = [p[0] for p in pos]
-    npos[:, 2] = [p[1] for p in pos]
-    sg = np.zeros((n, 8, 6), F)
-    sg[:, : len(DOOR)] = DOOR
-    ns = np.full(n, len(DOOR), np.int32)
-    cv = np.zeros((n, 4, 3), F)
-    nc = np.zeros(n, np.int32)
-    for i in range(n):
-        for k, c in enumerate(corners[i]):
-            cv[i, k] = (c[0], 0.0, c[1])
-        nc[i] = len(corners[i])
+    npos, sg, ns, cv, nc = _gap_inputs(pos, corners)
     g = np.zeros((n, 9), F)
     g[0, 8] = 0.0
     g[1, 8] = 0.0
