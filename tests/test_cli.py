@@ -417,7 +417,7 @@ def test_cold_demo_announces_each_compile_once_and_a_warm_one_never(tmp_path):
 _DEMO_SIGNATURES = """
 import navkit
 from navkit import _warmup
-from navkit.detour import _batch, _pool_links, tile
+from navkit.detour import _pool_links, _single, tile
 from navkit.detour.query import NavMeshQuery
 from navkit.geometry import sample_level
 from navkit.recast import detail, rasterize
@@ -428,7 +428,7 @@ _warmup.compile_navmesh_kernels()
 _warmup.compile_shared_recast_kernels()
 # (kernels called from Python: one called only from other kernels is not loaded
 # when those load from the cache, so its signatures would be empty on a warm run)
-baked = (_batch.pair_entry, tile._tile_kernel, _pool_links.connect_tiles)
+baked = (_single.path_single, tile._tile_kernel, _pool_links.connect_tiles)
 shared = (detail._detail_kernel, rasterize._rasterize_kernel)  # (layers: the tile cache's)
 sigs = [set(k.signatures) for k in baked + shared]
 nm = navkit.bake(sample_level(), navkit.BakeConfig())

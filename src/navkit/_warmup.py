@@ -149,28 +149,12 @@ def _ecm(tmp: str) -> None:
 def compile_path_kernels() -> None:
     """Compile the kernels of :meth:`NavMeshQuery.path` without a navmesh.
 
-    The argument types are those ``path()`` passes (a view descriptor, a node pool
-    descriptor, the default filter arrays, float32 points, int sizes and the result
-    buffers), built here from an empty view; nothing runs, the kernels are only
-    compiled (and cached).
+    ``path()`` calls one entry kernel (``_single.path_single``) compiled for one
+    explicit signature; compiling it here (nothing runs) puts it in numba's cache.
     """
-    import numba
-    import numpy as np
+    from navkit.detour import _single
 
-    from navkit.detour import _batch
-    from navkit.detour._nodes import PoolHandle
-    from navkit.detour._view import VIEW_SPEC, NavView, pack_view
-    from navkit.detour.query import _DEFAULT_ARRAYS, _DEFAULT_EXTENTS
-
-    view = NavView(*(np.zeros((1,) * nd, dt) for _, dt, nd in VIEW_SPEC))
-    flags, costs = _DEFAULT_ARRAYS
-    pt = np.zeros(3, np.float32)
-    args = (
-        pack_view(view), PoolHandle(1).desc, flags, costs, pt, pt, _DEFAULT_EXTENTS, 1, 2,
-        np.zeros(1, np.int64), np.zeros((2, 3), np.float32), np.zeros(2, np.uint8),
-        np.zeros(2, np.int64),
-    )  # fmt: skip
-    _batch.pair_entry.compile(tuple(numba.typeof(a) for a in args))
+    _single.path_single.compile(_single.signatures()[_single.path_single])
 
 
 def compile_navmesh_kernels() -> None:
@@ -360,12 +344,12 @@ def start_demo_side(obstacles: bool = True) -> DemoSide | None:
     import multiprocessing
 
     from navkit._jit import is_cached
-    from navkit.detour import _batch
+    from navkit.detour import _single
     from navkit.tilecache import layers
 
     if (os.cpu_count() or 1) < 2:
         return None
-    probes = [_batch.pair_entry] + ([layers._partition_kernel] if obstacles else [])
+    probes = [_single.path_single] + ([layers._partition_kernel] if obstacles else [])
     if not [k for k in probes if is_cached(k) is False]:
         return None
     try:

@@ -27,7 +27,7 @@ NO_END = 2
 NO_PATH = 3
 
 
-# Inlined into pair_entry (one pair) and _pairs_chunk (the batch's chunks): numba
+# Inlined into _single.path_single (one pair) and _pairs_chunk (the batch's chunks): numba
 # optimises and codegens a kernel's module together with every kernel it calls, so each
 # wrapper level between an entry and the A* / funnel / nearest kernels is one more pass
 # over all of their code (bench/compile.py: ~1.7-2.9 s CPU per level, loaded machine).
@@ -138,21 +138,6 @@ def batch_kernel(
             borrow(out_eref), borrow(out_status), borrow(out_polys), borrow(out_pts),
             borrow(out_flags), borrow(out_refs), borrow(out_len),
         )  # fmt: skip
-
-
-# -- entry points: the same kernels on a packed view descriptor (see _view.pack_view) --
-@njit
-def pair_entry(d, pool_d, flt, acost, s, e, half, max_path, max_pts, polys, pts, flags, refs):
-    """:func:`pair_core` on the view described by ``d``, its scratch allocated here (the
-    pair's body inlined: no wrapper kernel levels, see :func:`pair_core`)."""
-    m = max(max_path, 1)
-    return pair_core(
-        open_view(d), open_pool(pool_d), flt, acost, s, e, half, max_path, max_pts, polys,
-        pts, flags, refs,
-        np.empty((6, 3), np.float32), np.empty((6, 3), np.float32), np.zeros((5, 3), np.float32),
-        np.empty((2, m, 3), np.float32), np.empty(m, np.int64), np.empty(m, np.bool_),
-        np.empty((16, 3), np.float32), np.empty((2, 6), np.float32), np.empty(1, np.int64),
-    )  # fmt: skip
 
 
 @njit

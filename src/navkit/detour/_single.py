@@ -19,7 +19,10 @@ import numpy as np
 
 from navkit._jit import F32, njit, ref_opener
 
+from ._batch import pair_core
+from ._local import move_along_surface_core
 from ._nearest import find_nearest_core
+from ._nodes import open_pool
 from ._poly import closest_point_on_poly, poly_height
 from ._portal import FAILURE, INVALID_PARAM
 from ._raycast import raycast_core
@@ -41,6 +44,9 @@ class SingleArgs(NamedTuple):
     out: np.ndarray  # (3,) float32 the vector result
     pv: np.ndarray  # (6, 3) float32 scratch
     tri: np.ndarray  # (5, 3) float32 scratch
+    tiny: np.ndarray  # (D,) int64 the descriptor of the query's tiny node pool
+    si: np.ndarray  # (MAX_STACK + 8,) int64 move_along_surface's stack scratch
+    fs: np.ndarray  # (8, 3) float32 move_along_surface's vector scratch
 
 
 ARGS_SPEC = (
@@ -51,8 +57,60 @@ ARGS_SPEC = (
     ("out", np.float32, 1),
     ("pv", np.float32, 2),
     ("tri", np.float32, 2),
+    ("tiny", np.int64, 1),
+    ("si", np.int64, 1),
+    ("fs", np.float32, 2),
 )
 open_args = ref_opener(SingleArgs, ARGS_SPEC)
+
+
+class PathArgs(NamedTuple):
+    """``path()``'s node pool, result buffers and scratch (its second block: the
+    buffers' sizes follow ``max_path`` / ``max_points``, the filter is in the first)."""
+
+    pool: np.ndarray  # (D,) int64 the node pool's descriptor
+    polys: np.ndarray  # (mp,) int64 the corridor
+    pts: np.ndarray  # (mk, 3) float32 the straight path
+    fl: np.ndarray  # (mk,) uint8 its point flags
+    rf: np.ndarray  # (mk,) int64 its point refs
+    small: np.ndarray  # (6, 3) float32 scratch
+    pv: np.ndarray  # (6, 3) float32 scratch
+    tri: np.ndarray  # (5, 3) float32 scratch
+    types: np.ndarray  # (mp,) int64 straight path scratch
+    valid: np.ndarray  # (mp,) bool straight path scratch
+    fs: np.ndarray  # (16, 3) float32 straight path scratch
+    fe: np.ndarray  # (2, 6) float32 straight path scratch
+    cnt: np.ndarray  # (1,) int64 straight path scratch
+
+
+PATH_SPEC = (
+    ("pool", np.int64, 1),
+    ("polys", np.int64, 1),
+    ("pts", np.float32, 2),
+    ("fl", np.uint8, 1),
+    ("rf", np.int64, 1),
+    ("small", np.float32, 2),
+    ("pv", np.float32, 2),
+    ("tri", np.float32, 2),
+    ("types", np.int64, 1),
+    ("valid", np.bool_, 1),
+    ("fs", np.float32, 2),
+    ("fe", np.float32, 2),
+    ("cnt", np.int64, 1),
+)
+open_path = ref_opener(PathArgs, PATH_SPEC)
+
+
+def path_args(pool: np.ndarray, max_path: int, max_points: int) -> PathArgs:
+    """:class:`PathArgs` for corridors of ``max_path`` and paths of ``max_points``."""
+    mp = max(1, max_path)
+    mk = max(2, max_points)
+    return PathArgs(
+        pool, np.zeros(mp, np.int64), np.zeros((mk, 3), np.float32), np.zeros(mk, np.uint8),
+        np.zeros(mk, np.int64), np.zeros((6, 3), np.float32), np.zeros((6, 3), np.float32),
+        np.zeros((5, 3), np.float32), np.zeros(mp, np.int64), np.zeros(mp, np.bool_),
+        np.zeros((16, 3), np.float32), np.zeros((2, 6), np.float32), np.zeros(1, np.int64),
+    )  # fmt: skip
 
 
 @njit(inline="always")
@@ -90,6 +148,56 @@ def raycast_single(qd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, start_ref, optio
     return raycast_core(
         open_view(qd), a.flags, a.costs, start_ref, v[0], v[1], options, prev_ref, a.path,
         max_path, a.out, a.pv, v[2],
+    )  # fmt: skip
+
+
+@njit
+def move_single(qd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, start_ref, max_visited):
+    """moveAlongSurface from the start toward the end point (each a float32 (3,) array or,
+    with bit 0 / bit 1 of ``scalars``, three floats), recording at most
+    ``max(1, max_visited)`` polygons: (status, visited count); the position in ``out``,
+    the visited polygons in ``path``. A start ref naming no polygon: FAILURE |
+    INVALID_PARAM with the start point; a point that is not finite as float32:
+    FAILURE | INVALID_PARAM and count -1."""
+    a = open_args(qd[VIEW_WORDS:])
+    v = a.v
+    if not (_put(v[0], sa, scalars & 1, sx, sy, sz) and _put(v[1], ea, scalars & 2, ex, ey, ez)):
+        return FAILURE | INVALID_PARAM, -1
+    nav = open_view(qd)
+    out = a.out
+    p = poly_index(nav, start_ref)
+    if p < 0:
+        out[0] = v[0, 0]
+        out[1] = v[0, 1]
+        out[2] = v[0, 2]
+        return FAILURE | INVALID_PARAM, 0
+    return move_along_surface_core(
+        nav, open_pool(a.tiny), a.flags, p, v[0], v[1], out, a.path[: max(1, max_visited)],
+        a.si, a.fs,
+    )  # fmt: skip
+
+
+@njit
+def path_single(qd, pd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, hx, hy, hz, max_path, max_pts):
+    """RecastDemo's pair flow (nearest polygons within the half extents (hx, hy, hz),
+    A* corridor, straight path) from the start to the end point (each a float32 (3,)
+    array or, with bit 0 / bit 1 of ``scalars``, three floats), with the pool and
+    buffers of the path block ``pd`` (:class:`PathArgs`): ``_batch.pair_core``'s
+    (code, corridor length, point count, start ref, end ref, status, length); code -1
+    when a point is not finite as float32 (nothing done)."""
+    a = open_args(qd[VIEW_WORDS:])
+    v = a.v
+    if not (_put(v[0], sa, scalars & 1, sx, sy, sz) and _put(v[1], ea, scalars & 2, ex, ey, ez)):
+        return -1, 0, 0, np.int64(0), np.int64(0), FAILURE | INVALID_PARAM, np.nan
+    v[2, 0] = F32(hx)
+    v[2, 1] = F32(hy)
+    v[2, 2] = F32(hz)
+    b = open_path(pd)
+    m = max(max_path, 1)
+    return pair_core(
+        open_view(qd), open_pool(b.pool), a.flags, a.costs, v[0], v[1], v[2], max_path, max_pts,
+        b.polys, b.pts, b.fl, b.rf, b.small, b.pv, b.tri, np.empty((2, m, 3), np.float32),
+        b.types, b.valid, b.fs, b.fe, b.cnt,
     )  # fmt: skip
 
 
@@ -159,6 +267,8 @@ def signatures():
     i, f = t.int64, t.float64
     return {
         raycast_single: (qd, pt, pt, i, f, f, f, f, f, f, i, i, i, i),
+        move_single: (qd, pt, pt, i, f, f, f, f, f, f, i, i),
+        path_single: (qd, qd, pt, pt, i, f, f, f, f, f, f, f, f, f, i, i),
         nearest_single: (qd, pt, i, f, f, f, f, f, f),
         closest_single: (qd, i, pt, i, f, f, f),
         height_single: (qd, i, pt, i, f, f, f),

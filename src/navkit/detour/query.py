@@ -308,6 +308,8 @@ _RAY1 = _single.raycast_single
 _NEAR1 = _single.nearest_single
 _CLOSEST1 = _single.closest_single
 _HEIGHT1 = _single.height_single
+_MOVE1 = _single.move_single
+_PATH1 = _single.path_single
 _DEFAULT_H: tuple[float, float, float] = (
     float(_DEFAULT_EXTENTS_ARG[0]), float(_DEFAULT_EXTENTS_ARG[1]), float(_DEFAULT_EXTENTS_ARG[2])
 )
@@ -465,7 +467,7 @@ class NavMeshQuery:
         self._qi = np.zeros(5, np.int64)
         self._qf = np.zeros(8, np.float32)
         self._qfilter = DEFAULT_FILTER
-        self._pbuf: tuple[Any, ...] | None = None
+        self._pblock: tuple | None = None  # path()'s block (see _path_block)
         self._rbuf = np.zeros(256, np.int64)  # raycast's visited-polygon scratch
         self._rcap = 256  # its length
         # the single-call kernels' arrays (see _single): input vectors and scratch, the
@@ -475,11 +477,12 @@ class NavMeshQuery:
         self._sout = np.zeros(3, np.float32)
         self._spv = np.zeros((6, 3), np.float32)
         self._stri = np.zeros((5, 3), np.float32)
+        self._ssi = np.zeros(_local.MAX_STACK + 8, np.int64)
+        self._sfs = np.zeros((8, 3), np.float32)
         self._qd: Descriptor | None = None
         self._cbuf = np.zeros(256, np.int64)  # find_path's corridor scratch
         self._sbuf = (np.zeros((256, 3), np.float32), np.zeros(256, np.uint8),
                       np.zeros(256, np.int64))  # find_straight_path's corners scratch  # fmt: skip
-        self._vbuf = np.zeros(16, np.int64)  # move_along_surface's visited scratch
         self._qds: dict[QueryFilter, Descriptor] = {}
 
     # -- plumbing --------------------------------------------------------------------------
@@ -516,7 +519,7 @@ class NavMeshQuery:
         f = DEFAULT_FILTER if flt is None else flt
         flags, costs = f.arrays
         sa = _single.SingleArgs(flags, costs, self._rbuf, self._sv, self._sout, self._spv,
-                                self._stri)  # fmt: skip
+                                self._stri, self._tiny, self._ssi, self._sfs)  # fmt: skip
         qd = np.concatenate([vh.desc, pack_arrays(sa, _single.ARGS_SPEC)]).view(Descriptor)
         qd.owner = (vh, f, sa)
         if f is DEFAULT_FILTER:
@@ -885,24 +888,70 @@ class NavMeshQuery:
         max_visited: int = 16,
     ) -> MoveResult:  # fmt: skip
         """Slide from start_pos toward end_pos along the surface, stopping at walls."""
+        # The common call (plain int ref and count, float32 (3,) arrays or 3-tuples)
+        # takes raycast's road: one entry kernel on the query's block (_single); the
+        # rest, and every bad argument, the checked road below.
+        s = start_pos
+        e = end_pos
+        ts = type(s)
+        te = type(e)
+        sx = sy = sz = ex = ey = ez = 0.0
+        sc = 0
+        if not (ts is _ND and s.dtype is _F32 and s.ndim == 1):
+            if not ((ts is tuple or ts is list) and len(s) == 3):
+                return self._move_checked(start_ref, start_pos, end_pos, filter, max_visited)
+            sx, sy, sz = s
+            s, sc = _NOPT, 1
+        if not (te is _ND and e.dtype is _F32 and e.ndim == 1):
+            if not ((te is tuple or te is list) and len(e) == 3):
+                return self._move_checked(start_ref, start_pos, end_pos, filter, max_visited)
+            ex, ey, ez = e
+            e = _NOPT
+            sc |= 2
+        if not (
+            type(start_ref) is int and type(max_visited) is int
+            and 0 < start_ref < _REF_SIGN and 0 <= max_visited <= MAX_RESULT
+        ):  # fmt: skip
+            return self._move_checked(start_ref, start_pos, end_pos, filter, max_visited)
+        if filter is None:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+        else:
+            qd = self._block(filter)
+        if max_visited > self._rcap:
+            self._grow_rbuf(max_visited)
+            qd = self._block(filter)
+        ep = _SEP.get(_MOVE1)
+        if ep is None:
+            ep = _single_ep(_MOVE1)
+        try:
+            st, n = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
+        except _BAD_ARG:  # a coordinate that is not a number
+            return self._move_checked(start_ref, start_pos, end_pos, filter, max_visited)
+        if n < 0:  # non-finite point: say which
+            _vec3(start_pos, "start_pos")
+            _vec3(end_pos, "end_pos")
+        return _new_tuple(
+            MoveResult, (self._sout.copy(), self._rbuf[:n].copy() if n else _NO_REFS.copy(), st)
+        )
+
+    def _move_checked(self, start_ref, start_pos, end_pos, filt, max_visited) -> MoveResult:
+        """move_along_surface with every argument checked (errors in argument order)."""
         s = _vec3(start_pos, "start_pos")
         e = _vec3(end_pos, "end_pos")
         mv = _count(max_visited, "max_visited")
-        flags, _ = self._filter(filter)
-        p = self._poly(start_ref, "start_ref")
-        if p < 0:
-            return MoveResult(s, np.zeros(0, np.int64), FAILURE | INVALID_PARAM)
-        res = _empty(3, _F32)
-        vis = self._vbuf  # the visited polygons' scratch (its length is the capacity)
-        if vis.shape[0] != max(1, mv):
-            vis = self._vbuf = np.zeros(max(1, mv), np.int64)
-        vh = self._handle
-        if vh is None or self.navmesh._arrays is not self._arrays_obj:
-            vh = self._vh()
-        st, n = _call(
-            _local.move_along_surface_entry, vh.desc, self._tiny, flags, p, s, e, res, vis
+        self._filter(filt)
+        r = _to_ref(start_ref, "start_ref")
+        if mv > self._rcap:
+            self._grow_rbuf(mv)
+        ep = _SEP.get(_MOVE1)
+        if ep is None:
+            ep = _single_ep(_MOVE1)
+        st, n = ep(self._block(filt), s, e, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, r, mv)
+        return _new_tuple(
+            MoveResult, (self._sout.copy(), self._rbuf[:n].copy() if n else _NO_REFS.copy(), st)
         )
-        return _new_tuple(MoveResult, (res, vis[:n].copy(), st))
 
     def find_distance_to_wall(
         self, start_ref: int, center, max_radius: float, filter: QueryFilter | None = None
@@ -1134,42 +1183,79 @@ class NavMeshQuery:
             from .optimal import find_optimal_path
 
             return find_optimal_path(self, start, end, half_extents=half_extents, filter=filter)
-        s = _vec3(start, "start")
-        e = _vec3(end, "end")
-        h = _extents(half_extents)
-        flags, costs = _DEFAULT_ARRAYS if filter is None else self._filter(filter)
+        # One entry kernel on the query's block (view, filter, scratch; see _single)
+        # and a path block (node pool, result buffers, scratch; per max_path /
+        # max_points); points as for raycast: float32 arrays or 3-tuples as they are.
+        sp = start
+        ep_ = end
+        tsp = type(sp)
+        tep = type(ep_)
+        sx = sy = sz = ex = ey = ez = 0.0
+        sc = 0
+        if not (tsp is _ND and sp.dtype is _F32 and sp.ndim == 1):
+            if (tsp is tuple or tsp is list) and len(sp) == 3:
+                sx, sy, sz = sp
+            else:
+                sx, sy, sz = _xyz(sp, "start")
+            sp, sc = _NOPT, 1
+        if not (tep is _ND and ep_.dtype is _F32 and ep_.ndim == 1):
+            if (tep is tuple or tep is list) and len(ep_) == 3:
+                ex, ey, ez = ep_
+            else:
+                ex, ey, ez = _xyz(ep_, "end")
+            ep_ = _NOPT
+            sc |= 2
+        hx, hy, hz = _DEFAULT_H if half_extents is _DEFAULT_EXTENTS_ARG else _half(half_extents)
+        if filter is None:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+        else:
+            qd = self._block(filter)
         max_path = _count(max_path, "max_path")
         max_points = _count(max_points, "max_points")
-        buf = self._pbuf
-        if buf is None or buf[0].shape[0] != max_path or buf[1].shape[0] != max_points:
-            mp = max(1, max_path)
-            mk = max(2, max_points)
-            buf = self._pbuf = (
-                np.zeros(mp, np.int64), np.zeros((mk, 3), np.float32),
-                np.zeros(mk, np.uint8), np.zeros(mk, np.int64), mp, mk,
-            )  # fmt: skip
-        polys, pts, fl, rf, mp, mk = buf
-        vh = self._handle
-        if vh is None or self.navmesh._arrays is not self._arrays_obj:
-            vh = self._vh()
-        pool: np.ndarray = self._pool
+        pb = self._pblock
+        if pb is None or pb[1] != max_path or pb[2] != max_points:
+            pb = self._pblock = self._path_block(self._pool, max_path, max_points)
+        ep = _SEP.get(_PATH1)
+        if ep is None:
+            ep = _single_ep(_PATH1)
+        pd = pb[0]
         while True:
-            code, n, m, sref, eref, st, length = _call(
-                _batch.pair_entry, vh.desc, pool, flags, costs, s, e, h, mp, mk, polys, pts,
-                fl, rf,
-            )  # fmt: skip
-            if code or not _ran_out(st) or pool is not self._pool or not self.auto_nodes:
+            try:
+                code, n, m, sref, eref, st, length = ep(
+                    qd, pd, sp, ep_, sc, sx, sy, sz, ex, ey, ez, hx, hy, hz, max_path, max_points
+                )
+            except _BAD_ARG:  # a coordinate that is not a number
+                sx, sy, sz = _xyz(start, "start")
+                ex, ey, ez = _xyz(end, "end")
+                sp, ep_, sc = _NOPT, _NOPT, 3
+                continue
+            if code or not _ran_out(st) or pd is not pb[0] or not self.auto_nodes:
                 break
-            pool = self._full_pool()  # ran out of nodes short of the goal: retry, no limit
+            # ran out of nodes short of the goal: again with a pool that holds every node
+            pd = self._path_block(self._full_pool(), max_path, max_points)[0]
         if code:
+            if code < 0:  # a point that is not finite: say which
+                _vec3(start, "start")
+                _vec3(end, "end")
+            h = [hx, hy, hz]
             if code == _batch.NO_START:
-                raise QueryError(f"no polygon within {h.tolist()} of start {s.tolist()}")
+                raise QueryError(f"no polygon within {h} of start {_vec3(start, 'start').tolist()}")
             if code == _batch.NO_END:
-                raise QueryError(f"no polygon within {h.tolist()} of end {e.tolist()}")
+                raise QueryError(f"no polygon within {h} of end {_vec3(end, 'end').tolist()}")
             raise QueryError(f"no path found (status {int(st):#x})")
+        out = pd.owner
+        polys = out.polys
         return _new_tuple(
-            Path, (pts[:m].copy(), polys[:n].copy(), polys.item(n - 1) == eref, length, st)
+            Path, (out.pts[:m].copy(), polys[:n].copy(), polys.item(n - 1) == eref, length, st)
         )
+
+    @staticmethod
+    def _path_block(pool: np.ndarray, max_path: int, max_points: int) -> tuple:
+        """(descriptor of :class:`_single.PathArgs` over ``pool``, max_path, max_points)."""
+        return pack_arrays(_single.path_args(pool, max_path, max_points), _single.PATH_SPEC), \
+            max_path, max_points
 
     def _node_bound(self) -> int:
         """How many A* nodes the navmesh can ever need: one per polygon, plus one per
