@@ -178,6 +178,45 @@ def test_find_random_points_continue_any_generator_stream(bitgen, predraw):
     assert ga.random(dtype=np.float32) == gb.random(dtype=np.float32)
 
 
+@settings(settings.get_profile("batch"))
+@given(st.sampled_from([np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937]),
+       st.integers(0, 5), st.integers(1, 40), st.integers(1, 9), st.integers(1, 5),
+       st.integers(0, 2**32 - 1))  # fmt: skip
+def test_draw_uniforms_in_parts_is_the_serial_draw(bitgen, predraw, rows, width, nthreads, seed):
+    """find_random_points' uniforms drawn in parts on threads (generators advanced past the
+    parts before, a spare 32 bits kept or not) are the serial draw's, and the generator
+    ends where the serial draw leaves it."""
+    from navkit.detour import query as qmod
+
+    ga, gb = np.random.Generator(bitgen(seed)), np.random.Generator(bitgen(seed))
+    ga.random(predraw, dtype=np.float32)
+    gb.random(predraw, dtype=np.float32)
+    a = np.empty((rows, width), np.float32)
+    b = np.empty((rows, width), np.float32)
+    ga.random(dtype=np.float32, out=a)
+    qmod._draw_uniforms(gb, b, nthreads, min_size=0)
+    assert np.array_equal(a, b)
+    assert ga.random(3, dtype=np.float32).tolist() == gb.random(3, dtype=np.float32).tolist()
+    assert ga.random(2).tolist() == gb.random(2).tolist()
+
+
+@pytest.mark.parametrize("bitgen", [np.random.PCG64, np.random.PCG64DXSM])
+@pytest.mark.parametrize("predraw", [0, 1])
+def test_find_random_points_drawn_on_two_threads_equal_single_calls(bitgen, predraw, monkeypatch):
+    from navkit.detour import query as qmod
+
+    monkeypatch.setattr(qmod, "PARALLEL_DRAW_MIN", 0)
+    q, _, _ = _mesh("dungeon.solo")
+    ga, gb = np.random.Generator(bitgen(3)), np.random.Generator(bitgen(3))
+    ga.random(predraw, dtype=np.float32)
+    gb.random(predraw, dtype=np.float32)
+    b = q.find_random_points(31, rng=ga, threads=2)
+    for i in range(31):
+        r = q.find_random_point(rng=gb)
+        assert r.ref == int(b.refs[i]) % (1 << 64) and _same(r.point, b.points[i])
+    assert ga.random(dtype=np.float32) == gb.random(dtype=np.float32)
+
+
 def test_batch_bad_input_raises():
     q, _, _ = _mesh("dungeon.solo")
     ok = np.zeros((2, 3), np.float32)

@@ -1254,8 +1254,8 @@ class NavMeshQuery:
     @staticmethod
     def _path_block(pool: np.ndarray, max_path: int, max_points: int) -> tuple:
         """(descriptor of :class:`_single.PathArgs` over ``pool``, max_path, max_points)."""
-        return pack_arrays(_single.path_args(pool, max_path, max_points), _single.PATH_SPEC), \
-            max_path, max_points
+        pa = _single.path_args(pool, max_path, max_points)
+        return pack_arrays(pa, _single.PATH_SPEC), max_path, max_points
 
     def _node_bound(self) -> int:
         """How many A* nodes the navmesh can ever need: one per polygon, plus one per
@@ -1626,13 +1626,14 @@ class NavMeshQuery:
         pts = np.zeros((count, 3), np.float32)
         width = npoly + 2  # uniforms per point, as the single call draws them
         block = max(1, (1 << 22) // width)  # rows per draw: bounded memory
+        nth = self._nchunks(count, threads)[0]
         for b0 in range(0, count, block):
             b1 = min(count, b0 + block)
             # one draw for the block: numpy's float32 draws keep the bit generator's
             # spare 32 bits between calls, so this is the stream of one draw per point
             # (the single call's), without a Python loop (tests/detour/test_query_batch.py)
             rnd = np.empty((b1 - b0, width), np.float32)
-            g.random((b1 - b0, width), dtype=np.float32, out=rnd)
+            _draw_uniforms(g, rnd, nth)
             self._run(_many.random_points_kernel, b1 - b0, threads, m, polys, areas, prefix,
                       rnd, ps[b0:b1], pts[b0:b1])  # fmt: skip
         refs = np.where(ps >= 0, vh.view.poly_ref[np.maximum(ps, 0)], 0)
@@ -1699,6 +1700,59 @@ class NavMeshQuery:
             tp = self._tpools = np.stack([h.desc for h in hs]).view(Descriptor)
             tp.owner = hs
         return tp[:n]
+
+
+#: uniforms below which _draw_uniforms draws on the calling thread alone
+PARALLEL_DRAW_MIN = 1 << 19
+
+
+def _draw_uniforms(
+    g: np.random.Generator, out: np.ndarray, nthreads: int, min_size: int | None = None
+) -> None:
+    """``g.random(dtype=np.float32, out=out)`` for a C-contiguous (R, W) ``out``: the
+    same numbers, and ``g`` ends in the same state, but with ``nthreads`` > 1 and a
+    PCG64 / PCG64DXSM bit generator (``default_rng``'s) the rows are drawn in
+    ``nthreads`` parts at once (numpy's fill releases the GIL).
+
+    Part k's generator is a copy of ``g``'s state advanced past the draws before it:
+    a float32 takes the low 32 bits of a 64-bit output and keeps the high 32 for the
+    next float32 (``has_uint32``), so float draw j (counted after a kept spare) is
+    the low (j even) or high (j odd) half of output j // 2 after the state. Fewer than
+    ``min_size`` (default :data:`PARALLEL_DRAW_MIN`) uniforms: one draw, here."""
+    rows = out.shape[0]
+    bg = g.bit_generator
+    if (
+        nthreads < 2 or rows < nthreads
+        or out.size < (PARALLEL_DRAW_MIN if min_size is None else min_size)
+        or type(bg) not in (np.random.PCG64, np.random.PCG64DXSM)
+    ):  # fmt: skip
+        g.random(dtype=np.float32, out=out)
+        return
+    import threading
+
+    st = bg.state
+    spare = int(st["has_uint32"])
+    cut = [rows * k // nthreads for k in range(nthreads + 1)]
+    parts = []
+    for k in range(1, nthreads):
+        b: Any = type(bg)()  # PCG64 / PCG64DXSM (BitGenerator has no advance)
+        b.state = {**st, "has_uint32": 0, "uinteger": 0}
+        j = cut[k] * out.shape[1] - spare  # float draws before part k, after the spare
+        b.advance(j // 2)
+        gk = np.random.Generator(b)
+        if j % 2:  # part k starts at a high half: draw the low half and drop it
+            gk.random(dtype=np.float32)
+        parts.append(gk)
+    workers = [
+        threading.Thread(target=gk.random, kwargs={"dtype": np.float32, "out": out[cut[k]:cut[k + 1]]})
+        for k, gk in enumerate(parts, 1)
+    ]  # fmt: skip
+    for w in workers:
+        w.start()
+    g.random(dtype=np.float32, out=out[: cut[1]])
+    for w in workers:
+        w.join()
+    bg.state = parts[-1].bit_generator.state  # where the last part's draws ended
 
 
 def _ran_out(status):
