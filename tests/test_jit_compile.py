@@ -92,6 +92,55 @@ def test_layout_files_are_every_file_that_defines_a_descriptor_layout() -> None:
     assert found == set(LAYOUT_FILES)
 
 
+def test_source_stamp_follows_the_modules_a_kernel_module_imports(monkeypatch) -> None:
+    """A kernel's cache stamp covers its module's navkit imports, transitively (their
+    kernels are compiled into it, their constants frozen in it): changing a callee's
+    source changes its callers' stamps, and only theirs."""
+    from pathlib import Path
+
+    from navkit import _jit
+
+    srcs = {
+        "navkit.fk": b"from . import _fa\nfrom ._fb import g as h, K  # callee\n",
+        "navkit._fa": b"import numpy as np\nfrom navkit._fc import (\n    x,\n    y,\n)\n",
+        "navkit._fb": b"def g(): pass\n",
+        "navkit._fc": b"x = y = 1\n",
+        "navkit._fd": b"def unrelated(): pass\n",
+    }
+    for cache in ("_SOURCES", "_IMPORTS", "_STAMPS", "_DIGESTS", "_FILES"):
+        monkeypatch.setattr(_jit, cache, {})
+    for m, src in srcs.items():
+        _jit._SOURCES[m] = src
+        _jit._FILES[m] = Path(m.replace(".", "/") + ".py")
+    assert _jit._imports("navkit.fk") == {"navkit._fa", "navkit._fb"}
+    assert _jit._imports("navkit._fa") == {"navkit._fc"}
+    before = {m: _jit.source_stamp(m) for m in ("navkit.fk", "navkit._fa", "navkit._fd")}
+    for cache in ("_STAMPS", "_DIGESTS"):
+        getattr(_jit, cache).clear()
+    _jit._SOURCES["navkit._fc"] = b"x = y = 2\n"  # the callee of a callee changed
+    after = {m: _jit.source_stamp(m) for m in before}
+    assert after["navkit.fk"] != before["navkit.fk"]
+    assert after["navkit._fa"] != before["navkit._fa"]
+    assert after["navkit._fd"] == before["navkit._fd"]
+
+
+def test_query_kernels_are_stamped_with_the_files_they_compile_in() -> None:
+    """The single-call kernels compile the raycast, nearest and move cores of other
+    files (qnative8 changed _raycast.py alone; numba's own stamp would have kept the
+    callers' old machine code)."""
+    from navkit import _jit
+
+    deps = set()
+    todo = ["navkit.detour._single"]
+    while todo:
+        for d in _jit._imports(todo.pop()):
+            if d not in deps:
+                deps.add(d)
+                todo.append(d)
+    assert {"navkit.detour._raycast", "navkit.detour._poly", "navkit.detour._view",
+            "navkit.detour._search", "navkit.detour._funnel"} <= deps  # fmt: skip
+
+
 def test_a_cache_entry_saved_with_other_layouts_is_not_loaded(tmp_path) -> None:
     """A kernel's cache index carries the layouts' stamp: an index saved with
     another stamp (an older ``VIEW_SPEC``, say) is ignored and the kernel compiles."""

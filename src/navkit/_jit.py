@@ -10,6 +10,7 @@ float32 arithmetic must be reproduced bit for bit, which forbids reassociation.
 from __future__ import annotations
 
 import inspect
+import re
 import threading
 from typing import Any
 
@@ -69,15 +70,31 @@ LAYOUT_FILES = (
     "tilecache/_update.py",
 )
 _LAYOUT_STAMP: list[str] = []
+_ROOT: list = []  # the package's folder (a Path), found once
+_SOURCES: dict[str, bytes] = {}  # navkit module name -> its source ("" when not found)
+_IMPORTS: dict[str, frozenset[str]] = {}  # module -> the navkit modules it imports
+_STAMPS: dict[str, str] = {}  # module -> source_stamp(module)
+#: an import statement: (from-module, names) or (import-list,)
+_IMPORT_LINE = re.compile(
+    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)|import[ \t]+(navkit[^\n]*))",
+    re.M,
+)
+
+
+def _root():
+    if not _ROOT:
+        from pathlib import Path
+
+        _ROOT.append(Path(__file__).resolve().parent)
+    return _ROOT[0]
 
 
 def layout_stamp() -> str:
     """A hash of the contents of :data:`LAYOUT_FILES` (computed once per process)."""
     if not _LAYOUT_STAMP:
         import hashlib
-        from pathlib import Path
 
-        root = Path(__file__).resolve().parent
+        root = _root()
         h = hashlib.blake2b(digest_size=16)
         for name in LAYOUT_FILES:
             try:
@@ -88,20 +105,154 @@ def layout_stamp() -> str:
     return _LAYOUT_STAMP[0]
 
 
+_FILES: dict[str, Any] = {}  # module -> its file (None: no such navkit module)
+_DIGESTS: dict[str, bytes] = {}  # module -> hash of its source
+
+
+def _module_file(mod: str):
+    """The source file of navkit module ``mod`` (a package: its ``__init__.py``), or None."""
+    if mod in _FILES:
+        return _FILES[mod]
+    parts = mod.split(".")[1:]
+    base = _root().joinpath(*parts)
+    found = None
+    for f in (base.with_suffix(".py"), base / "__init__.py"):
+        if f.is_file():
+            found = f
+            break
+    _FILES[mod] = found
+    return found
+
+
+def _source(mod: str) -> bytes:
+    src = _SOURCES.get(mod)
+    if src is None:
+        f = _module_file(mod)
+        try:
+            src = f.read_bytes() if f is not None else b""
+        except OSError:  # pragma: no cover - unreadable: stamped by name only
+            src = b""
+        _SOURCES[mod] = src
+    return src
+
+
+def _digest(mod: str) -> bytes:
+    d = _DIGESTS.get(mod)
+    if d is None:
+        import hashlib
+
+        d = _DIGESTS[mod] = hashlib.blake2b(_source(mod), digest_size=16).digest()
+    return d
+
+
+def _imports(mod: str) -> frozenset[str]:
+    """The navkit modules ``mod``'s source imports (``import navkit.x``, ``from navkit.x
+    import ...``, ``from .x import ...``; a name imported from a package that is one of
+    its submodules counts as that submodule), read from the text, imports inside
+    functions included."""
+    got = _IMPORTS.get(mod)
+    if got is not None:
+        return got
+    f = _module_file(mod)
+    pkg = mod if f is not None and f.name == "__init__.py" else mod.rpartition(".")[0]
+    out: set[str] = set()
+    for m in _IMPORT_LINE.finditer(_source(mod).decode("utf-8", "replace")):
+        if m.group(3):  # import navkit.x[, ...]
+            out.update(x.split("#")[0].split(" as ")[0].strip() for x in m.group(3).split(","))
+            continue
+        target = m.group(1)
+        names = ",".join(x.split("#")[0] for x in m.group(2).split("\n"))
+        if target.startswith("."):
+            dots = len(target) - len(target.lstrip("."))
+            base = pkg.split(".")
+            if dots > 1:
+                base = base[: len(base) - (dots - 1)]
+            rest = target[dots:]
+            target = ".".join(base + ([rest] if rest else []))
+        if not (target == "navkit" or target.startswith("navkit.")):
+            continue
+        subs = [n.split(" as ")[0].strip() for n in names.strip("() ").split(",")]
+        subs = [n for n in subs if n]
+        named = [f"{target}.{n}" for n in subs if _module_file(f"{target}.{n}") is not None]
+        out.update(named)
+        if len(named) < len(subs):  # names defined in the module (or package) itself
+            out.add(target)
+    out.discard(mod)
+    got = _IMPORTS[mod] = frozenset(x for x in out if _module_file(x) is not None)
+    return got
+
+
+def source_stamp(mod: str) -> str:
+    """A hash of the sources of navkit module ``mod`` and of every navkit module it
+    imports, directly or through others (computed once per module and process)."""
+    st = _STAMPS.get(mod)
+    if st is None:
+        import hashlib
+
+        seen = {mod}
+        todo = [mod]
+        while todo:
+            for dep in _imports(todo.pop()):
+                if dep not in seen:
+                    seen.add(dep)
+                    todo.append(dep)
+        h = hashlib.blake2b(digest_size=16)
+        for m in sorted(seen):
+            h.update(m.encode())
+            h.update(_digest(m))
+        st = _STAMPS[mod] = h.hexdigest()
+    return st
+
+
 def _stamp_layouts(disp) -> None:
-    """Make numba's on-disk cache of ``disp`` valid only with today's layouts.
+    """Make numba's on-disk cache of ``disp`` valid only with today's sources.
 
     numba keys a kernel's cache entries to its own source file (modification time
-    and size) alone. A kernel in one file that reads a descriptor laid out in another
-    (``detour/_view.py``'s ``VIEW_SPEC``, say) would load stale machine code after
-    only that other file changed -- an editable install after ``git pull`` -- and
-    read its arrays with the old dtypes. The cache index's stamp gets
-    :func:`layout_stamp` beside numba's own: an entry saved with other layouts is
-    not loaded; the kernel compiles again and overwrites it."""
+    and size) alone. A kernel that calls a kernel of another file, uses a constant of
+    another file or reads a descriptor laid out in another file (``detour/_view.py``'s
+    ``VIEW_SPEC``, say) would load stale machine code after only that other file
+    changed -- an editable install after ``git pull`` -- and run the old callee or
+    read its arrays with the old dtypes. The cache index's stamp gets, beside
+    numba's own, :func:`layout_stamp` and :func:`source_stamp` of the kernel's module
+    (its source and every navkit module it imports, transitively): an entry saved
+    with other sources is not loaded; the kernel compiles again and overwrites it."""
     cf = getattr(getattr(disp, "_cache", None), "_cache_file", None)
     stamp = getattr(cf, "_source_stamp", None)
     if stamp is not None:
-        cf._source_stamp = (stamp, layout_stamp())  # type: ignore[union-attr]
+        mod = getattr(getattr(disp, "py_func", None), "__module__", None) or ""
+        cf._source_stamp = _Stamp(stamp, mod)  # type: ignore[union-attr]
+
+
+class _Stamp:
+    """A kernel's cache stamp: numba's (its file's modification time and size),
+    :func:`layout_stamp` and :func:`source_stamp` of its module. The last two are
+    computed when numba first compares or saves the stamp (a kernel that is never
+    called costs nothing); it is pickled as the plain tuple."""
+
+    __slots__ = ("_numba", "_mod", "_value")
+
+    def __init__(self, numba_stamp, mod: str) -> None:
+        self._numba = numba_stamp
+        self._mod = mod
+        self._value: tuple | None = None
+
+    def value(self) -> tuple:
+        if self._value is None:
+            deps = source_stamp(self._mod) if self._mod.startswith("navkit") else ""
+            self._value = (self._numba, layout_stamp(), deps)
+        return self._value
+
+    def __eq__(self, other: object) -> bool:
+        return self.value() == (other.value() if isinstance(other, _Stamp) else other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self.value())
+
+    def __reduce__(self):
+        return (tuple, (self.value(),))
 
 
 def _unliteral(t):
