@@ -161,6 +161,8 @@ def _inside_corners(px, pz, verts, poly_verts, pu, nv):
     (the same float32 operations in the same order; no copy into a corner buffer,
     unsigned subscripts: no wraparound fix)."""
     inside = False
+    if nv <= 0:  # no edge (nothing read)
+        return inside
     vj = np.uint64(poly_verts[pu, np.uint64(nv - 1)])
     xj = verts[vj, 0]
     zj = verts[vj, 2]

@@ -36,6 +36,8 @@ def _clip(verts, row, nv, sx, sz, ddx, ddz):
     tmax = ONE
     smin = -1
     smax = -1
+    if nv <= 0:  # no edge (as the copy-then-clip loop: nothing read)
+        return True, tmin, tmax, smin, smax
     j = nv - 1
     vj = np.uint64(row[np.uint64(j)])
     jx = verts[vj, 0]
