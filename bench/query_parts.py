@@ -172,7 +172,7 @@ def part_calls(mesh: str) -> dict:
     out = np.zeros(w, np.int64)
     o = (*(np.zeros(n, np.int64) for _ in range(6)), np.zeros((n, w), np.int64),
          np.zeros((n, w, 3), np.float32), np.zeros((n, w), np.uint8),
-         np.zeros((n, w), np.int64), np.zeros(n))  # fmt: skip
+         np.zeros((n, 2), np.int64), np.zeros(n))  # fmt: skip
     return {
         "near": (lambda: _near_loop(d, both, h, flt), 2 * n),
         "astar": (lambda: _astar_loop(d, pd, flt, acost, sref, eref, sp, ep, out), n),

@@ -22,7 +22,6 @@ from ._geom import (
     dist_pt_seg_sqr_2d,
     height_on_triangle_xyz,
     lerp3,
-    point_in_poly,
 )
 from ._view import POLYTYPE_OFFMESH, load_poly, open_view
 
@@ -156,9 +155,33 @@ def _height_on_rows(px, pz, t):
     )
 
 
+@njit(inline="always")
+def _inside_corners(px, pz, verts, poly_verts, pu, nv):
+    """:func:`point_in_poly` of (px, pz) against polygon ``pu``'s corners read in place
+    (the same float32 operations in the same order; no copy into a corner buffer,
+    unsigned subscripts: no wraparound fix)."""
+    inside = False
+    if nv <= 0:  # no edge (nothing read)
+        return inside
+    vj = np.uint64(poly_verts[pu, np.uint64(nv - 1)])
+    xj = verts[vj, 0]
+    zj = verts[vj, 2]
+    for i in range(nv):
+        vi = np.uint64(poly_verts[pu, np.uint64(i)])
+        xi = verts[vi, 0]
+        zi = verts[vi, 2]
+        if (zi > pz) != (zj > pz):
+            if px < (xj - xi) * (pz - zi) / (zj - zi) + xi:
+                inside = not inside
+        xj = xi
+        zj = zi
+    return inside
+
+
 @njit(lent=True)
 def closest_point_nav(nav, p, pos, out, pv, tri):
-    """Detour's closestPointOnPoly on the view ``nav``; pv (6, 3) and tri (5, 3) are scratch.
+    """Detour's closestPointOnPoly on the view ``nav``; tri (5, 3) is scratch (pv (6, 3)
+    is no longer used: the corners are read in place; it stays for the callers).
 
     Writes the closest point to ``out``; returns Detour's posOverPoly (True when ``pos``
     projects inside the polygon)."""
@@ -186,11 +209,7 @@ def _closest_point_body(
         for c in range(3):
             out[c] = verts[v0, c] + (verts[v1, c] - verts[v0, c]) * t
         return False
-    for k in range(nv):
-        v = poly_verts[p, k]
-        for c in range(3):
-            pv[k, c] = verts[v, c]
-    inside = point_in_poly(pos[0], pos[2], pv, nv)
+    inside = _inside_corners(pos[0], pos[2], verts, poly_verts, np.uint64(p), nv)
     tb = dm_tbase[p]
     ntri = dm_ntris[p]
     px = pos[0]

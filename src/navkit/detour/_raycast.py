@@ -18,11 +18,61 @@ import numpy as np
 
 from navkit._jit import F32, njit
 
-from ._geom import FLT_MAX, ZERO, intersect_seg_poly_2d, vdist
+from ._geom import FLT_MAX, ONE, ZERO, vdist
 from ._portal import BUFFER_TOO_SMALL, FAILURE, INVALID_PARAM, SUCCESS, passes
-from ._view import POLYTYPE_OFFMESH, load_poly, poly_index, poly_index_unsafe
+from ._view import POLYTYPE_OFFMESH, poly_index, poly_index_unsafe
 
 _INV255 = F32(1.0) / F32(255.0)
+_EPS = F32(0.000001)
+
+
+@njit(inline="always")
+def _clip(verts, row, nv, sx, sz, ddx, ddz):
+    """``intersect_seg_poly_2d`` of the ray (start (sx, sz), direction (ddx, ddz)) with
+    polygon ``row``'s corners read in place from ``verts`` (the same float32 operations
+    in the same order; no copy into a corner buffer, unsigned subscripts: no
+    wraparound fix). Returns (ok, tmin, tmax, smin, smax)."""
+    tmin = ZERO
+    tmax = ONE
+    smin = -1
+    smax = -1
+    if nv <= 0:  # no edge (as the copy-then-clip loop: nothing read)
+        return True, tmin, tmax, smin, smax
+    j = nv - 1
+    vj = np.uint64(row[np.uint64(j)])
+    jx = verts[vj, 0]
+    jz = verts[vj, 2]
+    for i in range(nv):
+        vi = np.uint64(row[np.uint64(i)])
+        ix = verts[vi, 0]
+        iz = verts[vi, 2]
+        ex = ix - jx
+        ez = iz - jz
+        fx = sx - jx
+        fz = sz - jz
+        num = ez * fx - ex * fz
+        den = ddz * ex - ddx * ez
+        if abs(den) < _EPS:
+            if num < ZERO:
+                return False, tmin, tmax, smin, smax
+        else:
+            t = num / den
+            if den < ZERO:
+                if t > tmin:
+                    tmin = t
+                    smin = j
+                    if tmin > tmax:
+                        return False, tmin, tmax, smin, smax
+            else:
+                if t < tmax:
+                    tmax = t
+                    smax = j
+                    if tmax < tmin:
+                        return False, tmin, tmax, smin, smax
+        j = i
+        jx = ix
+        jz = iz
+    return True, tmin, tmax, smin, smax
 
 
 @njit(lent=True)
@@ -50,7 +100,10 @@ def raycast_core(
     nav, flt, acost, start_ref, spos, epos, options, prev_ref, path, max_path, normal, pv,
     cur_pos,
 ):  # fmt: skip
-    """:func:`raycast_kernel` with caller scratch ``pv`` (6, 3) and ``cur_pos`` (3,) float32."""
+    """:func:`raycast_kernel` with caller scratch ``pv`` (6, 3) and ``cur_pos`` (3,) float32.
+
+    (``pv`` is no longer used: the corners are read in place; it stays in the signature
+    for the callers.)"""
     normal[0] = ZERO
     normal[1] = ZERO
     normal[2] = ZERO
@@ -75,12 +128,18 @@ def raycast_core(
     # A ray crosses each convex polygon once; the cap only guards against a navmesh whose
     # validation was bypassed (load-time checks reject meshes that could loop forever).
     steps = nav.poly_tile.shape[0] + 1
+    verts = nav.verts
+    sx = spos[0]
+    sz = spos[2]
+    ddx = epos[0] - spos[0]
+    ddz = epos[2] - spos[2]
     while cur_ref != 0:
         steps -= 1
         if steps < 0:
             return FAILURE | INVALID_PARAM, t, hit_edge, n, cost
-        nv = load_poly(nav, cur, pv)
-        ok, tmin, tmax, smin, smax = intersect_seg_poly_2d(spos, epos, pv, nv)
+        row = nav.poly_verts[np.uint64(cur)]
+        nv = nav.poly_nverts[np.uint64(cur)]
+        ok, tmin, tmax, smin, smax = _clip(verts, row, nv, sx, sz, ddx, ddz)
         if not ok:
             return status, t, hit_edge, n, cost
         hit_edge = smax
@@ -154,8 +213,8 @@ def raycast_core(
             cur_pos[0] = spos[0] + dx * t
             cur_pos[1] = spos[1] + dy * t
             cur_pos[2] = spos[2] + dz * t
-            e1 = pv[smax]
-            e2 = pv[(smax + 1) % nv]
+            e1 = verts[row[smax]]
+            e2 = verts[row[(smax + 1) % nv]]
             ex = e2[0] - e1[0]
             ey = e2[1] - e1[1]
             ez = e2[2] - e1[2]
@@ -167,10 +226,10 @@ def raycast_core(
                 vdist(lx, ly, lz, cur_pos[0], cur_pos[1], cur_pos[2]) * acost[nav.poly_area[cur]]
             )
         if next_ref == 0:
-            a = smax
-            b = smax + 1 if smax + 1 < nv else 0
-            ndx = pv[b, 0] - pv[a, 0]
-            ndz = pv[b, 2] - pv[a, 2]
+            va = row[smax]
+            vb = row[smax + 1 if smax + 1 < nv else 0]
+            ndx = verts[vb, 0] - verts[va, 0]
+            ndz = verts[vb, 2] - verts[va, 2]
             nx = ndz
             nz = -ndx
             ln = np.sqrt(nx * nx + ZERO * ZERO + nz * nz)

@@ -1336,7 +1336,7 @@ class NavMeshQuery:
             prev = numba.get_num_threads()
             nth = prev if not threads else max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
             nb_max = min(npairs, _BATCH_BLOCK)
-            sp, spts, sfl, srf = self._batch_scratch(nb_max, mp, mk)
+            sp, spts, sfl, soff = self._batch_scratch(nb_max, mp, mk)
             if full:
                 pools = self._full_pool(max(1, min(nth, nb_max)), block=True)
             else:
@@ -1350,7 +1350,7 @@ class NavMeshQuery:
                         _batch.batch_kernel, vh.desc, pools, flags, costs, s[b0:b1], e[b0:b1],
                         h, mp, mk,
                         code[b0:b1], n_polys[b0:b1], n_pts[b0:b1], srefs[b0:b1],
-                        erefs[b0:b1], status[b0:b1], sp[:nb], spts[:nb], sfl[:nb], srf[:nb],
+                        erefs[b0:b1], status[b0:b1], sp[:nb], spts[:nb], sfl[:nb], soff[:nb],
                         lengths[b0:b1],
                     )  # fmt: skip
                     wp = int(n_polys[b0:b1].max())
@@ -1358,11 +1358,10 @@ class NavMeshQuery:
                     bp = np.empty((nb, wp), np.int64)
                     bpts = np.empty((nb, wk, 3), np.float32)
                     bfl = np.empty((nb, wk), np.uint8)
-                    # the rows' prefixes, zero past each pair's counts (scratch rows hold
-                    # older results there)
+                    # each pair's results from the flat scratch, zero past its counts
                     _call(
-                        _batch.compact_block, sp[:nb], spts[:nb], sfl[:nb], n_polys[b0:b1],
-                        n_pts[b0:b1], bp, bpts, bfl, last[b0:b1],
+                        _batch.compact_block, sp[:nb], spts[:nb], sfl[:nb], soff[:nb],
+                        n_polys[b0:b1], n_pts[b0:b1], bp, bpts, bfl, last[b0:b1],
                     )  # fmt: skip
                     blocks.append((b0, b1, bp, bpts, bfl))
             finally:
@@ -1386,12 +1385,14 @@ class NavMeshQuery:
         )
 
     def _batch_scratch(self, n: int, mp: int, mk: int) -> tuple[np.ndarray, ...]:
-        """Per-pair output scratch for ``paths`` blocks, kept between calls (pages stay mapped)."""
+        """Output scratch for ``paths`` blocks, kept between calls (pages stay mapped): flat
+        buffers of corridor polygons, corners and corner flags (a row's room per pair) and
+        each pair's offsets into them (see ``_batch._pairs_chunk``)."""
         sc = getattr(self, "_bscratch", None)
         if sc is None or sc[0].shape[0] < n or sc[0].shape[1] != mp or sc[1].shape[1] != mk:
             sc = self._bscratch = (
                 np.zeros((n, mp), np.int64), np.zeros((n, mk, 3), np.float32),
-                np.zeros((n, mk), np.uint8), np.zeros((n, mk), np.int64),
+                np.zeros((n, mk), np.uint8), np.zeros((n, 2), np.int64),
             )  # fmt: skip
         return sc
 
