@@ -474,7 +474,7 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
             _hold_ground(s, dvel, max_speed, fin, near32, nn, F32(prm[11]), skip)
         if prm[12] > 0.5:
             # walkers go up to the agents settled at their goals, who make way
-            _squeeze(s, dvel, max_speed, near32, nn, skip)
+            _squeeze(s, dvel, max_speed, near32, nn, skip, fin, F32(prm[11]))
         dx, dz = np.float64(dvel[s, 0]), np.float64(dvel[s, 2])
         prefx = dx * prm[2] - dz * prm[3]
         prefz = dx * prm[3] + dz * prm[2]

@@ -571,11 +571,13 @@ def _hold_ground(s, dvel, max_speed, fin, near, n, within, skip):
 
 
 @njit(cache=True)
-def _squeeze(s, dvel, max_speed, near, n, skip):
+def _squeeze(s, dvel, max_speed, near, n, skip, fin, within):
     """Marks in ``skip[:n]`` the settled neighbours (agents whose desired speed is
     under half their maximum: dtCrowd's arrival slow-down puts that within a radius
     of their goal) of agent ``s`` when it walks (desired speed over half its
-    maximum): a walker goes up to the people standing at their goals, who make way
+    maximum), and, when ``s`` is not within ``within`` of its own target (``fin``),
+    the neighbours that are (they hold their ground against it, :func:`_hold_ground`):
+    a walker goes up to the people standing at their goals, who make way
     (:func:`navkit.crowd.make_way.make_way`), instead of stopping at the distance
     their predicted collision keeps; the penetration term still keeps the bodies
     apart."""
@@ -586,6 +588,8 @@ def _squeeze(s, dvel, max_speed, near, n, skip):
             continue  # temporary obstacles do not make way
         o = int(near[j, 6])
         if dvel[o, 0] * dvel[o, 0] + dvel[o, 2] * dvel[o, 2] < (F32(0.5) * max_speed[o]) ** 2:
+            skip[j] = True
+        elif fin[o] < within and fin[s] >= within:
             skip[j] = True
 
 
@@ -637,7 +641,7 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
         if prm[27] > F32(0.0):
             _hold_ground(s, dvel, max_speed, fin, near, n, prm[27], skip)
         if prm[28] > F32(0.5):
-            _squeeze(s, dvel, max_speed, near, n, skip)
+            _squeeze(s, dvel, max_speed, near, n, skip, fin, prm[27])
         brisk = False
         if prm[23] > F32(0.0):
             # queue at a door narrower than a body (door.py)
