@@ -81,3 +81,36 @@ def test_an_arriving_agent_holds_its_ground_against_walkers():
         skip = np.zeros(MAX_NEAR, np.bool_)
         _hold_ground(0, dvel, vmax, fin, near, len(rows), F(1.0), skip)
         assert skip[: len(rows)].tolist() == expect
+
+
+def test_a_walker_goes_up_to_the_agents_at_their_goals():
+    # ttc._squeeze: a walking agent 0 ignores the energies of settled neighbours and,
+    # when it is not within `within` of its own target, of the ones that are (they hold
+    # their ground against it); nothing when agent 0 itself is settled
+    from navkit.crowd.ttc import _squeeze
+
+    near = np.zeros((MAX_NEAR, 7), F)
+    rows = [  # x, z, desired vx, vz, kind, distance of the neighbour to its own target
+        (1.0, 0.0, 0.2, 0.0, 0, 0.1),  # settled (desired under half its maximum)
+        (0.0, 1.0, 1.4, 0.0, 0, 0.8),  # walking, within `within` of its target
+        (-1.0, 0.0, 1.4, 0.0, 0, 5.0),  # a walker
+        (0.0, -1.0, 0.0, 0.0, 1, 5.0),  # a temporary obstacle (standing)
+    ]
+    dvel = np.zeros((len(rows) + 1, 3), F)
+    fin = np.zeros(len(rows) + 1, F)
+    for i, (x, z, dx, dz, kind, f) in enumerate(rows):
+        near[i] = (x, z, dx, dz, R, kind, -1.0 if kind else i + 1)
+        dvel[i + 1] = (dx, 0.0, dz)
+        fin[i + 1] = f
+    vmax = np.full(len(rows) + 1, VMAX, F)
+    cases = (  # agent 0's desired speed, its distance to its target -> skipped
+        (1.4, 5.0, [True, True, False, False]),
+        (1.4, 0.5, [True, False, False, False]),
+        (0.2, 5.0, [False] * 4),
+    )
+    for speed, own, expect in cases:
+        dvel[0] = (speed, 0.0, 0.0)
+        fin[0] = own
+        skip = np.zeros(MAX_NEAR, np.bool_)
+        _squeeze(0, dvel, vmax, near, len(rows), skip, fin, F(1.0))
+        assert skip[: len(rows)].tolist() == expect

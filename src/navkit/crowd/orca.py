@@ -41,7 +41,7 @@ from .boundary import MAX_LOCAL_SEGS
 from .door import door_queue
 from .make_way import make_way
 from .obstacles import GATHER_IDS, MAX_NEAR, gather_circles
-from .ttc import _hold_ground, _right_of_way
+from .ttc import _hold_ground, _right_of_way, _squeeze
 
 __all__ = ["ORCAParams", "plan_orca", "solve_orca"]
 
@@ -94,6 +94,14 @@ class ORCAParams:
         As ``TTCParams.hold_ground`` (default 1): within it of its target, the agent
         builds no half-plane for walking neighbours that are not arriving, unless
         touching them.
+    squeeze : bool
+        As ``TTCParams.squeeze`` (default True): a walking agent builds no half-plane
+        for the agents settled at their goals, nor (when not within ``hold_ground``
+        of its own) for those within ``hold_ground`` of theirs, unless touching them;
+        they make way. Measured on the scenario suite (seeds 0-7, against False): the
+        50 + 50 corridor's agents standing 5 s 35 -> 1, arriving 99.0% -> 100% (the
+        last within 35 s on 5 -> 8 of 8 seeds); the bottleneck 21 -> 22 standing, last
+        arrival 20.4 -> 19.4 s on average.
     """
 
     time_horizon: float = 2.5
@@ -107,6 +115,7 @@ class ORCAParams:
     door_creep: float = 0.15
     door_straight: bool = True
     hold_ground: float = 1.0
+    squeeze: bool = True
 
     def __post_init__(self) -> None:
         for f in ("time_horizon", "time_horizon_obst"):
@@ -122,15 +131,17 @@ class ORCAParams:
         object.__setattr__(self, "door_creep", _finite(self.door_creep, "door_creep", 0.0, 100.0))
         object.__setattr__(self, "door_straight", bool(self.door_straight))
         object.__setattr__(self, "hold_ground", _finite(self.hold_ground, "hold_ground", 0.0, 100.0))
+        object.__setattr__(self, "squeeze", bool(self.squeeze))
 
     def array(self) -> np.ndarray:
         """float64 [time_horizon, time_horizon_obst, cos(pref_turn), sin(pref_turn),
-        wall_radius, make_way, right_of_way, door_queue, door_pace, door_creep]."""
+        wall_radius, make_way, right_of_way, door_queue, door_pace, door_creep,
+        door_straight, hold_ground, squeeze]."""
         return np.array(
             [self.time_horizon, self.time_horizon_obst, np.cos(self.pref_turn),
              np.sin(self.pref_turn), self.wall_radius, self.make_way, self.right_of_way,
              self.door_queue, self.door_pace, self.door_creep, float(self.door_straight),
-             self.hold_ground],
+             self.hold_ground, float(self.squeeze)],
             np.float64,
         )  # fmt: skip
 
@@ -462,6 +473,9 @@ def plan_orca(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qr
                       F32(prm[6]), skip)  # fmt: skip
         if prm[11] > 0.0:
             _hold_ground(s, dvel, max_speed, fin, near32, nn, F32(prm[11]), skip)
+        if prm[12] > 0.5:
+            # walkers go up to the agents settled at their goals, who make way
+            _squeeze(s, dvel, max_speed, near32, nn, skip, fin, F32(prm[11]))
         dx, dz = np.float64(dvel[s, 0]), np.float64(dvel[s, 2])
         prefx = dx * prm[2] - dz * prm[3]
         prefz = dx * prm[3] + dz * prm[2]

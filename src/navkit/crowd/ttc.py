@@ -188,6 +188,18 @@ class TTCParams:
         still keeps them apart; :func:`_hold_ground`; 0: off). Default 1: arriving
         agents fled the walkers crossing the block of goals (the bottleneck's: one was
         carried 2.4 m off its goal) and stood 5 s away from it.
+    squeeze : bool
+        A walking agent ignores the energies of the agents settled at their goals
+        (desired speed under half their maximum) and, when it is not within
+        ``hold_ground`` of its own target, of the agents that are (they hold their
+        ground against it): it walks up to them and they make way (``make_way``),
+        the penetration term keeping the bodies apart, instead of stopping where
+        their predicted collision starts (:func:`_squeeze`). Default True: walkers
+        stood 1-6 m from their goals for 20 s in front of and inside the 50 + 50
+        corridor's blocks of goals (0.8 m apart, 0.2 m between two bodies). Measured
+        on the scenario suite (seeds 0-7, against False): corridor agents standing 5
+        s 98 -> 57, arriving 96.4% -> 98.2%; bottleneck 19 -> 14 standing, last
+        arrival 24.0 -> 20.0 s on average; crossing and circle within 0.1 s.
     wall_radius : float
         Radius with which the agent meets a wall segment ahead in the energy [fraction
         of its radius], in [0, 1] (0.1 let agents run into the crossing's corners and
@@ -221,6 +233,7 @@ class TTCParams:
     door_creep: float = 0.15
     door_straight: bool = True
     hold_ground: float = 1.0
+    squeeze: bool = True
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
@@ -255,12 +268,14 @@ class TTCParams:
         object.__setattr__(self, "door_creep", _finite(self.door_creep, "door_creep", 0.0, 100.0))
         object.__setattr__(self, "door_straight", bool(self.door_straight))
         object.__setattr__(self, "hold_ground", _finite(self.hold_ground, "hold_ground", 0.0, 100.0))
+        object.__setattr__(self, "squeeze", bool(self.squeeze))
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
         cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin, wall_radius,
         contact_steps, corner_radius, pref_turn, pref_turn_oncoming, follow_headway,
-        follow_gap, make_way, right_of_way, door_queue, door_pace, door_creep]."""
+        follow_gap, make_way, right_of_way, door_queue, door_pace, door_creep,
+        door_straight, hold_ground, squeeze]."""
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
@@ -269,7 +284,7 @@ class TTCParams:
              self.corner_radius, self.pref_turn, float(self.pref_turn_oncoming),
              self.follow_headway, self.follow_gap, self.make_way, self.right_of_way,
              self.door_queue, self.door_pace, self.door_creep, float(self.door_straight),
-             self.hold_ground],
+             self.hold_ground, float(self.squeeze)],
             np.float32,
         )  # fmt: skip
 
@@ -559,6 +574,29 @@ def _hold_ground(s, dvel, max_speed, fin, near, n, within, skip):
 
 
 @njit(cache=True)
+def _squeeze(s, dvel, max_speed, near, n, skip, fin, within):
+    """Marks in ``skip[:n]`` the settled neighbours (agents whose desired speed is
+    under half their maximum: dtCrowd's arrival slow-down puts that within a radius
+    of their goal) of agent ``s`` when it walks (desired speed over half its
+    maximum), and, when ``s`` is not within ``within`` of its own target (``fin``),
+    the neighbours that are (they hold their ground against it, :func:`_hold_ground`):
+    a walker goes up to the people standing at their goals, who make way
+    (:func:`navkit.crowd.make_way.make_way`), instead of stopping at the distance
+    their predicted collision keeps; the penetration term still keeps the bodies
+    apart."""
+    if dvel[s, 0] * dvel[s, 0] + dvel[s, 2] * dvel[s, 2] < (F32(0.5) * max_speed[s]) ** 2:
+        return
+    for j in range(n):
+        if near[j, 5] != F32(0.0) or near[j, 6] < F32(0.0):
+            continue  # temporary obstacles do not make way
+        o = int(near[j, 6])
+        if dvel[o, 0] * dvel[o, 0] + dvel[o, 2] * dvel[o, 2] < (F32(0.5) * max_speed[o]) ** 2:
+            skip[j] = True
+        elif fin[o] < within and fin[s] >= within:
+            skip[j] = True
+
+
+@njit(cache=True)
 def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qrange, inv,
              buckets, items, obs, segs, nsegs, gap, fin, prm, dt, nvel):  # fmt: skip
     """Planned velocity ``nvel`` of every agent ``s`` in ``act`` with ``mask[s]``.
@@ -605,6 +643,8 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
         _right_of_way(s, px, pz, vel, dvel, max_speed, near, n, prm[22], skip)
         if prm[27] > F32(0.0):
             _hold_ground(s, dvel, max_speed, fin, near, n, prm[27], skip)
+        if prm[28] > F32(0.5):
+            _squeeze(s, dvel, max_speed, near, n, skip, fin, prm[27])
         brisk = False
         if prm[23] > F32(0.0):
             # queue at a door narrower than a body (door.py)
