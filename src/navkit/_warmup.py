@@ -516,9 +516,10 @@ def warmup(
 # (``recast._chain``: the front stages' and the back stages') are compiled on their
 # own (``link=False``), the back chain by the side process.
 # A cold ``navkit demo`` runs its bake with a side process in ``mode="demo"``: the
-# side's half is smaller, and the side then compiles the link kernels, the picture's
-# and the path query's kernels, which the demo needs after its bake (two processes on
-# two cores; a third one for the path left the demo's process alone at the end).
+# side's half is smaller, and the side then compiles the link kernels and the path
+# query's kernels, which the demo needs after its bake (two processes on two cores; a
+# third one for the path left the demo's process alone at the end), while the demo's
+# process compiles the picture's kernel after its bake.
 
 
 def _bake_types() -> dict:
@@ -585,7 +586,7 @@ BAKE_SIDE_KERNELS = (
 #: The kernels the bake's own process compiles ahead of its bake (:func:`compile_bake_front`).
 BAKE_FRONT_KERNELS = ("detail", "watershed")
 #: The same two lists for a cold ``navkit demo`` (``mode="demo"``), whose side process
-#: compiles the path and the picture's kernels after its half of the bake: the distance
+#: compiles the link and the path's kernels after its half of the bake: the distance
 #: field, the tile data and the BV tree are the demo's own process's instead (~4 CPU s),
 #: which balances the two processes.
 DEMO_SIDE_KERNELS = ("trace", "boundary_flags", "merge_holes", "polymesh", "back_chain")
@@ -639,14 +640,13 @@ def bake_side(mode: str = "bake") -> None:
     """The side process of a cold bake (``python -m navkit._warmup``): compile
     :data:`BAKE_SIDE_KERNELS` and print ``back`` on stdout, then the navmesh's link
     kernels and print ``links``. In ``mode="demo"`` (:data:`DEMO_SIDE_KERNELS`) then
-    also the picture's kernel and the path query's, and print ``path``. Any failure
+    also the path query's kernels, and print ``path``. Any failure
     only means the bake (or the demo) compiles that part itself."""
 
     def back() -> None:
         _compile_as_callee(DEMO_SIDE_KERNELS if mode == "demo" else BAKE_SIDE_KERNELS)
 
     def path() -> None:
-        compile_picture_kernels()
         compile_path_kernels()
 
     steps: list[tuple[Callable[[], None], str]] = [(back, "back"), (_bake_link_kernels, "links")]

@@ -571,7 +571,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if side is not None and not side.claim_path():
             side.wait_query()  # the other process took the path kernels: load them
         if bake_side is not None:
-            bake_side.close()  # it ends with the path and the picture's kernels: load them
+            from ._warmup import compile_picture_kernels
+
+            compile_picture_kernels()  # here, while the side ends with the path's kernels
+            bake_side.close()  # then load those
         p = NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))
         path_pts = p.points
         print(
