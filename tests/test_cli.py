@@ -417,7 +417,7 @@ def test_cold_demo_announces_each_compile_once_and_a_warm_one_never(tmp_path):
 _DEMO_SIGNATURES = """
 import navkit
 from navkit import _warmup
-from navkit.detour import _pool_links, _single, tile
+from navkit.detour import _pool_links, _single, islands, tile
 from navkit.detour.query import NavMeshQuery
 from navkit.geometry import sample_level
 from navkit.recast import detail, rasterize
@@ -426,13 +426,15 @@ from navkit.tilecache import TileCache
 _warmup.compile_path_kernels()
 _warmup.compile_navmesh_kernels()
 _warmup.compile_shared_recast_kernels()
+_warmup.compile_picture_kernels()
 # (kernels called from Python: one called only from other kernels is not loaded
 # when those load from the cache, so its signatures would be empty on a warm run)
-baked = (_single.path_single, tile._tile_kernel, _pool_links.connect_tiles)
+baked = (_single.path_single, tile._tile_kernel, _pool_links.connect_tiles, islands._label_kernel)
 shared = (detail._detail_kernel, rasterize._rasterize_kernel)  # (layers: the tile cache's)
 sigs = [set(k.signatures) for k in baked + shared]
 nm = navkit.bake(sample_level(), navkit.BakeConfig())
 NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))
+nm.islands()  # (the picture's colours)
 for k, before in zip(baked, sigs, strict=False):
     assert set(k.signatures) == before and len(before) == 1, (k, before, k.signatures)
 TileCache.bake(sample_level(), navkit.BakeConfig(tile_size=32))  # (its own tile kernels)
@@ -497,7 +499,7 @@ def test_bake_side_starts_only_cold_and_on_two_cores(monkeypatch):
     from navkit import _jit, _warmup
 
     started = []
-    monkeypatch.setattr(_warmup, "BakeSide", lambda: started.append(1) or "side")
+    monkeypatch.setattr(_warmup, "BakeSide", lambda mode="bake": started.append(mode) or "side")
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)
     assert _warmup.start_bake_side() is None  # warm: nothing starts
@@ -508,7 +510,7 @@ def test_bake_side_starts_only_cold_and_on_two_cores(monkeypatch):
     assert _warmup.start_bake_side() is None  # one core: the bake compiles alone
     assert not started
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert _warmup.start_bake_side() == "side" and started == [1]
+    assert _warmup.start_bake_side() == "side" and started == ["bake"]
 
 
 def test_bake_side_hold_waits_then_restores(monkeypatch):
@@ -525,6 +527,23 @@ def test_bake_side_hold_waits_then_restores(monkeypatch):
         assert waited == ["back"]
     assert "compile" not in disp.__dict__
     assert all("compile" not in d.__dict__ for d, _ in _warmup._bake_types().values())
+
+
+@pytest.mark.parametrize("mode", ["bake", "demo"])
+def test_bake_side_holds_only_the_sides_kernels(mode):
+    """Each mode splits the bake's kernels in two: the side's are held (waited for),
+    the caller's own (compile_bake_front) are not, and every kernel is one or the other."""
+    from navkit import _warmup
+
+    side = _warmup.BakeSide.__new__(_warmup.BakeSide)
+    side.mode = mode
+    kinds = _warmup._bake_types()
+    own = _warmup.DEMO_FRONT_KERNELS if mode == "demo" else _warmup.BAKE_FRONT_KERNELS
+    theirs = _warmup.DEMO_SIDE_KERNELS if mode == "demo" else _warmup.BAKE_SIDE_KERNELS
+    assert sorted(own + theirs) == sorted(kinds)
+    with side.hold():
+        held = {n for n, (d, _) in kinds.items() if "compile" in d.__dict__}
+    assert held == set(theirs)
 
 
 @pytest.mark.skipif(
@@ -563,3 +582,34 @@ def test_bake_side_process_ends_either_way():
     side = _warmup.BakeSide()
     side.close(finish=False)
     assert side.process.returncode is not None
+    side = _warmup.BakeSide("demo")  # goes on with the picture's and the path's kernels
+    side.close()
+    assert side.seen >= {"back", "links", "path"} and side.process.returncode == 0
+
+
+def test_bake_side_imports_navkit_by_the_callers_path(monkeypatch, tmp_path):
+    """numba keys cache entries to a kernel's source path: the side process must import
+    navkit by the very path this process did (a symbolic link kept), or its cache
+    entries are never found here."""
+    import subprocess
+    from pathlib import Path
+
+    import navkit
+    from navkit import _warmup
+
+    root = Path(navkit.__file__).resolve().parent.parent
+    if str(root) in _warmup._site_dirs():
+        pytest.skip("navkit is installed in site-packages here")
+    link = tmp_path / "linked-src"
+    link.symlink_to(root, target_is_directory=True)
+    monkeypatch.setattr(navkit, "__file__", str(link / "navkit" / "__init__.py"))
+    seen = {}
+
+    class _Popen:
+        def __init__(self, args, **kw):
+            seen.update(kw["env"])
+            self.stdout = None
+
+    monkeypatch.setattr(subprocess, "Popen", _Popen)
+    _warmup.BakeSide()
+    assert seen["PYTHONPATH"].split(os.pathsep)[0] == str(link)

@@ -180,6 +180,18 @@ def compile_navmesh_kernels() -> None:
     nm.islands()
 
 
+def compile_picture_kernels() -> None:
+    """Compile the kernel the demo's picture runs (the navmesh's islands, which colour
+    it when no region is known) on an empty navmesh: the argument types are the
+    navmesh arrays' own."""
+    from navkit.detour import navmesh as _nm
+
+    params = _nm.NavMeshParams(
+        orig=(0.0, 0.0, 0.0), tile_width=1.0, tile_height=1.0, max_tiles=1, max_polys=1
+    )
+    _nm.NavMesh(params).islands()
+
+
 def _tile_cache(tmp: str) -> None:
     """A tile cache: bake, every obstacle kind, update, save (the demo's calls)."""
     import navkit
@@ -287,6 +299,10 @@ def demo_side(recast_ready=None, claim=None, query_done=None, obstacles: bool = 
     finally:
         if query_done is not None:
             query_done.set()
+    try:  # the picture's kernel: the demo's process would compile it last, alone
+        compile_picture_kernels()
+    except Exception:  # noqa: BLE001
+        pass
     if not obstacles:
         return
     try:
@@ -480,7 +496,14 @@ def warmup(
 # compile of the tile kernel types the front stages (rasterize to erode) itself, waits
 # for the side process at the first kernel of the side's half (:meth:`BakeSide.hold`)
 # and loads those from the cache instead of compiling them. The tile kernel's own
-# compile (~8 s) comes after both halves.
+# compile (~4 s) comes after both halves; the two chain kernels it calls
+# (``recast._chain``: the front stages' and the back stages') are compiled on their
+# own (``link=False``), the back chain by the side process.
+# A cold ``navkit demo`` runs its bake with a side process in ``mode="demo"``: the
+# side's half is smaller, and the side then compiles the link kernels and the path
+# query's kernels, which the demo needs after its bake (two processes on two cores; a
+# third one for the path left the demo's process alone at the end), while the demo's
+# process compiles the picture's kernel after its bake.
 
 
 def _bake_types() -> dict:
@@ -490,7 +513,7 @@ def _bake_types() -> dict:
     from numba.core import types as T
 
     from navkit.detour import _bvtree, tile
-    from navkit.recast import contours, detail, distance, polymesh, regions_watershed
+    from navkit.recast import _chain, contours, detail, distance, polymesh, regions_watershed
 
     def a(dt, nd=1):
         return T.Array(dt, nd, "C")
@@ -502,6 +525,10 @@ def _bake_types() -> dict:
     det = (
         a(u16, 2), a(u16, 2), a(u16), i64, f32, f32, a(f32), i64, ci, cc, i64, i64, ys, con,
         reg, f32, f32, f32, f32, i64,
+    )  # fmt: skip
+    back = (
+        i64, i64, i64, ci, cc, con, ys, reg, ar, i64, f32, i64, i64, i64, f32, f32, a(f32), f32,
+        f32, i64, f32, f32, a(i64), a(i64),
     )  # fmt: skip
     tdata = (
         a(u16, 2), a(u16, 2), i64, a(f32), f32, f32, a(u8), a(u16), a(u32, 2), a(f32, 2),
@@ -529,13 +556,25 @@ def _bake_types() -> dict:
             _bvtree._subdivide,
             (a(i64, 2), a(i64, 2), i64, a(u16, 2), a(u16, 2), a(T.int32)),
         ),
+        # contours, polygon mesh and detail mesh chained (the detail mesh's kernel is
+        # the bake's own process's, compiled first there: this loads it from the cache)
+        "back_chain": (_chain.back_kernel, back),
     }
 
 
 #: The kernels the side process of a cold bake compiles (:func:`bake_side`), in order.
 BAKE_SIDE_KERNELS = (
     "distance", "trace", "boundary_flags", "merge_holes", "polymesh", "tile_data", "bv_tree",
+    "back_chain",
 )  # fmt: skip
+#: The kernels the bake's own process compiles ahead of its bake (:func:`compile_bake_front`).
+BAKE_FRONT_KERNELS = ("detail", "watershed")
+#: The same two lists for a cold ``navkit demo`` (``mode="demo"``), whose side process
+#: compiles the link and the path's kernels after its half of the bake: the distance
+#: field, the tile data and the BV tree are the demo's own process's instead (~4 CPU s),
+#: which balances the two processes.
+DEMO_SIDE_KERNELS = ("trace", "boundary_flags", "merge_holes", "polymesh", "back_chain")
+DEMO_FRONT_KERNELS = ("detail", "watershed", "distance", "tile_data", "bv_tree")
 
 
 def _compile_as_callee(names) -> None:
@@ -550,11 +589,12 @@ def _compile_as_callee(names) -> None:
             disp.compile(sig)
 
 
-def compile_bake_front() -> None:
-    """The bake's own process's part ahead of its bake: the detail mesh and the
-    watershed regions (the front stages it compiles in the bake, ahead of the first
-    kernel of the side's half, the distance field)."""
-    _compile_as_callee(("detail", "watershed"))
+def compile_bake_front(mode: str = "bake") -> None:
+    """The bake's own process's part ahead of its bake: the detail mesh (first: the
+    side's back chain loads it from the cache) and the watershed regions, and in
+    ``mode="demo"`` the distance field, the tile data and the BV tree (the front
+    stages it compiles in the bake, ahead of the first kernel of the side's half)."""
+    _compile_as_callee(DEMO_FRONT_KERNELS if mode == "demo" else BAKE_FRONT_KERNELS)
 
 
 def _bake_link_kernels() -> None:
@@ -580,17 +620,25 @@ def _bake_link_kernels() -> None:
     _links.count_links.compile((numba.typeof(nm.arrays()),))
 
 
-def bake_side() -> None:
+def bake_side(mode: str = "bake") -> None:
     """The side process of a cold bake (``python -m navkit._warmup``): compile
     :data:`BAKE_SIDE_KERNELS` and print ``back`` on stdout, then the navmesh's link
-    kernels and print ``links``. Any failure only means the bake compiles that part
-    itself."""
-    for names, tag in ((BAKE_SIDE_KERNELS, "back"), (None, "links")):
+    kernels and print ``links``. In ``mode="demo"`` (:data:`DEMO_SIDE_KERNELS`) then
+    also the path query's kernels, and print ``path``. Any failure
+    only means the bake (or the demo) compiles that part itself."""
+
+    def back() -> None:
+        _compile_as_callee(DEMO_SIDE_KERNELS if mode == "demo" else BAKE_SIDE_KERNELS)
+
+    def path() -> None:
+        compile_path_kernels()
+
+    steps: list[tuple[Callable[[], None], str]] = [(back, "back"), (_bake_link_kernels, "links")]
+    if mode == "demo":
+        steps.append((path, "path"))
+    for step, tag in steps:
         try:
-            if names is None:
-                _bake_link_kernels()
-            else:
-                _compile_as_callee(names)
+            step()
         except Exception:  # noqa: BLE001
             pass
         print(tag, flush=True)
@@ -600,9 +648,14 @@ class BakeSide:
     """The running :func:`bake_side` process (a plain ``python -m navkit._warmup``
     subprocess: nothing of the caller's ``__main__`` is imported again). While
     :meth:`hold` is active, a compile of one of the side's kernels in this process
-    first waits for the side to have cached it (then numba loads it from the cache)."""
+    first waits for the side to have cached it (then numba loads it from the cache).
+    ``mode``: "bake" or "demo" (:func:`bake_side`); the caller compiles its own part
+    with :func:`compile_bake_front` of the same mode."""
 
-    def __init__(self) -> None:
+    mode = "bake"
+    last = "links"  #: the side's last tag
+
+    def __init__(self, mode: str = "bake") -> None:
         import subprocess
 
         import navkit
@@ -610,15 +663,20 @@ class BakeSide:
         # this navkit on the side's path when it is not installed (a source tree put on
         # sys.path some other way); an installed one the side finds as this process did
         env = dict(os.environ)
-        here = str(Path(navkit.__file__).resolve().parent.parent)
-        if here not in _site_dirs():
+        # the path as this process imported it, symbolic links kept: numba keys a
+        # kernel's cache entries to its source file's path, so a side that imported the
+        # resolved path would write entries this process never finds
+        here = os.path.dirname(os.path.dirname(os.path.abspath(navkit.__file__)))
+        if str(Path(here).resolve()) not in _site_dirs():
             env["PYTHONPATH"] = os.pathsep.join(filter(None, (here, env.get("PYTHONPATH"))))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "navkit._warmup", "bake-side"],
+            [sys.executable, "-m", "navkit._warmup", "bake-side", mode],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True, env=env,
         )  # fmt: skip
         self.seen: set[str] = set()
+        self.mode = mode
+        self.last = "path" if mode == "demo" else "links"
 
     def wait(self, tag: str) -> None:
         """Until the side printed ``tag`` (or ended)."""
@@ -636,7 +694,8 @@ class BakeSide:
         from navkit.detour import _links, _pool_links
 
         kinds = _bake_types()
-        waits = [(kinds[n][0], "back") for n in BAKE_SIDE_KERNELS]
+        side = DEMO_SIDE_KERNELS if self.mode == "demo" else BAKE_SIDE_KERNELS
+        waits = [(kinds[n][0], "back") for n in side]
         waits += [(_pool_links.connect_new_tiles, "links"), (_links.count_links, "links")]
 
         @contextlib.contextmanager
@@ -661,11 +720,12 @@ class BakeSide:
         return compile
 
     def close(self, finish: bool = True) -> None:
-        """Wait for the side to end (it has nothing left once it printed ``links``);
-        ``finish=False`` (the bake failed): stop it now (numba replaces a cache file
-        in one step, so no entry is left half written)."""
+        """Wait for the side to end (it has nothing left once it printed its last tag,
+        ``links``, or ``path`` in demo mode); ``finish=False`` (the bake failed): stop
+        it now (numba replaces a cache file in one step, so no entry is left half
+        written)."""
         if finish:
-            self.wait("links")
+            self.wait(self.last)
         try:
             self.process.wait(timeout=60 if finish else 0)
         except Exception:  # noqa: BLE001 - stuck, or not to be waited for
@@ -682,7 +742,7 @@ def _site_dirs() -> set[str]:
     return {str(Path(d).resolve()) for d in dirs}
 
 
-def start_bake_side() -> BakeSide | None:
+def start_bake_side(mode: str = "bake") -> BakeSide | None:
     """Start :func:`bake_side` when the bake's kernels are not cached yet and this
     machine has a second core (None otherwise: a warm bake starts nothing)."""
     from navkit import _bake_tiles
@@ -691,10 +751,14 @@ def start_bake_side() -> BakeSide | None:
     if (os.cpu_count() or 1) < 2 or is_cached(_bake_tiles.tiles_kernel) is not False:
         return None
     try:
-        return BakeSide()
+        return BakeSide(mode)
     except OSError:  # no processes here: the bake compiles everything itself
         return None
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["bake-side"]:
-    bake_side()
+if __name__ == "__main__" and sys.argv[1:2] == ["bake-side"]:
+    bake_side(*sys.argv[2:3])
+    # every cache file is written: skip the interpreter's teardown of the compiled
+    # kernels (seconds under load), which the bake's process would wait for
+    sys.stdout.flush()
+    os._exit(0)

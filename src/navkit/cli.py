@@ -234,25 +234,30 @@ def _bake(mesh, config, workers: int | None, progress):
     return bake(mesh, config, progress=progress)
 
 
-def _bake_level(mesh, config, workers: int | None, progress):
+def _bake_level(mesh, config, workers: int | None, progress, side=None):
     """:func:`_bake` of ``navkit bake``: on a cold cache (and a second core), a side
-    process compiles half of the bake's kernels meanwhile (navkit._warmup.BakeSide)."""
+    process compiles half of the bake's kernels meanwhile (navkit._warmup.BakeSide).
+    ``side``: one the caller started (the demo's, which goes on with the path: the
+    caller closes it); None: start one here if cold, and wait for its end."""
 
     from ._jit import announcer
     from ._warmup import compile_bake_front, start_bake_side
 
-    side = start_bake_side() if config.partition == "watershed" else None
+    own = side is None
+    if own and config.partition == "watershed":
+        side = start_bake_side()
     if side is None:
         return _bake(mesh, config, workers, progress)
     announcer.announce("bake", "~40 s on two cores")
     try:
         with side.hold():
-            compile_bake_front()
+            compile_bake_front(side.mode)
             nm = _bake(mesh, config, workers, progress)
     except BaseException:
         side.close(finish=False)
         raise
-    side.close()
+    if own:
+        side.close()
     return nm
 
 
@@ -524,27 +529,38 @@ def cmd_demo(args: argparse.Namespace) -> int:
     obstacles = bool(args.obstacles)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    from ._warmup import start_demo_side
+    from ._warmup import start_bake_side, start_demo_side
 
-    # cold cache: compile the later steps' kernels on the other core meanwhile
-    side = start_demo_side(obstacles)
-    if side is not None:
-        later = "navmesh, path and tile-cache" if obstacles else "path"
+    # cold cache: compile the later steps' kernels on the other core meanwhile. The
+    # plain demo: one side process compiles half of the bake, then the path and the
+    # picture (two processes balance better on two cores than three did); with the
+    # obstacles, the demo's own side process compiles the navmesh, the path and the
+    # tile cache, and the bake starts its own side.
+    bake_side = None if obstacles else start_bake_side("demo")
+    side = start_demo_side(obstacles) if obstacles else None
+    if bake_side is not None:
         print(
-            f"navkit: first run: compiling the {later} kernels in a second process meanwhile",
+            "navkit: first run: compiling the path kernels in a second process meanwhile",
             file=sys.stderr,
             flush=True,
         )
-        if obstacles:
-            from ._warmup import compile_shared_recast_kernels
+    if side is not None:
+        print(
+            "navkit: first run: compiling the navmesh, path and tile-cache kernels in a "
+            "second process meanwhile",
+            file=sys.stderr,
+            flush=True,
+        )
+        from ._warmup import compile_shared_recast_kernels
 
-            try:  # first the Recast kernels the other process's tile cache needs too
-                compile_shared_recast_kernels()
-            finally:
-                side.recast_ready()
+        try:  # first the Recast kernels the other process's tile cache needs too
+            compile_shared_recast_kernels()
+        finally:
+            side.recast_ready()
     mesh = sample_level()
     print(f"sample level: {mesh.n_vertices} vertices, {mesh.n_triangles} triangles")
-    nm = _bake_level(mesh, BakeConfig(), 1, None)  # (cold: half of it in a side process)
+    # (cold: half of it in a side process)
+    nm = _bake_level(mesh, BakeConfig(), 1, None, side=bake_side)
     print(f"baked solo navmesh: {_summary(nm)}")
     nm.save(out / "sample_level.navmesh")
     png = out / "sample_level.png"
@@ -554,6 +570,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
         if side is not None and not side.claim_path():
             side.wait_query()  # the other process took the path kernels: load them
+        if bake_side is not None:
+            from ._warmup import compile_picture_kernels
+
+            compile_picture_kernels()  # here, while the side ends with the path's kernels
+            bake_side.close()  # then load those
         p = NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))
         path_pts = p.points
         print(

@@ -118,7 +118,11 @@ def _dvert(verts, poly_verts, nv, dm_vbase, dverts, p, local, out, row):
         out[row, 2] = dverts[d, 2]
 
 
-@njit(inline="always")
+# _dvert_xyz and _detail_edge are kernels of their own (LLVM inlines them), not numba's
+# inline="always": closest_point_nav calls them 9 and 3 times, and numba's inlining
+# types a fresh copy of the callee at each call site (its compile took 2.2 CPU s, 8 s
+# inside the optimal path's kernels; 0.96 s this way)
+@njit(lent=True)
 def _dvert_xyz(verts, poly_verts, nv, dm_vbase, dverts, p, local):
     """Detail vertex ``local`` of polygon p as three scalars."""
     if local < nv:
@@ -128,7 +132,7 @@ def _dvert_xyz(verts, poly_verts, nv, dm_vbase, dverts, p, local):
     return dverts[d, 0], dverts[d, 1], dverts[d, 2]
 
 
-@njit(inline="always")
+@njit(lent=True)
 def _detail_edge(px, pz, only_boundary, fl, j, lj, li, jx, jy, jz, ix, iy, iz, dmin, tmin, tri):
     """One edge (corner j, local index lj -> local index li) of closestPointOnDetailEdges'
     scan: returns the updated (dmin, tmin); a nearer edge's ends go to tri rows 3 and 4."""

@@ -9,7 +9,10 @@ two kernels that call the stage kernels directly:
 * :func:`back_kernel` -- contours (trace, simplify, holes), polygon mesh, detail mesh;
 
 with the partition between them (watershed: two kernel calls; monotone and layers:
-their public functions). The stage kernels are the same ones the public functions
+their public functions). Both are ``link=False`` kernels: the bake's tile loop
+(:func:`navkit._bake_tiles.tiles_kernel`) calls their own machine code. (Inlined into
+the tile loop, as they were, they made its compile ~2x longer, ~8 CPU s after every
+stage kernel, and a cold bake's side process could not take the back chain's part.) The stage kernels are the same ones the public functions
 call, with the same argument types, so the results are the same arrays.
 
 Per-stage timers: each kernel stamps the CPU's time-stamp counter
@@ -121,7 +124,7 @@ def ticks_to_ms(ticks: np.ndarray, names: tuple[str, ...], skip=()) -> dict[str,
     return out
 
 
-@njit(inline="always")
+@njit(link=False)
 def front_kernel(
     verts, tris, tri_areas, sel, use_sel, width, height, bmin, bmax, cs, ch,
     walkable_height, walkable_climb, walkable_radius, f_low, f_ledge, f_height,
@@ -197,7 +200,7 @@ def front_kernel(
     return cells_index, cells_count, y, hh, con, areas
 
 
-@njit(inline="always")
+@njit(link=False)
 def back_kernel(
     w, h, b, cidx, ccnt, con, ys, reg, areas, max_regions, max_error, max_edge_len,
     build_flags, nvp, pcs, pch, porig, sd, sme, radius, ccs, cch, info, ticks,
