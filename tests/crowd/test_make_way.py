@@ -57,25 +57,32 @@ def test_steps_add_up_to_at_most_one():
     assert mx < 0.0 and mz > 0.0  # away from both lines: -x of the second, +z of the first
 
 
-def test_an_arriving_agent_holds_its_ground_against_walkers():
-    # ttc._hold_ground: within `within` of its target, agent 0 ignores the energies of
-    # walking neighbours that are not arriving themselves; nothing when it is farther
-    from navkit.crowd.ttc import _hold_ground
 
+def _neighbours(rows):
+    """(near, dvel, fin, vmax) for agent 0 with the neighbours ``rows`` (x, z, desired
+    vx, vz, kind, distance of the neighbour to its own target): agent i + 1 is row i."""
     near = np.zeros((MAX_NEAR, 7), F)
-    rows = [  # x, z, desired vx, vz, kind, distance of the neighbour to its own target
-        (-1.0, 0.0, 1.4, 0.0, 0, 5.0),  # a walker: ignored
-        (1.0, 0.0, 0.2, 0.0, 0, 5.0),  # slow (desired under half its maximum): kept
-        (0.0, 1.0, 1.4, 0.0, 0, 0.5),  # walking but arriving too: kept
-        (0.0, -1.0, 1.4, 0.0, 1, 5.0),  # a temporary obstacle: kept
-    ]
     dvel = np.zeros((len(rows) + 1, 3), F)
     fin = np.zeros(len(rows) + 1, F)
     for i, (x, z, dx, dz, kind, f) in enumerate(rows):
         near[i] = (x, z, dx, dz, R, kind, -1.0 if kind else i + 1)
         dvel[i + 1] = (dx, 0.0, dz)
         fin[i + 1] = f
-    vmax = np.full(len(rows) + 1, VMAX, F)
+    return near, dvel, fin, np.full(len(rows) + 1, VMAX, F)
+
+
+def test_an_arriving_agent_holds_its_ground_against_walkers():
+    # ttc._hold_ground: within `within` of its target, agent 0 ignores the energies of
+    # walking neighbours that are not arriving themselves; nothing when it is farther
+    from navkit.crowd.ttc import _hold_ground
+
+    rows = [  # x, z, desired vx, vz, kind, distance of the neighbour to its own target
+        (-1.0, 0.0, 1.4, 0.0, 0, 5.0),  # a walker: ignored
+        (1.0, 0.0, 0.2, 0.0, 0, 5.0),  # slow (desired under half its maximum): kept
+        (0.0, 1.0, 1.4, 0.0, 0, 0.5),  # walking but arriving too: kept
+        (0.0, -1.0, 1.4, 0.0, 1, 5.0),  # a temporary obstacle: kept
+    ]
+    near, dvel, fin, vmax = _neighbours(rows)
     for own, expect in ((0.4, [True, False, False, False]), (1.5, [False] * 4)):
         fin[0] = own
         skip = np.zeros(MAX_NEAR, np.bool_)
@@ -89,20 +96,13 @@ def test_a_walker_goes_up_to_the_agents_at_their_goals():
     # their ground against it); nothing when agent 0 itself is settled
     from navkit.crowd.ttc import _squeeze
 
-    near = np.zeros((MAX_NEAR, 7), F)
     rows = [  # x, z, desired vx, vz, kind, distance of the neighbour to its own target
         (1.0, 0.0, 0.2, 0.0, 0, 0.1),  # settled (desired under half its maximum)
         (0.0, 1.0, 1.4, 0.0, 0, 0.8),  # walking, within `within` of its target
         (-1.0, 0.0, 1.4, 0.0, 0, 5.0),  # a walker
         (0.0, -1.0, 0.0, 0.0, 1, 5.0),  # a temporary obstacle (standing)
     ]
-    dvel = np.zeros((len(rows) + 1, 3), F)
-    fin = np.zeros(len(rows) + 1, F)
-    for i, (x, z, dx, dz, kind, f) in enumerate(rows):
-        near[i] = (x, z, dx, dz, R, kind, -1.0 if kind else i + 1)
-        dvel[i + 1] = (dx, 0.0, dz)
-        fin[i + 1] = f
-    vmax = np.full(len(rows) + 1, VMAX, F)
+    near, dvel, fin, vmax = _neighbours(rows)
     cases = (  # agent 0's desired speed, its distance to its target -> skipped
         (1.4, 5.0, [True, True, False, False]),
         (1.4, 0.5, [True, False, False, False]),

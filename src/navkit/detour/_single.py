@@ -133,6 +133,13 @@ def _put(v, a, scalars, x, y, z):
     return True
 
 
+@njit(inline="always")
+def _put2(v, sa, ea, scalars, sx, sy, sz, ex, ey, ez):
+    """v[0] = the start, v[1] = the end point (:func:`_put`, bit 0 / bit 1 of
+    ``scalars``): False when one is not finite as float32."""
+    return _put(v[0], sa, scalars & 1, sx, sy, sz) and _put(v[1], ea, scalars & 2, ex, ey, ez)
+
+
 @njit
 def raycast_single(qd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, start_ref, options, prev_ref,
                    max_path):  # fmt: skip
@@ -143,7 +150,7 @@ def raycast_single(qd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, start_ref, optio
     path count -1."""
     a = open_args(qd[VIEW_WORDS:])
     v = a.v
-    if not (_put(v[0], sa, scalars & 1, sx, sy, sz) and _put(v[1], ea, scalars & 2, ex, ey, ez)):
+    if not _put2(v, sa, ea, scalars, sx, sy, sz, ex, ey, ez):
         return FAILURE | INVALID_PARAM, _Z, -1, -1, _Z
     return raycast_core(
         open_view(qd), a.flags, a.costs, start_ref, v[0], v[1], options, prev_ref, a.path,
@@ -161,7 +168,7 @@ def move_single(qd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, start_ref, max_visi
     FAILURE | INVALID_PARAM and count -1."""
     a = open_args(qd[VIEW_WORDS:])
     v = a.v
-    if not (_put(v[0], sa, scalars & 1, sx, sy, sz) and _put(v[1], ea, scalars & 2, ex, ey, ez)):
+    if not _put2(v, sa, ea, scalars, sx, sy, sz, ex, ey, ez):
         return FAILURE | INVALID_PARAM, -1
     nav = open_view(qd)
     out = a.out
@@ -187,7 +194,7 @@ def path_single(qd, pd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, hx, hy, hz, max
     when a point is not finite as float32 (nothing done)."""
     a = open_args(qd[VIEW_WORDS:])
     v = a.v
-    if not (_put(v[0], sa, scalars & 1, sx, sy, sz) and _put(v[1], ea, scalars & 2, ex, ey, ez)):
+    if not _put2(v, sa, ea, scalars, sx, sy, sz, ex, ey, ez):
         return -1, 0, 0, np.int64(0), np.int64(0), FAILURE | INVALID_PARAM, np.nan
     v[2, 0] = F32(hx)
     v[2, 1] = F32(hy)

@@ -321,6 +321,31 @@ _SEP: dict = {}  # single-call kernel -> its compiled entry point
 _NOPT = np.zeros(3, np.float32)  # the array argument of a point given as three floats
 
 
+def _point_args(s: Any, e: Any, sname: str, ename: str) -> tuple:
+    """Two points as the single-call kernels take them (see :meth:`NavMeshQuery.raycast`,
+    which inlines this for the cheapest call): (s, e, scalars, sx, sy, sz, ex, ey, ez),
+    a float32 1-D array passed as it is, anything else as three floats (bit 0 / bit 1
+    of ``scalars``; a tuple's as they are, other inputs validated here)."""
+    sx = sy = sz = ex = ey = ez = 0.0
+    sc = 0
+    ts = type(s)
+    if not (ts is _ND and s.dtype is _F32 and s.ndim == 1):
+        if (ts is tuple or ts is list) and len(s) == 3:
+            sx, sy, sz = s
+        else:
+            sx, sy, sz = _xyz(s, sname)
+        s, sc = _NOPT, 1
+    te = type(e)
+    if not (te is _ND and e.dtype is _F32 and e.ndim == 1):
+        if (te is tuple or te is list) and len(e) == 3:
+            ex, ey, ez = e
+        else:
+            ex, ey, ez = _xyz(e, ename)
+        e = _NOPT
+        sc |= 2
+    return s, e, sc, sx, sy, sz, ex, ey, ez
+
+
 def _single_ep(kernel):
     """The compiled entry point of a single-call kernel (``_single``), compiled (or
     loaded from numba's cache) for its one signature on first use. Called directly it
@@ -888,26 +913,10 @@ class NavMeshQuery:
         max_visited: int = 16,
     ) -> MoveResult:  # fmt: skip
         """Slide from start_pos toward end_pos along the surface, stopping at walls."""
-        # The common call (plain int ref and count, float32 (3,) arrays or 3-tuples)
-        # takes raycast's road: one entry kernel on the query's block (_single); the
-        # rest, and every bad argument, the checked road below.
-        s = start_pos
-        e = end_pos
-        ts = type(s)
-        te = type(e)
-        sx = sy = sz = ex = ey = ez = 0.0
-        sc = 0
-        if not (ts is _ND and s.dtype is _F32 and s.ndim == 1):
-            if not ((ts is tuple or ts is list) and len(s) == 3):
-                return self._move_checked(start_ref, start_pos, end_pos, filter, max_visited)
-            sx, sy, sz = s
-            s, sc = _NOPT, 1
-        if not (te is _ND and e.dtype is _F32 and e.ndim == 1):
-            if not ((te is tuple or te is list) and len(e) == 3):
-                return self._move_checked(start_ref, start_pos, end_pos, filter, max_visited)
-            ex, ey, ez = e
-            e = _NOPT
-            sc |= 2
+        # The common call (plain int ref and count) takes raycast's road: one entry
+        # kernel on the query's block (_single); other refs and counts, and every bad
+        # argument, the checked road below (errors in argument order).
+        s, e, sc, sx, sy, sz, ex, ey, ez = _point_args(start_pos, end_pos, "start_pos", "end_pos")
         if not (
             type(start_ref) is int and type(max_visited) is int
             and 0 < start_ref < _REF_SIGN and 0 <= max_visited <= MAX_RESULT
@@ -1186,25 +1195,7 @@ class NavMeshQuery:
         # One entry kernel on the query's block (view, filter, scratch; see _single)
         # and a path block (node pool, result buffers, scratch; per max_path /
         # max_points); points as for raycast: float32 arrays or 3-tuples as they are.
-        sp = start
-        ep_ = end
-        tsp = type(sp)
-        tep = type(ep_)
-        sx = sy = sz = ex = ey = ez = 0.0
-        sc = 0
-        if not (tsp is _ND and sp.dtype is _F32 and sp.ndim == 1):
-            if (tsp is tuple or tsp is list) and len(sp) == 3:
-                sx, sy, sz = sp
-            else:
-                sx, sy, sz = _xyz(sp, "start")
-            sp, sc = _NOPT, 1
-        if not (tep is _ND and ep_.dtype is _F32 and ep_.ndim == 1):
-            if (tep is tuple or tep is list) and len(ep_) == 3:
-                ex, ey, ez = ep_
-            else:
-                ex, ey, ez = _xyz(ep_, "end")
-            ep_ = _NOPT
-            sc |= 2
+        sp, ep_, sc, sx, sy, sz, ex, ey, ez = _point_args(start, end, "start", "end")
         hx, hy, hz = _DEFAULT_H if half_extents is _DEFAULT_EXTENTS_ARG else _half(half_extents)
         if filter is None:
             qd = self._qd
