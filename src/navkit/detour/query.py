@@ -555,6 +555,17 @@ class NavMeshQuery:
             self._qds[f] = qd
         return qd
 
+    def _qblock(self, flt: QueryFilter | None, cap: int = 0) -> Descriptor:
+        """:meth:`_block` for a filter, the default filter's from its slot, with a path
+        buffer of at least ``cap`` refs (raycast and find_nearest_poly inline this)."""
+        if cap > self._rcap:
+            self._grow_rbuf(cap)
+        if flt is None:
+            qd = self._qd
+            if qd is not None and self.navmesh._arrays is self._arrays_obj:
+                return qd
+        return self._block(flt)
+
     def _grow_rbuf(self, n: int) -> None:
         """raycast's path buffer of at least n refs (the blocks point to the new one)."""
         self._rbuf = np.zeros(n, np.int64)
@@ -913,51 +924,29 @@ class NavMeshQuery:
         max_visited: int = 16,
     ) -> MoveResult:  # fmt: skip
         """Slide from start_pos toward end_pos along the surface, stopping at walls."""
-        # The common call (plain int ref and count) takes raycast's road: one entry
-        # kernel on the query's block (_single); other refs and counts, and every bad
-        # argument, the checked road below (errors in argument order).
+        # One entry kernel on the query's block (_single), as raycast; a ref or count
+        # that is not a plain int in range is checked first (errors in argument order).
         s, e, sc, sx, sy, sz, ex, ey, ez = _point_args(start_pos, end_pos, "start_pos", "end_pos")
         if not (
             type(start_ref) is int and type(max_visited) is int
             and 0 < start_ref < _REF_SIGN and 0 <= max_visited <= MAX_RESULT
         ):  # fmt: skip
-            return self._move_checked(start_ref, start_pos, end_pos, filter, max_visited)
-        if filter is None:
-            qd = self._qd
-            if qd is None or self.navmesh._arrays is not self._arrays_obj:
-                qd = self._block(None)
-        else:
-            qd = self._block(filter)
-        if max_visited > self._rcap:
-            self._grow_rbuf(max_visited)
-            qd = self._block(filter)
-        ep = _SEP.get(_MOVE1)
-        if ep is None:
-            ep = _single_ep(_MOVE1)
+            _vec3(start_pos, "start_pos")
+            _vec3(end_pos, "end_pos")
+            max_visited = _count(max_visited, "max_visited")
+            self._filter(filter)
+            start_ref = _to_ref(start_ref, "start_ref")
+        qd = self._qblock(filter, max_visited)
+        ep = _single_ep(_MOVE1)
         try:
             st, n = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
-        except _BAD_ARG:  # a coordinate that is not a number
-            return self._move_checked(start_ref, start_pos, end_pos, filter, max_visited)
+        except _BAD_ARG:  # a coordinate that is not a number (raises) or not a float
+            sx, sy, sz = _xyz(start_pos, "start_pos")
+            ex, ey, ez = _xyz(end_pos, "end_pos")
+            st, n = ep(qd, _NOPT, _NOPT, 3, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
-        return _new_tuple(
-            MoveResult, (self._sout.copy(), self._rbuf[:n].copy() if n else _NO_REFS.copy(), st)
-        )
-
-    def _move_checked(self, start_ref, start_pos, end_pos, filt, max_visited) -> MoveResult:
-        """move_along_surface with every argument checked (errors in argument order)."""
-        s = _vec3(start_pos, "start_pos")
-        e = _vec3(end_pos, "end_pos")
-        mv = _count(max_visited, "max_visited")
-        self._filter(filt)
-        r = _to_ref(start_ref, "start_ref")
-        if mv > self._rcap:
-            self._grow_rbuf(mv)
-        ep = _SEP.get(_MOVE1)
-        if ep is None:
-            ep = _single_ep(_MOVE1)
-        st, n = ep(self._block(filt), s, e, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, r, mv)
         return _new_tuple(
             MoveResult, (self._sout.copy(), self._rbuf[:n].copy() if n else _NO_REFS.copy(), st)
         )
@@ -1197,20 +1186,13 @@ class NavMeshQuery:
         # max_points); points as for raycast: float32 arrays or 3-tuples as they are.
         sp, ep_, sc, sx, sy, sz, ex, ey, ez = _point_args(start, end, "start", "end")
         hx, hy, hz = _DEFAULT_H if half_extents is _DEFAULT_EXTENTS_ARG else _half(half_extents)
-        if filter is None:
-            qd = self._qd
-            if qd is None or self.navmesh._arrays is not self._arrays_obj:
-                qd = self._block(None)
-        else:
-            qd = self._block(filter)
+        qd = self._qblock(filter)
         max_path = _count(max_path, "max_path")
         max_points = _count(max_points, "max_points")
         pb = self._pblock
         if pb is None or pb[1] != max_path or pb[2] != max_points:
             pb = self._pblock = self._path_block(self._pool, max_path, max_points)
-        ep = _SEP.get(_PATH1)
-        if ep is None:
-            ep = _single_ep(_PATH1)
+        ep = _single_ep(_PATH1)
         pd = pb[0]
         while True:
             try:
