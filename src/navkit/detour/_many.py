@@ -115,59 +115,66 @@ def nearest_kernel(d, nchunks, flt, centers, half, out_p, out_over, out_pt):
 
 
 @njit
-def _closest_chunk(nav, ps, points, i0, i1, out_pt, out_over):
+def _closest_chunk(nav, refs, points, i0, i1, out_pt, out_over, out_status):
     pv = np.empty((6, 3), np.float32)
     tri = np.zeros((5, 3), np.float32)
     for i in range(i0, i1):
         q = points[i]
         o = out_pt[i]
-        p = ps[i]
+        p = poly_index(nav, refs[i])
         if p < 0:
             o[0] = q[0]
             o[1] = q[1]
             o[2] = q[2]
             out_over[i] = False
+            out_status[i] = FAILURE | INVALID_PARAM
             continue
         tri[:] = ZERO  # as the fresh scratch of the single call
         out_over[i] = closest_point_nav(nav, p, q, o, pv, tri)
+        out_status[i] = SUCCESS
 
 
 @pnjit
-def closest_kernel(d, nchunks, ps, points, out_pt, out_over):
-    """closestPointOnPoly of points[i] on polygon ps[i] (ps[i] < 0: the point itself)."""
-    n = ps.shape[0]
+def closest_kernel(d, nchunks, refs, points, out_pt, out_over, out_status):
+    """closestPointOnPoly of points[i] on the polygon refs[i] (a ref naming no polygon:
+    the point itself, FAILURE | INVALID_PARAM). The refs are resolved in the parallel
+    loop: a serial pass over them first held back the threads."""
+    n = refs.shape[0]
     for c in numba.prange(nchunks):
         i0, i1 = _span(n, nchunks, c)
         _closest_chunk(
-            open_view(d), borrow(ps), borrow(points), i0, i1, borrow(out_pt), borrow(out_over)
-        )
+            open_view(d), borrow(refs), borrow(points), i0, i1, borrow(out_pt), borrow(out_over),
+            borrow(out_status),
+        )  # fmt: skip
 
 
 @njit
-def _heights_chunk(nav, ps, points, i0, i1, out_h, out_ok):
+def _heights_chunk(nav, refs, points, i0, i1, out_h, out_ok, out_status):
     out = np.empty(3, np.float32)
     pv = np.empty((6, 3), np.float32)
     tri = np.zeros((5, 3), np.float32)
     for i in range(i0, i1):
-        p = ps[i]
-        if p < 0:
-            out_ok[i] = False
-            out_h[i] = ZERO
-            continue
-        ok, h = poly_height_core(nav, p, points[i], out, pv, tri)
+        p = poly_index(nav, refs[i])
+        ok = False
+        h = ZERO
+        if p >= 0:
+            ok, h = poly_height_core(nav, p, points[i], out, pv, tri)
         out_ok[i] = ok
-        out_h[i] = h
+        out_h[i] = h if ok else np.float32(np.nan)
+        out_status[i] = SUCCESS if ok else FAILURE | INVALID_PARAM
 
 
 @pnjit
-def heights_kernel(d, nchunks, ps, points, out_h, out_ok):
-    """getPolyHeight of points[i] in polygon ps[i] (ps[i] < 0: not ok)."""
-    n = ps.shape[0]
+def heights_kernel(d, nchunks, refs, points, out_h, out_ok, out_status):
+    """getPolyHeight of points[i] in the polygon refs[i] (nan, not ok and FAILURE |
+    INVALID_PARAM when the point is outside it or the ref names no polygon)."""
+    n = refs.shape[0]
     for c in numba.prange(nchunks):
         i0, i1 = _span(n, nchunks, c)
         _heights_chunk(
-            open_view(d), borrow(ps), borrow(points), i0, i1, borrow(out_h), borrow(out_ok)
-        )
+            open_view(d), borrow(refs), borrow(points), i0, i1, borrow(out_h), borrow(out_ok),
+            borrow(out_status),
+        )  # fmt: skip
 
 
 @njit

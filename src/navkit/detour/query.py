@@ -1391,6 +1391,14 @@ class NavMeshQuery:
         finally:
             numba.set_num_threads(prev)
 
+    @staticmethod
+    def _batch_refs(refs: Any, name: str, n: int, what: str) -> np.ndarray:
+        """(n,) int64 refs (two's complement) for a batch of n ``what``."""
+        r = _ref_array(refs, name)
+        if r.shape[0] != n:
+            raise InputError(f"{name} has {r.shape[0]} refs for {n} {what}")
+        return r
+
     def _poly_indices(self, refs: Any, name: str) -> np.ndarray:
         """(N,) int64 global polygon index of each ref, -1 when stale or invalid."""
         r = _ref_array(refs, name)
@@ -1523,15 +1531,14 @@ class NavMeshQuery:
             input point; elsewhere it equals the single call.
         """
         q = _points(points, "points")
-        ps = self._poly_indices(refs, "refs")
+        r = self._batch_refs(refs, "refs", q.shape[0], "points")
         n = q.shape[0]
-        if ps.shape[0] != n:
-            raise InputError(f"refs has {ps.shape[0]} refs for {n} points")
         out = np.zeros((n, 3), np.float32)
         over = np.zeros(n, np.bool_)
+        st = np.zeros(n, np.int64)
         if n:
-            self._run(_many.closest_kernel, n, threads, ps, q, out, over)
-        return ClosestPointBatch(out, over, np.where(ps >= 0, SUCCESS, FAILURE | INVALID_PARAM))
+            self._run(_many.closest_kernel, n, threads, r, q, out, over, st)
+        return ClosestPointBatch(out, over, st)
 
     def poly_heights(self, refs, points, *, threads: int | None = None) -> PolyHeightBatch:
         """:meth:`get_poly_height` for many (ref, point) pairs in one kernel call.
@@ -1554,16 +1561,14 @@ class NavMeshQuery:
             have ``FAILURE | INVALID_PARAM``, as Detour's ``getPolyHeight``.
         """
         q = _points(points, "points")
-        ps = self._poly_indices(refs, "refs")
+        r = self._batch_refs(refs, "refs", q.shape[0], "points")
         n = q.shape[0]
-        if ps.shape[0] != n:
-            raise InputError(f"refs has {ps.shape[0]} refs for {n} points")
         h = np.zeros(n, np.float32)
         ok = np.zeros(n, np.bool_)
+        st = np.zeros(n, np.int64)
         if n:
-            self._run(_many.heights_kernel, n, threads, ps, q, h, ok)
-        h[~ok] = np.nan
-        return PolyHeightBatch(h, ok, np.where(ok, SUCCESS, FAILURE | INVALID_PARAM))
+            self._run(_many.heights_kernel, n, threads, r, q, h, ok, st)
+        return PolyHeightBatch(h, ok, st)
 
     def find_random_points(
         self, n: int, filter: QueryFilter | None = None, rng=None, *, threads: int | None = None
