@@ -13,7 +13,10 @@ same pairs, and times per query type:
   ``find_nearest_poly()``, ...);
 - ``batch 1t`` / ``batch 2t``: the batch call over all items (``paths()``,
   ``raycasts()``, ``find_nearest_polys()``, ...) on one and on two threads
-  (``threads=``); ``scaling`` is their ratio;
+  (``threads=``); ``scaling`` is their ratio, timed on batches of the inputs repeated
+  ``SCALE_REPEAT`` times more (closest point, height and moves 10x, raycasts 5x, random
+  points 10,000), so that each lasts milliseconds: navkit runs a batch of less than
+  ``MIN_THREAD_WORK_US`` (200 us) of estimated work per thread on fewer threads;
 - for the pair flow also ``flow``: the four calls made one by one from Python.
 
 Query types: the pair flow, find_nearest_poly (the pairs' start and end points),
@@ -89,6 +92,11 @@ from _peer import MESHES, median, native_binary, print_table, run_native, run_pe
 import navkit  # noqa: E402
 
 REPEAT = 10
+#: the scaling's batches: the inputs repeated again, so that every batch lasts some
+#: milliseconds on one thread (waking a worker thread costs tens of microseconds; a
+#: batch shorter than navkit.detour.query.MIN_THREAD_WORK_US per thread runs on fewer)
+SCALE_REPEAT = {"pair": 1, "nearest": 1, "raycast": 5, "closest": 10, "height": 10,
+                "move": 10, "random": 10}  # fmt: skip
 #: time ``batch 1t`` right after one untimed call of the same batch (see the docstring)
 WARM_BATCH = True
 
@@ -207,17 +215,30 @@ def bench_mesh(
             for _ in range(n):
                 q.find_random_point(rng=g)
 
-        def batches(th):
+        def batches(th, big=False):
+            # big: the inputs repeated SCALE_REPEAT[kind] times (the scaling's batches)
+            def t(a, k):
+                return np.tile(a, (SCALE_REPEAT[k],) + (1,) * (a.ndim - 1)) if big else a
+
+            def m(k):
+                return SCALE_REPEAT[k] if big else 1
+
             return {
-                "pair": lambda: q.paths(starts, ends, threads=th),
-                "raycast": lambda: q.raycasts(refs, rs, re_, threads=th),
-                "nearest": lambda: q.find_nearest_polys(both, threads=th),
-                "closest": lambda: q.closest_points_on_polys(lrefs, lends, threads=th),
-                "height": lambda: q.poly_heights(lrefs, lends, threads=th),
-                "move": lambda: q.move_along_surfaces(
-                    lrefs[:nm_], lstarts[:nm_], lends[:nm_], threads=th
+                "pair": lambda: q.paths(t(starts, "pair"), t(ends, "pair"), threads=th),
+                "raycast": lambda: q.raycasts(
+                    t(refs, "raycast"), t(rs, "raycast"), t(re_, "raycast"), threads=th
                 ),
-                "random": lambda: q.find_random_points(n, rng=1, threads=th),
+                "nearest": lambda: q.find_nearest_polys(t(both, "nearest"), threads=th),
+                "closest": lambda: q.closest_points_on_polys(
+                    t(lrefs, "closest"), t(lends, "closest"), threads=th
+                ),
+                "height": lambda: q.poly_heights(t(lrefs, "height"), t(lends, "height"),
+                                                 threads=th),
+                "move": lambda: q.move_along_surfaces(
+                    t(lrefs[:nm_], "move"), t(lstarts[:nm_], "move"), t(lends[:nm_], "move"),
+                    threads=th,
+                ),
+                "random": lambda: q.find_random_points(n * m("random"), rng=1, threads=th),
             }
 
         kinds = {  # kind: (label, single, items)
@@ -229,12 +250,13 @@ def bench_mesh(
             "move": ("move_along_surface", move_single, nm_),
             "random": ("find_random_point", random_single, n),
         }
-        b1, b2 = batches(1), batches(2)
+        b1, b1big, b2big = batches(1), batches(1, True), batches(2, True)
         variants = [("flow", "pair", flow, n, 1)]
         for k, (_, single, items) in kinds.items():
+            big = items * SCALE_REPEAT[k]
             variants += [("single", k, single, items, 1), ("batch1", k, b1[k], items, 1),
-                         ("batch1r", k, b1[k], items, reps),
-                         ("batch2", k, b2[k], items, -reps)]  # fmt: skip
+                         ("batch1r", k, b1big[k], big, reps),
+                         ("batch2", k, b2big[k], big, -reps)]  # fmt: skip
         res = q.paths(starts, ends)
         same_complete = int(np.sum(res.complete == np.array([p["complete"] for p in pairs])))
         for _, _, fn, _, _ in variants:

@@ -35,6 +35,37 @@ def _mesh(name: str):
     return _CACHE[name]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _threads_on_tiny_batches():
+    """Every batch here is tiny: without this the batches would run on one thread
+    (:data:`navkit.detour.query.MIN_THREAD_WORK_US`) and ``threads=2`` test nothing."""
+    import navkit.detour.query as qmod
+
+    old = qmod.MIN_THREAD_WORK_US
+    qmod.MIN_THREAD_WORK_US = 1e-9
+    yield
+    qmod.MIN_THREAD_WORK_US = old
+
+
+def test_short_batches_run_on_fewer_threads():
+    import numba
+
+    import navkit.detour.query as qmod
+
+    q = _mesh("dungeon.solo")[0]
+    nth = min(2, numba.config.NUMBA_NUM_THREADS)
+    old = qmod.MIN_THREAD_WORK_US
+    qmod.MIN_THREAD_WORK_US = 200.0
+    try:
+        # 1000 heights at 0.05 us: 50 us of work, one thread; 100,000: 5 ms, every thread
+        assert q._nchunks(1000, 2, qmod._ITEM_US["height"]) == (1, 4)
+        assert q._nchunks(100_000, 2, qmod._ITEM_US["height"])[0] == nth
+        assert q._nchunks(100_000, 1, qmod._ITEM_US["height"]) == (1, 4)
+        assert q._nchunks(5, 2) == (nth, 5)  # no estimate: the cap alone
+    finally:
+        qmod.MIN_THREAD_WORK_US = old
+
+
 settings.register_profile("batch", max_examples=15, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 

@@ -292,6 +292,16 @@ _DEFAULT_EXTENTS = np.array(_DEFAULT_EXTENTS_ARG, np.float32)
 # (kept writeable: a read-only array is another numba type and would compile the kernels twice)
 _DEFAULT_ARRAYS = DEFAULT_FILTER.arrays
 _BATCH_BLOCK = 1024  # pairs per paths() kernel call
+#: Work [us] a batch call gives each of its threads at least: a batch estimated to be
+#: shorter runs on fewer threads (waking numba's worker threads costs tens of us; with
+#: two threads a 0.1-0.5 ms batch ran 5-20% slower than on one).
+MIN_THREAD_WORK_US = 200.0
+#: Rough one-thread cost of one item per batch query [us], on the low side (RecastDemo's
+#: levels, this project's benchmark machine), for :data:`MIN_THREAD_WORK_US`.
+_ITEM_US = {
+    "pair": 3.0, "nearest": 0.3, "raycast": 0.1, "closest": 0.05, "height": 0.05,
+    "move": 1.0, "random": 0.3,
+}  # fmt: skip
 _AUTO_NODES = 2048  # the pool of NavMeshQuery(max_nodes=None) before path()/paths() grow it
 _NO_REFS = np.zeros(0, np.int64)  # shared empty result (read-only; never passed to a kernel)
 _NO_REFS.flags.writeable = False
@@ -1261,7 +1271,8 @@ class NavMeshQuery:
 
         Pairs that fail (no nearby polygon, no path) have ``ok`` False; nothing raises
         for them. Bad coordinates raise InputError. ``threads`` caps numba's threads
-        for this call (default: all of them). As in :meth:`path`, a query made without
+        for this call (default: all of them; a short batch uses fewer, see
+        :data:`MIN_THREAD_WORK_US`). As in :meth:`path`, a query made without
         ``max_nodes`` runs the pairs whose search ran out of nodes short of the goal
         again with pools that hold every node of the navmesh; ``status`` carries
         Detour's bits of the search kept (``PARTIAL_RESULT``, ``OUT_OF_NODES``).
@@ -1307,7 +1318,7 @@ class NavMeshQuery:
         if npairs:
             vh = self._vh()
             prev = numba.get_num_threads()
-            nth = prev if not threads else max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+            nth = self._nchunks(npairs, threads, _ITEM_US["pair"])[0]
             nb_max = min(npairs, _BATCH_BLOCK)
             sp, spts, sfl, soff = self._batch_scratch(nb_max, mp, mk)
             if full:
@@ -1372,18 +1383,24 @@ class NavMeshQuery:
     # -- batch queries ---------------------------------------------------------------------
     # Each runs one numba kernel over all items, parallel over chunks of items (see
     # navkit.detour._many); item i is bit for bit the single call's answer for input i.
-    def _nchunks(self, n: int, threads: int | None) -> tuple[int, int]:
-        """(thread count, chunk count) for a batch of n items."""
+    def _nchunks(self, n: int, threads: int | None, item_us: float = 0.0) -> tuple[int, int]:
+        """(thread count, chunk count) for a batch of n items of about ``item_us`` each.
+
+        Each thread gets at least :data:`MIN_THREAD_WORK_US` of estimated work: waking a
+        worker costs tens of microseconds, so a short batch is faster on fewer threads.
+        """
         if threads is not None:
             threads = _check.integer(threads, "threads", 0, 1 << 16)
         nth = numba.get_num_threads()
         if threads:
             nth = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+        if item_us > 0.0:
+            nth = max(1, min(nth, int(n * item_us / MIN_THREAD_WORK_US)))
         return nth, max(1, min(n, nth * 4))
 
-    def _run(self, kernel, n: int, threads: int | None, *args) -> None:
+    def _run(self, kernel, n: int, threads: int | None, item_us: float, *args) -> None:
         """kernel(desc, nchunks, *args) with numba's threads capped for the call."""
-        nth, nchunks = self._nchunks(n, threads)
+        nth, nchunks = self._nchunks(n, threads, item_us)
         prev = numba.get_num_threads()
         numba.set_num_threads(nth)
         try:
@@ -1420,7 +1437,8 @@ class NavMeshQuery:
             Search box half size [wu], shared by every center (each >= 0).
         filter : QueryFilter, optional
         threads : int, optional
-            Cap on numba's threads for this call (default: all of them).
+            Cap on numba's threads for this call (default: all of them; a short batch
+            uses fewer, see :data:`MIN_THREAD_WORK_US`).
 
         Returns
         -------
@@ -1442,7 +1460,7 @@ class NavMeshQuery:
         over = np.zeros(n, np.bool_)
         pts = np.zeros((n, 3), np.float32)
         if n:
-            self._run(_many.nearest_kernel, n, threads, flags, c, h, ps, over, pts)
+            self._run(_many.nearest_kernel, n, threads, _ITEM_US["nearest"], flags, c, h, ps, over, pts)
         refs = np.where(ps >= 0, self._vh().view.poly_ref[np.maximum(ps, 0)], 0)
         return NearestPolyBatch(refs, pts, over, np.full(n, SUCCESS, np.int64))
 
@@ -1468,7 +1486,8 @@ class NavMeshQuery:
             (256), the default 0 records none: Detour's ``raycast`` without a path
             buffer, the cheapest call.
         threads : int, optional
-            Cap on numba's threads for this call.
+            Cap on numba's threads for this call (a short batch uses fewer, see
+            :data:`MIN_THREAD_WORK_US`).
 
         Returns
         -------
@@ -1501,7 +1520,7 @@ class NavMeshQuery:
         normal = np.zeros((n, 3), np.float32)
         path = np.zeros((n, max(1, mp)), np.int64)
         if n:
-            self._run(_many.raycasts_kernel, n, threads, flags, costs, r, s, e, opts, pr, mp,
+            self._run(_many.raycasts_kernel, n, threads, _ITEM_US["raycast"], flags, costs, r, s, e, opts, pr, mp,
                       st, t, edge, cnt, cost, normal, path)  # fmt: skip
             t[t >= np.float32(_FLT_MAX)] = np.inf
             if mp:
@@ -1520,7 +1539,8 @@ class NavMeshQuery:
         points : (N, 3) array_like of float
             Points [wu] (float32, finite).
         threads : int, optional
-            Cap on numba's threads for this call.
+            Cap on numba's threads for this call (a short batch uses fewer, see
+            :data:`MIN_THREAD_WORK_US`).
 
         Returns
         -------
@@ -1537,7 +1557,7 @@ class NavMeshQuery:
         over = np.zeros(n, np.bool_)
         st = np.zeros(n, np.int64)
         if n:
-            self._run(_many.closest_kernel, n, threads, r, q, out, over, st)
+            self._run(_many.closest_kernel, n, threads, _ITEM_US["closest"], r, q, out, over, st)
         return ClosestPointBatch(out, over, st)
 
     def poly_heights(self, refs, points, *, threads: int | None = None) -> PolyHeightBatch:
@@ -1550,7 +1570,8 @@ class NavMeshQuery:
         points : (N, 3) array_like of float
             Points [wu] (float32, finite; only x and z are used).
         threads : int, optional
-            Cap on numba's threads for this call.
+            Cap on numba's threads for this call (a short batch uses fewer, see
+            :data:`MIN_THREAD_WORK_US`).
 
         Returns
         -------
@@ -1567,7 +1588,7 @@ class NavMeshQuery:
         ok = np.zeros(n, np.bool_)
         st = np.zeros(n, np.int64)
         if n:
-            self._run(_many.heights_kernel, n, threads, r, q, h, ok, st)
+            self._run(_many.heights_kernel, n, threads, _ITEM_US["height"], r, q, h, ok, st)
         return PolyHeightBatch(h, ok, st)
 
     def find_random_points(
@@ -1584,7 +1605,8 @@ class NavMeshQuery:
             Drawn from exactly as ``n`` successive :meth:`find_random_point` calls with
             this generator would draw (so the points are theirs, in order).
         threads : int, optional
-            Cap on numba's threads for this call.
+            Cap on numba's threads for this call (a short batch uses fewer, see
+            :data:`MIN_THREAD_WORK_US`).
 
         Returns
         -------
@@ -1605,7 +1627,7 @@ class NavMeshQuery:
         pts = np.zeros((count, 3), np.float32)
         width = npoly + 2  # uniforms per point, as the single call draws them
         block = max(1, (1 << 22) // width)  # rows per draw: bounded memory
-        nth = self._nchunks(count, threads)[0]
+        nth = self._nchunks(count, threads, _ITEM_US["random"])[0]
         for b0 in range(0, count, block):
             b1 = min(count, b0 + block)
             # one draw for the block: numpy's float32 draws keep the bit generator's
@@ -1613,7 +1635,7 @@ class NavMeshQuery:
             # (the single call's), without a Python loop (tests/detour/test_query_batch.py)
             rnd = np.empty((b1 - b0, width), np.float32)
             _draw_uniforms(g, rnd, nth)
-            self._run(_many.random_points_kernel, b1 - b0, threads, m, polys, areas, prefix,
+            self._run(_many.random_points_kernel, b1 - b0, threads, _ITEM_US["random"], m, polys, areas, prefix,
                       rnd, ps[b0:b1], pts[b0:b1])  # fmt: skip
         refs = np.where(ps >= 0, vh.view.poly_ref[np.maximum(ps, 0)], 0)
         return RandomPointBatch(refs, pts)
@@ -1634,7 +1656,8 @@ class NavMeshQuery:
         max_visited : int
             Visited-polygon capacity per move (0..2**20; 0 behaves as 1, as the single call).
         threads : int, optional
-            Cap on numba's threads for this call.
+            Cap on numba's threads for this call (a short batch uses fewer, see
+            :data:`MIN_THREAD_WORK_US`).
 
         Returns
         -------
@@ -1660,7 +1683,7 @@ class NavMeshQuery:
         cnt = np.zeros(n, np.int32)
         st = np.zeros(n, np.int64)
         if n:
-            nth, nchunks = self._nchunks(n, threads)
+            nth, nchunks = self._nchunks(n, threads, _ITEM_US["move"])
             pools = self._tiny_pools(nchunks)
             prev = numba.get_num_threads()
             numba.set_num_threads(nth)
