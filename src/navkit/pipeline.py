@@ -31,6 +31,7 @@ heightfield layers).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -820,6 +821,12 @@ def _check_bake_args(
     return vols
 
 
+@functools.cache
+def _default_config() -> BakeConfig:
+    """RecastDemo's settings, made (and validated) once: BakeConfig is frozen."""
+    return BakeConfig()
+
+
 def bake(
     mesh: TriMesh,
     config: BakeConfig | None = None,
@@ -872,7 +879,7 @@ def bake(
     volumes = _check_bake_args(
         mesh, config, executor, progress, keep_intermediates, volumes, offmesh
     )
-    config = config or BakeConfig()
+    config = config or _default_config()
     rc = config.voxel()
     if mesh.n_triangles == 0:
         raise InputError(f"{mesh.name}: the mesh has no triangles")

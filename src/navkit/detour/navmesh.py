@@ -486,7 +486,8 @@ class NavMesh:
                 while cap < need:
                     cap *= 2
                 new = np.zeros((cap, *arr.shape[1:]), arr.dtype)
-                new[:start] = arr[:start]
+                if start:
+                    new[:start] = arr[:start]
                 self._p[name] = new
                 self._desc = None
         self._used[pool] = need

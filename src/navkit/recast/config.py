@@ -9,7 +9,7 @@ RecastDemo (and the Recast peer) derive it, so both bake from the same numbers.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -269,6 +269,14 @@ class BakeConfig:
             For solo builds ``border_size`` is 0; for tiled builds it is
             ``walkable_radius + 3`` as in RecastDemo's Sample_TileMesh.
         """
+        # derived once per config (frozen), as a bake asks for it every time
+        rc = self.__dict__.get("_voxel")
+        if rc is None:
+            rc = self._derive_voxel()
+            object.__setattr__(self, "_voxel", rc)
+        return rc
+
+    def _derive_voxel(self) -> RcConfig:
         cs, ch = f32(self.cell_size), f32(self.cell_height)
         walkable_radius = int(math.ceil(f32(f32(self.agent_radius) / cs)))
         tiled = self.tile_size > 0
@@ -298,7 +306,13 @@ class BakeConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a plain dict (JSON-ready)."""
-        return asdict(self)
+        # every field is a plain number, bool or str (__post_init__): a shallow copy
+        # of the dict made once per config is asdict()'s result
+        d = self.__dict__.get("_dict")
+        if d is None:
+            d = {f.name: getattr(self, f.name) for f in fields(self)}
+            object.__setattr__(self, "_dict", d)
+        return dict(d)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> BakeConfig:
