@@ -84,7 +84,7 @@ def raycasts_kernel(
 
 
 @njit
-def _nearest_chunk(nav, flt, centers, half, i0, i1, out_p, out_over, out_pt):
+def _nearest_chunk(nav, flt, centers, half, i0, i1, out_ref, out_over, out_pt):
     # scratch used through borrowed views: passing an owned array to a helper costs two
     # atomic reference-count updates per call (the owners live until the loop ends)
     own = (np.empty(3, np.float32), np.empty((6, 3), np.float32), np.zeros((5, 3), np.float32))
@@ -96,20 +96,21 @@ def _nearest_chunk(nav, flt, centers, half, i0, i1, out_p, out_over, out_pt):
         oi[1] = ci[1]
         oi[2] = ci[2]
         p, over = find_nearest_core(nav, ci, half, flt, oi, pt, pv, tri)
-        out_p[i] = p
+        out_ref[i] = nav.poly_ref[p] if p >= 0 else np.int64(0)
         out_over[i] = over
     _keep(own)
 
 
 @pnjit
-def nearest_kernel(d, nchunks, flt, centers, half, out_p, out_over, out_pt):
-    """:func:`_nearest.find_nearest_core` for every center; out_pt[i] is the center when
-    nothing was found."""
+def nearest_kernel(d, nchunks, flt, centers, half, out_ref, out_over, out_pt):
+    """:func:`_nearest.find_nearest_core` for every center: the polygon's ref (0: none)
+    and point (the center when nothing was found). The refs are written in the
+    parallel loop (a serial numpy pass after it held back the threads)."""
     n = centers.shape[0]
     for c in numba.prange(nchunks):
         i0, i1 = _span(n, nchunks, c)
         _nearest_chunk(
-            open_view(d), borrow(flt), borrow(centers), borrow(half), i0, i1, borrow(out_p),
+            open_view(d), borrow(flt), borrow(centers), borrow(half), i0, i1, borrow(out_ref),
             borrow(out_over), borrow(out_pt),
         )  # fmt: skip
 

@@ -1456,12 +1456,12 @@ class NavMeshQuery:
         h = _extents(half_extents)
         flags = _DEFAULT_ARRAYS[0] if filter is None else self._filter(filter)[0]
         n = c.shape[0]
-        ps = np.zeros(n, np.int64)
+        refs = np.zeros(n, np.int64)
         over = np.zeros(n, np.bool_)
         pts = np.zeros((n, 3), np.float32)
         if n:
-            self._run(_many.nearest_kernel, n, threads, _ITEM_US["nearest"], flags, c, h, ps, over, pts)
-        refs = np.where(ps >= 0, self._vh().view.poly_ref[np.maximum(ps, 0)], 0)
+            self._run(_many.nearest_kernel, n, threads, _ITEM_US["nearest"], flags, c, h, refs,
+                      over, pts)  # fmt: skip
         return NearestPolyBatch(refs, pts, over, np.full(n, SUCCESS, np.int64))
 
     def raycasts(
