@@ -38,14 +38,6 @@ def _keep(arrays):
 
 
 @njit
-def poly_indices_kernel(d, refs, out):
-    """Global polygon index of each ref into out (-1 for stale or invalid refs)."""
-    nav = open_view(d)
-    for i in range(refs.shape[0]):
-        out[i] = poly_index(nav, refs[i])
-
-
-@njit
 def _raycasts_chunk(
     nav, flt, acost, refs, starts, ends, options, prev_refs, max_path, i0, i1,
     out_status, out_t, out_edge, out_n, out_cost, out_normal, out_path,
@@ -253,10 +245,12 @@ def random_points_kernel(d, nchunks, m, polys, areas, prefix, rnd, out_p, out_pt
 
 
 @pnjit
-def move_kernel(d, pools, flt, ps, starts, ends, out_pos, out_vis, out_n, out_status):
-    """moveAlongSurface from (ps[i], starts[i]) toward ends[i]; chunk c uses tiny pool
-    pools[c]. ps[i] < 0: the start itself with FAILURE | INVALID_PARAM."""
-    n = ps.shape[0]
+def move_kernel(d, pools, flt, refs, starts, ends, out_pos, out_vis, out_n, out_status):
+    """moveAlongSurface from (refs[i], starts[i]) toward ends[i]; chunk c uses tiny pool
+    pools[c]. A ref naming no polygon: the start itself with FAILURE | INVALID_PARAM.
+    Visited entries past each move's count are zeroed. (Refs resolved and rows zeroed
+    in the parallel loop: serial passes around it held back the threads.)"""
+    n = refs.shape[0]
     nchunks = pools.shape[0]
     for c in numba.prange(nchunks):
         nav = open_view(d)
@@ -265,7 +259,7 @@ def move_kernel(d, pools, flt, ps, starts, ends, out_pos, out_vis, out_n, out_st
         pos_b, vis_b = borrow(out_pos), borrow(out_vis)
         i0, i1 = _span(n, nchunks, c)
         for i in range(i0, i1):
-            p = ps[i]
+            p = poly_index(nav, refs[i])
             if p < 0:
                 o = pos_b[i]
                 s = s_b[i]
@@ -275,14 +269,15 @@ def move_kernel(d, pools, flt, ps, starts, ends, out_pos, out_vis, out_n, out_st
                 out_n[i] = 0
                 out_status[i] = FAILURE | INVALID_PARAM
                 continue
-            st, k = move_along_surface_kernel(
-                nav, tiny, flt_b, p, s_b[i], e_b[i], pos_b[i], vis_b[i]
-            )
+            vi = vis_b[i]
+            st, k = move_along_surface_kernel(nav, tiny, flt_b, p, s_b[i], e_b[i], pos_b[i], vi)
             out_n[i] = k
             out_status[i] = st
+            for j in range(k, vi.shape[0]):
+                vi[j] = 0
 
 
 __all__ = [
-    "SUCCESS", "poly_indices_kernel", "raycasts_kernel", "nearest_kernel", "closest_kernel",
+    "SUCCESS", "raycasts_kernel", "nearest_kernel", "closest_kernel",
     "heights_kernel", "random_areas_kernel", "random_points_kernel", "move_kernel",
 ]  # fmt: skip

@@ -1416,13 +1416,6 @@ class NavMeshQuery:
             raise InputError(f"{name} has {r.shape[0]} refs for {n} {what}")
         return r
 
-    def _poly_indices(self, refs: Any, name: str) -> np.ndarray:
-        """(N,) int64 global polygon index of each ref, -1 when stale or invalid."""
-        r = _ref_array(refs, name)
-        out = np.zeros(r.shape[0], np.int64)
-        _many.poly_indices_kernel(self._vh().desc, r, out)
-        return out
-
     def find_nearest_polys(
         self, centers, half_extents=_DEFAULT_EXTENTS_ARG, filter: QueryFilter | None = None,
         *, threads: int | None = None,
@@ -1673,9 +1666,7 @@ class NavMeshQuery:
         n = s.shape[0]
         if e.shape != s.shape:
             raise InputError(f"starts {s.shape} and ends {e.shape} differ in shape")
-        ps = self._poly_indices(start_refs, "start_refs")
-        if ps.shape[0] != n:
-            raise InputError(f"start_refs has {ps.shape[0]} refs for {n} moves")
+        r = self._batch_refs(start_refs, "start_refs", n, "moves")
         mv = _count(max_visited, "max_visited")
         flags, _ = self._filter(filter)
         pos = np.zeros((n, 3), np.float32)
@@ -1688,10 +1679,9 @@ class NavMeshQuery:
             prev = numba.get_num_threads()
             numba.set_num_threads(nth)
             try:
-                _many.move_kernel(self._vh().desc, pools, flags, ps, s, e, pos, vis, cnt, st)
+                _many.move_kernel(self._vh().desc, pools, flags, r, s, e, pos, vis, cnt, st)
             finally:
                 numba.set_num_threads(prev)
-            vis[np.arange(vis.shape[1])[None, :] >= cnt[:, None]] = 0
         return MoveBatch(pos, vis, cnt, st)
 
     def _tiny_pools(self, n: int) -> np.ndarray:
