@@ -24,6 +24,9 @@ from ._portal import FAILURE, INVALID_PARAM, SUCCESS, passes
 from ._raycast import raycast_core
 from ._view import POLYTYPE_GROUND, load_poly, open_view, poly_index
 
+_INF32 = np.float32(np.inf)
+_FLT_MAX32 = np.float32(np.finfo(np.float32).max)
+
 
 @njit(inline="always")
 def _span(n, nchunks, c):
@@ -50,10 +53,13 @@ def _raycasts_chunk(
             out_path[i], max_path, out_normal[i], pv, cur,
         )  # fmt: skip
         out_status[i] = st
-        out_t[i] = t
+        out_t[i] = _INF32 if t >= _FLT_MAX32 else t  # FLT_MAX: the end was reached
         out_edge[i] = edge
         out_n[i] = k
         out_cost[i] = cost
+        row = out_path[i]
+        for j in range(k, max_path):
+            row[j] = 0
 
 
 @pnjit

@@ -1513,11 +1513,9 @@ class NavMeshQuery:
         normal = np.zeros((n, 3), np.float32)
         path = np.zeros((n, max(1, mp)), np.int64)
         if n:
-            self._run(_many.raycasts_kernel, n, threads, _ITEM_US["raycast"], flags, costs, r, s, e, opts, pr, mp,
-                      st, t, edge, cnt, cost, normal, path)  # fmt: skip
-            t[t >= np.float32(_FLT_MAX)] = np.inf
-            if mp:
-                path[np.arange(path.shape[1])[None, :] >= cnt[:, None]] = 0
+            # (t = inf where the end was reached and the paths' tails zeroed in the kernel)
+            self._run(_many.raycasts_kernel, n, threads, _ITEM_US["raycast"], flags, costs, r,
+                      s, e, opts, pr, mp, st, t, edge, cnt, cost, normal, path)  # fmt: skip
         return RaycastBatch(t, normal, edge, path, cnt, cost, st)
 
     def closest_points_on_polys(
