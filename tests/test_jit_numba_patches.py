@@ -175,3 +175,31 @@ def test_function_typing_memo_keeps_typing_errors():
         with pytest.raises(TypingError):
             bad(3)
     assert numba.njit(cache=False)(lambda x: len(x))(np.zeros(4)) == 4
+
+
+def test_thread_count_helpers_track_numbas_own():
+    """navkit._jit.get_threads / set_threads (the threading layer's own calls) read and set
+    the count numba.get_num_threads / set_num_threads see, per calling thread."""
+    import threading
+
+    import numba
+
+    from navkit._jit import get_threads, set_threads
+
+    prev = numba.get_num_threads()
+    try:
+        for n in range(1, numba.config.NUMBA_NUM_THREADS + 1):
+            numba.set_num_threads(n)
+            assert get_threads() == n
+            set_threads(1)
+            assert numba.get_num_threads() == 1
+            set_threads(n)
+            assert numba.get_num_threads() == n
+        seen = []
+        set_threads(1)
+        t = threading.Thread(target=lambda: seen.append(get_threads()))
+        t.start()
+        t.join()
+        assert seen == [numba.config.NUMBA_NUM_THREADS]  # another thread keeps its own count
+    finally:
+        numba.set_num_threads(prev)

@@ -17,7 +17,7 @@ from typing import Any
 import numba
 from numba.core import event as _event
 
-__all__ = ["njit", "pnjit", "borrow", "lend", "F32"]
+__all__ = ["njit", "pnjit", "borrow", "lend", "F32", "get_threads", "set_threads"]
 
 #: numpy float32 constructor, for literals inside kernels: ``x * F32(0.5)`` keeps
 #: float32 arithmetic where ``x * 0.5`` would widen to float64.
@@ -1540,3 +1540,38 @@ def _ref_machinery():
 
 ArraysRef, ref_opener = _ref_machinery()
 _by_reference(ArraysRef)
+
+
+# -- numba's thread count, cheaply ------------------------------------------------------------
+# numba.get_num_threads / set_num_threads take ~3-4 us each (they make sure the thread pool
+# is launched, then check the count); a batch call asks three times. After the first call
+# the pool is up, and the threading layer's own get/set (the functions the public ones end
+# with) take ~0.1-0.3 us. Fallback: the public functions.
+_thread_fns: list = []
+
+
+def _bind_thread_fns() -> tuple:
+    import numba
+
+    numba.get_num_threads()  # launches the pool
+    from numba.np.ufunc import parallel as _par
+
+    get = getattr(_par, "_get_num_threads", None)
+    put = getattr(_par, "_set_num_threads", None)
+    if not (callable(get) and callable(put) and get() == numba.get_num_threads()):
+        get, put = numba.get_num_threads, numba.set_num_threads
+    _thread_fns[:] = [get, put]
+    return get, put
+
+
+def get_threads() -> int:
+    """numba.get_num_threads() of the calling thread."""
+    fns = _thread_fns or _bind_thread_fns()
+    return int(fns[0]())
+
+
+def set_threads(n: int) -> None:
+    """numba.set_num_threads(n) for the calling thread; ``n`` must be in
+    1..numba.config.NUMBA_NUM_THREADS (the callers clamp it)."""
+    fns = _thread_fns or _bind_thread_fns()
+    fns[1](n)

@@ -35,7 +35,7 @@ import numpy as np
 
 from navkit import _check
 from navkit._check import MAX_RESULT
-from navkit._jit import ENTRY_POINTS, entry_call
+from navkit._jit import ENTRY_POINTS, entry_call, get_threads, set_threads
 from navkit.errors import InputError, QueryError, StaleHandleError
 
 from . import _batch, _funnel, _local, _many, _nearest, _poly, _portal, _search, _single
@@ -1317,7 +1317,7 @@ class NavMeshQuery:
         blocks = []
         if npairs:
             vh = self._vh()
-            prev = numba.get_num_threads()
+            prev = get_threads()
             nth = self._nchunks(npairs, threads, _ITEM_US["pair"])[0]
             nb_max = min(npairs, _BATCH_BLOCK)
             sp, spts, sfl, soff = self._batch_scratch(nb_max, mp, mk)
@@ -1325,7 +1325,7 @@ class NavMeshQuery:
                 pools = self._full_pool(max(1, min(nth, nb_max)), block=True)
             else:
                 pools = self._batch_pools(max(1, min(nth * 4, nb_max)))
-            numba.set_num_threads(nth)
+            set_threads(nth)
             try:
                 for b0 in range(0, npairs, nb_max):
                     b1 = min(npairs, b0 + nb_max)
@@ -1349,7 +1349,7 @@ class NavMeshQuery:
                     )  # fmt: skip
                     blocks.append((b0, b1, bp, bpts, bfl))
             finally:
-                numba.set_num_threads(prev)
+                set_threads(prev)
         wp = max((b[2].shape[1] for b in blocks), default=0)
         wk = max((b[3].shape[1] for b in blocks), default=0)
         if len(blocks) == 1:
@@ -1391,7 +1391,7 @@ class NavMeshQuery:
         """
         if threads is not None:
             threads = _check.integer(threads, "threads", 0, 1 << 16)
-        nth = numba.get_num_threads()
+        nth = get_threads()
         if threads:
             nth = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
         if item_us > 0.0:
@@ -1401,12 +1401,15 @@ class NavMeshQuery:
     def _run(self, kernel, n: int, threads: int | None, item_us: float, *args) -> None:
         """kernel(desc, nchunks, *args) with numba's threads capped for the call."""
         nth, nchunks = self._nchunks(n, threads, item_us)
-        prev = numba.get_num_threads()
-        numba.set_num_threads(nth)
+        prev = get_threads()
+        if nth == prev:
+            kernel(self._vh().desc, nchunks, *args)
+            return
+        set_threads(nth)
         try:
             kernel(self._vh().desc, nchunks, *args)
         finally:
-            numba.set_num_threads(prev)
+            set_threads(prev)
 
     @staticmethod
     def _batch_refs(refs: Any, name: str, n: int, what: str) -> np.ndarray:
@@ -1674,12 +1677,12 @@ class NavMeshQuery:
         if n:
             nth, nchunks = self._nchunks(n, threads, _ITEM_US["move"])
             pools = self._tiny_pools(nchunks)
-            prev = numba.get_num_threads()
-            numba.set_num_threads(nth)
+            prev = get_threads()
+            set_threads(nth)
             try:
                 _many.move_kernel(self._vh().desc, pools, flags, r, s, e, pos, vis, cnt, st)
             finally:
-                numba.set_num_threads(prev)
+                set_threads(prev)
         return MoveBatch(pos, vis, cnt, st)
 
     def _tiny_pools(self, n: int) -> np.ndarray:
