@@ -206,13 +206,13 @@ def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap,
                             gap[s, 3] = f * dz / wl
                             gap[s, 4] = -f * dx / wl
                             gap[s, 5] = wl
-    if sight is not None:
-        _join(act, mask, npos, ncorners, corner_verts, gap, sight)
     if gap.shape[1] >= 9:
-        # time [s] the agent has been bound for its door
+        # time [s] the agent has been bound for its door (found among its own walls)
         for i in range(act.shape[0]):
             s = act[i]
             gap[s, 8] = gap[s, 8] + F32(dt) if gap[s, 2] > F32(0.5) else F32(0.0)
+    if sight is not None:
+        _join(act, mask, npos, ncorners, corner_verts, gap, sight)
     if gap.shape[1] >= 8:
         _rank(act, npos, gap)
 
