@@ -35,6 +35,9 @@ from ._update_kernels import grid_nearest
 MOVING = 1
 ARRIVED = 2
 BLOCKED = 3
+#: the agent whose turn it is at a door relaxes to its preferred velocity in this time
+#: [s] (at most the settings' relax): it steps into the door promptly
+FIRST_RELAX = 0.1
 
 
 @njit(inline="always")
@@ -381,8 +384,9 @@ def plan_velocities(
             if ahead > 0.0:
                 prefx /= 1.0 + coherence * ahead
                 prefy /= 1.0 + coherence * ahead
-        fx += (prefx - vel[i, 0]) / relax
-        fy += (prefy - vel[i, 1]) / relax
+        rl = min(relax, FIRST_RELAX) if first else relax
+        fx += (prefx - vel[i, 0]) / rl
+        fy += (prefy - vel[i, 1]) / rl
         # walls: the same power law, against the nearest obstacle point (standing)
         wx_ = x - wx
         wy_ = y - wy
