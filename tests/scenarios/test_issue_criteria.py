@@ -23,8 +23,7 @@ corridor).
 Known failures, marked ``xfail(strict=True)`` (so that a fix shows up), figures
 for seeds 0 / 1 / 2 (the tables of docs/scenarios.md are seed 0):
 
-- bottleneck, ecm-corridor: agents stand 5 s (8 / 6 / 4 of 20; the corridor agents
-  have no door queue). ttc and orca: fixed. Their agents queue at the door
+- bottleneck, every navkit mode: fixed. The TTC and ORCA agents queue at the door
   (``navkit.crowd.door``, ``door_queue``): ranked over everybody bound for the door,
   the first goes with the way, the second keeps its following distance behind it, and
   the others wait on a funnel around the door's mouth whose radius grows with their
@@ -44,7 +43,14 @@ for seeds 0 / 1 / 2 (the tables of docs/scenarios.md are seed 0):
   walkers crossing the block of goals (``hold_ground``), and walkers go up to the
   agents settled or holding their ground at their goals, who make way (``squeeze``).
   ttc: last 19.1 / 18.4 / 19.3 s (bound 30 s; seeds 0-15 17.8-21.0 s); orca: 20.1 /
-  17.9 / 18.4 s (seeds 0-15 17.4-20.1 s).
+  17.9 / 18.4 s (seeds 0-15 17.4-20.1 s). The corridor agents (ecm-corridor) had no
+  queue (8 / 6 / 4 stuck, two at the jambs pinned to the wall on either side of the
+  door): they now queue the same way (``navkit.ecm.AgentSettings.door_queue``, the
+  door found on their own corridor, where its clearance falls below two radii and
+  rises again; ``navkit.crowd.door.door_queue`` on their desired velocity), the one
+  whose turn it is relaxing to it in 0.1 s (``_agent_kernels.FIRST_RELAX``): stuck
+  0 / 0 / 0 (seeds 0-7 53 -> 0, seeds 8-15 0), last 22.2 / 22.6 / 22.4 s (was 29.1 /
+  26.7 / 24.5; seeds 0-15 21.8-22.7 s).
 - corridor, ttc: 100% / 100% / 97% arrive (the last at 30.3 / 28.8 / 37.2 s); agents
   stand 5 s 1 / 4 / 12 (seeds 0-7: 57 in all, 4 of 8 seeds meeting both criteria).
   Two kinds are left: agents that started on the wrong side for the lanes (each
@@ -112,7 +118,6 @@ NOT_YET = {
         ("corridor", "ttc"): "seed 2: 97% arrive, the last after 37 s",
     },
     "stuck": {
-        ("bottleneck", "ecm-corridor"): "agents wait at the door (no path progress for 5 s)",
         ("corridor", "ttc"): "agents stand in the blocks of goals (and where the flows meet)",
     },
 }

@@ -635,8 +635,9 @@ def find_doors(pos, rad, state, kc, CX, CY, CR, cptr, ccnt, look, dt, gap):
     ``gap[i]`` (float32, 9 wide, :func:`navkit.crowd.door.find_gaps`' rows) of every
     moving agent ``i`` whose corridor ahead, within ``look[i]`` [wu] of its corridor
     index ``kc[i]``, narrows below two bodies (clearance under ``2 rad[i]``: one agent
-    at a time): the door's mouth ``M`` (where the clearance falls below ``2 rad[i]``,
-    interpolated between two disks), the corridor's direction there, one body's width;
+    at a time) and widens again before the corridor's end: the door's mouth ``M``
+    (where the clearance falls below ``2 rad[i]``, interpolated between two disks),
+    the corridor's direction there, one body's width;
     zeros otherwise, and for an agent already in the narrow part (it is passing).
     The ranks (``gap[:, 6:8]``) and the time bound (``gap[:, 8]``) as the crowd's."""
     n = pos.shape[0]
@@ -661,10 +662,15 @@ def find_doors(pos, rad, state, kc, CX, CY, CR, cptr, ccnt, look, dt, gap):
             sy = CY[base + j] - CY[base + j - 1]
             sl = math.hypot(sx, sy)
             if CR[base + j] < w:
+                # a door has room beyond it: the corridor widens again before its end
+                # (a goal in a nook narrower than two bodies is no door)
+                e = j + 1
+                while e < cnt and CR[base + e] < w:
+                    e += 1
                 r0 = CR[base + j - 1]
                 r1 = CR[base + j]
                 t = (r0 - w) / (r0 - r1) if r0 > r1 else 1.0
-                if sl > 1e-9:
+                if sl > 1e-9 and e < cnt:
                     gap[i, 0] = np.float32(CX[base + j - 1] + t * sx)
                     gap[i, 1] = np.float32(CY[base + j - 1] + t * sy)
                     gap[i, 2] = np.float32(1.0)
