@@ -26,7 +26,6 @@ import numba
 import numpy as np
 
 from navkit._jit import njit, pnjit
-
 from navkit.crowd.door import SAME_GAP, door_queue
 from navkit.crowd.obstacles import MAX_NEAR
 

@@ -67,10 +67,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from navkit._check import integer, real
-from navkit.errors import InputError, StaleHandleError
-
 from navkit.crowd.door import SIGHT as DOOR_SIGHT
 from navkit.crowd.door import _rank as rank_queues
+from navkit.errors import InputError, StaleHandleError
 
 from . import _agent_kernels as AK
 from .corridor_map import CorridorMap, UpdateReport, _vec2
