@@ -54,6 +54,15 @@ lower slot), which misses the ones in front of an agent a few metres out.
   distance alone, an agent waiting on the funnel's side, near the wall, lost its
   place to every agent who came in along the door's axis and stood closer.
 
+- Seen from afar (:func:`_join`, ``sight``): an agent finds a door among its own
+  walls (the local boundary: 8 segments within its collision query range, 2.7-3 m
+  out for the scenario suite's people); an agent whose path crosses, within
+  :data:`SIGHT` collision query ranges along it, a door another agent found is bound
+  for it too, so its approach is timed from there (without it, a block of people
+  walked at full speed into the door's crowd, stood inside its place on the funnel
+  and backed off). The credit counts only the time an agent has seen the door among
+  its own walls.
+
 The TTC and ORCA agents bound for such a door also walk without the models'
 ``pref_turn`` (``door_straight``): turned, the part of the preferred velocity
 across the direction to ``M`` that a hold keeps carried the whole waiting crowd
@@ -78,7 +87,12 @@ door agents knocked off their goals stand in the block of goals. With the timed
 approach, the straight walk, the queue's credit and arriving agents holding their
 ground (``ttc._hold_ground``; seeds 0-7, docs/crowd_models.md): TTC agents
 standing 5 s 5.3 -> 2.4 per run, ORCA 4.6 -> 2.6; what is left is the first
-seconds, when the whole block reaches the door's crowd together.
+seconds, when the whole block reaches the door's crowd together. Seen from afar
+(:func:`_join`; seeds 0-15): nobody stands 5 s, TTC or ORCA.
+
+The corridor agents of :mod:`navkit.ecm` queue with the same :func:`door_queue` on
+their desired velocity; their doors come from their own corridors
+(``navkit.ecm._agent_kernels.find_doors``) and are ranked by :func:`_rank`.
 """
 
 from __future__ import annotations
