@@ -38,8 +38,7 @@ for seeds 0 / 1 / 2 (the tables of docs/scenarios.md are seed 0):
   crowd, stood closer than its place on the funnel and backed off (the agents left
   stuck gained 0.24-0.49 m in their worst 5 s, windows at 4-6 s); now the block
   slows from the start and walks on at 0.3-0.45 m/s. Stuck ttc 0 / 3 / 2 -> 0 / 0 /
-  0, orca 0 / 4 / 3 -> 0 / 0 / 0; seeds 0-15: ttc 14 (seeds 0-7) -> 0, orca 22
-  (seeds 0-7) -> 0. Beyond the door, agents within 1 m of their goal ignore the
+  0, orca 0 / 4 / 3 -> 0 / 0 / 0; seeds 0-15 in all: ttc 31 -> 0, orca 55 -> 0. Beyond the door, agents within 1 m of their goal ignore the
   walkers crossing the block of goals (``hold_ground``), and walkers go up to the
   agents settled or holding their ground at their goals, who make way (``squeeze``).
   ttc: last 19.1 / 18.4 / 19.3 s (bound 30 s; seeds 0-15 17.8-21.0 s); orca: 20.1 /
