@@ -638,7 +638,9 @@ def find_doors(pos, rad, state, kc, CX, CY, CR, cptr, ccnt, look, dt, gap):
     (where the clearance falls below ``2 rad[i]``, interpolated between two disks),
     the corridor's direction there, one body's width;
     zeros otherwise, and for an agent already in the narrow part (it is passing).
-    The ranks (``gap[:, 6:8]``) and the time bound (``gap[:, 8]``) as the crowd's."""
+    ``gap[:, 8]`` counts the time [s] bound for a door (``dt`` per call); the ranks
+    (``gap[:, 6:8]``) are left to :func:`navkit.crowd.door._rank`. Returns how many
+    agents are bound for a door."""
     n = pos.shape[0]
     m = 0
     for i in range(n):
