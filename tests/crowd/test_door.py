@@ -246,3 +246,35 @@ def test_the_queue_credits_the_time_an_agent_has_waited():
     g[0, 8] = (d0 - d1) / QUEUE_CREDIT + 1.0
     find_gaps(np.arange(n), np.ones(n, np.bool_), npos, np.full(n, R, F), sg, ns, nc, cv, g, 0.05)
     assert g[:2, 6].tolist() == [0.0, 1.0]
+
+
+def test_agents_whose_path_crosses_a_door_another_found_join_its_queue():
+    # agent 0 sees the door among its walls; agents 1-3 have none of its walls (8 m
+    # out): 1 and 2 walk through it, 3 walks elsewhere
+    pos = [(-1.0, 0.2), (-8.0, 0.0), (-8.0, 1.0), (-8.0, 3.0)]
+    corners = [[(0.0, 0.15), (5.0, 0.0)], [(0.0, 0.15), (5.0, 0.0)],
+               [(-0.45, 0.3), (5.0, 1.0)], [(-8.0, 9.0)]]  # fmt: skip
+    n = len(pos)
+    npos, sg, ns, cv, nc = _gap_inputs(pos, corners)
+    ns[1:] = 0
+    for sight, joined in ((10.0, [True, True, False]), (5.0, [False, False, False])):
+        g = np.zeros((n, 9), F)
+        find_gaps(np.arange(n), np.ones(n, np.bool_), npos, np.full(n, R, F), sg, ns, nc, cv, g,
+                  0.5, np.full(n, sight, F))  # fmt: skip
+        assert g[0, :6].tolist() == pytest.approx([-0.45, 0.0, 1.0, 1.0, 0.0, 0.6], abs=1e-6)
+        for i in (1, 2, 3):
+            if joined[i - 1]:
+                # the same door, crossed the same way: ranked behind agent 0
+                assert g[i, :6].tolist() == pytest.approx([-0.45, 0.0, 1.0, 1.0, 0.0, 0.6],
+                                                          abs=1e-6)  # fmt: skip
+                assert g[i, 6] >= 1.0
+            else:
+                assert g[i, 2] == 0.0 and g[i, 6] == -1.0
+        # the queue's credit counts only the time a door was among the agent's own walls
+        assert g[0, 8] == pytest.approx(0.5) and (g[1:, 8] == 0.0).all()
+    # without a door found by anybody, nobody joins
+    ns[0] = 0
+    g = np.zeros((n, 9), F)
+    find_gaps(np.arange(n), np.ones(n, np.bool_), npos, np.full(n, R, F), sg, ns, nc, cv, g,
+              0.5, np.full(n, 10.0, F))  # fmt: skip
+    assert (g[:, 2] == 0.0).all()

@@ -88,6 +88,7 @@ from .boundary import Boundaries
 # navkit extensions (temporary obstacles, TTC / ORCA, local grid): the dtCrowd path runs
 # unchanged while no agent uses them
 from .contact import CONTACT_ALLOW, CONTACT_ROUNDS, CONTACT_TOLERANCE, resolve_contacts
+from .door import SIGHT as DOOR_SIGHT
 from .door import find_gaps  # navkit extension
 from .local_grid import LocalGridParams, LocalGridPlanner, track_progress
 from .lod import LodState, build_cells, cell_neighbours, cell_neighbours_par, hold, select, stamp
@@ -1216,7 +1217,7 @@ class Crowd:
         gap = self._gaps
         # narrow passages on the TTC / ORCA agents' paths (crowd/door.py)
         find_gaps(act, avoiding & (model != 0), a.npos, a.radius, b.segs, b.nsegs, a.ncorners,
-                  a.corner_verts, gap, F(dt))  # fmt: skip
+                  a.corner_verts, gap, F(dt), a.collision_query_range * F(DOOR_SIGHT))  # fmt: skip
         # straight distance to the target (crowd/ttc.py hold_ground)
         fin = self._fin
         fin[:] = np.inf

@@ -54,6 +54,15 @@ lower slot), which misses the ones in front of an agent a few metres out.
   distance alone, an agent waiting on the funnel's side, near the wall, lost its
   place to every agent who came in along the door's axis and stood closer.
 
+- Seen from afar (:func:`_join`, ``sight``): an agent finds a door among its own
+  walls (the local boundary: 8 segments within its collision query range, 2.7-3 m
+  out for the scenario suite's people); an agent whose path crosses, within
+  :data:`SIGHT` collision query ranges along it, a door another agent found is bound
+  for it too, so its approach is timed from there (without it, a block of people
+  walked at full speed into the door's crowd, stood inside its place on the funnel
+  and backed off). The credit counts only the time an agent has seen the door among
+  its own walls.
+
 The TTC and ORCA agents bound for such a door also walk without the models'
 ``pref_turn`` (``door_straight``): turned, the part of the preferred velocity
 across the direction to ``M`` that a hold keeps carried the whole waiting crowd
@@ -78,7 +87,12 @@ door agents knocked off their goals stand in the block of goals. With the timed
 approach, the straight walk, the queue's credit and arriving agents holding their
 ground (``ttc._hold_ground``; seeds 0-7, docs/crowd_models.md): TTC agents
 standing 5 s 5.3 -> 2.4 per run, ORCA 4.6 -> 2.6; what is left is the first
-seconds, when the whole block reaches the door's crowd together.
+seconds, when the whole block reaches the door's crowd together. Seen from afar
+(:func:`_join`; seeds 0-15): nobody stands 5 s, TTC or ORCA.
+
+The corridor agents of :mod:`navkit.ecm` queue with the same :func:`door_queue` on
+their desired velocity; their doors come from their own corridors
+(``navkit.ecm._agent_kernels.find_doors``) and are ranked by :func:`_rank`.
 """
 
 from __future__ import annotations
@@ -89,7 +103,7 @@ from navkit._jit import F32, njit
 
 __all__ = [
     "find_gaps", "door_queue", "HEADWAY", "FOLLOW", "STAND", "YIELD", "SAME_GAP", "QUEUE_AREA",
-    "QUEUE_CREDIT",
+    "QUEUE_CREDIT", "SIGHT",
 ]  # fmt: skip
 
 #: time [s] in which a held agent closes the distance to where it may stand
@@ -113,6 +127,9 @@ QUEUE_AREA = 9.0
 #: the queue's order: distance to the door's middle less this speed [wu/s] times the
 #: time the agent has been bound for the door (9-wide gap rows; 0: distance only)
 QUEUE_CREDIT = 0.1
+#: an agent whose path crosses, within this many of its collision query ranges along
+#: it, a door that another agent found is bound for that door too (0: off)
+SIGHT = 3.0
 
 
 @njit(cache=True)
@@ -137,7 +154,8 @@ def _seg_dist2(x, z, w):
 
 
 @njit(cache=True)
-def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap, dt=0.0):
+def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap, dt=0.0,
+              sight=None):
     """``gap[s] = (Mx, Mz, 1)`` for every agent ``s`` of ``act`` with ``mask[s]`` whose
     path crosses a gap narrower than ``2 * radius[s]`` (module docstring; the
     nearest such gap along the path), else ``(0, 0, 0)``. With 8-wide rows also the
@@ -203,12 +221,79 @@ def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap,
                             gap[s, 4] = -f * dx / wl
                             gap[s, 5] = wl
     if gap.shape[1] >= 9:
-        # time [s] the agent has been bound for its door
+        # time [s] the agent has been bound for its door (found among its own walls)
         for i in range(act.shape[0]):
             s = act[i]
             gap[s, 8] = gap[s, 8] + F32(dt) if gap[s, 2] > F32(0.5) else F32(0.0)
+    if sight is not None:
+        _join(act, mask, npos, ncorners, corner_verts, gap, sight)
     if gap.shape[1] >= 8:
         _rank(act, npos, gap)
+
+
+@njit(cache=True)
+def _join(act, mask, npos, ncorners, corner_verts, gap, sight):
+    """Agents of ``act`` with ``mask`` and no gap of their own whose path (agent ->
+    corners) crosses, within ``sight[s]`` [wu] along it, a door another agent found
+    (:func:`find_gaps`) are bound for it too: people see the door and the crowd at it
+    before its jambs are among their nearest walls (dtLocalBoundary keeps 8 segments
+    within the collision query range), and time their approach to it from there."""
+    m = 0
+    for i in range(act.shape[0]):
+        if gap[act[i], 2] > F32(0.5):
+            m += 1
+    if m == 0:
+        return
+    # the distinct doors: midpoint, jamb direction, width
+    dm = np.empty((m, 5), np.float32)
+    nd = 0
+    for i in range(act.shape[0]):
+        s = act[i]
+        if gap[s, 2] < F32(0.5):
+            continue
+        seen = False
+        for h in range(nd):
+            if abs(dm[h, 0] - gap[s, 0]) <= SAME_GAP and abs(dm[h, 1] - gap[s, 1]) <= SAME_GAP:
+                seen = True
+                break
+        if not seen:
+            dm[nd, 0] = gap[s, 0]
+            dm[nd, 1] = gap[s, 1]
+            dm[nd, 2] = -gap[s, 4]  # along the jambs (the normal turned a quarter)
+            dm[nd, 3] = gap[s, 3]
+            dm[nd, 4] = gap[s, 5]
+            nd += 1
+    for i in range(act.shape[0]):
+        s = act[i]
+        if not mask[s] or gap[s, 2] > F32(0.5):
+            continue
+        best = F32(sight[s])
+        for h in range(nd):
+            mx, mz, w = dm[h, 0], dm[h, 1], dm[h, 4]
+            ax, az = mx - dm[h, 2] * F32(0.5) * w, mz - dm[h, 3] * F32(0.5) * w
+            bx, bz = mx + dm[h, 2] * F32(0.5) * w, mz + dm[h, 3] * F32(0.5) * w
+            dx, dz = bx - ax, bz - az
+            x0, z0 = npos[s, 0], npos[s, 2]
+            walked = F32(0.0)
+            for c in range(ncorners[s]):
+                x1, z1 = corner_verts[s, c, 0], corner_verts[s, c, 2]
+                if _crosses(x0, z0, x1, z1, ax, az, bx, bz):
+                    walked += np.sqrt((mx - x0) ** 2 + (mz - z0) ** 2)
+                    sgn = (x1 - x0) * dz - (z1 - z0) * dx
+                    if walked < best and sgn != F32(0.0):
+                        best = walked
+                        f = F32(1.0) if sgn > F32(0.0) else F32(-1.0)
+                        gap[s, 0] = mx
+                        gap[s, 1] = mz
+                        gap[s, 2] = F32(1.0)
+                        gap[s, 3] = f * dz / w
+                        gap[s, 4] = -f * dx / w
+                        gap[s, 5] = w
+                    break
+                walked += np.sqrt((x1 - x0) ** 2 + (z1 - z0) ** 2)
+                if walked >= best:
+                    break
+                x0, z0 = x1, z1
 
 
 @njit(cache=True)

@@ -26,12 +26,17 @@ import numba
 import numpy as np
 
 from navkit._jit import njit, pnjit
+from navkit.crowd.door import SAME_GAP, door_queue
+from navkit.crowd.obstacles import MAX_NEAR
 
 from ._update_kernels import grid_nearest
 
 MOVING = 1
 ARRIVED = 2
 BLOCKED = 3
+#: the agent whose turn it is at a door relaxes to its preferred velocity in this time
+#: [s] (at most the settings' relax): it steps into the door promptly
+FIRST_RELAX = 0.1
 
 
 @njit(inline="always")
@@ -175,10 +180,14 @@ def plan_velocities(
     ox, oy, unit, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive,
     tau0, k_ttc, horizon, sense, relax, slow, arrive, wall_range, coherence, keep_side, max_force,
     gx0_, gy0_, gside, gnx, gny, gstart, gitems, out_vel,
+    gap, door_wait, door_pace, door_creep,
 ):  # fmt: skip
     """New velocity of every moving agent into ``out_vel`` ((n, 2) [wu/s]); moves
     each agent's path progress (``pseg``, ``pt``) to its attraction point
-    (written to ``attract``) and marks agents that reached their goal ARRIVED."""
+    (written to ``attract``) and marks agents that reached their goal ARRIVED.
+    ``gap`` the agents' doors (:func:`find_doors`, ranked): an agent bound for one
+    queues (:func:`navkit.crowd.door.door_queue`, waiting ``door_wait`` times its
+    radius out; 0: off)."""
     n = pos.shape[0]
     for i in numba.prange(n):
         out_vel[i, 0] = 0.0
@@ -261,6 +270,45 @@ def plan_velocities(
             speed = vmax[i] * gdist / slow
         fx = 0.0
         fy = 0.0
+        # the desired velocity: toward the attraction point at the desired speed
+        prefx = 0.0
+        prefy = 0.0
+        if dl > 1e-9:
+            prefx = dx / dl * speed
+            prefy = dy / dl * speed
+        first = False
+        if door_wait > 0.0 and gap[i, 2] > np.float32(0.5):
+            # queue at a door narrower than two bodies (navkit.crowd.door): the
+            # neighbours bound for the same door as circle rows
+            near = np.zeros((MAX_NEAR, 7), np.float32)
+            skip = np.zeros(MAX_NEAR, np.bool_)
+            nn = 0
+            cxi = int((x - gx0_) / gside)
+            cyi = int((y - gy0_) / gside)
+            for ux in range(max(0, cxi - 1), min(gnx, cxi + 2)):
+                for uy in range(max(0, cyi - 1), min(gny, cyi + 2)):
+                    c0 = ux * gny + uy
+                    for q in range(gstart[c0], gstart[c0 + 1]):
+                        j = gitems[q]
+                        if j == i or state[j] != MOVING or gap[j, 2] < np.float32(0.5):
+                            continue
+                        if abs(gap[j, 0] - gap[i, 0]) > SAME_GAP or abs(gap[j, 1] - gap[i, 1]) > SAME_GAP:
+                            continue
+                        if nn < MAX_NEAR:
+                            near[nn, 0] = pos[j, 0]
+                            near[nn, 1] = pos[j, 1]
+                            near[nn, 2] = vel[j, 0]
+                            near[nn, 3] = vel[j, 1]
+                            near[nn, 4] = rad[j]
+                            near[nn, 6] = j
+                            nn += 1
+            px32, py32, first = door_queue(
+                i, np.float32(x), np.float32(y), np.float32(prefx), np.float32(prefy), gap, near,
+                nn, np.float32(ri), np.float32(door_wait * ri), np.float32(vmax[i]), skip,
+                np.float32(door_pace), np.float32(door_creep),
+            )  # fmt: skip
+            prefx = float(px32)
+            prefy = float(py32)
         # neighbours: time-to-collision power law, contact push when overlapping
         gxs = 0.0
         gys = 0.0
@@ -312,6 +360,13 @@ def plan_velocities(
                         continue
                     if _has_way(i, j, pos, vel, vmax, goal, gdist):
                         continue  # a standoff: the agent with the right of way goes first
+                    if (
+                        first
+                        and gap[j, 2] > np.float32(0.5)
+                        and abs(gap[j, 0] - gap[i, 0]) <= SAME_GAP
+                        and abs(gap[j, 1] - gap[i, 1]) <= SAME_GAP
+                    ):
+                        continue  # its turn at the door: the others bound for it wait
                     mag = (
                         k_ttc * math.exp(-tau / tau0) / (tau * tau) * (2.0 / tau + 1.0 / tau0) / sq
                     )
@@ -326,13 +381,11 @@ def plan_velocities(
         if gn > 0 and dl > 1e-9:  # ahead of the group's centre: wait for it
             ahead = ((x - gxs / gn) * dx + (y - gys / gn) * dy) / dl
             if ahead > 0.0:
-                speed /= 1.0 + coherence * ahead
-        if dl > 1e-9:
-            fx += (dx / dl * speed - vel[i, 0]) / relax
-            fy += (dy / dl * speed - vel[i, 1]) / relax
-        else:
-            fx -= vel[i, 0] / relax
-            fy -= vel[i, 1] / relax
+                prefx /= 1.0 + coherence * ahead
+                prefy /= 1.0 + coherence * ahead
+        rl = min(relax, FIRST_RELAX) if first else relax
+        fx += (prefx - vel[i, 0]) / rl
+        fy += (prefy - vel[i, 1]) / rl
         # walls: the same power law, against the nearest obstacle point (standing)
         wx_ = x - wx
         wy_ = y - wy
@@ -573,3 +626,66 @@ def integrate(
         if state[i] != MOVING and state[i] != ARRIVED:
             vel[i, 0] = 0.0
             vel[i, 1] = 0.0
+
+
+@njit(cache=True)
+def find_doors(pos, rad, state, kc, CX, CY, CR, cptr, ccnt, look, dt, gap):
+    """The corridor agents' doors (navkit's door queue, :mod:`navkit.crowd.door`):
+    ``gap[i]`` (float32, 9 wide, :func:`navkit.crowd.door.find_gaps`' rows) of every
+    moving agent ``i`` whose corridor ahead, within ``look[i]`` [wu] of its corridor
+    index ``kc[i]``, narrows below two bodies (clearance under ``2 rad[i]``: one agent
+    at a time) and widens again before the corridor's end: the door's mouth ``M``
+    (where the clearance falls below ``2 rad[i]``, interpolated between two disks),
+    the corridor's direction there, one body's width;
+    zeros otherwise, and for an agent already in the narrow part (it is passing).
+    ``gap[:, 8]`` counts the time [s] bound for a door (``dt`` per call); the ranks
+    (``gap[:, 6:8]``) are left to :func:`navkit.crowd.door._rank`. Returns how many
+    agents are bound for a door."""
+    n = pos.shape[0]
+    m = 0
+    for i in range(n):
+        for c in range(6):
+            gap[i, c] = np.float32(0.0)
+        if state[i] != MOVING:
+            gap[i, 8] = np.float32(0.0)
+            continue
+        base = cptr[i]
+        cnt = ccnt[i]
+        w = 2.0 * rad[i]
+        k = kc[i]
+        if cnt < 2 or k >= cnt - 1 or CR[base + k] < w:
+            gap[i, 8] = np.float32(0.0)
+            continue
+        walked = 0.0
+        j = k + 1
+        while j < cnt:
+            sx = CX[base + j] - CX[base + j - 1]
+            sy = CY[base + j] - CY[base + j - 1]
+            sl = math.hypot(sx, sy)
+            if CR[base + j] < w:
+                # a door has room beyond it: the corridor widens again before its end
+                # (a goal in a nook narrower than two bodies is no door)
+                e = j + 1
+                while e < cnt and CR[base + e] < w:
+                    e += 1
+                r0 = CR[base + j - 1]
+                r1 = CR[base + j]
+                t = (r0 - w) / (r0 - r1) if r0 > r1 else 1.0
+                if sl > 1e-9 and e < cnt:
+                    gap[i, 0] = np.float32(CX[base + j - 1] + t * sx)
+                    gap[i, 1] = np.float32(CY[base + j - 1] + t * sy)
+                    gap[i, 2] = np.float32(1.0)
+                    gap[i, 3] = np.float32(sx / sl)
+                    gap[i, 4] = np.float32(sy / sl)
+                    gap[i, 5] = np.float32(w)
+                break
+            walked += sl
+            if walked > look[i]:
+                break
+            j += 1
+        if gap[i, 2] > np.float32(0.5):
+            gap[i, 8] = gap[i, 8] + np.float32(dt)
+            m += 1
+        else:
+            gap[i, 8] = np.float32(0.0)
+    return m
