@@ -44,7 +44,7 @@ def nearest_site(x, y, kind, ax, ay, bx, by, alive, n):
     return bi, best
 
 
-@njit
+@njit(link=False)
 def dijkstra(indptr, nbr, wgt, nv, src, src_cost, dst, dst_cost):
     """Shortest route on a CSR graph with several weighted sources and targets.
 
@@ -246,7 +246,7 @@ def ring_self_touch(x, y):
     return False
 
 
-@njit
+@njit(entry=True)  # (also called from Python)
 def point_in_ring(x, y, rx, ry):
     """Even-odd test of (x, y) against a closed ring."""
     k = rx.shape[0]
@@ -266,7 +266,7 @@ def _cr(ax_, ay_, bx_, by_, cx, cy):
     return (bx_ - ax_) * (cy - ay_) - (by_ - ay_) * (cx - ax_)
 
 
-@njit
+@njit(link=False)
 def funnel(L, R):
     """String pulling through portals (L[i], R[i]) ((n, 2) each; L on the
     counter-clockwise side). Portal 0 and n-1 are the start and goal points.
@@ -369,7 +369,7 @@ def _bis_point(ps, x0, y0, x1, y1, t0, t1, f, sax, say, ux, uy, nx, ny, pu, pv):
     return sax + tm * ux + yv * nx, say + tm * uy + yv * ny
 
 
-@njit
+@njit(link=False)
 def sample_bisector(
     ps, x0, y0, x1, y1, t0, t1, sax, say, ux, uy, nx, ny, pu, pv, npt, qx, qy, fmin, max_step, n0
 ):
@@ -532,7 +532,7 @@ def edge_stats(eids, ev, es, vx, vy, kind, ax, ay, bx, by):
     return length, minclr
 
 
-@njit
+@njit(entry=True, link=False)  # (also called from Python)
 def sample_edge(e, ev, es, vx, vy, kind, ax, ay, bx, by, max_step):
     """Samples of medial-axis edge ``e`` (see :func:`sample_bisector`): points
     (k, 2) from its first to its last vertex and their clearance (k,) [wu]."""
