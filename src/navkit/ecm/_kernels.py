@@ -188,9 +188,26 @@ def first_nested(px, py, lox, loy, hix, hiy, poly, ptr, rx, ry):
     for c in range(n):
         wmax = max(wmax, hix[c] - lox[c])
     for k in range(n):
-        # boxes whose lo x is in [px - wmax, px]
-        a = np.searchsorted(slo, px[k] - wmax, side="left")
-        b = np.searchsorted(slo, px[k], side="right")
+        # boxes whose lo x is in [px - wmax, px]: a = np.searchsorted(slo, px - wmax,
+        # "left"), b = np.searchsorted(slo, px, "right") (bisections written out: numba
+        # compiles searchsorted once per side)
+        v = px[k] - wmax
+        a = 0
+        top = n
+        while a < top:
+            mid = (a + top) // 2
+            if slo[mid] < v:
+                a = mid + 1
+            else:
+                top = mid
+        b = a  # (v <= px[k])
+        top = n
+        while b < top:
+            mid = (b + top) // 2
+            if slo[mid] <= px[k]:
+                b = mid + 1
+            else:
+                top = mid
         for q in range(a, b):
             c = order[q]
             if c == k or not poly[c]:
