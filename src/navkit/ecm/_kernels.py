@@ -44,7 +44,7 @@ def nearest_site(x, y, kind, ax, ay, bx, by, alive, n):
     return bi, best
 
 
-@njit(link=False)
+@njit
 def dijkstra(indptr, nbr, wgt, nv, src, src_cost, dst, dst_cost):
     """Shortest route on a CSR graph with several weighted sources and targets.
 
@@ -283,7 +283,7 @@ def _cr(ax_, ay_, bx_, by_, cx, cy):
     return (bx_ - ax_) * (cy - ay_) - (by_ - ay_) * (cx - ax_)
 
 
-@njit(link=False)
+@njit
 def funnel(L, R):
     """String pulling through portals (L[i], R[i]) ((n, 2) each; L on the
     counter-clockwise side). Portal 0 and n-1 are the start and goal points.
@@ -386,7 +386,7 @@ def _bis_point(ps, x0, y0, x1, y1, t0, t1, f, sax, say, ux, uy, nx, ny, pu, pv):
     return sax + tm * ux + yv * nx, say + tm * uy + yv * ny
 
 
-@njit(link=False)
+@njit
 def sample_bisector(
     ps, x0, y0, x1, y1, t0, t1, sax, say, ux, uy, nx, ny, pu, pv, npt, qx, qy, fmin, max_step, n0
 ):
@@ -549,7 +549,7 @@ def edge_stats(eids, ev, es, vx, vy, kind, ax, ay, bx, by):
     return length, minclr
 
 
-@njit(entry=True, link=False)  # (also called from Python)
+@njit(entry=True)  # (also called from Python)
 def sample_edge(e, ev, es, vx, vy, kind, ax, ay, bx, by, max_step):
     """Samples of medial-axis edge ``e`` (see :func:`sample_bisector`): points
     (k, 2) from its first to its last vertex and their clearance (k,) [wu]."""

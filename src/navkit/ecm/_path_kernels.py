@@ -207,7 +207,7 @@ def _scan(cand, nc, x, y, ux, uy, dist, off, cnt, P, hit):
     return True
 
 
-@njit(entry=True, link=False)  # (also called from Python)
+@njit(entry=True)  # (also called from Python)
 def retract(
     x, y, s, dist,
     ev, es, vx, vy, kind, ax, ay, bx, by,
@@ -330,7 +330,7 @@ def _cross(ax_, ay_, bx_, by_, cx, cy):
     return (bx_ - ax_) * (cy - ay_) - (by_ - ay_) * (cx - ax_)
 
 
-@njit(link=False)
+@njit
 def _route(
     xs0, xs1, xg0, xg1, hs, hg, r, pref, use_pref,
     indptr, nbr, frm, eidx, eids, wgt, nv,
