@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from navkit import _jit, _warmup
 
 _SIGNATURES = """
@@ -88,3 +90,34 @@ def test_cli_ecm_waits_for_its_side_and_closes_it(monkeypatch, tmp_path, capsys)
     out = str(tmp_path / "ecm.png")
     assert cli.main(["ecm", scene, "--from", "1,1", "--to", "19,11", "-o", out]) == 0
     assert calls == [("wait", "path"), ("close", True)]
+
+
+@pytest.mark.skipif(
+    not os.environ.get("NAVKIT_COLD_COMPILE"),
+    reason="cold compile of the corridor map's kernels (a minute or more): set NAVKIT_COLD_COMPILE=1",
+)
+def test_cold_cli_ecm_with_its_side_process(tmp_path):
+    """A cold ``navkit ecm`` (its side process compiling the path kernels) prints the
+    same result as a warm one, announces its compile once, and the warm run after it
+    compiles nothing and starts no side process."""
+    from importlib.resources import files
+
+    scene = str(files("navkit.data") / "scene.json")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    outs = []
+    for run in ("cold", "warm"):
+        png = tmp_path / f"{run}.png"
+        r = subprocess.run(
+            [sys.executable, "-m", "navkit.cli", "ecm", scene, "--from", "1,1", "--to",
+             "19,11", "--clearance", "0.5", "-o", str(png)],
+            capture_output=True, text=True, timeout=3600, env=env,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout.replace(str(png), "OUT"))
+        lines = [ln for ln in r.stderr.splitlines() if "compil" in ln.lower()]
+        if run == "cold":
+            assert any("two cores" in ln for ln in lines), r.stderr  # the side started
+            assert len(lines) == len(set(lines)), r.stderr  # each announcement once
+        else:
+            assert not lines, r.stderr
+    assert outs[0] == outs[1] and "path length" in outs[0], outs
