@@ -756,6 +756,105 @@ def start_bake_side(mode: str = "bake") -> BakeSide | None:
         return None
 
 
+# --- navkit ecm: the corridor map's path kernels in a side process ----------------
+
+
+def ecm_path_signatures() -> list:
+    """(kernel, argument types) of the corridor map's path kernels as
+    :meth:`CorridorMap.find_path <navkit.ecm.CorridorMap.find_path>` and its picture
+    call them (``navkit ecm``): the types of empty arrays of the dtypes the map keeps
+    (nothing is compiled or run here). ``tests/test_cli.py`` checks that a real
+    ``navkit ecm`` compiles nothing more of these kernels after them."""
+    import numba
+    import numpy as np
+
+    from navkit.ecm import _kernels as K
+    from navkit.ecm import _path_kernels as PK
+    from navkit.ecm._diagram import Diagram
+    from navkit.ecm._sites import Sites
+    from navkit.ecm.path import _MAX_STEP, _Flat
+
+    S = Sites()
+    d = Diagram(S, 1e-9)
+    st = _Flat(d, 4)
+    i1 = np.zeros(1, np.int64)
+    f1 = np.zeros(1)
+    geo = (d.ev, d.es, d.vx, d.vy, S.kind, S.ax, S.ay, S.bx, S.by)
+    flat = (d.shead, d.rv, d.rnext, d.valive, d.veh, d.enx,
+            st.off, st.cnt, st.P, st.used, st.emark, st.stamp, st.cbuf, _MAX_STEP)  # fmt: skip
+    # start x, y, goal x, y, nearest site and distance of each, radius, preferred
+    # radius, use it, two zeros; the route graph (4 CSR arrays, edge ids, weights, nv)
+    ends = (0.0, 0.0, 0.0, 0.0, 0, 0.0, 0, 0.0, 0.0, 0.0, False, 0.0, 0.0)
+    graph = (i1, i1, i1, i1, i1, f1, 0)
+
+    def types(args) -> tuple:
+        return tuple(numba.typeof(a) for a in args)
+
+    return [
+        (PK.query, types((*ends, *graph, *geo, *flat))),
+        (K.edge_stats, types((i1, *geo))),
+        (K.route_csr, types((np.zeros((1, 2), np.int64), 0))),
+        (PK.plen, types((np.zeros((1, 2)),))),
+        (K.sample_edge, types((0, *geo, _MAX_STEP))),
+    ]
+
+
+def ecm_side() -> None:
+    """The side process of a cold ``navkit ecm`` (``python -m navkit._warmup
+    ecm-side``): compile :func:`ecm_path_signatures` (into numba's cache) and print
+    ``path``. A failure only means that ``navkit ecm`` compiles them itself."""
+    for disp, sig in ecm_path_signatures():
+        try:
+            disp.compile(sig)
+        except Exception:  # noqa: BLE001
+            pass
+    print("path", flush=True)
+
+
+class EcmSide(BakeSide):
+    """The running :func:`ecm_side` process: ``wait("path")`` before the map's first
+    path query, then the query loads the side's kernels from numba's cache;
+    :meth:`close` as :class:`BakeSide`'s."""
+
+    mode = "ecm"
+    last = "path"
+
+    def __init__(self) -> None:  # (BakeSide's start, another command)
+        import subprocess
+
+        import navkit
+
+        env = dict(os.environ)
+        here = os.path.dirname(os.path.dirname(os.path.abspath(navkit.__file__)))
+        if str(Path(here).resolve()) not in _site_dirs():
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, (here, env.get("PYTHONPATH"))))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "navkit._warmup", "ecm-side"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, env=env,
+        )  # fmt: skip
+        self.seen: set[str] = set()
+
+
+def start_ecm_side() -> EcmSide | None:
+    """Start :func:`ecm_side` when the path kernels are not cached yet and this
+    machine has a second core (None otherwise: a warm ``navkit ecm`` starts nothing)."""
+    from navkit._jit import is_cached
+    from navkit.ecm import _path_kernels as PK
+
+    if (os.cpu_count() or 1) < 2 or is_cached(PK.query) is not False:
+        return None
+    try:
+        return EcmSide()
+    except OSError:  # no processes here: the map's first query compiles them itself
+        return None
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["ecm-side"]:
+    ecm_side()
+    sys.stdout.flush()
+    os._exit(0)
+
 if __name__ == "__main__" and sys.argv[1:2] == ["bake-side"]:
     bake_side(*sys.argv[2:3])
     # every cache file is written: skip the interpreter's teardown of the compiled

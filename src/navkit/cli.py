@@ -646,6 +646,18 @@ def _demo_tile_cache(mesh, out: Path) -> None:
     print(f"wrote {before}, {after} and {out / 'sample_level.tilecache'}")
 
 
+def _start_ecm_side():
+    """On a cold cache (and a second core), a side process compiles the corridor map's
+    path kernels while this one builds the map (navkit._warmup.EcmSide); else None."""
+    from ._jit import announcer
+    from ._warmup import start_ecm_side
+
+    side = start_ecm_side()
+    if side is not None:
+        announcer.announce("corridor-map", "~15 s on two cores")
+    return side
+
+
 def cmd_ecm(args: argparse.Namespace) -> int:
     from .ecm import ecm_command
 
@@ -655,10 +667,19 @@ def cmd_ecm(args: argparse.Namespace) -> int:
         raise errors.InputError(
             "--from and --to go together (give both, or neither to draw the map)"
         )
-    path = ecm_command(
-        args.level, start, goal, clearance=args.clearance, out=args.output,
-        preferred_clearance=args.preferred_clearance,
-    )  # fmt: skip
+    side = _start_ecm_side()
+    try:
+        path = ecm_command(
+            args.level, start, goal, clearance=args.clearance, out=args.output,
+            preferred_clearance=args.preferred_clearance,
+            _before_path=None if side is None else lambda: side.wait("path"),
+        )  # fmt: skip
+    except BaseException:
+        if side is not None:
+            side.close(finish=False)
+        raise
+    if side is not None:
+        side.close()
     if path is None:
         print(f"{args.output}: corridor map drawn")
     elif not path:  # a NoPath: say why (start/goal outside, inside an obstacle, too narrow)

@@ -143,7 +143,7 @@ def polys_around_kernel(
     return status, n
 
 
-@njit
+@njit(link=False)
 def local_neighbourhood_kernel(nav, tiny, flt, start_p, center, radius, out_ref, out_parent):
     """Detour's findLocalNeighbourhood; returns (status, count)."""
     start_ref = nav.poly_ref[start_p]
@@ -329,7 +329,7 @@ def distance_to_wall_kernel(nav, pool, flt, start_p, center, max_radius, hit_pos
     return status, np.sqrt(r2)
 
 
-@njit
+@njit(link=False)
 def wall_segments_kernel(nav, flt, p, store_portals, segs, seg_refs):
     """Detour's getPolyWallSegments; returns (status, count)."""
     n = 0
@@ -369,7 +369,8 @@ def wall_segments_kernel(nav, flt, p, store_portals, segs, seg_refs):
             if nav.link_edge[k] == j and nav.link_ref[k] != 0:
                 if passes(flt, poly_index_unsafe(nav, nav.link_ref[k]), nav):
                     nints = _insert_interval(ints_min, ints_max, ints_ref, nints, 16,
-                                             nav.link_bmin[k], nav.link_bmax[k], nav.link_ref[k])  # fmt: skip
+                                             np.int64(nav.link_bmin[k]), np.int64(nav.link_bmax[k]),
+                                             nav.link_ref[k])  # fmt: skip
             k = nav.link_next[k]
         nints = _insert_interval(ints_min, ints_max, ints_ref, nints, 16, -1, 0, 0)
         nints = _insert_interval(ints_min, ints_max, ints_ref, nints, 16, 255, 256, 0)
@@ -430,7 +431,7 @@ def move_along_surface_kernel(nav, tiny, flt, start_p, spos, epos, result, visit
     )  # fmt: skip
 
 
-@njit
+@njit(link=False)
 def move_along_surface_core(nav, tiny, flt, start_p, spos, epos, result, visited, si, fs):
     """:func:`move_along_surface_kernel` with caller scratch si (MAX_STACK + 8,) int64 and
     fs (8, 3) float32 (hot loops pass borrowed arrays)."""

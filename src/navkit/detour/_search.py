@@ -262,7 +262,7 @@ def find_path_kernel(nav, pool, flt, acost, start_ref, end_ref, spos, epos, max_
 Q_STATUS, Q_START, Q_END, Q_BEST, Q_OPTS = 0, 1, 2, 3, 4
 
 
-@njit
+@njit(link=False)
 def sliced_init(nav, pool, flt, qi, qf, start_ref, end_ref, spos, epos, options):
     """Start a sliced search; returns its status."""
     qi[:] = 0
@@ -299,7 +299,7 @@ def sliced_init(nav, pool, flt, qi, qf, start_ref, end_ref, spos, epos, options)
     return IN_PROGRESS
 
 
-@njit
+@njit(link=False)
 def sliced_update(nav, pool, flt, acost, qi, qf, max_iter):
     """Run up to max_iter A* iterations; returns (status, iterations done)."""
     if (qi[Q_STATUS] & IN_PROGRESS) == 0:
@@ -452,7 +452,7 @@ def _emit_from(nav, pool, flt, acost, qi, node, out, max_path):
     return n
 
 
-@njit
+@njit(link=False)
 def sliced_finalize(nav, pool, flt, acost, qi, out, max_path):
     """Finish a sliced search; returns (status, count) and resets the query state."""
     if (qi[Q_STATUS] & FAILURE) != 0 or max_path <= 0:
@@ -471,7 +471,7 @@ def sliced_finalize(nav, pool, flt, acost, qi, out, max_path):
     return SUCCESS | details, n
 
 
-@njit
+@njit(link=False)
 def sliced_finalize_partial(nav, pool, flt, acost, qi, existing, out, max_path):
     """Finish toward the furthest polygon of ``existing`` that the search visited."""
     if existing.shape[0] == 0 or (qi[Q_STATUS] & FAILURE) != 0 or max_path <= 0:

@@ -237,8 +237,9 @@ class Diagram:
         """Whether site ``s`` sees the circle (x, y, rho) on its free side (the
         kernels' test, :func:`navkit.ecm._tangent._sok`)."""
         S = self.S
+        # kind and side as the arrays' int8 scalars: the kernels' signature of _sok
         return bool(
-            _sok(int(S.kind[s]), S.ax[s], S.ay[s], S.bx[s], S.by[s], int(S.side[s]),
+            _sok(S.kind[int(s)], S.ax[s], S.ay[s], S.bx[s], S.by[s], S.side[int(s)],
                  float(x), float(y), float(rho), self.tol)
         )  # fmt: skip
 

@@ -189,7 +189,7 @@ def _vertex_kill(
     _touch(v, tvmark, tvlog, cnt, NTV)
 
 
-@njit(entry=True)  # (also called from Python)
+@njit(entry=True, link=False)  # (also called from Python)
 def commit_vertices(
     xyr, ok, ptr, ids, corners, pairs, merge, tol,
     vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
@@ -278,7 +278,7 @@ def commit_vertices(
     return out, _pairs_of_keys(keys[:k])
 
 
-@njit
+@njit(link=False)
 def _pairs_of_keys(keys):
     """Unique site pairs, ascending, from keys ``a << 32 | b``: (m, 2) int64."""
     keys = np.sort(keys)
@@ -302,7 +302,7 @@ def _push_key(buf, k, a, b):
     return U._append(buf, k, (min(a, b) << 32) | max(a, b))
 
 
-@njit(entry=True)  # (also called from Python)
+@njit(entry=True, link=False)  # (also called from Python)
 def width_needed(xyr, ok, ptr, corners, tol, vx, vy, vdeg, ids, shead, rv, rnext, ax, ay):
     """An upper bound of the site count of any vertex after
     :func:`commit_vertices`: per new vertex, the sites of every new vertex
@@ -371,7 +371,7 @@ def _add_aff(s, aff, naf, isaff, isnew):
     return U._append_unseen(aff, naf, s, isaff)
 
 
-@njit
+@njit(link=False)
 def _solve_and_commit(
     tri, local, corners, pairs, tol,
     vx, vy, vr, valive, vdeg, vsite, vrec, veh, vfree,
@@ -730,7 +730,7 @@ def delete_prepare(
     )  # fmt: skip
 
 
-@njit(entry=True)  # (also called from Python)
+@njit(entry=True, link=False)  # (also called from Python)
 def rejoin_pairs(
     pairs, tol,
     vx, vy, vr, vdeg, vsite, veh, shead, rv, rnext,

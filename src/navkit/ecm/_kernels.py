@@ -188,9 +188,26 @@ def first_nested(px, py, lox, loy, hix, hiy, poly, ptr, rx, ry):
     for c in range(n):
         wmax = max(wmax, hix[c] - lox[c])
     for k in range(n):
-        # boxes whose lo x is in [px - wmax, px]
-        a = np.searchsorted(slo, px[k] - wmax, side="left")
-        b = np.searchsorted(slo, px[k], side="right")
+        # boxes whose lo x is in [px - wmax, px]: a = np.searchsorted(slo, px - wmax,
+        # "left"), b = np.searchsorted(slo, px, "right") (bisections written out: numba
+        # compiles searchsorted once per side)
+        v = px[k] - wmax
+        a = 0
+        top = n
+        while a < top:
+            mid = (a + top) // 2
+            if slo[mid] < v:
+                a = mid + 1
+            else:
+                top = mid
+        b = a  # (v <= px[k])
+        top = n
+        while b < top:
+            mid = (b + top) // 2
+            if slo[mid] <= px[k]:
+                b = mid + 1
+            else:
+                top = mid
         for q in range(a, b):
             c = order[q]
             if c == k or not poly[c]:
@@ -246,7 +263,7 @@ def ring_self_touch(x, y):
     return False
 
 
-@njit
+@njit(entry=True)  # (also called from Python)
 def point_in_ring(x, y, rx, ry):
     """Even-odd test of (x, y) against a closed ring."""
     k = rx.shape[0]
@@ -532,7 +549,7 @@ def edge_stats(eids, ev, es, vx, vy, kind, ax, ay, bx, by):
     return length, minclr
 
 
-@njit
+@njit(entry=True)  # (also called from Python)
 def sample_edge(e, ev, es, vx, vy, kind, ax, ay, bx, by, max_step):
     """Samples of medial-axis edge ``e`` (see :func:`sample_bisector`): points
     (k, 2) from its first to its last vertex and their clearance (k,) [wu]."""

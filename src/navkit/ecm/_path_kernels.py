@@ -114,7 +114,7 @@ def _sum(a, lo, n):
     return vals[0]
 
 
-@njit
+@njit(entry=True)  # (also called from Python)
 def plen(q):
     """Length of the polyline ``q`` (k, 2): ``np.sum(np.hypot(*np.diff(q, axis=0).T))``."""
     n = q.shape[0]
@@ -207,7 +207,7 @@ def _scan(cand, nc, x, y, ux, uy, dist, off, cnt, P, hit):
     return True
 
 
-@njit
+@njit(entry=True)  # (also called from Python)
 def retract(
     x, y, s, dist,
     ev, es, vx, vy, kind, ax, ay, bx, by,

@@ -250,7 +250,7 @@ def _dok(k, ax, ay, bx, by, x, y, ptol):
     return _len(x - (ax + tc * dx), y - (ay + tc * dy)), ok
 
 
-@njit
+@njit(entry=True)  # (also called from Python)
 def _sok(k, ax, ay, bx, by, sd, x, y, rho, tol):
     """Whether a site (values as :func:`_dok`, ``sd`` its side) sees the circle
     (x, y, rho) on its free side."""
@@ -317,7 +317,7 @@ def _refine(i, j, k, kind, ax, ay, bx, by, x, y):
     return x, y
 
 
-@njit
+@njit(link=False)
 def solve_triples(tri, kind, ax, ay, bx, by, e0, e1, side, tol):
     """Tangent circles of each triple that touch all three sites on their free
     side with positive radius. Returns (k, 4) float64 rows [x, y, rho, triple]."""

@@ -148,7 +148,7 @@ def _blocked(x, y, rho, tol, ex0, ex1, cells, counts, gx0, gy0, h, nx, ny, kind,
     return False
 
 
-@njit
+@njit(link=False)
 def rejoin_candidates(
     pa, pb, ptr, vids, vx, vy, vr, tol, cells, counts, gx0, gy0, h, nx, ny,
     kind, ax, ay, bx, by, side, alive,
@@ -257,7 +257,7 @@ def rejoin_candidates(
     return out_p[:k], out_0[:k], out_1[:k]
 
 
-@njit
+@njit(link=False)
 def conflict_vertices(new, x0, x1, y0, y1, vids, vx, vy, vr, valive, tol, kind, ax, ay, bx, by):
     """The alive vertices of ``vids`` (ascending) whose empty circle a new site
     enters by more than tol (ascending)."""
@@ -303,7 +303,7 @@ def _append_unseen(buf, n, x, seen):
     return _append(buf, n, x)
 
 
-@njit
+@njit(link=False)
 def near_elements(
     seeds, x0, x1, y0, y1, tol, vx, vy, vr, valive, vdeg, vsite, veh, enx, ev, es, ealive,
     shead, rv, rnext, nsite, nv, ne,
@@ -373,7 +373,7 @@ def near_elements(
     return np.sort(vout[:nvo]), np.sort(eout[:neo])
 
 
-@njit
+@njit(link=False)
 def cut_edge_candidates(
     new, x0, x1, y0, y1, eids, ev, es, ealive, vkill, vx, vy, vr, tol, kind, ax, ay, bx, by
 ):  # fmt: skip
@@ -421,7 +421,7 @@ def cut_edge_candidates(
     return cut[:nc], rest[:nr]
 
 
-@njit
+@njit(link=False)
 def _circle_sites(
     x, y, rho, tol, ex0, ex1, ex2, cells, counts, gx0, gy0, h, nx, ny,
     kind, ax, ay, bx, by, e0, e1, side, alive, ids, k,
@@ -547,7 +547,7 @@ def _apart_s(i, j, ki, kj, e0i, e1i, e0j, e1j, oi, oj, ci, cj):
     return True
 
 
-@njit
+@njit(link=False)
 def candidate_vertices(
     tri, local, kind, ax, ay, bx, by, e0, e1, side, alive, owner, cvx, tol,
     cells, counts, gx0, gy0, h, nx, ny,
@@ -622,7 +622,7 @@ def candidate_vertices(
     return xyr[:n], ok[:n], ptr[: n + 1], ids[:k]
 
 
-@njit
+@njit(entry=True)  # (also called from Python)
 def grid_nearest(x, y, cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, alive):
     """Nearest alive site to (x, y) over the grid, rings of cells outwards: (id, distance);
     (-1, inf) if none.  Ties go to the smaller id (as a scan in id order)."""
@@ -698,7 +698,7 @@ def grid_insert_ids(ids, k0, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, n
     return ids.shape[0]
 
 
-@njit
+@njit(link=False)
 def grid_remove(ids, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
     """Remove the sites ``ids`` from the grid cells of their boxes (the order
     of the other sites in a cell is kept)."""
@@ -720,7 +720,7 @@ def grid_remove(ids, kind, ax, ay, bx, by, cells, counts, gx0, gy0, h, nx, ny):
                 counts[c] = k
 
 
-@njit
+@njit(link=False)
 def cut_edges_exact(rest, new, ev, es, vx, vy, vr, tol, kind, ax, ay, bx, by, e0, e1, side):
     """The edges of ``rest`` that a new site cuts strictly inside: a valid tangent
     circle of (new site, a, b) whose bisector parameter lies strictly between

@@ -38,7 +38,7 @@ ZERO_AREA = 9
 THIN = 10
 
 
-@njit
+@njit(entry=True, link=False)  # (also called from Python)
 def snap_ring(p, ox, oy, gscale, scale, closed):
     """Input corners p ((m, 2) float64 [wu], world) to the local grid: shifted
     by the origin, multiplied by ``gscale`` (a power of two: the local unit
@@ -160,7 +160,7 @@ def ring_thin(rx, ry, feat):
     return False
 
 
-@njit
+@njit(link=False)
 def check_obstacle(
     rx, ry, brx, bry, tol, feat, check,
     cells, counts, gx0, gy0, h, nx, ny, kind, ax, ay, bx, by, side, owner, alive,

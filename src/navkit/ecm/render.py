@@ -155,8 +155,9 @@ def load_scene(level):
 
 
 def ecm_command(
-    level, start, goal, clearance: float = 0.0, out="ecm.png", preferred_clearance=None
-):
+    level, start, goal, clearance: float = 0.0, out="ecm.png", preferred_clearance=None,
+    *, _before_path=None,
+):  # fmt: skip
     """Body of ``navkit ecm LEVEL --from x,y --to x,y --clearance r -o out.png``.
 
     Builds the corridor map of ``level`` (see :func:`load_scene`), plans a path
@@ -170,6 +171,8 @@ def ecm_command(
     """
     cmap = load_scene(level)
     path = None
+    if _before_path is not None:  # (the CLI: wait for its side process's path kernels)
+        _before_path()
     if start is not None and goal is not None:
         path = cmap.find_path(
             start, goal, clearance=clearance, preferred_clearance=preferred_clearance,
