@@ -693,7 +693,7 @@ COMPILE_ESTIMATE_S = {
     "query": 20,
     "batch-path": 30,
     "optimal-path": 20,
-    "corridor-map": 60,
+    "corridor-map": 30,
 }
 
 #: A compile announces itself once it has taken this long [s].
