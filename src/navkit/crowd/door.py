@@ -154,6 +154,19 @@ def _seg_dist2(x, z, w):
 
 
 @njit(cache=True)
+def _bind(gap, s, mx, mz, dx, dz, w, sgn):
+    """Agent ``s`` bound for the door of midpoint (mx, mz) and width ``w`` between
+    jambs ``d = (dx, dz)`` apart, passed on the side of ``sgn``: ``gap[s, :6]``."""
+    f = F32(1.0) if sgn > F32(0.0) else F32(-1.0)
+    gap[s, 0] = mx
+    gap[s, 1] = mz
+    gap[s, 2] = F32(1.0)
+    gap[s, 3] = f * dz / w
+    gap[s, 4] = -f * dx / w
+    gap[s, 5] = w
+
+
+@njit(cache=True)
 def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap, dt=0.0,
               sight=None):
     """``gap[s] = (Mx, Mz, 1)`` for every agent ``s`` of ``act`` with ``mask[s]`` whose
@@ -212,14 +225,7 @@ def find_gaps(act, mask, npos, radius, segs, nsegs, ncorners, corner_verts, gap,
                             x0, z0 = x1, z1
                         if hit and walked < best and sgn != F32(0.0):
                             best = walked
-                            wl = np.sqrt(w2)
-                            f = F32(1.0) if sgn > F32(0.0) else F32(-1.0)
-                            gap[s, 0] = mx
-                            gap[s, 1] = mz
-                            gap[s, 2] = F32(1.0)
-                            gap[s, 3] = f * dz / wl
-                            gap[s, 4] = -f * dx / wl
-                            gap[s, 5] = wl
+                            _bind(gap, s, mx, mz, dx, dz, np.sqrt(w2), sgn)
     if gap.shape[1] >= 9:
         # time [s] the agent has been bound for its door (found among its own walls)
         for i in range(act.shape[0]):
@@ -282,13 +288,7 @@ def _join(act, mask, npos, ncorners, corner_verts, gap, sight):
                     sgn = (x1 - x0) * dz - (z1 - z0) * dx
                     if walked < best and sgn != F32(0.0):
                         best = walked
-                        f = F32(1.0) if sgn > F32(0.0) else F32(-1.0)
-                        gap[s, 0] = mx
-                        gap[s, 1] = mz
-                        gap[s, 2] = F32(1.0)
-                        gap[s, 3] = f * dz / w
-                        gap[s, 4] = -f * dx / w
-                        gap[s, 5] = w
+                        _bind(gap, s, mx, mz, dx, dz, w, sgn)
                     break
                 walked += np.sqrt((x1 - x0) ** 2 + (z1 - z0) ** 2)
                 if walked >= best:
