@@ -10,11 +10,12 @@ has written one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 
@@ -702,9 +703,11 @@ class BakeSide:
         def held():
             for disp, tag in waits:
                 disp.compile = self._waiting(disp, tag)
+            _held[0] += 1
             try:
                 yield
             finally:
+                _held[0] -= 1
                 for disp, _tag in waits:
                     disp.__dict__.pop("compile", None)
 
@@ -742,18 +745,67 @@ def _site_dirs() -> set[str]:
     return {str(Path(d).resolve()) for d in dirs}
 
 
+#: Environment variable: ``0`` (or ``off``, ``no``, ``false``) keeps a cold bake's (or
+#: tile cache's) compile in the calling process: no side process is started.
+SIDE_ENV = "NAVKIT_SIDE_PROCESS"
+_held = [0]  #: side holds active in this process (a bake inside one starts no other side)
+
+
+def side_process_allowed() -> bool:
+    """Whether a cold compile may start a side process here: not opted out
+    (:data:`SIDE_ENV`), no side of this process already running, a second core, a
+    Python interpreter to start (not a frozen application), and not a worker process
+    of :mod:`multiprocessing` (a pool already spreads its work over the cores)."""
+    import multiprocessing
+
+    if os.environ.get(SIDE_ENV, "").strip().lower() in ("0", "off", "no", "false"):
+        return False
+    if _held[0] or (os.cpu_count() or 1) < 2 or getattr(sys, "frozen", False):
+        return False
+    if not sys.executable or not os.path.exists(sys.executable):
+        return False
+    return multiprocessing.parent_process() is None
+
+
 def start_bake_side(mode: str = "bake") -> BakeSide | None:
     """Start :func:`bake_side` when the bake's kernels are not cached yet and this
-    machine has a second core (None otherwise: a warm bake starts nothing)."""
+    machine has a second core (None otherwise: a warm bake starts nothing; nor when
+    :func:`side_process_allowed` says no)."""
     from navkit import _bake_tiles
     from navkit._jit import is_cached
 
-    if (os.cpu_count() or 1) < 2 or is_cached(_bake_tiles.tiles_kernel) is not False:
+    if not side_process_allowed() or is_cached(_bake_tiles.tiles_kernel) is not False:
         return None
     try:
         return BakeSide(mode)
     except OSError:  # no processes here: the bake compiles everything itself
         return None
+
+
+@contextlib.contextmanager
+def cold_bake() -> Iterator[BakeSide | None]:
+    """The context of a library bake through the tile kernel (:func:`navkit.bake`):
+    on a cold cache, a :class:`BakeSide` compiles half of the bake's kernels in a
+    side process while this one compiles its own half (:func:`compile_bake_front`)
+    and bakes (as ``navkit bake`` does). Yields the side, or None (warm cache, one
+    core, opted out: :func:`side_process_allowed`), in which case nothing is
+    started and nothing is announced. The side is stopped if the body fails, and
+    waited for (its link kernels) otherwise."""
+    side = start_bake_side()
+    if side is None:
+        yield None
+        return
+    from navkit._jit import announcer
+
+    announcer.announce("bake", "~30 s on two cores")
+    try:
+        with side.hold():
+            compile_bake_front()
+            yield side
+    except BaseException:
+        side.close(finish=False)
+        raise
+    side.close()
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["bake-side"]:

@@ -873,6 +873,30 @@ def bake(
         mesh, config, executor, progress, keep_intermediates, volumes, offmesh
     )
     config = config or BakeConfig()
+    args = (mesh, config, executor, progress, keep_intermediates, volumes, offmesh, t_start)
+    if _kernel_bake_ok(config, volumes, offmesh, executor) and (
+        config.tile_size or not keep_intermediates
+    ):
+        # the tile kernel's bake: on a cold cache (and a second core) a side process
+        # compiles half of its kernels meanwhile (navkit._warmup.cold_bake)
+        from ._warmup import cold_bake
+
+        with cold_bake():
+            return _bake_checked(*args)
+    return _bake_checked(*args)
+
+
+def _bake_checked(
+    mesh: TriMesh,
+    config: BakeConfig,
+    executor: Executor | None,
+    progress: Callable[[int, int], None] | None,
+    keep_intermediates: bool,
+    volumes: tuple,
+    offmesh: Any,
+    t_start: float,
+):
+    """:func:`bake` once its arguments are checked."""
     rc = config.voxel()
     if mesh.n_triangles == 0:
         raise InputError(f"{mesh.name}: the mesh has no triangles")

@@ -1,0 +1,181 @@
+"""A cold library bake (and tile cache) on two cores: the side process of
+navkit._warmup that compiles half of the kernels meanwhile, when it starts, and that
+it changes nothing in the result."""
+
+import contextlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import navkit
+from navkit import _jit, _warmup
+from navkit.geometry import TriMesh, sample_level
+
+
+class _FakeSide:
+    """Stands for a BakeSide: records its hold and how it was closed."""
+
+    mode = "bake"
+
+    def __init__(self, log):
+        self.log = log
+
+    def hold(self):
+        @contextlib.contextmanager
+        def held():
+            self.log.append("hold")
+            _warmup._held[0] += 1
+            try:
+                yield
+            finally:
+                _warmup._held[0] -= 1
+
+        return held()
+
+    def close(self, finish=True):
+        self.log.append("close" if finish else "kill")
+
+
+@pytest.fixture
+def fake_side(monkeypatch):
+    """BakeSide replaced by a recorder, the cache cold, two cores, no opt-out."""
+    log = []
+    monkeypatch.setattr(_warmup, "BakeSide", lambda mode="bake": log.append(mode) or _FakeSide(log))
+    monkeypatch.setattr(_warmup, "compile_bake_front", lambda mode="bake": log.append("front"))
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.delenv(_warmup.SIDE_ENV, raising=False)
+    monkeypatch.setattr(_jit, "announcer", _jit._Announcer())
+    return log
+
+
+def _quad():
+    return TriMesh(
+        vertices=np.array([[0, 0, 0], [0, 0, 6], [6, 0, 6], [6, 0, 0]], np.float32),
+        triangles=np.array([[0, 1, 2], [0, 2, 3]], np.int32),
+    )
+
+
+@pytest.mark.parametrize("tile_size", [0, 16])
+def test_library_bake_starts_a_side_when_cold(fake_side, capsys, tile_size):
+    nm = navkit.bake(_quad(), navkit.BakeConfig(tile_size=tile_size))
+    assert nm.stats()["polys"] > 0
+    assert fake_side == ["bake", "hold", "front", "close"]
+    assert "navkit: compiling bake kernels" in capsys.readouterr().err  # announced up front
+    assert _warmup._held[0] == 0
+
+
+def test_library_bake_stops_its_side_when_it_fails(fake_side):
+    down = TriMesh(  # wound clockwise: nothing walkable
+        vertices=np.array([[0, 0, 0], [6, 0, 0], [6, 0, 6], [0, 0, 6]], np.float32),
+        triangles=np.array([[0, 1, 2], [0, 2, 3]], np.int32),
+    )
+    with pytest.raises(navkit.errors.BuildError):
+        navkit.bake(down, navkit.BakeConfig())
+    assert fake_side == ["bake", "hold", "front", "kill"]
+
+
+def test_library_bake_starts_no_side_when_warm_opted_out_or_elsewhere(fake_side, monkeypatch):
+    quad = _quad()
+    # bakes that do not go through the tile kernel
+    navkit.bake(quad, navkit.BakeConfig(partition="monotone"))
+    navkit.bake(quad, navkit.BakeConfig(), keep_intermediates=True)
+    assert fake_side == []
+    monkeypatch.setenv(_warmup.SIDE_ENV, "0")
+    navkit.bake(quad, navkit.BakeConfig())
+    assert fake_side == []
+    monkeypatch.setenv(_warmup.SIDE_ENV, "1")
+    # inside another side's hold (the CLI's, or a bake within a bake): no second side
+    with _FakeSide([]).hold():
+        navkit.bake(quad, navkit.BakeConfig())
+    assert fake_side == []
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    navkit.bake(quad, navkit.BakeConfig())
+    assert fake_side == []
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)  # warm
+    navkit.bake(quad, navkit.BakeConfig())
+    assert fake_side == []
+
+
+def test_side_process_allowed(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.delenv(_warmup.SIDE_ENV, raising=False)
+    assert _warmup.side_process_allowed()
+    for off in ("0", "off", "No", "false "):
+        monkeypatch.setenv(_warmup.SIDE_ENV, off)
+        assert not _warmup.side_process_allowed(), off
+    monkeypatch.setenv(_warmup.SIDE_ENV, "1")
+    assert _warmup.side_process_allowed()
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert not _warmup.side_process_allowed()
+
+
+_IN_WORKER = """
+import multiprocessing, os
+from navkit import _warmup
+
+def allowed(_):
+    return _warmup.side_process_allowed()
+
+if __name__ == "__main__":
+    os.cpu_count = lambda: 2
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        print(_warmup.side_process_allowed(), pool.map(allowed, [0])[0])
+"""
+
+
+def test_no_side_in_a_multiprocessing_worker(tmp_path):
+    """A worker of a process pool (navkit warmup's, a user's) starts no side process:
+    the pool already uses the cores."""
+    script = tmp_path / "w.py"
+    script.write_text(_IN_WORKER)
+    env = {k: v for k, v in os.environ.items() if k != _warmup.SIDE_ENV}
+    r = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "False"]
+
+
+_COLD_BAKE = """
+import sys
+import navkit
+# no __main__ guard: the side process must not import this script again
+for tile_size in (0, 32):
+    nm = navkit.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=tile_size))
+    sys.stdout.buffer.write(nm.to_recast())
+"""
+
+
+@pytest.mark.skipif(
+    not os.environ.get("NAVKIT_COLD_COMPILE"),
+    reason="cold compile of every bake kernel (a minute or more): set NAVKIT_COLD_COMPILE=1",
+)
+def test_cold_library_bake_with_its_side_process(tmp_path):
+    """A cold ``navkit.bake`` from a script without a ``__main__`` guard (its side
+    process compiling half of the kernels) gives the same bytes as a bake in this
+    process, announces its compile once, and a warm run compiles nothing."""
+    ref = b"".join(
+        navkit.bake(sample_level(), navkit.BakeConfig(tile_size=t)).to_recast() for t in (0, 32)
+    )
+    script = tmp_path / "bake.py"
+    script.write_text(_COLD_BAKE)
+    env = {k: v for k, v in os.environ.items() if k != _warmup.SIDE_ENV}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    for run in ("cold", "warm"):
+        r = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, timeout=3600, env=env
+        )
+        err = r.stderr.decode()
+        assert r.returncode == 0, err
+        assert r.stdout == ref, run
+        lines = [ln for ln in err.splitlines() if "compil" in ln.lower()]
+        if run == "cold":
+            assert any("bake kernels" in ln and "two cores" in ln for ln in lines), err
+            assert len(lines) == len(set(lines)), err
+        else:
+            assert not lines, err
