@@ -179,3 +179,121 @@ def test_cold_library_bake_with_its_side_process(tmp_path):
             assert len(lines) == len(set(lines)), err
         else:
             assert not lines, err
+
+
+# -- the tile cache ---------------------------------------------------------------------------
+@pytest.fixture
+def fake_tc_side(fake_side, monkeypatch):
+    monkeypatch.setattr(
+        _warmup, "_compile_as_callee", lambda names, kinds=None: fake_side.append(tuple(names))
+    )
+    return fake_side
+
+
+def test_tile_cache_bake_starts_a_side_when_cold(fake_tc_side, capsys):
+    from navkit.tilecache import TileCache
+
+    tc = TileCache.bake(_quad(), navkit.BakeConfig(tile_size=16))
+    assert tc.navmesh.stats()["polys"] > 0
+    assert fake_tc_side == ["tilecache", "hold", _warmup.TILECACHE_FRONT_KERNELS, "close"]
+    # (announced up front; this test's announcer is not numba's listener, which may
+    # announce the tile cache's own compiles here)
+    assert "tile-cache kernels (first run only, ~30 s on two cores)" in capsys.readouterr().err
+
+
+def test_tile_cache_bake_starts_no_side_otherwise(fake_tc_side, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from navkit.tilecache import TileCache
+
+    cfg = navkit.BakeConfig(tile_size=16)
+    TileCache.bake(_quad(), cfg, recast_compatible=True)  # update_call, not the detail one
+    with ThreadPoolExecutor(2) as ex:
+        TileCache.bake(_quad(), cfg, executor=ex)  # the executor's per-tile path
+    monkeypatch.setenv(_warmup.SIDE_ENV, "off")
+    TileCache.bake(_quad(), cfg)
+    monkeypatch.delenv(_warmup.SIDE_ENV)
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)
+    TileCache.bake(_quad(), cfg)
+    assert fake_tc_side == []
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    with pytest.raises(navkit.errors.ConfigError):
+        TileCache.bake(_quad(), navkit.BakeConfig(tile_size=0))
+    assert fake_tc_side[-1] == "kill"
+
+
+_TC_SIGNATURES = """
+import navkit
+from navkit import _warmup
+from navkit.tilecache import TileCache
+
+kinds = {**_warmup._bake_types(), **_warmup._tile_cache_types()}
+names = _warmup.TILECACHE_SIDE_KERNELS + _warmup.TILECACHE_FRONT_KERNELS
+_warmup._compile_as_callee(names, kinds)
+kernels = [kinds[n][0] for n in names]
+sigs = [set(k.signatures) for k in kernels]
+TileCache.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=32))
+for k, before in zip(kernels, sigs, strict=True):
+    assert set(k.signatures) == before and len(before) == 1, (k, before, k.signatures)
+print("ok")
+"""
+
+
+def test_tile_cache_side_compiles_the_signatures_the_tile_cache_uses(tmp_path):
+    """The tile cache's side process and its own process compile their kernels from
+    the argument types of _warmup._tile_cache_types and _bake_types: the update
+    kernel must call those very signatures, or it would compile them again. In a fresh
+    interpreter; with NAVKIT_COLD_COMPILE=1 on an empty cache (on a warm one the
+    update kernel loads without typing its calls)."""
+    env = dict(os.environ, NAVKIT_SIDE_PROCESS="0")
+    if os.environ.get("NAVKIT_COLD_COMPILE"):
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    r = subprocess.run(
+        [sys.executable, "-c", _TC_SIGNATURES],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
+
+
+_COLD_TC = """
+import sys
+import navkit
+from navkit.tilecache import TileCache
+
+tc = TileCache.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=32))
+sys.stdout.buffer.write(tc.to_recast() + tc.navmesh.to_recast())
+"""
+
+
+@pytest.mark.skipif(
+    not os.environ.get("NAVKIT_COLD_COMPILE"),
+    reason="cold compile of every tile cache kernel (a minute or more): set NAVKIT_COLD_COMPILE=1",
+)
+def test_cold_tile_cache_bake_with_its_side_process(tmp_path):
+    """A cold ``TileCache.bake`` (its side process compiling the update kernel's mesh
+    and swap kernels) gives the same layers and navmesh as one in this process,
+    announces its compile once, and a warm run compiles nothing."""
+    from navkit.tilecache import TileCache
+
+    tc = TileCache.bake(sample_level(), navkit.BakeConfig(tile_size=32))
+    ref = tc.to_recast() + tc.navmesh.to_recast()
+    script = tmp_path / "tc.py"
+    script.write_text(_COLD_TC)
+    env = {k: v for k, v in os.environ.items() if k != _warmup.SIDE_ENV}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    for run in ("cold", "warm"):
+        r = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, timeout=3600, env=env
+        )
+        err = r.stderr.decode()
+        assert r.returncode == 0, err
+        assert r.stdout == ref, run
+        lines = [ln for ln in err.splitlines() if "compil" in ln.lower()]
+        if run == "cold":
+            assert any("tile-cache kernels" in ln and "two cores" in ln for ln in lines), err
+            assert len(lines) == len(set(lines)), err
+        else:
+            assert not lines, err

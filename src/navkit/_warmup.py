@@ -578,12 +578,60 @@ DEMO_SIDE_KERNELS = ("trace", "boundary_flags", "merge_holes", "polymesh", "back
 DEMO_FRONT_KERNELS = ("detail", "watershed", "distance", "tile_data", "bv_tree")
 
 
-def _compile_as_callee(names) -> None:
-    """Compile the kernels ``names`` of :func:`_bake_types` as the tile kernel's typing
-    would: for calls from other kernels (no CPython wrapper)."""
+def _tile_cache_types() -> dict:
+    """As :func:`_bake_types`, for the kernels a cold :meth:`TileCache.bake
+    <navkit.tilecache.TileCache.bake>` leaves to its side process: the argument types
+    the tile cache's update kernel (``_update.update_call_detail``, which builds the
+    initial navmesh tiles) passes to them (tests/test_cold_side.py checks that a tile
+    cache bake adds no signature)."""
+    from numba.core import types as T
+
+    from navkit.detour import _swap
+    from navkit.tilecache import _rebuild
+
+    def a(dt, nd=1):
+        return T.Array(dt, nd, "C")
+
+    i64, f32, u8, u16, u32 = T.int64, T.float32, T.uint8, T.uint16, T.uint32
+    f2 = a(f32, 2)
+    raw_mesh = (
+        a(u8), T.boolean, a(i64), a(f32), a(i64), a(i64), f2, f2, f2, a(u8), a(i64), a(i64), f2,
+        i64, f32, a(f32), a(i64),
+    )  # fmt: skip
+    # the tile's arrays (rebuild_swap_detail's) and the off-mesh connections
+    tile = T.Tuple(
+        (
+            f2, a(u16, 2), a(u16, 2), a(u16), a(u8), a(u8), a(u32), a(u32), a(u8), a(u8), f2,
+            a(u8, 2), a(u16, 2), a(u16, 2), a(T.int32),
+        )
+    )  # fmt: skip
+    offmesh = T.Tuple((f2, a(f32), a(u8), a(u8), a(u16), a(u32)))
+    swap = (
+        a(i64), a(i64, 2), a(i64), i64, i64, i64, a(f32), a(f32), a(f32), i64, tile, offmesh,
+        a(i64), a(i64), i64, a(i64),
+    )  # fmt: skip
+    return {
+        # decompressed layer to polygon mesh (obstacles, regions, contours, polygons)
+        "raw_mesh": (_rebuild._raw_mesh, raw_mesh),
+        # the tile into the navmesh, its links
+        "swap_tile_data": (_swap.swap_tile_data, swap),
+    }
+
+
+#: The kernels the side process of a cold tile cache bake compiles (``mode="tilecache"``,
+#: of :func:`_tile_cache_types`), and those its own process compiles ahead (of
+#: :func:`_bake_types`: the ones the tile cache shares with the bake) before it builds
+#: the layers.
+TILECACHE_SIDE_KERNELS = ("raw_mesh", "swap_tile_data")
+TILECACHE_FRONT_KERNELS = ("detail", "tile_data", "bv_tree")
+
+
+def _compile_as_callee(names, kinds=None) -> None:
+    """Compile the kernels ``names`` of ``kinds`` (default :func:`_bake_types`) as the
+    tile kernel's typing would: for calls from other kernels (no CPython wrapper)."""
     from navkit._jit import _as_callee
 
-    kinds = _bake_types()
+    kinds = _bake_types() if kinds is None else kinds
     for name in names:
         disp, sig = kinds[name]
         with _as_callee():
@@ -634,9 +682,14 @@ def bake_side(mode: str = "bake") -> None:
     def path() -> None:
         compile_path_kernels()
 
+    def tile_cache() -> None:
+        _compile_as_callee(TILECACHE_SIDE_KERNELS, _tile_cache_types())
+
     steps: list[tuple[Callable[[], None], str]] = [(back, "back"), (_bake_link_kernels, "links")]
     if mode == "demo":
         steps.append((path, "path"))
+    if mode == "tilecache":
+        steps = [(tile_cache, "tilecache")]
     for step, tag in steps:
         try:
             step()
@@ -677,7 +730,7 @@ class BakeSide:
         )  # fmt: skip
         self.seen: set[str] = set()
         self.mode = mode
-        self.last = "path" if mode == "demo" else "links"
+        self.last = {"demo": "path", "tilecache": "tilecache"}.get(mode, "links")
 
     def wait(self, tag: str) -> None:
         """Until the side printed ``tag`` (or ended)."""
@@ -694,10 +747,14 @@ class BakeSide:
 
         from navkit.detour import _links, _pool_links
 
-        kinds = _bake_types()
-        side = DEMO_SIDE_KERNELS if self.mode == "demo" else BAKE_SIDE_KERNELS
-        waits = [(kinds[n][0], "back") for n in side]
-        waits += [(_pool_links.connect_new_tiles, "links"), (_links.count_links, "links")]
+        if self.mode == "tilecache":
+            kinds = _tile_cache_types()
+            waits = [(kinds[n][0], "tilecache") for n in TILECACHE_SIDE_KERNELS]
+        else:
+            kinds = _bake_types()
+            side = DEMO_SIDE_KERNELS if self.mode == "demo" else BAKE_SIDE_KERNELS
+            waits = [(kinds[n][0], "back") for n in side]
+            waits += [(_pool_links.connect_new_tiles, "links"), (_links.count_links, "links")]
 
         @contextlib.contextmanager
         def held():
@@ -783,6 +840,23 @@ def start_bake_side(mode: str = "bake") -> BakeSide | None:
 
 
 @contextlib.contextmanager
+def _announced_alone(group: str, estimate: str) -> Iterator[None]:
+    """Announce ``group``'s compile with ``estimate`` now, and no other group's within
+    (the bake's and the navmesh's kernels of a tile cache bake are part of that
+    estimate); the groups' compile times then count as before the context."""
+    from navkit._jit import announcer
+
+    announcer.announce(group, estimate)
+    was, spent = announcer.enabled, dict(announcer.spent)
+    announcer.enabled = False
+    try:
+        yield
+    finally:
+        announcer.enabled = was
+        announcer.spent = spent
+
+
+@contextlib.contextmanager
 def cold_bake() -> Iterator[BakeSide | None]:
     """The context of a library bake through the tile kernel (:func:`navkit.bake`):
     on a cold cache, a :class:`BakeSide` compiles half of the bake's kernels in a
@@ -795,12 +869,39 @@ def cold_bake() -> Iterator[BakeSide | None]:
     if side is None:
         yield None
         return
-    from navkit._jit import announcer
-
-    announcer.announce("bake", "~30 s on two cores")
     try:
-        with side.hold():
+        with side.hold(), _announced_alone("bake", "~30 s on two cores"):
             compile_bake_front()
+            yield side
+    except BaseException:
+        side.close(finish=False)
+        raise
+    side.close()
+
+
+@contextlib.contextmanager
+def cold_tile_cache() -> Iterator[BakeSide | None]:
+    """:func:`cold_bake` for :meth:`TileCache.bake <navkit.tilecache.TileCache.bake>`
+    (navkit's default mode, no executor): on a cold cache a side process compiles the
+    update kernel's layer-to-polygon-mesh and tile-swap kernels
+    (:data:`TILECACHE_SIDE_KERNELS`) while this one compiles the detail mesh, the tile
+    data and the BV tree, builds the layers (their kernels), then types the update
+    kernel, which loads the side's kernels from the cache."""
+    from navkit._jit import is_cached
+    from navkit.tilecache import _update
+
+    side = None
+    if side_process_allowed() and is_cached(_update.update_call_detail) is False:
+        try:
+            side = BakeSide("tilecache")
+        except OSError:
+            side = None
+    if side is None:
+        yield None
+        return
+    try:
+        with side.hold(), _announced_alone("tile-cache", "~30 s on two cores"):
+            _compile_as_callee(TILECACHE_FRONT_KERNELS)
             yield side
     except BaseException:
         side.close(finish=False)
