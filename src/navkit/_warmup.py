@@ -269,7 +269,9 @@ def _one_quad():
     return pm, dm
 
 
-def demo_side(recast_ready=None, claim=None, query_done=None, obstacles: bool = True) -> None:
+def demo_side(
+    recast_ready=None, claim=None, query_done=None, obstacles: bool = True, swap_ready=None
+) -> None:
     """Worker of a cold ``navkit demo``: compile what the demo needs after its bake
     while the demo's own process compiles and runs the bake, so the two compiles use
     two cores.
@@ -285,7 +287,10 @@ def demo_side(recast_ready=None, claim=None, query_done=None, obstacles: bool = 
     for the demo's shared kernels used to leave this process idle). ``claim``: a
     ``multiprocessing.Value`` ('i'); whichever process sets it from 0 compiles the
     path kernels. ``query_done`` (an event) is set once this process is past the path
-    kernels (compiled, or left to the demo)."""
+    kernels (compiled, or left to the demo). ``swap_ready`` (an event): the demo's
+    process compiles the tile cache's swap kernel once its own part is done
+    (:meth:`DemoSide.compile_tile_swap`); this process's tile cache waits for it there
+    instead of compiling it too."""
     # Any failure here only means the demo compiles that part itself: stay quiet.
     try:
         if obstacles:
@@ -309,10 +314,36 @@ def demo_side(recast_ready=None, claim=None, query_done=None, obstacles: bool = 
     try:
         if recast_ready is not None:
             recast_ready.wait()
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, _compile_after(swap_ready, "swap_tile_data"):
             _tile_cache(tmp)
     except Exception:  # noqa: BLE001
         pass
+
+
+@contextlib.contextmanager
+def _compile_after(event, name: str) -> Iterator[None]:
+    """While active, a compile of the tile cache's kernel ``name``
+    (:func:`_tile_cache_types`) here first waits for ``event`` (another process
+    compiles it; then this one loads it from the cache), or for that process's end."""
+    import multiprocessing
+
+    if event is None:
+        yield
+        return
+    disp = _tile_cache_types()[name][0]
+    orig = type(disp).compile
+    parent = multiprocessing.parent_process()
+
+    def compile(sig):
+        while not event.wait(0.5) and (parent is None or parent.is_alive()):
+            pass
+        return orig(disp, sig)
+
+    disp.compile = compile
+    try:
+        yield
+    finally:
+        disp.__dict__.pop("compile", None)
 
 
 def _claim(flag) -> bool:
@@ -334,12 +365,25 @@ class DemoSide:
         self.ready = ctx.Event()
         self.claim = ctx.Value("i", 0)
         self.query_done = ctx.Event()
+        self.swap_ready = ctx.Event()
         self.process = ctx.Process(
             target=demo_side,
-            args=(self.ready, self.claim, self.query_done, obstacles),
+            args=(self.ready, self.claim, self.query_done, obstacles, self.swap_ready),
             daemon=True,
         )
         self.process.start()
+
+    def compile_tile_swap(self) -> None:
+        """The demo's process, done with its part before the side's tile cache:
+        compile the tile cache's swap kernel (~10 CPU s) here, which the side's tile
+        cache then loads (it waits for it: :func:`demo_side`'s ``swap_ready``)."""
+        try:  # (the demo announced the tile cache's compile already)
+            with _unannounced():
+                _compile_as_callee(("swap_tile_data",), _tile_cache_types())
+        except Exception:  # noqa: BLE001 - the side compiles it then
+            pass
+        finally:
+            self.swap_ready.set()
 
     def recast_ready(self) -> None:
         self.ready.set()
@@ -747,12 +791,17 @@ class BakeSide:
 
     def wait(self, tag: str) -> None:
         """Until the side printed ``tag`` (or ended)."""
-        out = self.process.stdout
-        while tag not in self.seen and out is not None:
-            line = out.readline()
-            if not line:
-                break
-            self.seen.add(line.strip())
+        import threading
+
+        # (one reader of the side's output at a time: compiles of other threads)
+        lock = self.__dict__.setdefault("_lock", threading.Lock())
+        with lock:
+            out = self.process.stdout
+            while tag not in self.seen and out is not None:
+                line = out.readline()
+                if not line:
+                    break
+                self.seen.add(line.strip())
 
     def hold(self):
         """A context: the side's kernels compile here only once the side is past them."""
@@ -860,6 +909,16 @@ def _announced_alone(group: str, estimate: str) -> Iterator[None]:
     from navkit._jit import announcer
 
     announcer.announce(group, estimate)
+    with _unannounced():
+        yield
+
+
+@contextlib.contextmanager
+def _unannounced() -> Iterator[None]:
+    """No compile announced within (one was already); the groups' compile times then
+    count as before the context."""
+    from navkit._jit import announcer
+
     was, spent = announcer.enabled, dict(announcer.spent)
     announcer.enabled = False
     try:
