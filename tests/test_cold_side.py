@@ -99,6 +99,11 @@ def test_library_bake_starts_no_side_when_warm_opted_out_or_elsewhere(fake_side,
     monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)  # warm
     navkit.bake(quad, navkit.BakeConfig())
     assert fake_side == []
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    empty = TriMesh(vertices=quad.vertices, triangles=np.zeros((0, 3), np.int32))
+    with pytest.raises(navkit.errors.InputError):  # checked before any side starts
+        navkit.bake(empty, navkit.BakeConfig())
+    assert fake_side == []
 
 
 def test_side_process_allowed(monkeypatch):

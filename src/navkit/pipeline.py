@@ -873,7 +873,10 @@ def bake(
         mesh, config, executor, progress, keep_intermediates, volumes, offmesh
     )
     config = config or BakeConfig()
-    args = (mesh, config, executor, progress, keep_intermediates, volumes, offmesh, t_start)
+    rc = config.voxel()
+    if mesh.n_triangles == 0:
+        raise InputError(f"{mesh.name}: the mesh has no triangles")
+    args = (mesh, config, rc, executor, progress, keep_intermediates, volumes, offmesh, t_start)
     if _kernel_bake_ok(config, volumes, offmesh, executor) and (
         config.tile_size or not keep_intermediates
     ):
@@ -889,6 +892,7 @@ def bake(
 def _bake_checked(
     mesh: TriMesh,
     config: BakeConfig,
+    rc: RcConfig,
     executor: Executor | None,
     progress: Callable[[int, int], None] | None,
     keep_intermediates: bool,
@@ -896,10 +900,7 @@ def _bake_checked(
     offmesh: Any,
     t_start: float,
 ):
-    """:func:`bake` once its arguments are checked."""
-    rc = config.voxel()
-    if mesh.n_triangles == 0:
-        raise InputError(f"{mesh.name}: the mesh has no triangles")
+    """:func:`bake` once its arguments are checked (``rc``: ``config.voxel()``)."""
     report = BuildReport(config=config.to_dict())
     from .recast.rasterize import _as_areas, _as_triangles, _as_vertices
 
