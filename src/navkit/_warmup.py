@@ -10,11 +10,12 @@ has written one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 
@@ -268,7 +269,9 @@ def _one_quad():
     return pm, dm
 
 
-def demo_side(recast_ready=None, claim=None, query_done=None, obstacles: bool = True) -> None:
+def demo_side(
+    recast_ready=None, claim=None, query_done=None, obstacles: bool = True, swap_ready=None
+) -> None:
     """Worker of a cold ``navkit demo``: compile what the demo needs after its bake
     while the demo's own process compiles and runs the bake, so the two compiles use
     two cores.
@@ -284,7 +287,10 @@ def demo_side(recast_ready=None, claim=None, query_done=None, obstacles: bool = 
     for the demo's shared kernels used to leave this process idle). ``claim``: a
     ``multiprocessing.Value`` ('i'); whichever process sets it from 0 compiles the
     path kernels. ``query_done`` (an event) is set once this process is past the path
-    kernels (compiled, or left to the demo)."""
+    kernels (compiled, or left to the demo). ``swap_ready`` (an event): the demo's
+    process compiles the tile cache's swap kernel once its own part is done
+    (:meth:`DemoSide.compile_tile_swap`); this process's tile cache waits for it there
+    instead of compiling it too."""
     # Any failure here only means the demo compiles that part itself: stay quiet.
     try:
         if obstacles:
@@ -308,10 +314,36 @@ def demo_side(recast_ready=None, claim=None, query_done=None, obstacles: bool = 
     try:
         if recast_ready is not None:
             recast_ready.wait()
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, _compile_after(swap_ready, "swap_tile_data"):
             _tile_cache(tmp)
     except Exception:  # noqa: BLE001
         pass
+
+
+@contextlib.contextmanager
+def _compile_after(event, name: str) -> Iterator[None]:
+    """While active, a compile of the tile cache's kernel ``name``
+    (:func:`_tile_cache_types`) here first waits for ``event`` (another process
+    compiles it; then this one loads it from the cache), or for that process's end."""
+    import multiprocessing
+
+    if event is None:
+        yield
+        return
+    disp = _tile_cache_types()[name][0]
+    orig = type(disp).compile
+    parent = multiprocessing.parent_process()
+
+    def compile(sig):
+        while not event.wait(0.5) and (parent is None or parent.is_alive()):
+            pass
+        return orig(disp, sig)
+
+    disp.compile = compile
+    try:
+        yield
+    finally:
+        disp.__dict__.pop("compile", None)
 
 
 def _claim(flag) -> bool:
@@ -333,12 +365,25 @@ class DemoSide:
         self.ready = ctx.Event()
         self.claim = ctx.Value("i", 0)
         self.query_done = ctx.Event()
+        self.swap_ready = ctx.Event()
         self.process = ctx.Process(
             target=demo_side,
-            args=(self.ready, self.claim, self.query_done, obstacles),
+            args=(self.ready, self.claim, self.query_done, obstacles, self.swap_ready),
             daemon=True,
         )
         self.process.start()
+
+    def compile_tile_swap(self) -> None:
+        """The demo's process, done with its part before the side's tile cache:
+        compile the tile cache's swap kernel (~10 CPU s) here, which the side's tile
+        cache then loads (it waits for it: :func:`demo_side`'s ``swap_ready``)."""
+        try:  # (the demo announced the tile cache's compile already)
+            with _unannounced():
+                _compile_as_callee(("swap_tile_data",), _tile_cache_types())
+        except Exception:  # noqa: BLE001 - the side compiles it then
+            pass
+        finally:
+            self.swap_ready.set()
 
     def recast_ready(self) -> None:
         self.ready.set()
@@ -489,13 +534,14 @@ def warmup(
 # A bake compiles ~200 kernels, nearly all of them while numba types the tile kernel
 # (navkit._bake_tiles.tiles_kernel): it compiles each stage kernel the first time its
 # call is typed. On a cold cache, :func:`start_bake_side` starts a second Python
-# process that compiles half of the stages (distance field, contours, polygon mesh,
-# Detour's tile data, BV tree: :data:`BAKE_SIDE_KERNELS`) into numba's on-disk cache,
-# then the navmesh's link kernels; meanwhile the bake's own process compiles the detail
-# mesh and the watershed regions (:func:`compile_bake_front`) and then bakes: its
-# compile of the tile kernel types the front stages (rasterize to erode) itself, waits
-# for the side process at the first kernel of the side's half (:meth:`BakeSide.hold`)
-# and loads those from the cache instead of compiling them. The tile kernel's own
+# process that compiles half of the stages (distance field, watershed, contours, polygon
+# mesh: :data:`BAKE_SIDE_KERNELS`) into numba's on-disk cache, printing each kernel's
+# name once it is cached, then the navmesh's link kernels; meanwhile the bake's own
+# process compiles the detail mesh, Detour's tile data and the BV tree
+# (:func:`compile_bake_front`) and then bakes: its compile of the tile kernel types the
+# front stages (rasterize to erode) itself, waits at each kernel of the side's half
+# until the side printed that kernel's name (:meth:`BakeSide.hold`) and loads it from
+# the cache instead of compiling it. The tile kernel's own
 # compile (~4 s) comes after both halves; the two chain kernels it calls
 # (``recast._chain``: the front stages' and the back stages') are compiled on their
 # own (``link=False``), the back chain by the side process.
@@ -563,12 +609,15 @@ def _bake_types() -> dict:
 
 
 #: The kernels the side process of a cold bake compiles (:func:`bake_side`), in order.
+#: (The side tags each kernel, and the bake's process waits only for the one it needs
+#: next: the side takes the watershed, the bake's process the tile data and the BV
+#: tree, which the tile kernel types after the back chain, the side's last kernel;
+#: the bake's process was the longer of the two by ~5 CPU s with the halves swapped.)
 BAKE_SIDE_KERNELS = (
-    "distance", "trace", "boundary_flags", "merge_holes", "polymesh", "tile_data", "bv_tree",
-    "back_chain",
+    "distance", "watershed", "trace", "boundary_flags", "merge_holes", "polymesh", "back_chain",
 )  # fmt: skip
 #: The kernels the bake's own process compiles ahead of its bake (:func:`compile_bake_front`).
-BAKE_FRONT_KERNELS = ("detail", "watershed")
+BAKE_FRONT_KERNELS = ("detail", "tile_data", "bv_tree")
 #: The same two lists for a cold ``navkit demo`` (``mode="demo"``), whose side process
 #: compiles the link and the path's kernels after its half of the bake: the distance
 #: field, the tile data and the BV tree are the demo's own process's instead (~4 CPU s),
@@ -577,22 +626,78 @@ DEMO_SIDE_KERNELS = ("trace", "boundary_flags", "merge_holes", "polymesh", "back
 DEMO_FRONT_KERNELS = ("detail", "watershed", "distance", "tile_data", "bv_tree")
 
 
-def _compile_as_callee(names) -> None:
-    """Compile the kernels ``names`` of :func:`_bake_types` as the tile kernel's typing
-    would: for calls from other kernels (no CPython wrapper)."""
+def _tile_cache_types() -> dict:
+    """As :func:`_bake_types`, for the kernels a cold :meth:`TileCache.bake
+    <navkit.tilecache.TileCache.bake>` leaves to its side process: the argument types
+    the tile cache's update kernel (``_update.update_call_detail``, which builds the
+    initial navmesh tiles) passes to them (tests/test_cold_side.py checks that a tile
+    cache bake adds no signature)."""
+    from numba.core import types as T
+
+    from navkit.detour import _swap
+    from navkit.tilecache import _rebuild
+
+    def a(dt, nd=1):
+        return T.Array(dt, nd, "C")
+
+    i64, f32, u8, u16, u32 = T.int64, T.float32, T.uint8, T.uint16, T.uint32
+    f2 = a(f32, 2)
+    raw_mesh = (
+        a(u8), T.boolean, a(i64), a(f32), a(i64), a(i64), f2, f2, f2, a(u8), a(i64), a(i64), f2,
+        i64, f32, a(f32), a(i64),
+    )  # fmt: skip
+    # the tile's arrays (rebuild_swap_detail's) and the off-mesh connections
+    tile = T.Tuple(
+        (
+            f2, a(u16, 2), a(u16, 2), a(u16), a(u8), a(u8), a(u32), a(u32), a(u8), a(u8), f2,
+            a(u8, 2), a(u16, 2), a(u16, 2), a(T.int32),
+        )
+    )  # fmt: skip
+    offmesh = T.Tuple((f2, a(f32), a(u8), a(u8), a(u16), a(u32)))
+    swap = (
+        a(i64), a(i64, 2), a(i64), i64, i64, i64, a(f32), a(f32), a(f32), i64, tile, offmesh,
+        a(i64), a(i64), i64, a(i64),
+    )  # fmt: skip
+    return {
+        # decompressed layer to polygon mesh (obstacles, regions, contours, polygons)
+        "raw_mesh": (_rebuild._raw_mesh, raw_mesh),
+        # the tile into the navmesh, its links
+        "swap_tile_data": (_swap.swap_tile_data, swap),
+    }
+
+
+#: The kernels the side process of a cold tile cache bake compiles (``mode="tilecache"``,
+#: of :func:`_tile_cache_types`), and those its own process compiles ahead (of
+#: :func:`_bake_types`: the ones the tile cache shares with the bake) before it builds
+#: the layers.
+TILECACHE_SIDE_KERNELS = ("raw_mesh", "swap_tile_data")
+TILECACHE_FRONT_KERNELS = ("detail", "tile_data", "bv_tree")
+
+
+def _compile_as_callee(names, kinds=None, tags: bool = False) -> None:
+    """Compile the kernels ``names`` of ``kinds`` (default :func:`_bake_types`) as the
+    tile kernel's typing would: for calls from other kernels (no CPython wrapper).
+    ``tags`` (the side process): print each kernel's name on stdout once it is
+    compiled (or failed: the caller then compiles it itself), for :meth:`BakeSide.hold`."""
     from navkit._jit import _as_callee
 
-    kinds = _bake_types()
+    kinds = _bake_types() if kinds is None else kinds
     for name in names:
         disp, sig = kinds[name]
-        with _as_callee():
-            disp.compile(sig)
+        try:
+            with _as_callee():
+                disp.compile(sig)
+        except Exception:  # noqa: BLE001
+            if not tags:
+                raise
+        if tags:
+            print(name, flush=True)
 
 
 def compile_bake_front(mode: str = "bake") -> None:
     """The bake's own process's part ahead of its bake: the detail mesh (first: the
-    side's back chain loads it from the cache) and the watershed regions, and in
-    ``mode="demo"`` the distance field, the tile data and the BV tree (the front
+    side's back chain loads it from the cache), the tile data and the BV tree, and in
+    ``mode="demo"`` also the watershed regions and the distance field (the front
     stages it compiles in the bake, ahead of the first kernel of the side's half)."""
     _compile_as_callee(DEMO_FRONT_KERNELS if mode == "demo" else BAKE_FRONT_KERNELS)
 
@@ -622,20 +727,26 @@ def _bake_link_kernels() -> None:
 
 def bake_side(mode: str = "bake") -> None:
     """The side process of a cold bake (``python -m navkit._warmup``): compile
-    :data:`BAKE_SIDE_KERNELS` and print ``back`` on stdout, then the navmesh's link
+    :data:`BAKE_SIDE_KERNELS` (printing each one's name on stdout once it is cached)
+    and print ``back``, then the navmesh's link
     kernels and print ``links``. In ``mode="demo"`` (:data:`DEMO_SIDE_KERNELS`) then
     also the path query's kernels, and print ``path``. Any failure
     only means the bake (or the demo) compiles that part itself."""
 
     def back() -> None:
-        _compile_as_callee(DEMO_SIDE_KERNELS if mode == "demo" else BAKE_SIDE_KERNELS)
+        _compile_as_callee(DEMO_SIDE_KERNELS if mode == "demo" else BAKE_SIDE_KERNELS, tags=True)
 
     def path() -> None:
         compile_path_kernels()
 
+    def tile_cache() -> None:
+        _compile_as_callee(TILECACHE_SIDE_KERNELS, _tile_cache_types(), tags=True)
+
     steps: list[tuple[Callable[[], None], str]] = [(back, "back"), (_bake_link_kernels, "links")]
     if mode == "demo":
         steps.append((path, "path"))
+    if mode == "tilecache":
+        steps = [(tile_cache, "tilecache")]
     for step, tag in steps:
         try:
             step()
@@ -676,16 +787,21 @@ class BakeSide:
         )  # fmt: skip
         self.seen: set[str] = set()
         self.mode = mode
-        self.last = "path" if mode == "demo" else "links"
+        self.last = {"demo": "path", "tilecache": "tilecache"}.get(mode, "links")
 
     def wait(self, tag: str) -> None:
         """Until the side printed ``tag`` (or ended)."""
-        out = self.process.stdout
-        while tag not in self.seen and out is not None:
-            line = out.readline()
-            if not line:
-                break
-            self.seen.add(line.strip())
+        import threading
+
+        # (one reader of the side's output at a time: compiles of other threads)
+        lock = self.__dict__.setdefault("_lock", threading.Lock())
+        with lock:
+            out = self.process.stdout
+            while tag not in self.seen and out is not None:
+                line = out.readline()
+                if not line:
+                    break
+                self.seen.add(line.strip())
 
     def hold(self):
         """A context: the side's kernels compile here only once the side is past them."""
@@ -693,18 +809,24 @@ class BakeSide:
 
         from navkit.detour import _links, _pool_links
 
-        kinds = _bake_types()
-        side = DEMO_SIDE_KERNELS if self.mode == "demo" else BAKE_SIDE_KERNELS
-        waits = [(kinds[n][0], "back") for n in side]
-        waits += [(_pool_links.connect_new_tiles, "links"), (_links.count_links, "links")]
+        if self.mode == "tilecache":
+            kinds = _tile_cache_types()
+            waits = [(kinds[n][0], n) for n in TILECACHE_SIDE_KERNELS]
+        else:
+            kinds = _bake_types()
+            side = DEMO_SIDE_KERNELS if self.mode == "demo" else BAKE_SIDE_KERNELS
+            waits = [(kinds[n][0], n) for n in side]  # (each kernel's own tag)
+            waits += [(_pool_links.connect_new_tiles, "links"), (_links.count_links, "links")]
 
         @contextlib.contextmanager
         def held():
             for disp, tag in waits:
                 disp.compile = self._waiting(disp, tag)
+            _held[0] += 1
             try:
                 yield
             finally:
+                _held[0] -= 1
                 for disp, _tag in waits:
                     disp.__dict__.pop("compile", None)
 
@@ -742,13 +864,36 @@ def _site_dirs() -> set[str]:
     return {str(Path(d).resolve()) for d in dirs}
 
 
+#: Environment variable: ``0`` (or ``off``, ``no``, ``false``) keeps a cold bake's (or
+#: tile cache's) compile in the calling process: no side process is started.
+SIDE_ENV = "NAVKIT_SIDE_PROCESS"
+_held = [0]  #: side holds active in this process (a bake inside one starts no other side)
+
+
+def side_process_allowed() -> bool:
+    """Whether a cold compile may start a side process here: not opted out
+    (:data:`SIDE_ENV`), no side of this process already running, a second core, a
+    Python interpreter to start (not a frozen application), and not a worker process
+    of :mod:`multiprocessing` (a pool already spreads its work over the cores)."""
+    import multiprocessing
+
+    if os.environ.get(SIDE_ENV, "").strip().lower() in ("0", "off", "no", "false"):
+        return False
+    if _held[0] or (os.cpu_count() or 1) < 2 or getattr(sys, "frozen", False):
+        return False
+    if not sys.executable or not os.path.exists(sys.executable):
+        return False
+    return multiprocessing.parent_process() is None
+
+
 def start_bake_side(mode: str = "bake") -> BakeSide | None:
     """Start :func:`bake_side` when the bake's kernels are not cached yet and this
-    machine has a second core (None otherwise: a warm bake starts nothing)."""
+    machine has a second core (None otherwise: a warm bake starts nothing; nor when
+    :func:`side_process_allowed` says no)."""
     from navkit import _bake_tiles
     from navkit._jit import is_cached
 
-    if (os.cpu_count() or 1) < 2 or is_cached(_bake_tiles.tiles_kernel) is not False:
+    if not side_process_allowed() or is_cached(_bake_tiles.tiles_kernel) is not False:
         return None
     try:
         return BakeSide(mode)
@@ -838,11 +983,12 @@ class EcmSide(BakeSide):
 
 def start_ecm_side() -> EcmSide | None:
     """Start :func:`ecm_side` when the path kernels are not cached yet and this
-    machine has a second core (None otherwise: a warm ``navkit ecm`` starts nothing)."""
+    machine has a second core (None otherwise: a warm ``navkit ecm`` starts nothing; nor
+    when :func:`side_process_allowed` says no, e.g. ``NAVKIT_SIDE_PROCESS=0``)."""
     from navkit._jit import is_cached
     from navkit.ecm import _path_kernels as PK
 
-    if (os.cpu_count() or 1) < 2 or is_cached(PK.query) is not False:
+    if not side_process_allowed() or is_cached(PK.query) is not False:
         return None
     try:
         return EcmSide()
@@ -854,6 +1000,87 @@ if __name__ == "__main__" and sys.argv[1:2] == ["ecm-side"]:
     ecm_side()
     sys.stdout.flush()
     os._exit(0)
+
+
+@contextlib.contextmanager
+def _announced_alone(group: str, estimate: str) -> Iterator[None]:
+    """Announce ``group``'s compile with ``estimate`` now, and no other group's within
+    (the bake's and the navmesh's kernels of a tile cache bake are part of that
+    estimate); the groups' compile times then count as before the context."""
+    from navkit._jit import announcer
+
+    announcer.announce(group, estimate)
+    with _unannounced():
+        yield
+
+
+@contextlib.contextmanager
+def _unannounced() -> Iterator[None]:
+    """No compile announced within (one was already); the groups' compile times then
+    count as before the context."""
+    from navkit._jit import announcer
+
+    was, spent = announcer.enabled, dict(announcer.spent)
+    announcer.enabled = False
+    try:
+        yield
+    finally:
+        announcer.enabled = was
+        announcer.spent = spent
+
+
+@contextlib.contextmanager
+def cold_bake() -> Iterator[BakeSide | None]:
+    """The context of a library bake through the tile kernel (:func:`navkit.bake`):
+    on a cold cache, a :class:`BakeSide` compiles half of the bake's kernels in a
+    side process while this one compiles its own half (:func:`compile_bake_front`)
+    and bakes (as ``navkit bake`` does). Yields the side, or None (warm cache, one
+    core, opted out: :func:`side_process_allowed`), in which case nothing is
+    started and nothing is announced. The side is stopped if the body fails, and
+    waited for (its link kernels) otherwise."""
+    side = start_bake_side()
+    if side is None:
+        yield None
+        return
+    try:
+        with side.hold(), _announced_alone("bake", "~30 s on two cores"):
+            compile_bake_front()
+            yield side
+    except BaseException:
+        side.close(finish=False)
+        raise
+    side.close()
+
+
+@contextlib.contextmanager
+def cold_tile_cache() -> Iterator[BakeSide | None]:
+    """:func:`cold_bake` for :meth:`TileCache.bake <navkit.tilecache.TileCache.bake>`
+    (navkit's default mode, no executor): on a cold cache a side process compiles the
+    update kernel's layer-to-polygon-mesh and tile-swap kernels
+    (:data:`TILECACHE_SIDE_KERNELS`) while this one compiles the detail mesh, the tile
+    data and the BV tree, builds the layers (their kernels), then types the update
+    kernel, which loads the side's kernels from the cache."""
+    from navkit._jit import is_cached
+    from navkit.tilecache import _update
+
+    side = None
+    if side_process_allowed() and is_cached(_update.update_call_detail) is False:
+        try:
+            side = BakeSide("tilecache")
+        except OSError:
+            side = None
+    if side is None:
+        yield None
+        return
+    try:
+        with side.hold(), _announced_alone("tile-cache", "~30 s on two cores"):
+            _compile_as_callee(TILECACHE_FRONT_KERNELS)
+            yield side
+    except BaseException:
+        side.close(finish=False)
+        raise
+    side.close()
+
 
 if __name__ == "__main__" and sys.argv[1:2] == ["bake-side"]:
     bake_side(*sys.argv[2:3])

@@ -586,6 +586,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     render.render_navmesh(nm, png, color_by="region", path=path_pts, title="navkit sample level")
     print(f"wrote {out / 'sample_level.navmesh'} and {png}")
     if side is not None:
+        side.compile_tile_swap()  # (the side's tile cache waits for it: one core each)
         side.join()  # its tile-cache kernels are next: load them rather than compile twice
     if obstacles:
         _demo_tile_cache(mesh, out)

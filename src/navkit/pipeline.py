@@ -883,6 +883,31 @@ def bake(
     rc = config.voxel()
     if mesh.n_triangles == 0:
         raise InputError(f"{mesh.name}: the mesh has no triangles")
+    args = (mesh, config, rc, executor, progress, keep_intermediates, volumes, offmesh, t_start)
+    if _kernel_bake_ok(config, volumes, offmesh, executor) and (
+        config.tile_size or not keep_intermediates
+    ):
+        # the tile kernel's bake: on a cold cache (and a second core) a side process
+        # compiles half of its kernels meanwhile (navkit._warmup.cold_bake)
+        from ._warmup import cold_bake
+
+        with cold_bake():
+            return _bake_checked(*args)
+    return _bake_checked(*args)
+
+
+def _bake_checked(
+    mesh: TriMesh,
+    config: BakeConfig,
+    rc: RcConfig,
+    executor: Executor | None,
+    progress: Callable[[int, int], None] | None,
+    keep_intermediates: bool,
+    volumes: tuple,
+    offmesh: Any,
+    t_start: float,
+):
+    """:func:`bake` once its arguments are checked (``rc``: ``config.voxel()``)."""
     report = BuildReport(config=config.to_dict())
     from .recast.rasterize import _as_areas, _as_triangles, _as_vertices
 

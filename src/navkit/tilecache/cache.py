@@ -34,6 +34,7 @@ exports byte for byte as Recast's.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -285,15 +286,22 @@ class TileCache:
         cons = _offmesh(offmesh)
         if recast_compatible and cons is not None:
             raise ConfigError("offmesh", "needs recast_compatible=False")
-        tset = build_tile_cache(
-            mesh,
-            config,
-            expected_layers_per_tile=expected_layers_per_tile,
-            max_obstacles=max_obstacles,
-            executor=executor,
-            progress=progress,
-        )
-        return cls(tset, recast_compatible=recast_compatible, offmesh=cons, executor=executor)
+        side: Any = contextlib.nullcontext()
+        if executor is None and not recast_compatible:
+            # a cold cache: a side process compiles half of the kernels meanwhile
+            from .._warmup import cold_tile_cache
+
+            side = cold_tile_cache()
+        with side:
+            tset = build_tile_cache(
+                mesh,
+                config,
+                expected_layers_per_tile=expected_layers_per_tile,
+                max_obstacles=max_obstacles,
+                executor=executor,
+                progress=progress,
+            )
+            return cls(tset, recast_compatible=recast_compatible, offmesh=cons, executor=executor)
 
     @classmethod
     def from_recast(

@@ -1,0 +1,336 @@
+"""A cold library bake (and tile cache) on two cores: the side process of
+navkit._warmup that compiles half of the kernels meanwhile, when it starts, and that
+it changes nothing in the result."""
+
+import contextlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import navkit
+from navkit import _jit, _warmup
+from navkit.geometry import TriMesh, sample_level
+
+
+class _FakeSide:
+    """Stands for a BakeSide: records its hold and how it was closed."""
+
+    mode = "bake"
+
+    def __init__(self, log):
+        self.log = log
+
+    def hold(self):
+        @contextlib.contextmanager
+        def held():
+            self.log.append("hold")
+            _warmup._held[0] += 1
+            try:
+                yield
+            finally:
+                _warmup._held[0] -= 1
+
+        return held()
+
+    def close(self, finish=True):
+        self.log.append("close" if finish else "kill")
+
+
+@pytest.fixture
+def fake_side(monkeypatch):
+    """BakeSide replaced by a recorder, the cache cold, two cores, no opt-out."""
+    log = []
+    monkeypatch.setattr(_warmup, "BakeSide", lambda mode="bake": log.append(mode) or _FakeSide(log))
+    monkeypatch.setattr(_warmup, "compile_bake_front", lambda mode="bake": log.append("front"))
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.delenv(_warmup.SIDE_ENV, raising=False)
+    monkeypatch.setattr(_jit, "announcer", _jit._Announcer())
+    return log
+
+
+def _quad():
+    return TriMesh(
+        vertices=np.array([[0, 0, 0], [0, 0, 6], [6, 0, 6], [6, 0, 0]], np.float32),
+        triangles=np.array([[0, 1, 2], [0, 2, 3]], np.int32),
+    )
+
+
+@pytest.mark.parametrize("tile_size", [0, 16])
+def test_library_bake_starts_a_side_when_cold(fake_side, capsys, tile_size):
+    nm = navkit.bake(_quad(), navkit.BakeConfig(tile_size=tile_size))
+    assert nm.stats()["polys"] > 0
+    assert fake_side == ["bake", "hold", "front", "close"]
+    assert "navkit: compiling bake kernels" in capsys.readouterr().err  # announced up front
+    assert _warmup._held[0] == 0
+
+
+def test_library_bake_stops_its_side_when_it_fails(fake_side):
+    down = TriMesh(  # wound clockwise: nothing walkable
+        vertices=np.array([[0, 0, 0], [6, 0, 0], [6, 0, 6], [0, 0, 6]], np.float32),
+        triangles=np.array([[0, 1, 2], [0, 2, 3]], np.int32),
+    )
+    with pytest.raises(navkit.errors.BuildError):
+        navkit.bake(down, navkit.BakeConfig())
+    assert fake_side == ["bake", "hold", "front", "kill"]
+
+
+def test_library_bake_starts_no_side_when_warm_opted_out_or_elsewhere(fake_side, monkeypatch):
+    quad = _quad()
+    # bakes that do not go through the tile kernel
+    navkit.bake(quad, navkit.BakeConfig(partition="monotone"))
+    navkit.bake(quad, navkit.BakeConfig(), keep_intermediates=True)
+    assert fake_side == []
+    monkeypatch.setenv(_warmup.SIDE_ENV, "0")
+    navkit.bake(quad, navkit.BakeConfig())
+    assert fake_side == []
+    monkeypatch.setenv(_warmup.SIDE_ENV, "1")
+    # inside another side's hold (the CLI's, or a bake within a bake): no second side
+    with _FakeSide([]).hold():
+        navkit.bake(quad, navkit.BakeConfig())
+    assert fake_side == []
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    navkit.bake(quad, navkit.BakeConfig())
+    assert fake_side == []
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)  # warm
+    navkit.bake(quad, navkit.BakeConfig())
+    assert fake_side == []
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    empty = TriMesh(vertices=quad.vertices, triangles=np.zeros((0, 3), np.int32))
+    with pytest.raises(navkit.errors.InputError):  # checked before any side starts
+        navkit.bake(empty, navkit.BakeConfig())
+    assert fake_side == []
+
+
+def test_side_process_allowed(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.delenv(_warmup.SIDE_ENV, raising=False)
+    assert _warmup.side_process_allowed()
+    for off in ("0", "off", "No", "false "):
+        monkeypatch.setenv(_warmup.SIDE_ENV, off)
+        assert not _warmup.side_process_allowed(), off
+    monkeypatch.setenv(_warmup.SIDE_ENV, "1")
+    assert _warmup.side_process_allowed()
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert not _warmup.side_process_allowed()
+
+
+_IN_WORKER = """
+import multiprocessing, os
+from navkit import _warmup
+
+def allowed(_):
+    return _warmup.side_process_allowed()
+
+if __name__ == "__main__":
+    os.cpu_count = lambda: 2
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        print(_warmup.side_process_allowed(), pool.map(allowed, [0])[0])
+"""
+
+
+def test_no_side_in_a_multiprocessing_worker(tmp_path):
+    """A worker of a process pool (navkit warmup's, a user's) starts no side process:
+    the pool already uses the cores."""
+    script = tmp_path / "w.py"
+    script.write_text(_IN_WORKER)
+    env = {k: v for k, v in os.environ.items() if k != _warmup.SIDE_ENV}
+    r = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "False"]
+
+
+_COLD_BAKE = """
+import sys
+import navkit
+# no __main__ guard: the side process must not import this script again
+for tile_size in (0, 32):
+    nm = navkit.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=tile_size))
+    sys.stdout.buffer.write(nm.to_recast())
+"""
+
+
+@pytest.mark.skipif(
+    not os.environ.get("NAVKIT_COLD_COMPILE"),
+    reason="cold compile of every bake kernel (a minute or more): set NAVKIT_COLD_COMPILE=1",
+)
+def test_cold_library_bake_with_its_side_process(tmp_path):
+    """A cold ``navkit.bake`` from a script without a ``__main__`` guard (its side
+    process compiling half of the kernels) gives the same bytes as a bake in this
+    process, announces its compile once, and a warm run compiles nothing."""
+    ref = b"".join(
+        navkit.bake(sample_level(), navkit.BakeConfig(tile_size=t)).to_recast() for t in (0, 32)
+    )
+    script = tmp_path / "bake.py"
+    script.write_text(_COLD_BAKE)
+    env = {k: v for k, v in os.environ.items() if k != _warmup.SIDE_ENV}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    for run in ("cold", "warm"):
+        r = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, timeout=3600, env=env
+        )
+        err = r.stderr.decode()
+        assert r.returncode == 0, err
+        assert r.stdout == ref, run
+        lines = [ln for ln in err.splitlines() if "compil" in ln.lower()]
+        if run == "cold":
+            assert any("bake kernels" in ln and "two cores" in ln for ln in lines), err
+            assert len(lines) == len(set(lines)), err
+        else:
+            assert not lines, err
+
+
+# -- the tile cache ---------------------------------------------------------------------------
+@pytest.fixture
+def fake_tc_side(fake_side, monkeypatch):
+    monkeypatch.setattr(
+        _warmup, "_compile_as_callee", lambda names, kinds=None: fake_side.append(tuple(names))
+    )
+    return fake_side
+
+
+def test_tile_cache_bake_starts_a_side_when_cold(fake_tc_side, capsys):
+    from navkit.tilecache import TileCache
+
+    tc = TileCache.bake(_quad(), navkit.BakeConfig(tile_size=16))
+    assert tc.navmesh.stats()["polys"] > 0
+    assert fake_tc_side == ["tilecache", "hold", _warmup.TILECACHE_FRONT_KERNELS, "close"]
+    # (announced up front; this test's announcer is not numba's listener, which may
+    # announce the tile cache's own compiles here)
+    assert "tile-cache kernels (first run only, ~30 s on two cores)" in capsys.readouterr().err
+
+
+def test_tile_cache_bake_starts_no_side_otherwise(fake_tc_side, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from navkit.tilecache import TileCache
+
+    cfg = navkit.BakeConfig(tile_size=16)
+    TileCache.bake(_quad(), cfg, recast_compatible=True)  # update_call, not the detail one
+    with ThreadPoolExecutor(2) as ex:
+        TileCache.bake(_quad(), cfg, executor=ex)  # the executor's per-tile path
+    monkeypatch.setenv(_warmup.SIDE_ENV, "off")
+    TileCache.bake(_quad(), cfg)
+    monkeypatch.delenv(_warmup.SIDE_ENV)
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)
+    TileCache.bake(_quad(), cfg)
+    assert fake_tc_side == []
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    with pytest.raises(navkit.errors.ConfigError):
+        TileCache.bake(_quad(), navkit.BakeConfig(tile_size=0))
+    assert fake_tc_side[-1] == "kill"
+
+
+_TC_SIGNATURES = """
+import navkit
+from navkit import _warmup
+from navkit.tilecache import TileCache
+
+kinds = {**_warmup._bake_types(), **_warmup._tile_cache_types()}
+names = _warmup.TILECACHE_SIDE_KERNELS + _warmup.TILECACHE_FRONT_KERNELS
+_warmup._compile_as_callee(names, kinds)
+kernels = [kinds[n][0] for n in names]
+sigs = [set(k.signatures) for k in kernels]
+TileCache.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=32))
+for k, before in zip(kernels, sigs, strict=True):
+    assert set(k.signatures) == before and len(before) == 1, (k, before, k.signatures)
+print("ok")
+"""
+
+
+def test_tile_cache_side_compiles_the_signatures_the_tile_cache_uses(tmp_path):
+    """The tile cache's side process and its own process compile their kernels from
+    the argument types of _warmup._tile_cache_types and _bake_types: the update
+    kernel must call those very signatures, or it would compile them again. In a fresh
+    interpreter; with NAVKIT_COLD_COMPILE=1 on an empty cache (on a warm one the
+    update kernel loads without typing its calls)."""
+    env = dict(os.environ, NAVKIT_SIDE_PROCESS="0")
+    if os.environ.get("NAVKIT_COLD_COMPILE"):
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    r = subprocess.run(
+        [sys.executable, "-c", _TC_SIGNATURES],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
+
+
+_COLD_TC = """
+import sys
+import navkit
+from navkit.tilecache import TileCache
+
+tc = TileCache.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=32))
+sys.stdout.buffer.write(tc.to_recast() + tc.navmesh.to_recast())
+"""
+
+
+@pytest.mark.skipif(
+    not os.environ.get("NAVKIT_COLD_COMPILE"),
+    reason="cold compile of every tile cache kernel (a minute or more): set NAVKIT_COLD_COMPILE=1",
+)
+def test_cold_tile_cache_bake_with_its_side_process(tmp_path):
+    """A cold ``TileCache.bake`` (its side process compiling the update kernel's mesh
+    and swap kernels) gives the same layers and navmesh as one in this process,
+    announces its compile once, and a warm run compiles nothing."""
+    from navkit.tilecache import TileCache
+
+    tc = TileCache.bake(sample_level(), navkit.BakeConfig(tile_size=32))
+    ref = tc.to_recast() + tc.navmesh.to_recast()
+    script = tmp_path / "tc.py"
+    script.write_text(_COLD_TC)
+    env = {k: v for k, v in os.environ.items() if k != _warmup.SIDE_ENV}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    for run in ("cold", "warm"):
+        r = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, timeout=3600, env=env
+        )
+        err = r.stderr.decode()
+        assert r.returncode == 0, err
+        assert r.stdout == ref, run
+        lines = [ln for ln in err.splitlines() if "compil" in ln.lower()]
+        if run == "cold":
+            assert any("tile-cache kernels" in ln and "two cores" in ln for ln in lines), err
+            assert len(lines) == len(set(lines)), err
+        else:
+            assert not lines, err
+
+
+def test_demo_side_tile_cache_waits_for_the_demos_swap_kernel(monkeypatch):
+    """``navkit demo --obstacles``: the demo's process compiles the tile cache's swap
+    kernel (DemoSide.compile_tile_swap) while its side process builds the tile cache,
+    whose compile of that kernel first waits for it; the event is set even when the
+    demo's compile fails, and the dispatcher is left as it was."""
+    import threading
+
+    disp = _warmup._tile_cache_types()["swap_tile_data"][0]
+    calls = []
+    monkeypatch.setattr(type(disp), "compile", lambda self, sig: calls.append(sig) or "done")
+    event = threading.Event()
+    with _warmup._compile_after(event, "swap_tile_data"):
+        t = threading.Thread(target=lambda: calls.append(disp.compile("sig")))
+        t.start()
+        t.join(1.2)
+        assert t.is_alive() and calls == []  # waiting for the demo's process
+        event.set()
+        t.join(5)
+    assert calls == ["sig", "done"]
+    assert "compile" not in disp.__dict__
+
+    side = _warmup.DemoSide.__new__(_warmup.DemoSide)
+    side.swap_ready = threading.Event()
+
+    def boom(names, kinds=None):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(_warmup, "_compile_as_callee", boom)
+    side.compile_tile_swap()
+    assert side.swap_ready.is_set()
