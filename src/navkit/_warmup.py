@@ -893,6 +893,8 @@ def start_bake_side(mode: str = "bake") -> BakeSide | None:
     from navkit import _bake_tiles
     from navkit._jit import is_cached
 
+    if _bake_tiles.tiles_kernel.overloads:  # compiled or loaded here already: warm
+        return None
     if not side_process_allowed() or is_cached(_bake_tiles.tiles_kernel) is not False:
         return None
     try:
@@ -1064,7 +1066,11 @@ def cold_tile_cache() -> Iterator[BakeSide | None]:
     from navkit.tilecache import _update
 
     side = None
-    if side_process_allowed() and is_cached(_update.update_call_detail) is False:
+    if (
+        not _update.update_call_detail.overloads  # (not yet compiled or loaded here)
+        and side_process_allowed()
+        and is_cached(_update.update_call_detail) is False
+    ):
         try:
             side = BakeSide("tilecache")
         except OSError:
