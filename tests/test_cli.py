@@ -501,6 +501,7 @@ def test_bake_side_starts_only_cold_and_on_two_cores(monkeypatch):
     started = []
     monkeypatch.setattr(_warmup, "BakeSide", lambda mode="bake": started.append(mode) or "side")
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_warmup, "_loaded", lambda kernel: False)  # (not loaded here yet)
     monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)
     assert _warmup.start_bake_side() is None  # warm: nothing starts
     monkeypatch.setattr(_jit, "is_cached", lambda kernel: None)

@@ -46,6 +46,7 @@ def fake_side(monkeypatch):
     monkeypatch.setattr(_warmup, "BakeSide", lambda mode="bake": log.append(mode) or _FakeSide(log))
     monkeypatch.setattr(_warmup, "compile_bake_front", lambda mode="bake": log.append("front"))
     monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(_warmup, "_loaded", lambda kernel: False)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.delenv(_warmup.SIDE_ENV, raising=False)
     monkeypatch.setattr(_jit, "announcer", _jit._Announcer())
@@ -100,6 +101,7 @@ def test_library_bake_starts_no_side_when_warm_opted_out_or_elsewhere(fake_side,
     navkit.bake(quad, navkit.BakeConfig())
     assert fake_side == []
     monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(_warmup, "_loaded", lambda kernel: False)
     empty = TriMesh(vertices=quad.vertices, triangles=np.zeros((0, 3), np.int32))
     with pytest.raises(navkit.errors.InputError):  # checked before any side starts
         navkit.bake(empty, navkit.BakeConfig())
@@ -222,6 +224,7 @@ def test_tile_cache_bake_starts_no_side_otherwise(fake_tc_side, monkeypatch):
     TileCache.bake(_quad(), cfg)
     assert fake_tc_side == []
     monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(_warmup, "_loaded", lambda kernel: False)
     with pytest.raises(navkit.errors.ConfigError):
         TileCache.bake(_quad(), navkit.BakeConfig(tile_size=0))
     assert fake_tc_side[-1] == "kill"
@@ -334,3 +337,11 @@ def test_demo_side_tile_cache_waits_for_the_demos_swap_kernel(monkeypatch):
     monkeypatch.setattr(_warmup, "_compile_as_callee", boom)
     side.compile_tile_swap()
     assert side.swap_ready.is_set()
+
+
+def test_a_bake_kernel_loaded_in_this_process_starts_no_side(fake_side, monkeypatch):
+    """Once the tile kernel is compiled or loaded here, a bake checks nothing else (no
+    cache lookup on disk per bake) and starts no side, whatever the cache says."""
+    monkeypatch.setattr(_warmup, "_loaded", lambda kernel: True)
+    navkit.bake(_quad(), navkit.BakeConfig())
+    assert fake_side == []

@@ -870,6 +870,12 @@ SIDE_ENV = "NAVKIT_SIDE_PROCESS"
 _held = [0]  #: side holds active in this process (a bake inside one starts no other side)
 
 
+def _loaded(kernel) -> bool:
+    """Whether ``kernel`` is compiled or loaded from the cache in this process already
+    (then no side process can help, and nothing else needs checking)."""
+    return bool(kernel.overloads)
+
+
 def side_process_allowed() -> bool:
     """Whether a cold compile may start a side process here: not opted out
     (:data:`SIDE_ENV`), no side of this process already running, a second core, a
@@ -893,7 +899,7 @@ def start_bake_side(mode: str = "bake") -> BakeSide | None:
     from navkit import _bake_tiles
     from navkit._jit import is_cached
 
-    if _bake_tiles.tiles_kernel.overloads:  # compiled or loaded here already: warm
+    if _loaded(_bake_tiles.tiles_kernel):  # warm
         return None
     if not side_process_allowed() or is_cached(_bake_tiles.tiles_kernel) is not False:
         return None
@@ -1067,7 +1073,7 @@ def cold_tile_cache() -> Iterator[BakeSide | None]:
 
     side = None
     if (
-        not _update.update_call_detail.overloads  # (not yet compiled or loaded here)
+        not _loaded(_update.update_call_detail)
         and side_process_allowed()
         and is_cached(_update.update_call_detail) is False
     ):
