@@ -169,8 +169,15 @@ def test_cold_library_bake_with_its_side_process(tmp_path):
     ref = b"".join(
         navkit.bake(sample_level(), navkit.BakeConfig(tile_size=t)).to_recast() for t in (0, 32)
     )
-    script = tmp_path / "bake.py"
-    script.write_text(_COLD_BAKE)
+    _cold_then_warm(tmp_path, _COLD_BAKE, ref, "bake kernels")
+
+
+def _cold_then_warm(tmp_path, source: str, ref: bytes, group: str) -> None:
+    """Run ``source`` as a script on an empty numba cache, then again: both print
+    ``ref``; the cold run announces the ``group`` compile (on two cores) and every
+    announcement once, the warm one announces nothing."""
+    script = tmp_path / "script.py"
+    script.write_text(source)
     env = {k: v for k, v in os.environ.items() if k != _warmup.SIDE_ENV}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
     for run in ("cold", "warm"):
@@ -182,7 +189,7 @@ def test_cold_library_bake_with_its_side_process(tmp_path):
         assert r.stdout == ref, run
         lines = [ln for ln in err.splitlines() if "compil" in ln.lower()]
         if run == "cold":
-            assert any("bake kernels" in ln and "two cores" in ln for ln in lines), err
+            assert any(group in ln and "two cores" in ln for ln in lines), err
             assert len(lines) == len(set(lines)), err
         else:
             assert not lines, err
@@ -288,23 +295,7 @@ def test_cold_tile_cache_bake_with_its_side_process(tmp_path):
 
     tc = TileCache.bake(sample_level(), navkit.BakeConfig(tile_size=32))
     ref = tc.to_recast() + tc.navmesh.to_recast()
-    script = tmp_path / "tc.py"
-    script.write_text(_COLD_TC)
-    env = {k: v for k, v in os.environ.items() if k != _warmup.SIDE_ENV}
-    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
-    for run in ("cold", "warm"):
-        r = subprocess.run(
-            [sys.executable, str(script)], capture_output=True, timeout=3600, env=env
-        )
-        err = r.stderr.decode()
-        assert r.returncode == 0, err
-        assert r.stdout == ref, run
-        lines = [ln for ln in err.splitlines() if "compil" in ln.lower()]
-        if run == "cold":
-            assert any("tile-cache kernels" in ln and "two cores" in ln for ln in lines), err
-            assert len(lines) == len(set(lines)), err
-        else:
-            assert not lines, err
+    _cold_then_warm(tmp_path, _COLD_TC, ref, "tile-cache kernels")
 
 
 def test_demo_side_tile_cache_waits_for_the_demos_swap_kernel(monkeypatch):
