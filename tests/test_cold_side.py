@@ -336,3 +336,16 @@ def test_a_bake_kernel_loaded_in_this_process_starts_no_side(fake_side, monkeypa
     monkeypatch.setattr(_warmup, "_loaded", lambda kernel: True)
     navkit.bake(_quad(), navkit.BakeConfig())
     assert fake_side == []
+
+
+def test_a_solo_bake_with_a_process_pool_still_gets_its_side(fake_side):
+    """A solo bake ignores the executor (one tile through the tile kernel), so a process
+    pool given to it does not stop the side as it does for a tiled bake."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1) as pool:
+        navkit.bake(_quad(), navkit.BakeConfig(), executor=pool)
+        assert fake_side == ["bake", "hold", "front", "close"]
+        fake_side.clear()
+        navkit.bake(_quad(), navkit.BakeConfig(tile_size=16), executor=pool)
+        assert fake_side == []

@@ -883,12 +883,19 @@ def bake(
     rc = config.voxel()
     if mesh.n_triangles == 0:
         raise InputError(f"{mesh.name}: the mesh has no triangles")
-    args = (mesh, config, rc, executor, progress, keep_intermediates, volumes, offmesh, t_start)
-    if _kernel_bake_ok(config, volumes, offmesh, executor) and (
-        config.tile_size or not keep_intermediates
-    ):
-        # the tile kernel's bake: on a cold cache (and a second core) a side process
-        # compiles half of its kernels meanwhile (navkit._warmup.cold_bake)
+    # through the tile kernel? (a solo bake ignores the executor; intermediates need
+    # the per-stage functions)
+    if rc.tile_size == 0:
+        via_kernel = not keep_intermediates and _kernel_bake_ok(config, volumes, offmesh, None)
+    else:
+        via_kernel = _kernel_bake_ok(config, volumes, offmesh, executor)
+    args = (
+        mesh, config, rc, executor, progress, keep_intermediates, volumes, offmesh, t_start,
+        via_kernel,
+    )  # fmt: skip
+    if via_kernel:
+        # on a cold cache (and a second core) a side process compiles half of the tile
+        # kernel's kernels meanwhile (navkit._warmup.cold_bake)
         from ._warmup import cold_bake
 
         with cold_bake():
@@ -906,8 +913,10 @@ def _bake_checked(
     volumes: tuple,
     offmesh: Any,
     t_start: float,
+    via_kernel: bool,
 ):
-    """:func:`bake` once its arguments are checked (``rc``: ``config.voxel()``)."""
+    """:func:`bake` once its arguments are checked (``rc``: ``config.voxel()``;
+    ``via_kernel``: the tiles are built by :func:`_bake_tiles_in_kernel`)."""
     report = BuildReport(config=config.to_dict())
     from .recast.rasterize import _as_areas, _as_triangles, _as_vertices
 
@@ -938,7 +947,7 @@ def _bake_checked(
                 f"bake in tiles (e.g. tile_size=64) or use a larger cell_size"
             )
         report.grid_tiles = 1
-        if not keep_intermediates and _kernel_bake_ok(config, volumes, offmesh, None):
+        if via_kernel:
             # one tile of gw x gh voxels without border through the tiled bake's kernel
             if tri_areas is None:
                 t0 = time.perf_counter()
@@ -1029,7 +1038,7 @@ def _bake_checked(
         navmesh = _nm.NavMesh(
             tiled_navmesh_params(bmin, grid.tile_world_size, grid.tiles_x * grid.tiles_z)
         )
-        if _kernel_bake_ok(config, volumes, offmesh, executor):
+        if via_kernel:
             size = rc.tile_size + 2 * rc.border_size
             _bake_tiles_in_kernel(
                 report, verts, tris, tri_areas, bin_start, bin_tris, cost, grid.tiles_x, size,
