@@ -1317,7 +1317,6 @@ class NavMeshQuery:
         blocks = []
         if npairs:
             vh = self._vh()
-            prev = get_threads()
             nth = self._nchunks(npairs, threads, _ITEM_US["pair"])[0]
             nb_max = min(npairs, _BATCH_BLOCK)
             sp, spts, sfl, soff = self._batch_scratch(nb_max, mp, mk)
@@ -1325,8 +1324,7 @@ class NavMeshQuery:
                 pools = self._full_pool(max(1, min(nth, nb_max)), block=True)
             else:
                 pools = self._batch_pools(max(1, min(nth * 4, nb_max)))
-            set_threads(nth)
-            try:
+            with _CappedThreads(nth):
                 for b0 in range(0, npairs, nb_max):
                     b1 = min(npairs, b0 + nb_max)
                     nb = b1 - b0
@@ -1348,8 +1346,6 @@ class NavMeshQuery:
                         n_polys[b0:b1], n_pts[b0:b1], bp, bpts, bfl, last[b0:b1],
                     )  # fmt: skip
                     blocks.append((b0, b1, bp, bpts, bfl))
-            finally:
-                set_threads(prev)
         wp = max((b[2].shape[1] for b in blocks), default=0)
         wk = max((b[3].shape[1] for b in blocks), default=0)
         if len(blocks) == 1:
@@ -1401,15 +1397,8 @@ class NavMeshQuery:
     def _run(self, kernel, n: int, threads: int | None, item_us: float, *args) -> None:
         """kernel(desc, nchunks, *args) with numba's threads capped for the call."""
         nth, nchunks = self._nchunks(n, threads, item_us)
-        prev = get_threads()
-        if nth == prev:
+        with _CappedThreads(nth):
             kernel(self._vh().desc, nchunks, *args)
-            return
-        set_threads(nth)
-        try:
-            kernel(self._vh().desc, nchunks, *args)
-        finally:
-            set_threads(prev)
 
     @staticmethod
     def _batch_refs(refs: Any, name: str, n: int, what: str) -> np.ndarray:
@@ -1677,12 +1666,8 @@ class NavMeshQuery:
         if n:
             nth, nchunks = self._nchunks(n, threads, _ITEM_US["move"])
             pools = self._tiny_pools(nchunks)
-            prev = get_threads()
-            set_threads(nth)
-            try:
+            with _CappedThreads(nth):
                 _many.move_kernel(self._vh().desc, pools, flags, r, s, e, pos, vis, cnt, st)
-            finally:
-                set_threads(prev)
         return MoveBatch(pos, vis, cnt, st)
 
     def _tiny_pools(self, n: int) -> np.ndarray:
@@ -1693,6 +1678,26 @@ class NavMeshQuery:
             tp = self._tpools = np.stack([h.desc for h in hs]).view(Descriptor)
             tp.owner = hs
         return tp[:n]
+
+
+class _CappedThreads:
+    """numba's thread count of the calling thread set to ``n`` within the block and
+    restored after (nothing done when it is ``n`` already)."""
+
+    __slots__ = ("n", "prev")
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.prev = n
+
+    def __enter__(self) -> None:
+        self.prev = get_threads()
+        if self.prev != self.n:
+            set_threads(self.n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.prev != self.n:
+            set_threads(self.prev)
 
 
 #: uniforms below which _draw_uniforms draws on the calling thread alone
