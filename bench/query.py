@@ -15,7 +15,8 @@ same pairs, and times per query type:
   ``raycasts()``, ``find_nearest_polys()``, ...) on one and on two threads
   (``threads=``); ``scaling`` is their ratio, timed on batches of the inputs repeated
   ``SCALE_REPEAT`` times more (closest point, height and moves 10x, raycasts 5x, random
-  points 10,000), so that each lasts milliseconds: navkit runs a batch of less than
+  points 10,000; the repeated inputs are made before the timing), so that each lasts
+  milliseconds: navkit runs a batch of less than
   ``MIN_THREAD_WORK_US`` (200 us) of estimated work per thread on fewer threads;
 - for the pair flow also ``flow``: the four calls made one by one from Python.
 
@@ -220,29 +221,29 @@ def bench_mesh(
                 q.find_random_point(rng=g)
 
         def batches(th, big=False):
-            # big: the inputs repeated SCALE_REPEAT[kind] times (the scaling's batches)
-            def t(a, k):
-                return np.tile(a, (SCALE_REPEAT[k],) + (1,) * (a.ndim - 1)) if big else a
+            # big: the inputs repeated SCALE_REPEAT[kind] times (the scaling's batches),
+            # made here, before the timing: np.tile inside the timed call was a serial
+            # copy in both the one- and the two-thread figure
+            def t(k, *arrays):
+                if not big:
+                    return arrays
+                return tuple(np.tile(a, (SCALE_REPEAT[k],) + (1,) * (a.ndim - 1)) for a in arrays)
 
-            def m(k):
-                return SCALE_REPEAT[k] if big else 1
-
+            pr = t("pair", starts, ends)
+            ry = t("raycast", refs, rs, re_)
+            nb = t("nearest", both)
+            cl = t("closest", lrefs, lends)
+            ht = t("height", lrefs, lends)
+            mv = t("move", lrefs[:nm_], lstarts[:nm_], lends[:nm_])
+            nrand = n * (SCALE_REPEAT["random"] if big else 1)
             return {
-                "pair": lambda: q.paths(t(starts, "pair"), t(ends, "pair"), threads=th),
-                "raycast": lambda: q.raycasts(
-                    t(refs, "raycast"), t(rs, "raycast"), t(re_, "raycast"), threads=th
-                ),
-                "nearest": lambda: q.find_nearest_polys(t(both, "nearest"), threads=th),
-                "closest": lambda: q.closest_points_on_polys(
-                    t(lrefs, "closest"), t(lends, "closest"), threads=th
-                ),
-                "height": lambda: q.poly_heights(t(lrefs, "height"), t(lends, "height"),
-                                                 threads=th),
-                "move": lambda: q.move_along_surfaces(
-                    t(lrefs[:nm_], "move"), t(lstarts[:nm_], "move"), t(lends[:nm_], "move"),
-                    threads=th,
-                ),
-                "random": lambda: q.find_random_points(n * m("random"), rng=1, threads=th),
+                "pair": lambda: q.paths(*pr, threads=th),
+                "raycast": lambda: q.raycasts(*ry, threads=th),
+                "nearest": lambda: q.find_nearest_polys(*nb, threads=th),
+                "closest": lambda: q.closest_points_on_polys(*cl, threads=th),
+                "height": lambda: q.poly_heights(*ht, threads=th),
+                "move": lambda: q.move_along_surfaces(*mv, threads=th),
+                "random": lambda: q.find_random_points(nrand, rng=1, threads=th),
             }
 
         kinds = {  # kind: (label, single, items)

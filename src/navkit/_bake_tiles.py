@@ -25,9 +25,8 @@ After an error a thread stops taking tiles, and so do the others.
 from __future__ import annotations
 
 import numpy as np
-from numba.core import cgutils, types
-from numba.extending import intrinsic
 
+from ._atomic import fetch_add as _fetch_add
 from ._jit import njit
 from .detour._bvtree import _subdivide
 from .detour.tile import _tile_kernel
@@ -52,30 +51,6 @@ TK_FRONT, TK_DIST, TK_REGIONS, TK_BACK, TK_TILE = 0, 7, 8, 9, 13
 N_TICKS = 14
 #: ``sizes`` columns: verts, polys, detail verts, detail tris, links
 S_VERTS, S_POLYS, S_DVERTS, S_DTRIS, S_LINKS = 0, 1, 2, 3, 4
-
-
-@intrinsic
-def _fetch_add(typingctx, arr, idx, val):
-    """``old = arr[idx]; arr[idx] += val; return old`` as one atomic step."""
-    if not (
-        isinstance(arr, types.Array)
-        and arr.dtype == types.int64
-        and arr.ndim == 1
-        and isinstance(idx, types.Integer)
-        and isinstance(val, types.Integer)
-    ):
-        return None
-    sig = types.int64(arr, idx, val)
-
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        i = context.cast(builder, args[1], signature.args[1], types.int64)
-        v = context.cast(builder, args[2], signature.args[2], types.int64)
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [i])
-        return builder.atomic_rmw("add", ptr, v, "seq_cst")
-
-    return sig, codegen
 
 
 @njit

@@ -57,13 +57,47 @@ def test_short_batches_run_on_fewer_threads():
     old = qmod.MIN_THREAD_WORK_US
     qmod.MIN_THREAD_WORK_US = 200.0
     try:
-        # 1000 heights at 0.05 us: 50 us of work, one thread; 100,000: 5 ms, every thread
-        assert q._nchunks(1000, 2, qmod._ITEM_US["height"]) == (1, 4)
-        assert q._nchunks(100_000, 2, qmod._ITEM_US["height"])[0] == nth
-        assert q._nchunks(100_000, 1, qmod._ITEM_US["height"]) == (1, 4)
-        assert q._nchunks(5, 2) == (nth, 5)  # no estimate: the cap alone
+        # 1000 heights at 0.05 us: 50 us of work, one thread (one chunk); 100,000: 5 ms,
+        # every thread, in chunks of about CHUNK_US (at least 4 per thread)
+        assert q._nchunks(1000, 2, qmod._ITEM_US["height"]) == (1, 1)
+        th, ch = q._nchunks(100_000, 2, qmod._ITEM_US["height"])
+        assert th == nth
+        if nth > 1:
+            assert ch == int(100_000 * qmod._ITEM_US["height"] / qmod.CHUNK_US)
+        assert q._nchunks(100_000, 1, qmod._ITEM_US["height"]) == (1, 1)
+        assert q._nchunks(5, 2) == ((nth, 5) if nth > 1 else (1, 1))  # no estimate: the cap
     finally:
         qmod.MIN_THREAD_WORK_US = old
+
+
+def test_one_item_chunks_give_the_same_batches(monkeypatch):
+    """Chunks of one item each, taken by two workers from the shared counter in whatever
+    order they finish, write the same rows as one thread's single chunk."""
+    import navkit.detour.query as qmod
+
+    q = _mesh("nav_test.solo")[0]
+    pts = q.find_random_points(300, rng=5, threads=1).points
+    ends = q.find_random_points(300, rng=6, threads=1).points
+    refs = q.find_nearest_polys(pts, threads=1).refs
+    assert np.count_nonzero(refs) > 250
+
+    def run(threads):
+        return (
+            q.find_nearest_polys(pts, threads=threads),
+            q.raycasts(refs, pts, ends, threads=threads, max_path=8),
+            q.move_along_surfaces(refs, pts, ends, threads=threads),
+            q.paths(pts[:60], ends[:60], threads=threads),
+            q.poly_heights(refs, pts, threads=threads),
+        )
+
+    one = run(1)
+    monkeypatch.setattr(qmod, "CHUNK_US", 1e-9)
+    if q._nchunks(300, 2)[0] > 1:
+        assert q._nchunks(300, 2, qmod._ITEM_US["raycast"])[1] == 300
+    two = run(2)
+    for a, b in zip(one, two):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
 settings.register_profile("batch", max_examples=15, deadline=None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from navkit._atomic import CHUNKS, WORKERS, claim
 from navkit._jit import borrow, njit, pnjit
 
 from ._funnel import straight_path_core
@@ -147,27 +148,34 @@ def _pairs_chunk(
 
 @pnjit
 def batch_kernel(
-    d, pool_ds, flt, acost, starts, ends, half, max_path, max_pts,
+    d, work, pool_ds, flt, acost, starts, ends, half, max_path, max_pts,
     out_code, out_np, out_nm, out_sref, out_eref, out_status, out_polys, out_pts, out_flags, out_off,
     out_len,
 ):  # fmt: skip
-    """All pairs on the view described by d; chunk c of the pairs uses node pool pool_ds[c].
-    Pair i's results lie in the flat buffers at out_off[i] (see :func:`_pairs_chunk`)."""
+    """All pairs on the view described by d, in ``work[CHUNKS]`` chunks that ``work[WORKERS]``
+    workers take from a shared counter (:func:`navkit._atomic.claim`); worker w uses node
+    pool pool_ds[w]. Pair i's results lie in the flat buffers at out_off[i] (see
+    :func:`_pairs_chunk`)."""
     npairs = starts.shape[0]
-    nchunks = pool_ds.shape[0]
+    nchunks = work[CHUNKS]
     per = (npairs + nchunks - 1) // nchunks
-    for c in numba.prange(nchunks):
-        # Opened per chunk: borrowed arrays (no reference counting shared between threads),
+    for w in numba.prange(work[WORKERS]):
+        # Opened per worker: borrowed arrays (no reference counting shared between threads),
         # and a tuple type cannot cross into numba's parfor function.
         # The shared arguments are borrowed too: two threads updating one array's
         # reference count on every helper call would fight over its cache line.
-        _pairs_chunk(
-            open_view(d), open_pool(pool_ds[c]), borrow(flt), borrow(acost), borrow(starts),
-            borrow(ends), borrow(half), max_path, max_pts, c * per, min(npairs, (c + 1) * per),
-            borrow(out_code), borrow(out_np), borrow(out_nm), borrow(out_sref),
-            borrow(out_eref), borrow(out_status), borrow(out_polys), borrow(out_pts),
-            borrow(out_flags), borrow(out_off), borrow(out_len),
-        )  # fmt: skip
+        nav = open_view(d)
+        pool = open_pool(pool_ds[w])
+        c = claim(work)
+        while c >= 0:
+            _pairs_chunk(
+                nav, pool, borrow(flt), borrow(acost), borrow(starts), borrow(ends), borrow(half),
+                max_path, max_pts, c * per, min(npairs, (c + 1) * per), borrow(out_code),
+                borrow(out_np), borrow(out_nm), borrow(out_sref), borrow(out_eref),
+                borrow(out_status), borrow(out_polys), borrow(out_pts), borrow(out_flags),
+                borrow(out_off), borrow(out_len),
+            )  # fmt: skip
+            c = claim(work)
 
 
 @njit

@@ -1,7 +1,10 @@
 """Batch kernels: one Detour query over many inputs, in parallel over cores.
 
-Each kernel runs a ``prange`` loop over chunks of the items. A chunk opens the
-navmesh view (borrowed arrays: no reference counting shared between threads),
+Each kernel runs ``prange`` workers that take chunks of the items from a shared
+counter (:func:`navkit._atomic.claim` on the schedule array ``work`` =
+``[workers, chunks, next]``), so a worker that finishes early, or a thread the
+system preempts, does not hold back the call. A worker opens the navmesh view
+(borrowed arrays: no reference counting shared between threads), a chunk
 allocates its scratch once, and calls for every item of the chunk the very
 kernel core the single-call query uses, so item ``i`` of a batch is the single
 call's answer for input ``i``, bit for bit. Outputs are written into arrays the
@@ -13,6 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from navkit._atomic import CHUNKS, WORKERS, claim
 from navkit._jit import borrow, njit, pnjit
 
 from ._geom import ZERO, random_point_in_convex_poly, tri_area_2d
@@ -64,21 +68,26 @@ def _raycasts_chunk(
 
 @pnjit
 def raycasts_kernel(
-    d, nchunks, flt, acost, refs, starts, ends, options, prev_refs, max_path,
+    d, work, flt, acost, refs, starts, ends, options, prev_refs, max_path,
     out_status, out_t, out_edge, out_n, out_cost, out_normal, out_path,
 ):  # fmt: skip
     """:func:`_raycast.raycast_core` for every (refs[i], starts[i], ends[i], prev_refs[i])."""
     n = refs.shape[0]
-    for c in numba.prange(nchunks):
-        # The loop runs in a plain (sequential) kernel: the same loop in the prange body
-        # itself ran at half speed.
-        i0, i1 = _span(n, nchunks, c)
-        _raycasts_chunk(
-            open_view(d), borrow(flt), borrow(acost), borrow(refs), borrow(starts),
-            borrow(ends), options, borrow(prev_refs), max_path, i0, i1, borrow(out_status),
-            borrow(out_t), borrow(out_edge), borrow(out_n), borrow(out_cost),
-            borrow(out_normal), borrow(out_path),
-        )  # fmt: skip
+    nchunks = work[CHUNKS]
+    for _w in numba.prange(work[WORKERS]):
+        nav = open_view(d)
+        c = claim(work)
+        while c >= 0:
+            # The loop runs in a plain (sequential) kernel: the same loop in the prange
+            # body itself ran at half speed.
+            i0, i1 = _span(n, nchunks, c)
+            _raycasts_chunk(
+                nav, borrow(flt), borrow(acost), borrow(refs), borrow(starts),
+                borrow(ends), options, borrow(prev_refs), max_path, i0, i1, borrow(out_status),
+                borrow(out_t), borrow(out_edge), borrow(out_n), borrow(out_cost),
+                borrow(out_normal), borrow(out_path),
+            )  # fmt: skip
+            c = claim(work)
 
 
 @njit
@@ -100,17 +109,22 @@ def _nearest_chunk(nav, flt, centers, half, i0, i1, out_ref, out_over, out_pt):
 
 
 @pnjit
-def nearest_kernel(d, nchunks, flt, centers, half, out_ref, out_over, out_pt):
+def nearest_kernel(d, work, flt, centers, half, out_ref, out_over, out_pt):
     """:func:`_nearest.find_nearest_core` for every center: the polygon's ref (0: none)
     and point (the center when nothing was found). The refs are written in the
     parallel loop (a serial numpy pass after it held back the threads)."""
     n = centers.shape[0]
-    for c in numba.prange(nchunks):
-        i0, i1 = _span(n, nchunks, c)
-        _nearest_chunk(
-            open_view(d), borrow(flt), borrow(centers), borrow(half), i0, i1, borrow(out_ref),
-            borrow(out_over), borrow(out_pt),
-        )  # fmt: skip
+    nchunks = work[CHUNKS]
+    for _w in numba.prange(work[WORKERS]):
+        nav = open_view(d)
+        c = claim(work)
+        while c >= 0:
+            i0, i1 = _span(n, nchunks, c)
+            _nearest_chunk(
+                nav, borrow(flt), borrow(centers), borrow(half), i0, i1, borrow(out_ref),
+                borrow(out_over), borrow(out_pt),
+            )  # fmt: skip
+            c = claim(work)
 
 
 @njit
@@ -134,17 +148,22 @@ def _closest_chunk(nav, refs, points, i0, i1, out_pt, out_over, out_status):
 
 
 @pnjit
-def closest_kernel(d, nchunks, refs, points, out_pt, out_over, out_status):
+def closest_kernel(d, work, refs, points, out_pt, out_over, out_status):
     """closestPointOnPoly of points[i] on the polygon refs[i] (a ref naming no polygon:
     the point itself, FAILURE | INVALID_PARAM). The refs are resolved in the parallel
     loop: a serial pass over them first held back the threads."""
     n = refs.shape[0]
-    for c in numba.prange(nchunks):
-        i0, i1 = _span(n, nchunks, c)
-        _closest_chunk(
-            open_view(d), borrow(refs), borrow(points), i0, i1, borrow(out_pt), borrow(out_over),
-            borrow(out_status),
-        )  # fmt: skip
+    nchunks = work[CHUNKS]
+    for _w in numba.prange(work[WORKERS]):
+        nav = open_view(d)
+        c = claim(work)
+        while c >= 0:
+            i0, i1 = _span(n, nchunks, c)
+            _closest_chunk(
+                nav, borrow(refs), borrow(points), i0, i1, borrow(out_pt), borrow(out_over),
+                borrow(out_status),
+            )  # fmt: skip
+            c = claim(work)
 
 
 @njit
@@ -164,16 +183,21 @@ def _heights_chunk(nav, refs, points, i0, i1, out_h, out_ok, out_status):
 
 
 @pnjit
-def heights_kernel(d, nchunks, refs, points, out_h, out_ok, out_status):
+def heights_kernel(d, work, refs, points, out_h, out_ok, out_status):
     """getPolyHeight of points[i] in the polygon refs[i] (nan, not ok and FAILURE |
     INVALID_PARAM when the point is outside it or the ref names no polygon)."""
     n = refs.shape[0]
-    for c in numba.prange(nchunks):
-        i0, i1 = _span(n, nchunks, c)
-        _heights_chunk(
-            open_view(d), borrow(refs), borrow(points), i0, i1, borrow(out_h), borrow(out_ok),
-            borrow(out_status),
-        )  # fmt: skip
+    nchunks = work[CHUNKS]
+    for _w in numba.prange(work[WORKERS]):
+        nav = open_view(d)
+        c = claim(work)
+        while c >= 0:
+            i0, i1 = _span(n, nchunks, c)
+            _heights_chunk(
+                nav, borrow(refs), borrow(points), i0, i1, borrow(out_h), borrow(out_ok),
+                borrow(out_status),
+            )  # fmt: skip
+            c = claim(work)
 
 
 @njit
@@ -236,51 +260,67 @@ def _random_chunk(nav, m, polys, areas, prefix, rnd, i0, i1, out_p, out_pt):
 
 
 @pnjit
-def random_points_kernel(d, nchunks, m, polys, areas, prefix, rnd, out_p, out_pt):
+def random_points_kernel(d, work, m, polys, areas, prefix, rnd, out_p, out_pt):
     """Point i from uniforms rnd[i] as :func:`_local.random_point_kernel` draws it: polygon
     k is kept when ``rnd[i, k] * prefix[k] <= areas[k]`` and the last kept one wins (so
     the scan runs backwards and stops at the first kept); the point inside it comes from
     rnd[i, m], rnd[i, m + 1]."""
     n = rnd.shape[0]
-    for c in numba.prange(nchunks):
-        i0, i1 = _span(n, nchunks, c)
-        _random_chunk(
-            open_view(d), m, borrow(polys), borrow(areas), borrow(prefix), borrow(rnd), i0, i1,
-            borrow(out_p), borrow(out_pt),
-        )  # fmt: skip
+    nchunks = work[CHUNKS]
+    for _w in numba.prange(work[WORKERS]):
+        nav = open_view(d)
+        c = claim(work)
+        while c >= 0:
+            i0, i1 = _span(n, nchunks, c)
+            _random_chunk(
+                nav, m, borrow(polys), borrow(areas), borrow(prefix), borrow(rnd), i0, i1,
+                borrow(out_p), borrow(out_pt),
+            )  # fmt: skip
+            c = claim(work)
+
+
+@njit
+def _move_chunk(nav, tiny, flt, refs, starts, ends, i0, i1, out_pos, out_vis, out_n, out_status):
+    for i in range(i0, i1):
+        p = poly_index(nav, refs[i])
+        if p < 0:
+            o = out_pos[i]
+            s = starts[i]
+            o[0] = s[0]
+            o[1] = s[1]
+            o[2] = s[2]
+            out_n[i] = 0
+            out_status[i] = FAILURE | INVALID_PARAM
+            continue
+        vi = out_vis[i]
+        st, k = move_along_surface_kernel(nav, tiny, flt, p, starts[i], ends[i], out_pos[i], vi)
+        out_n[i] = k
+        out_status[i] = st
+        for j in range(k, vi.shape[0]):
+            vi[j] = 0
 
 
 @pnjit
-def move_kernel(d, pools, flt, refs, starts, ends, out_pos, out_vis, out_n, out_status):
-    """moveAlongSurface from (refs[i], starts[i]) toward ends[i]; chunk c uses tiny pool
-    pools[c]. A ref naming no polygon: the start itself with FAILURE | INVALID_PARAM.
+def move_kernel(
+    d, work, pools, flt, refs, starts, ends, out_pos, out_vis, out_n, out_status
+):  # fmt: skip
+    """moveAlongSurface from (refs[i], starts[i]) toward ends[i]; worker w uses tiny pool
+    pools[w]. A ref naming no polygon: the start itself with FAILURE | INVALID_PARAM.
     Visited entries past each move's count are zeroed. (Refs resolved and rows zeroed
     in the parallel loop: serial passes around it held back the threads.)"""
     n = refs.shape[0]
-    nchunks = pools.shape[0]
-    for c in numba.prange(nchunks):
+    nchunks = work[CHUNKS]
+    for w in numba.prange(work[WORKERS]):
         nav = open_view(d)
-        tiny = open_pool(pools[c])
-        flt_b, s_b, e_b = borrow(flt), borrow(starts), borrow(ends)
-        pos_b, vis_b = borrow(out_pos), borrow(out_vis)
-        i0, i1 = _span(n, nchunks, c)
-        for i in range(i0, i1):
-            p = poly_index(nav, refs[i])
-            if p < 0:
-                o = pos_b[i]
-                s = s_b[i]
-                o[0] = s[0]
-                o[1] = s[1]
-                o[2] = s[2]
-                out_n[i] = 0
-                out_status[i] = FAILURE | INVALID_PARAM
-                continue
-            vi = vis_b[i]
-            st, k = move_along_surface_kernel(nav, tiny, flt_b, p, s_b[i], e_b[i], pos_b[i], vi)
-            out_n[i] = k
-            out_status[i] = st
-            for j in range(k, vi.shape[0]):
-                vi[j] = 0
+        tiny = open_pool(pools[w])
+        c = claim(work)
+        while c >= 0:
+            i0, i1 = _span(n, nchunks, c)
+            _move_chunk(
+                nav, tiny, borrow(flt), borrow(refs), borrow(starts), borrow(ends), i0, i1,
+                borrow(out_pos), borrow(out_vis), borrow(out_n), borrow(out_status),
+            )  # fmt: skip
+            c = claim(work)
 
 
 __all__ = [

@@ -296,6 +296,11 @@ _BATCH_BLOCK = 1024  # pairs per paths() kernel call
 #: shorter runs on fewer threads (waking numba's worker threads costs tens of us; with
 #: two threads a 0.1-0.5 ms batch ran 5-20% slower than on one).
 MIN_THREAD_WORK_US = 200.0
+#: Estimated work [us] of one chunk of a batch on more than one thread: the threads take
+#: chunks from a shared counter as they finish them (``navkit._atomic.claim``), so the
+#: last chunks even out what the threads were given unequally (slower items, a thread
+#: preempted); each chunk costs its scratch and a counter step (~1 us).
+CHUNK_US = 50.0
 #: Rough one-thread cost of one item per batch query [us], on the low side (RecastDemo's
 #: levels, this project's benchmark machine), for :data:`MIN_THREAD_WORK_US`.
 _ITEM_US = {
@@ -1320,17 +1325,19 @@ class NavMeshQuery:
             nth = self._nchunks(npairs, threads, _ITEM_US["pair"])[0]
             nb_max = min(npairs, _BATCH_BLOCK)
             sp, spts, sfl, soff = self._batch_scratch(nb_max, mp, mk)
-            if full:
-                pools = self._full_pool(max(1, min(nth, nb_max)), block=True)
+            if full:  # one pool per thread (its worker's)
+                pools = self._full_pool(nth, block=True)
             else:
-                pools = self._batch_pools(max(1, min(nth * 4, nb_max)))
+                pools = self._batch_pools(nth)
             with _CappedThreads(nth):
                 for b0 in range(0, npairs, nb_max):
                     b1 = min(npairs, b0 + nb_max)
                     nb = b1 - b0
+                    sched = _sched(*self._nchunks(nb, nth, _ITEM_US["pair"]))
+                    pw = pools[: sched[0]]
                     _call(  # the compiled entry point: no typing of 20 arguments per call
-                        _batch.batch_kernel, vh.desc, pools, flags, costs, s[b0:b1], e[b0:b1],
-                        h, mp, mk,
+                        _batch.batch_kernel, vh.desc, sched, pw, flags, costs, s[b0:b1],
+                        e[b0:b1], h, mp, mk,
                         code[b0:b1], n_polys[b0:b1], n_pts[b0:b1], srefs[b0:b1],
                         erefs[b0:b1], status[b0:b1], sp[:nb], spts[:nb], sfl[:nb], soff[:nb],
                         lengths[b0:b1],
@@ -1392,13 +1399,15 @@ class NavMeshQuery:
             nth = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
         if item_us > 0.0:
             nth = max(1, min(nth, int(n * item_us / MIN_THREAD_WORK_US)))
-        return nth, max(1, min(n, nth * 4))
+        if nth == 1:
+            return 1, 1
+        return nth, max(1, min(n, max(nth * 4, int(n * item_us / CHUNK_US))))
 
     def _run(self, kernel, n: int, threads: int | None, item_us: float, *args) -> None:
-        """kernel(desc, nchunks, *args) with numba's threads capped for the call."""
+        """kernel(desc, sched, *args) with numba's threads capped for the call."""
         nth, nchunks = self._nchunks(n, threads, item_us)
         with _CappedThreads(nth):
-            kernel(self._vh().desc, nchunks, *args)
+            kernel(self._vh().desc, _sched(nth, nchunks), *args)
 
     @staticmethod
     def _batch_refs(refs: Any, name: str, n: int, what: str) -> np.ndarray:
@@ -1665,9 +1674,12 @@ class NavMeshQuery:
         st = np.zeros(n, np.int64)
         if n:
             nth, nchunks = self._nchunks(n, threads, _ITEM_US["move"])
-            pools = self._tiny_pools(nchunks)
+            pools = self._tiny_pools(nth)
             with _CappedThreads(nth):
-                _many.move_kernel(self._vh().desc, pools, flags, r, s, e, pos, vis, cnt, st)
+                _many.move_kernel(
+                    self._vh().desc, _sched(nth, nchunks), pools, flags, r, s, e, pos, vis, cnt,
+                    st,
+                )  # fmt: skip
         return MoveBatch(pos, vis, cnt, st)
 
     def _tiny_pools(self, n: int) -> np.ndarray:
@@ -1678,6 +1690,11 @@ class NavMeshQuery:
             tp = self._tpools = np.stack([h.desc for h in hs]).view(Descriptor)
             tp.owner = hs
         return tp[:n]
+
+
+def _sched(workers: int, chunks: int) -> np.ndarray:
+    """A batch kernel's schedule ``[workers, chunks, next chunk]`` (``navkit._atomic``)."""
+    return np.array((workers, chunks, 0), np.int64)
 
 
 class _CappedThreads:
