@@ -133,7 +133,8 @@ def test_tile_kernel_bake_equals_per_tile_bake(monkeypatch, tile_size):
     calls: list[tuple[int, int]] = []
     with ThreadPoolExecutor(2) as ex:
         bakes = [
-            pipeline.bake(mesh, cfg),
+            pipeline.bake(mesh, cfg, threads=1),
+            pipeline.bake(mesh, cfg, threads=2),
             pipeline.bake(mesh, cfg, executor=ex),
             pipeline.bake(mesh, cfg, progress=lambda d, t: calls.append((d, t))),
         ]
@@ -264,3 +265,28 @@ def test_solo_kernel_bake_errors_are_the_per_stage_errors(monkeypatch):
         with pytest.raises(BuildError) as got:
             pipeline.bake(mesh, BakeConfig())
         assert str(got.value) == str(ref.value)
+
+
+def test_bake_threads_default_and_checks(monkeypatch):
+    """A tiled bake without an executor runs on numba's thread count (a thread pool of
+    that many), threads=1 on the calling thread; bad counts are refused."""
+    mesh = sample_level()
+    cfg = BakeConfig(tile_size=32)
+    seen: list[int] = []
+
+    class Spy(ThreadPoolExecutor):
+        def __init__(self, n, **kw):
+            seen.append(n)
+            super().__init__(n, **kw)
+
+    monkeypatch.setattr(pipeline, "ThreadPoolExecutor", Spy)
+    monkeypatch.setattr(pipeline, "_bake_threads", lambda t: 3 if t is None else t)
+    pipeline.bake(mesh, cfg)
+    pipeline.bake(mesh, cfg, threads=1)
+    pipeline.bake(mesh, BakeConfig())  # solo: one tile, no pool
+    assert seen == [3]
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(InputError, match="threads"):
+            pipeline.bake(mesh, cfg, threads=bad)
+    with ThreadPoolExecutor(1) as ex, pytest.raises(InputError, match="not both"):
+        pipeline.bake(mesh, cfg, executor=ex, threads=2)

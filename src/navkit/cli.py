@@ -231,7 +231,7 @@ def _bake(mesh, config, workers: int | None, progress):
             # (the same kernel as a solo bake: one compile, in this process)
             with ThreadPoolExecutor(max_workers=n) as ex:
                 return bake(mesh, config, executor=ex, progress=progress)
-    return bake(mesh, config, progress=progress)
+    return bake(mesh, config, progress=progress, threads=1)
 
 
 def _bake_level(mesh, config, workers: int | None, progress, side=None):

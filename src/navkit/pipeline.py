@@ -821,6 +821,15 @@ def _check_bake_args(
     return vols
 
 
+def _bake_threads(threads: int | None) -> int:
+    """bake()'s thread count for a tiled bake without an executor."""
+    if threads is not None:
+        return int(threads)
+    from ._jit import get_threads
+
+    return get_threads()
+
+
 @functools.cache
 def _default_config() -> BakeConfig:
     """RecastDemo's settings, made (and validated) once: BakeConfig is frozen."""
@@ -836,6 +845,7 @@ def bake(
     keep_intermediates: bool = False,
     volumes: Sequence[ConvexVolume] = (),
     offmesh: Any = None,
+    threads: int | None = None,
 ):
     """Bake a navigation mesh from level geometry.
 
@@ -862,6 +872,12 @@ def bake(
         Areas to mark before partitioning (``rcMarkConvexPolyArea``).
     offmesh : sequence of OffMeshConnection, optional
         Off-mesh connections baked into the tiles that hold their start points.
+    threads : int, optional
+        Threads that build the tiles of a tiled bake when no ``executor`` is given
+        (default: numba's thread count, ``numba.get_num_threads()``; 1 bakes on the
+        calling thread). They take tiles from one shared list, as a
+        ``ThreadPoolExecutor(threads)`` would; the navmesh is the same whatever the
+        count. A solo bake is one tile: one thread.
 
     Returns
     -------
@@ -879,10 +895,27 @@ def bake(
     volumes = _check_bake_args(
         mesh, config, executor, progress, keep_intermediates, volumes, offmesh
     )
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, int | np.integer):
+            raise InputError(f"threads must be a positive int or None, got {threads!r}")
+        if threads < 1:
+            raise InputError(f"threads must be at least 1, got {threads}")
+        if executor is not None:
+            raise InputError("give bake() an executor or threads, not both")
     config = config or _default_config()
     rc = config.voxel()
     if mesh.n_triangles == 0:
         raise InputError(f"{mesh.name}: the mesh has no triangles")
+    if (
+        executor is None and rc.tile_size != 0 and _bake_threads(threads) > 1
+        and _kernel_bake_ok(config, volumes, offmesh, None)
+    ):  # fmt: skip
+        # the tile kernel on n threads, without the GIL (as with a ThreadPoolExecutor)
+        with ThreadPoolExecutor(_bake_threads(threads), thread_name_prefix="navkit-bake") as tp:
+            return bake(
+                mesh, config, executor=tp, progress=progress,
+                keep_intermediates=keep_intermediates, volumes=volumes, offmesh=offmesh,
+            )  # fmt: skip
     # through the tile kernel? (a solo bake ignores the executor; intermediates need
     # the per-stage functions)
     if rc.tile_size == 0:
