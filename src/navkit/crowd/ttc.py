@@ -222,7 +222,7 @@ class TTCParams:
         side way (loops of 3 s; the last arrival 21.8 s against dtcrowd-low's 19.95 s).
         Measured on the scenario suite (seeds 0-7, against False): crossing mean
         arrival 19.16 -> 18.35 s, last 21.70 -> 19.07 s on average; circle last 15.24
-        -> 15.40 s (mean jerk 0.90 -> 1.62 m/s^3); bottleneck last 19.26 -> 19.12 s;
+        -> 15.39 s (mean jerk 0.90 -> 1.62 m/s^3); bottleneck last 19.26 -> 19.12 s;
         the 50 + 50 corridor unchanged (bit for bit: its walls are beside every
         walker).
     wall_radius : float
@@ -696,8 +696,12 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
         if prm[23] > F32(0.0) and prm[26] > F32(0.5) and gap[s, 2] > F32(0.5):
             # bound for a narrow door: everybody queues for it, nobody to pass on a hand
             pcs, pss = F32(1.0), F32(0.0)
-        if (prm[29] > F32(0.5) and pss != F32(0.0) and fin[s] >= F32(TURN_NEAR)
-                and not _turn_room(s, px, pz, dvel, pss, segs, nsegs[s], FAR * qrange[s])):
+        if (
+            prm[29] > F32(0.5)
+            and pss != F32(0.0)
+            and fin[s] >= F32(TURN_NEAR)
+            and not _turn_room(s, px, pz, dvel, pss, segs, nsegs[s], FAR * qrange[s])
+        ):
             # no turn to one hand across an opening (_turn_room)
             pcs, pss = F32(1.0), F32(0.0)
         prefx = dvel[s, 0] * pcs - dvel[s, 2] * pss
