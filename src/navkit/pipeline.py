@@ -822,12 +822,21 @@ def _check_bake_args(
 
 
 def _bake_threads(threads: int | None) -> int:
-    """bake()'s thread count for a tiled bake without an executor."""
+    """bake()'s thread count for a tiled bake without an executor: ``threads``, else
+    numba's thread count for the calling thread. numba's thread pool is not launched
+    for it (the tiles run on Python threads): before anything launched it, the count
+    is ``NUMBA_NUM_THREADS`` (a process that later forks stays clear of an OpenMP
+    runtime it never used)."""
     if threads is not None:
         return int(threads)
-    from ._jit import get_threads
+    import numba
+    from numba.np.ufunc import parallel as _par
 
-    return get_threads()
+    if getattr(_par, "_is_initialized", True):
+        from ._jit import get_threads
+
+        return get_threads()
+    return int(numba.config.NUMBA_NUM_THREADS)
 
 
 @functools.cache
