@@ -305,3 +305,14 @@ def _dump(func_ir):
     with contextlib.redirect_stdout(buf):
         func_ir.dump()
     return buf.getvalue()
+
+
+def test_inline_callee_with_a_with_block_takes_numbas_own_path():
+    def plain(a):
+        return a + 1
+
+    def lifted(a):
+        with open(a):  # (never run: only its bytecode is read)
+            return 1
+
+    assert not j._has_with(plain) and j._has_with(lifted)
