@@ -203,3 +203,116 @@ def test_thread_count_helpers_track_numbas_own():
         assert seen == [numba.config.NUMBA_NUM_THREADS]  # another thread keeps its own count
     finally:
         numba.set_num_threads(prev)
+
+
+# -- the untyped IR of an inline="always" kernel, once per process --------------------
+
+
+def _inline_fixture():
+    import numba
+
+    @numba.njit(inline="always", cache=False)
+    def inner(a, i):  # a branch, a loop and a local: blocks and variables to copy
+        s = 0
+        for k in range(i + 1):
+            if a[k] > 2:
+                s += a[k]
+            else:
+                s -= 1
+        return s
+
+    @numba.njit(inline="always", cache=False)
+    def outer(a, i):  # inlines inner itself (its kept IR has inner's inlined)
+        return inner(a, i) * 10 + inner(a, 0)
+
+    def caller(a):
+        t = 0
+        for i in range(a.shape[0]):
+            t += inner(a, i) + outer(a, i)  # two sites of inner, one of outer
+        return t + inner(a, a.shape[0] - 1)
+
+    return inner, outer, caller
+
+
+def _caller_ref(a):
+    def inner(i):
+        return sum(int(x) if x > 2 else -1 for x in a[: i + 1])
+
+    return sum(inner(i) + inner(i) * 10 + inner(0) for i in range(a.shape[0])) + inner(
+        a.shape[0] - 1
+    )
+
+
+def test_inline_callees_untyped_once_and_copied_per_site():
+    import numba
+    from numba.core.inline_closurecall import InlineWorker
+
+    fn = InlineWorker.inline_function
+    inner, outer, caller = _inline_fixture()
+    a = np.array([1, 5, 3, 0, 7], np.int64)
+    want = _caller_ref(a)
+    h0, m0 = fn._stats["hits"], fn._stats["misses"]
+    f = numba.njit(cache=False)(caller)
+    assert f(a) == want
+    mine = {k: v for k, v in fn._memo.items() if k[0] in (inner.py_func, outer.py_func)}
+    assert sorted(k[0].__name__ for k in mine) == ["inner", "outer"]  # one IR per function
+    assert fn._stats["misses"] - m0 == 2
+    assert fn._stats["hits"] - h0 >= 2  # inner's later sites in caller (outer's kept IR holds its own)
+    dumps = {k: _dump(v) for k, v in mine.items()}
+    # another caller with the same flags: every site from the kept IR, which no inlining changed
+    g = numba.njit(cache=False)(caller)
+    h1, m1 = fn._stats["hits"], fn._stats["misses"]
+    b = np.array([4, 0, 9], np.int64)
+    assert g(b) == _caller_ref(b)
+    assert fn._stats["misses"] == m1 and fn._stats["hits"] - h1 == 3
+    assert {k: _dump(v) for k, v in mine.items()} == dumps
+    # numba's own path (patch bypassed) gives the same results
+    try:
+        InlineWorker.inline_function = fn._orig
+        s = numba.njit(cache=False)(caller)
+        assert s(a) == f(a) and s(b) == g(b)
+    finally:
+        InlineWorker.inline_function = fn
+
+
+def test_inline_callees_kept_per_compile_flags():
+    import numba
+    from numba.core.inline_closurecall import InlineWorker
+
+    fn = InlineWorker.inline_function
+    inner, outer, caller = _inline_fixture()
+    a = np.array([3, 1, 4], np.int64)
+    assert numba.njit(cache=False)(caller)(a) == _caller_ref(a)
+    # no_rewrites changes the untyped pipeline: its own IR
+    n = len(fn._memo)
+    assert numba.njit(cache=False, no_rewrites=True)(caller)(a) == _caller_ref(a)
+    assert len(fn._memo) == n + 2
+    # a kernel's CPython wrapper is not part of the key (lowering builds it): a compile
+    # for other kernels only (navkit's callee compiles) finds the IR the first one kept
+    from numba.core import types
+
+    h = fn._stats["hits"]
+    d = numba.njit(cache=False, no_cpython_wrapper=True)(caller)
+    d.compile((types.Array(types.int64, 1, "C"),))
+    assert len(fn._memo) == n + 2 and fn._stats["hits"] - h == 3
+
+
+def _dump(func_ir):
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        func_ir.dump()
+    return buf.getvalue()
+
+
+def test_inline_callee_with_a_with_block_takes_numbas_own_path():
+    def plain(a):
+        return a + 1
+
+    def lifted(a):
+        with open(a):  # (never run: only its bytecode is read)
+            return 1
+
+    assert not j._has_with(plain) and j._has_with(lifted)

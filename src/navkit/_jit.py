@@ -1137,6 +1137,110 @@ def _memo_function_typing() -> bool:
     return True
 
 
+#: compiler flags that no untyped pass reads (the CPython and C wrappers are built at
+#: lowering; with-lifting, which copies them for a lifted block, is never used: see
+#: :func:`_untyped_ir_once`): left out of the key of an inlined function's IR
+_WRAPPER_FLAGS = frozenset({"no_cpython_wrapper", "no_cfunc_wrapper"})
+
+
+def _has_with(func) -> bool:
+    import dis
+
+    try:
+        return any("WITH" in ins.opname for ins in dis.get_instructions(func))
+    except TypeError:  # pragma: no cover - not a plain function
+        return True
+
+
+def _untyped_ir_once() -> bool:
+    """Run numba's untyped passes over an ``inline="always"`` kernel once per process,
+    not at every call site that inlines it.
+
+    numba's ``InlineInlinables`` pass inlines a call of such a kernel
+    (``InlineWorker.inline_function``) by translating the callee's bytecode and running
+    the whole untyped pipeline over it (SSA-free IR, its own inlinables inlined, branch
+    pruning, literal propagation), then ``inline_ir`` deep-copies that IR, renames its
+    variables after a fresh id and splices the copy in. The IR before the copy depends
+    only on the function and the compile's options, so it is kept here, per (function,
+    typing context, target (each compile's target context is a copy of the target's, with
+    options from the flags), pipeline class, flags but the wrapper ones, locals), and
+    each call site gets the kept IR under a fresh function id (numbered as
+    ``FunctionIdentity.from_function`` numbers it: the unique name numba renames the inlined variables after), which ``inline_ir``
+    copies before changing anything, as it copies the fresh IR. The caller's flags get
+    ``enable_ssa`` as the untyped run sets it. The kept IR follows the function's
+    globals as they were on its first inlining (numba freezes globals at compile time
+    too); a function with a ``with`` block (with-lifting compiles the lifted block with
+    the caller's flags) always runs numba's own path. False (nothing changed) when
+    numba's code is not as expected."""
+    import copy as _copy
+
+    try:
+        from numba.core import inline_closurecall as icc
+        from numba.core.bytecode import FunctionIdentity
+    except ImportError:  # pragma: no cover
+        return False
+    W = getattr(icc, "InlineWorker", None)
+    orig = getattr(W, "inline_function", None)
+    if W is None or orig is None:  # pragma: no cover
+        return False
+    if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    run_src = _src(W.run_untyped_passes)
+    if (
+        "callee_ir = self.run_untyped_passes(function)" not in _src(orig)
+        or "callee_ir = copy_ir(callee_ir)" not in _src(W.inline_ir)
+        or "state.flags.enable_ssa = enable_ssa" not in run_src
+        or "FunctionIdentity.from_function(func)" not in run_src
+        or "self.unique_name = '{}${}'.format(self.func_qualname, uid)"
+        not in _src(FunctionIdentity.from_function)
+        or not hasattr(FunctionIdentity, "_unique_ids")
+    ):  # pragma: no cover - numba layout changed
+        return False
+
+    memo: dict = {}
+    stats = {"hits": 0, "misses": 0}
+
+    def _key(self, function):
+        flags = self.flags
+        fk = tuple(
+            sorted((k, _flag_val(v)) for k, v in flags.values().items() if k not in _WRAPPER_FLAGS)
+        )
+        loc = tuple(sorted(self.locals.items())) if self.locals else ()
+        tctx = self.targetctx  # (a subtarget per compile: its options follow the flags)
+        key = (function, self.typingctx, type(tctx), tctx.codegen(), type(self.pipeline), fk, loc)
+        hash(key)
+        return key
+
+    def inline_function(self, caller_ir, block, i, function, arg_typs=None):
+        try:
+            self.flags.enable_ssa = False  # (as run_untyped_passes sets it, before the key)
+            key = _key(self, function)
+        except (TypeError, AttributeError):  # an unhashable option: numba's own path
+            return orig(self, caller_ir, block, i, function, arg_typs)
+        kept = memo.get(key)
+        if kept is None:
+            if _has_with(function):
+                return orig(self, caller_ir, block, i, function, arg_typs)
+            stats["misses"] += 1
+            kept = memo[key] = self.run_untyped_passes(function)
+        else:
+            stats["hits"] += 1
+        callee_ir = kept.copy()  # (inline_ir deep-copies the blocks before changing them)
+        fid = callee_ir.func_id = _copy.copy(kept.func_id)
+        uid = next(FunctionIdentity._unique_ids)  # (as from_function numbers it)
+        fid.unique_name, fid.unique_id = f"{fid.func_qualname}${uid}", uid
+        return self.inline_ir(
+            caller_ir, block, i, callee_ir, function.__code__.co_freevars, arg_typs=arg_typs
+        )
+
+    inline_function._navkit = True  # type: ignore[attr-defined]
+    inline_function._orig = orig  # type: ignore[attr-defined]
+    inline_function._memo = memo  # type: ignore[attr-defined]
+    inline_function._stats = stats  # type: ignore[attr-defined]
+    W.inline_function = inline_function  # type: ignore[method-assign]
+    return True
+
+
 #: which of the overhead cuts above are in place (tests, bench/compile.py)
 NUMBA_PATCHES = {
     "overloads_keyed_by_inherited_flags": _overloads_keyed_by_inherited_flags(),
@@ -1144,6 +1248,7 @@ NUMBA_PATCHES = {
     "fast_target_config": _fast_target_config(),
     "quiet_llvm_lock": _quiet_llvm_lock(),
     "no_cfunc_wrappers_for_overloads": _no_cfunc_wrappers_for_overloads(),
+    "untyped_ir_once": _untyped_ir_once(),
 }
 _CALLEES_OK = NUMBA_PATCHES["callee_compiles_without_wrapper"] = _install_callee_compiles()
 
