@@ -114,3 +114,48 @@ def test_a_walker_goes_up_to_the_agents_at_their_goals():
         skip = np.zeros(MAX_NEAR, np.bool_)
         _squeeze(0, dvel, vmax, near, len(rows), skip, fin, F(1.0))
         assert skip[: len(rows)].tolist() == expect
+
+
+def _aisle_turn(rows, own=(1.4, 0.0), fin0=5.0, walls=()):
+    """ttc._aisle's turn (angle [rad]) for agent 0 at the origin with desired velocity
+    ``own`` among ``rows`` (as :func:`_neighbours`) and wall segments ``walls`` ((x0, z0,
+    x1, z1), the inside where (x - x0) (z1 - z0) - (z - z0) (x1 - x0) > 0, as ttc's cost);
+    look 1.6 m, turns up to 1 rad, 0.2 m per rad of turn, neighbours moving on at
+    over 0.5 of the maximum speed not in the way."""
+    from navkit.crowd.ttc import _aisle
+
+    near, dvel, fin, vmax = _neighbours(rows)
+    dvel[0] = (own[0], 0.0, own[1])
+    fin[0] = fin0
+    segs = np.zeros((1, 8, 6), F)
+    for i, (x0, z0, x1, z1) in enumerate(walls):
+        segs[0, i] = (x0, 0.0, z0, x1, 0.0, z1)
+    idx = np.zeros(MAX_NEAR, np.int64)
+    c, s = _aisle(0, F(0.0), F(0.0), dvel, vmax, fin, F(1.0), near, len(rows), segs,
+                  len(walls), R, F(1.6), F(1.0), F(0.2), F(0.5), idx)  # fmt: skip
+    assert c * c + s * s == pytest.approx(1.0, abs=1e-5)
+    return float(np.arctan2(s, c))
+
+
+def test_a_walker_takes_the_aisle_past_the_people_standing_ahead():
+    settled = (0.8, 0.0, 0.0, 0.0, 0, 0.1)  # standing at its goal, dead ahead
+    # the straight walk runs into it: the walker turns to pass it (its line at least a
+    # summed radius, 0.6 m, from the agent's centre within the look: sin >= 0.6 / 0.8)
+    th = _aisle_turn([settled])
+    assert abs(np.sin(th)) >= 0.6 / 0.8 - 0.05
+    # nobody ahead, or the one ahead is a walker that moves on: no turn
+    assert _aisle_turn([(-0.8, 0.0, 0.0, 0.0, 0, 0.1)]) == 0.0  # behind
+    assert _aisle_turn([(0.8, 0.0, 1.4, 0.0, 0, 5.0)]) == 0.0
+    # one arriving (within 1 m of its goal) that moves on along the walker's way at
+    # over half the walker's maximum speed (rows give the velocity the desired one)
+    assert _aisle_turn([(0.8, 0.0, 1.0, 0.0, 0, 0.5)]) == 0.0
+    assert _aisle_turn([(0.8, 0.0, 0.5, 0.0, 0, 0.5)]) != 0.0  # slower: in the way
+    assert _aisle_turn([(0.8, 0.6, 0.0, 0.0, 0, 0.1)]) == 0.0  # clear of the line
+    # the walker itself settling, or within 1 m of its own target: no turn
+    assert _aisle_turn([settled], own=(0.2, 0.0)) == 0.0
+    assert _aisle_turn([settled], fin0=0.5) == 0.0
+    # a wall 0.3 m to its right (-z; the inside +z) closes that side: it turns left
+    wall = (2.0, -0.3, -2.0, -0.3)
+    assert _aisle_turn([settled], walls=[wall]) > 0.5
+    wall = (-2.0, 0.3, 2.0, 0.3)  # and 0.3 m to its left: it turns right
+    assert _aisle_turn([settled], walls=[wall]) < -0.5

@@ -225,6 +225,19 @@ class TTCParams:
         -> 15.39 s (mean jerk 0.90 -> 1.62 m/s^3); bottleneck last 19.26 -> 19.12 s;
         the 50 + 50 corridor unchanged (bit for bit: its walls are beside every
         walker).
+    aisle : float
+        How far ahead [wu] a walking agent looks for the aisle through the people
+        standing ahead of it (settled at their goals, or within ``hold_ground`` of
+        them), 0: off. Its preferred velocity turns (by up to
+        :data:`AISLE_TURN`) to the direction whose straight walk over that distance
+        overlaps them least, a turn costing :data:`AISLE_COST` [wu of overlap per
+        rad] (:func:`_aisle`). Default 1.6 (two rows of the 50 + 50 corridor's blocks
+        of goals, 0.8 m apart): walkers bound deep into a block walked straight at
+        its rows and pushed the agents standing in them off their goals. Measured on
+        the scenario suite (seeds 0-15, against 0): corridor agents standing 5 s 125
+        -> 85, seeds meeting the corridor's criteria 3 -> 6, arrival 98.56% either
+        way; crossing last arrival 21.70 -> 21.79 s (seeds 0-7); bottleneck and
+        circle unchanged.
     wall_radius : float
         Radius with which the agent meets a wall segment ahead in the energy [fraction
         of its radius], in [0, 1] (0.1 let agents run into the crossing's corners and
@@ -260,6 +273,7 @@ class TTCParams:
     hold_ground: float = 1.0
     squeeze: bool = True
     turn_along_walls: bool = True
+    aisle: float = 1.6
 
     def __post_init__(self) -> None:
         for f in ("k", "tau0", "xi", "max_force", "horizon"):
@@ -296,13 +310,14 @@ class TTCParams:
         object.__setattr__(self, "hold_ground", _finite(self.hold_ground, "hold_ground", 0.0, 100.0))
         object.__setattr__(self, "squeeze", bool(self.squeeze))
         object.__setattr__(self, "turn_along_walls", bool(self.turn_along_walls))
+        object.__setattr__(self, "aisle", _finite(self.aisle, "aisle", 0.0, 100.0))
 
     def array(self) -> np.ndarray:
         """float32 [k, tau0, xi, max_force, horizon, wall_weight, cos, sin(force_turn),
         cos, sin(pref_turn), soft, implicit, contact, 1 + contact_margin, wall_radius,
         contact_steps, corner_radius, pref_turn, pref_turn_oncoming, follow_headway,
         follow_gap, make_way, right_of_way, door_queue, door_pace, door_creep,
-        door_straight, hold_ground, squeeze, turn_along_walls]."""
+        door_straight, hold_ground, squeeze, turn_along_walls, aisle]."""
         return np.array(
             [self.k, self.tau0, self.xi, self.max_force, self.horizon, self.wall_weight,
              np.cos(self.force_turn), np.sin(self.force_turn), np.cos(self.pref_turn),
@@ -312,7 +327,7 @@ class TTCParams:
              self.follow_headway, self.follow_gap, self.make_way, self.right_of_way,
              self.door_queue, self.door_pace, self.door_creep, float(self.door_straight),
              self.hold_ground, float(self.squeeze),
-             float(self.turn_along_walls)],
+             float(self.turn_along_walls), self.aisle],
             np.float32,
         )  # fmt: skip
 
@@ -624,6 +639,109 @@ def _squeeze(s, dvel, max_speed, near, n, skip, fin, within):
             skip[j] = True
 
 
+#: largest turn [rad] of a walker's way from its desired direction to an aisle
+#: (``TTCParams.aisle``, :func:`_aisle`)
+AISLE_TURN = 1.0
+#: what a turn to an aisle costs [wu of overlap per rad]: a straight walk that grazes
+#: the people standing ahead by 0.2 m is worth a turn of 1 rad
+AISLE_COST = 0.2
+#: a neighbour moving on along the walker's way faster than this fraction of the
+#: walker's maximum speed is not standing in it (the crossing's arriving blocks)
+AISLE_ON = 0.5
+#: directions the aisle search tries on each side of the desired one
+_AISLE_STEPS = 6
+#: spacing [wu] of the points along a tried direction
+_AISLE_DS = 0.2
+
+
+@njit(cache=True)
+def _aisle(s, px, pz, dvel, max_speed, fin, within, near, n, segs, nsegs, rad, look, turn,
+           cost, moving, idx):  # fmt: skip
+    """Turn (cos, sin) of agent ``s``'s preferred velocity toward the aisle through the
+    people standing ahead of it: the agents settled at their goals and, when ``s`` is
+    not within ``within`` of its own target, the agents that are (the ones a walker
+    squeezes past, :func:`_squeeze`), unless they move on along its way faster than
+    ``moving`` times its maximum speed. Among the directions within ``turn`` [rad] of its
+    desired one, the one whose straight walk over the next ``look`` [wu] (no farther
+    than its target) keeps its body clearest of theirs (the least overlap, none
+    counting as 0) less ``cost`` [wu per rad] of turn; walls (the local boundary,
+    eroded by the radius) close a direction. A walker crossing a block of standing
+    people walks down the gaps between them (and the one behind it down the same
+    gap) instead of into them, and along a wall when the gap there is the widest (a
+    block of goals four abreast in a 4 m corridor leaves 0.5 m between its outer files
+    and the walls, 0.2 m between two files); (1, 0) when it does not walk, is within
+    ``within`` of its target, or nobody stands ahead. ``idx`` scratch (MAX_NEAR,)
+    int64."""
+    vm = max_speed[s]
+    dx, dz = dvel[s, 0], dvel[s, 2]
+    dl = np.sqrt(dx * dx + dz * dz)
+    if look <= F32(0.0) or dl < F32(0.5) * vm or fin[s] < within:
+        return F32(1.0), F32(0.0)
+    hx, hz = dx / dl, dz / dl
+    reach = min(look, fin[s])
+    m = 0
+    for j in range(n):
+        if near[j, 5] != F32(0.0) or near[j, 6] < F32(0.0):
+            continue
+        o = int(near[j, 6])
+        ex, ez = dvel[o, 0], dvel[o, 2]
+        if ex * ex + ez * ez >= (F32(0.5) * max_speed[o]) ** 2 and fin[o] >= within:
+            continue  # a walker: it moves on
+        if near[j, 2] * hx + near[j, 3] * hz > moving * vm:
+            continue  # moving on along its way
+        rx, rz = near[j, 0] - px, near[j, 1] - pz
+        rr = rad + near[j, 4]
+        if rx * rx + rz * rz > (reach + rr) * (reach + rr):
+            continue
+        if rx * hx + rz * hz <= -rr:
+            continue  # behind
+        idx[m] = j
+        m += 1
+    if m == 0:
+        return F32(1.0), F32(0.0)
+    npts = max(int(reach / F32(_AISLE_DS)), 1)
+    best = F32(-1e30)
+    bc, bs = F32(1.0), F32(0.0)
+    for a in range(2 * _AISLE_STEPS + 1):
+        # 0, then alternately to either side (ties keep the smaller turn)
+        k = (a + 1) // 2
+        th = turn * F32(k) / F32(_AISLE_STEPS)
+        if a % 2 == 1:
+            th = -th
+        pen = cost * abs(th)
+        if a > 0 and -pen <= best:
+            break
+        c, sn = np.cos(th), np.sin(th)
+        ux, uz = hx * c - hz * sn, hx * sn + hz * c
+        clear = F32(0.0)
+        for t in range(1, npts + 1):
+            qx = px + ux * (F32(_AISLE_DS) * F32(t))
+            qz = pz + uz * (F32(_AISLE_DS) * F32(t))
+            for i in range(m):
+                j = idx[i]
+                ox, oz = qx - near[j, 0], qz - near[j, 1]
+                f = np.sqrt(ox * ox + oz * oz) - (rad + near[j, 4])
+                if f < clear:
+                    clear = f
+            for w in range(nsegs):
+                g = segs[s, w]
+                sx, sz = g[3] - g[0], g[5] - g[2]
+                l2 = sx * sx + sz * sz
+                if l2 <= F32(0.0):
+                    continue
+                u = ((qx - g[0]) * sx + (qz - g[2]) * sz) / l2
+                if u < F32(0.0) or u > F32(1.0):
+                    continue
+                ln = np.sqrt(l2)
+                h = ((qx - g[0]) * sz - (qz - g[2]) * sx) / ln
+                if h < F32(-0.05) and h > F32(-0.5):
+                    clear = F32(-10.0)  # through a wall
+        sc = clear - pen
+        if sc > best:
+            best, bc, bs = sc, c, sn
+    return bc, bs
+
+
 @njit(cache=True)
 def _turn_room(s, px, pz, dvel, pss, segs, nsegs, far):
     """Whether agent ``s`` at (px, pz) keeps the turn of its preferred velocity to one
@@ -675,6 +793,7 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
     ids = np.empty(GATHER_IDS, np.int64)
     near = np.zeros((MAX_NEAR, 7), np.float32)
     skip = np.zeros(MAX_NEAR, np.bool_)
+    aidx = np.zeros(MAX_NEAR, np.int64)
     count = 0
     for i in range(act.shape[0]):
         s = act[i]
@@ -706,6 +825,12 @@ def plan_ttc(act, mask, npos, vel, dvel, radius, height, max_speed, max_acc, qra
             pcs, pss = F32(1.0), F32(0.0)
         prefx = dvel[s, 0] * pcs - dvel[s, 2] * pss
         prefz = dvel[s, 0] * pss + dvel[s, 2] * pcs
+        if prm[30] > F32(0.0) and not (prm[23] > F32(0.0) and gap[s, 2] > F32(0.5)):
+            # walking through people standing at their goals: down the aisle between them
+            ac, asn = _aisle(s, px, pz, dvel, max_speed, fin, prm[27], near, n, segs,
+                             nsegs[s], radius[s], prm[30], F32(AISLE_TURN), F32(AISLE_COST),
+                             F32(AISLE_ON), aidx)  # fmt: skip
+            prefx, prefz = prefx * ac - prefz * asn, prefx * asn + prefz * ac
         if prm[21] > F32(0.0):
             # settled at its goal: step aside for the walkers coming through (make_way.py)
             mwx, mwz = make_way(s, px, pz, dvel, max_speed, near, n, radius[s], prm[21])
