@@ -23,8 +23,9 @@ one process (duplicates a split of the work should avoid); the JSON has every
 process's full kernel list (compiles, exclusive CPU s, the signatures of kernels
 compiled more than once).
 
-The navmesh the query features load is baked once beforehand with the current
-(usually warm) cache.
+The navmesh the query features load (and the Recast tile cache file that
+``tilecache_load`` reads) is baked once beforehand with the current (usually warm)
+cache.
 
 Usage::
 
@@ -111,6 +112,11 @@ FEATURES: dict[str, tuple[str, str]] = {
     "tilecache_bake": (
         "import navkit\nfrom navkit.tilecache import TileCache",
         "tc = TileCache.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=32))",
+    ),
+    # a Recast tile cache file (made beforehand, as the navmesh) and its navmesh
+    "tilecache_load": (
+        "from navkit.tilecache import TileCache",
+        "tc = TileCache.from_recast(Path(NAVMESH).with_name('sample.tilecache.bin'))",
     ),
     "tilecache_update": (
         "import navkit\nfrom navkit.tilecache import TileCache\n"
@@ -259,6 +265,16 @@ def _prepare_navmesh(path: Path) -> None:
     subprocess.run([sys.executable, "-c", code, str(path)], check=True)
 
 
+def _prepare_tile_cache(path: Path) -> None:
+    code = (
+        "import sys, navkit\n"
+        "from navkit.tilecache import TileCache\n"
+        "tc = TileCache.bake(navkit.sample_level(), navkit.BakeConfig(tile_size=32))\n"
+        "tc.to_recast(sys.argv[1])\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+
+
 def run_feature(name: str, navmesh: Path, cache_dir: str | None = None) -> dict:
     """Run one feature in a fresh process with an empty (or the given) numba cache."""
     setup, feature = FEATURES[name]
@@ -400,6 +416,8 @@ def main() -> int:
         navmesh = Path(d) / "sample.navmesh"
         if any("NAVMESH" in "".join(FEATURES[n]) for n in names):
             _prepare_navmesh(navmesh)
+        if any("sample.tilecache.bin" in FEATURES[n][1] for n in names):
+            _prepare_tile_cache(navmesh.with_name("sample.tilecache.bin"))
         for n in names:
             row = summarize(n, run_feature(n, navmesh), args.top)
             rows.append(row)

@@ -172,7 +172,7 @@ def test_cold_library_bake_with_its_side_process(tmp_path):
     _cold_then_warm(tmp_path, _COLD_BAKE, ref, "bake kernels")
 
 
-def _cold_then_warm(tmp_path, source: str, ref: bytes, group: str) -> None:
+def _cold_then_warm(tmp_path, source: str, ref: bytes, group: str, args=()) -> None:
     """Run ``source`` as a script on an empty numba cache, then again: both print
     ``ref``; the cold run announces the ``group`` compile (on two cores) and every
     announcement once, the warm one announces nothing."""
@@ -182,7 +182,7 @@ def _cold_then_warm(tmp_path, source: str, ref: bytes, group: str) -> None:
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
     for run in ("cold", "warm"):
         r = subprocess.run(
-            [sys.executable, str(script)], capture_output=True, timeout=3600, env=env
+            [sys.executable, str(script), *args], capture_output=True, timeout=3600, env=env
         )
         err = r.stderr.decode()
         assert r.returncode == 0, err
@@ -222,6 +222,9 @@ def test_tile_cache_bake_starts_no_side_otherwise(fake_tc_side, monkeypatch):
 
     cfg = navkit.BakeConfig(tile_size=16)
     TileCache.bake(_quad(), cfg, recast_compatible=True)  # update_call, not the detail one
+    # (its navmesh from the layers gets the side of a tile cache load, after the layers)
+    assert fake_tc_side == ["tcload", "hold", ("swap_poly_mesh_tile",), "close"]
+    fake_tc_side.clear()
     with ThreadPoolExecutor(2) as ex:
         TileCache.bake(_quad(), cfg, executor=ex)  # the executor's per-tile path
     monkeypatch.setenv(_warmup.SIDE_ENV, "off")
@@ -349,3 +352,197 @@ def test_a_solo_bake_with_a_process_pool_still_gets_its_side(fake_side):
         fake_side.clear()
         navkit.bake(_quad(), navkit.BakeConfig(tile_size=16), executor=pool)
         assert fake_side == []
+
+
+# -- a tile cache from its layers: TileCache.from_recast, TileCache.load -----------------------
+@pytest.fixture(scope="module")
+def tc_files(tmp_path_factory):
+    """A small tile cache's Recast file and navkit files (both modes), made before any
+    fake side (with no real side either)."""
+    from navkit.tilecache import TileCache
+
+    was = os.environ.get(_warmup.SIDE_ENV)
+    os.environ[_warmup.SIDE_ENV] = "0"
+    try:
+        d = tmp_path_factory.mktemp("tc")
+        cfg = navkit.BakeConfig(tile_size=16)
+        tc = TileCache.bake(_quad(), cfg)
+        tc.to_recast(d / "q.tilecache.bin")
+        tc.save(d / "default.tc")
+        TileCache.bake(_quad(), cfg, recast_compatible=True).save(d / "compat.tc")
+    finally:
+        if was is None:
+            del os.environ[_warmup.SIDE_ENV]
+        else:
+            os.environ[_warmup.SIDE_ENV] = was
+    return d
+
+
+_LOAD_FRONT = {m: front for m, (_side, front) in _warmup.TILECACHE_LOAD_SPLITS.items()}
+
+
+def test_tile_cache_load_starts_a_side_when_cold(tc_files, fake_tc_side, capsys):
+    """A cold ``from_recast`` / ``load`` builds its navmesh with a side process of the
+    cache's mode (recast-compatible: ``update_call``'s split; navkit's:
+    ``update_call_detail``'s), announced up front."""
+    from navkit.tilecache import TileCache
+
+    cases = [
+        (lambda: TileCache.from_recast(tc_files / "q.tilecache.bin"), "tcload"),
+        (lambda: TileCache.from_recast((tc_files / "q.tilecache.bin").read_bytes()), "tcload"),
+        (
+            lambda: TileCache.from_recast(tc_files / "q.tilecache.bin", recast_compatible=False),
+            "tcload-detail",
+        ),
+        (lambda: TileCache.load(tc_files / "default.tc"), "tcload-detail"),
+        (lambda: TileCache.load(tc_files / "compat.tc"), "tcload"),
+    ]
+    for load, mode in cases:
+        fake_tc_side.clear()
+        tc = load()
+        assert tc.navmesh.stats()["polys"] > 0
+        assert fake_tc_side == [mode, "hold", _LOAD_FRONT[mode], "close"]
+        assert _warmup._held[0] == 0
+    assert "tile-cache kernels (first run only, ~20 s on two cores)" in capsys.readouterr().err
+
+
+def test_tile_cache_load_stops_its_side_when_it_fails(tc_files, fake_tc_side, monkeypatch):
+    from navkit.errors import BuildError
+    from navkit.tilecache import TileCache
+    from navkit.tilecache.update import CacheState
+
+    def fail(self, coords, progress=None):
+        raise BuildError("layer (0, 0, 0): too many regions")
+
+    monkeypatch.setattr(CacheState, "build_initial", fail)
+    with pytest.raises(BuildError):
+        TileCache.from_recast(tc_files / "q.tilecache.bin")
+    assert fake_tc_side == ["tcload", "hold", _LOAD_FRONT["tcload"], "kill"]
+    assert _warmup._held[0] == 0
+
+
+def test_tile_cache_load_starts_no_side_otherwise(tc_files, fake_tc_side, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from navkit.tilecache import TileCache
+    from navkit.tilecache.format import read_tile_cache
+
+    src = tc_files / "q.tilecache.bin"
+    with ThreadPoolExecutor(2) as ex:  # the executor's per-tile path
+        TileCache(read_tile_cache(src), executor=ex)
+    monkeypatch.setenv(_warmup.SIDE_ENV, "off")
+    TileCache.from_recast(src)
+    monkeypatch.delenv(_warmup.SIDE_ENV)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    TileCache.load(tc_files / "default.tc")
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)  # warm on disk
+    TileCache.from_recast(src)
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(_warmup, "_loaded", lambda kernel: True)  # loaded in this process
+    TileCache.load(tc_files / "default.tc")
+    assert fake_tc_side == []
+
+
+_WARM_LOAD = """
+import sys
+from navkit import _warmup
+from navkit.tilecache import TileCache
+
+def no_side(*a, **k):
+    raise AssertionError("a side process started on a warm cache")
+
+_warmup.BakeSide = no_side
+tc = TileCache.from_recast(sys.argv[1])
+tc2 = TileCache.load(sys.argv[2])
+print(tc.navmesh.stats()["polys"], tc2.navmesh.stats()["polys"])
+"""
+
+
+def test_warm_tile_cache_load_starts_no_side(tc_files, tmp_path, monkeypatch):
+    """On a warm cache (a fresh interpreter: nothing loaded yet, the cache files on
+    disk) ``from_recast`` and ``load`` start no side process and announce nothing."""
+    from navkit.tilecache import TileCache
+
+    args = [str(tc_files / "q.tilecache.bin"), str(tc_files / "default.tc")]
+    monkeypatch.setenv(_warmup.SIDE_ENV, "0")
+    TileCache.from_recast(args[0])  # compiled or loaded here (no side): the cache is warm
+    TileCache.load(args[1])
+    env = {k: v for k, v in os.environ.items() if k != _warmup.SIDE_ENV}
+    script = tmp_path / "warm.py"
+    script.write_text(_WARM_LOAD)
+    r = subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=600,
+        env=env,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "compil" not in r.stderr.lower(), r.stderr
+    assert all(int(n) > 0 for n in r.stdout.split()), r.stdout
+
+
+_TC_LOAD_SIGNATURES = """
+import sys
+from navkit import _warmup
+from navkit.tilecache import TileCache
+
+kinds = _warmup._tile_cache_kinds()
+names = sorted({n for split in _warmup.TILECACHE_LOAD_SPLITS.values() for h in split for n in h})
+_warmup._compile_as_callee(names, kinds)
+kernels = [kinds[n][0] for n in names]
+sigs = [set(k.signatures) for k in kernels]
+TileCache.from_recast(sys.argv[1])
+TileCache.load(sys.argv[2])
+for k, before in zip(kernels, sigs, strict=True):
+    assert set(k.signatures) == before and len(before) == 1, (k, before, k.signatures)
+print("ok")
+"""
+
+
+def test_tile_cache_load_side_compiles_the_signatures_the_load_uses(tc_files, tmp_path):
+    """As test_tile_cache_side_compiles_the_signatures_the_tile_cache_uses, for both
+    modes of a tile cache load (update_call and update_call_detail): with
+    NAVKIT_COLD_COMPILE=1 on an empty cache."""
+    env = dict(os.environ, NAVKIT_SIDE_PROCESS="0")
+    if os.environ.get("NAVKIT_COLD_COMPILE"):
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    args = [str(tc_files / "q.tilecache.bin"), str(tc_files / "default.tc")]
+    r = subprocess.run(
+        [sys.executable, "-c", _TC_LOAD_SIGNATURES, *args],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
+
+
+_COLD_TC_LOAD = """
+import sys
+from navkit.tilecache import TileCache
+
+# no __main__ guard: the side process must not import this script again
+a = TileCache.from_recast(sys.argv[1])
+b = TileCache.load(sys.argv[2])
+sys.stdout.buffer.write(a.navmesh.to_recast() + b.navmesh.to_recast() + b.to_bytes())
+"""
+
+
+@pytest.mark.skipif(
+    not os.environ.get("NAVKIT_COLD_COMPILE"),
+    reason="cold compile of both tile cache update kernels (a minute or more): "
+    "set NAVKIT_COLD_COMPILE=1",
+)
+def test_cold_tile_cache_load_with_its_side_process(tmp_path):
+    """A cold ``TileCache.from_recast`` (recast-compatible) and ``TileCache.load`` (a
+    navkit-mode cache) with their side processes give the same navmeshes as in this
+    process, announce their compile once, and a warm run compiles nothing."""
+    from navkit.tilecache import TileCache
+
+    tc = TileCache.bake(sample_level(), navkit.BakeConfig(tile_size=32))
+    tc.to_recast(tmp_path / "level.tilecache.bin")
+    tc.save(tmp_path / "level.tc")
+    a = TileCache.from_recast(tmp_path / "level.tilecache.bin")
+    b = TileCache.load(tmp_path / "level.tc")
+    ref = a.navmesh.to_recast() + b.navmesh.to_recast() + b.to_bytes()
+    args = [str(tmp_path / "level.tilecache.bin"), str(tmp_path / "level.tc")]
+    _cold_then_warm(tmp_path, _COLD_TC_LOAD, ref, "tile-cache kernels", args)

@@ -658,11 +658,17 @@ def _tile_cache_types() -> dict:
         a(i64), a(i64, 2), a(i64), i64, i64, i64, a(f32), a(f32), a(f32), i64, tile, offmesh,
         a(i64), a(i64), i64, a(i64),
     )  # fmt: skip
+    # recast-compatible mode (update_call): the polygon mesh alone into the navmesh
+    poly_swap = (
+        a(i64), a(i64, 2), a(i64), i64, i64, i64, a(f32), a(f32), a(f32), i64, a(i64, 2),
+        a(i64, 2), a(i64), a(i64),
+    )  # fmt: skip
     return {
         # decompressed layer to polygon mesh (obstacles, regions, contours, polygons)
         "raw_mesh": (_rebuild._raw_mesh, raw_mesh),
         # the tile into the navmesh, its links
         "swap_tile_data": (_swap.swap_tile_data, swap),
+        "swap_poly_mesh_tile": (_swap.swap_poly_mesh_tile, poly_swap),
     }
 
 
@@ -672,6 +678,23 @@ def _tile_cache_types() -> dict:
 #: the layers.
 TILECACHE_SIDE_KERNELS = ("raw_mesh", "swap_tile_data")
 TILECACHE_FRONT_KERNELS = ("detail", "tile_data", "bv_tree")
+#: A cold tile cache built from its layers alone (:meth:`TileCache.from_recast
+#: <navkit.tilecache.TileCache.from_recast>`, :meth:`~navkit.tilecache.TileCache.load`:
+#: no layer build to fill the calling process), by side mode: (the side's kernels, the
+#: calling process's), of :func:`_tile_cache_kinds`. ``tcload``: recast-compatible mode
+#: (``_update.update_call``: the polygon mesh ~14 CPU s to the side, the swap and its
+#: links ~9 here, then the update kernel's own ~5); ``tcload-detail``: navkit's mode
+#: (``update_call_detail``: the polygon mesh, tile data and BV tree ~20 to the side,
+#: the detail mesh and the swap ~16 here, then the update kernel's own ~7).
+TILECACHE_LOAD_SPLITS = {
+    "tcload": (("raw_mesh",), ("swap_poly_mesh_tile",)),
+    "tcload-detail": (("raw_mesh", "tile_data", "bv_tree"), ("detail", "swap_tile_data")),
+}
+
+
+def _tile_cache_kinds() -> dict:
+    """:func:`_bake_types` and :func:`_tile_cache_types` in one."""
+    return {**_bake_types(), **_tile_cache_types()}
 
 
 def _compile_as_callee(names, kinds=None, tags: bool = False) -> None:
@@ -747,6 +770,12 @@ def bake_side(mode: str = "bake") -> None:
         steps.append((path, "path"))
     if mode == "tilecache":
         steps = [(tile_cache, "tilecache")]
+    if mode in TILECACHE_LOAD_SPLITS:
+
+        def tile_cache_load() -> None:
+            _compile_as_callee(TILECACHE_LOAD_SPLITS[mode][0], _tile_cache_kinds(), tags=True)
+
+        steps = [(tile_cache_load, "tilecache")]
     for step, tag in steps:
         try:
             step()
@@ -788,6 +817,8 @@ class BakeSide:
         self.seen: set[str] = set()
         self.mode = mode
         self.last = {"demo": "path", "tilecache": "tilecache"}.get(mode, "links")
+        if mode in TILECACHE_LOAD_SPLITS:
+            self.last = "tilecache"
 
     def wait(self, tag: str) -> None:
         """Until the side printed ``tag`` (or ended)."""
@@ -812,6 +843,9 @@ class BakeSide:
         if self.mode == "tilecache":
             kinds = _tile_cache_types()
             waits = [(kinds[n][0], n) for n in TILECACHE_SIDE_KERNELS]
+        elif self.mode in TILECACHE_LOAD_SPLITS:
+            kinds = _tile_cache_kinds()
+            waits = [(kinds[n][0], n) for n in TILECACHE_LOAD_SPLITS[self.mode][0]]
         else:
             kinds = _bake_types()
             side = DEMO_SIDE_KERNELS if self.mode == "demo" else BAKE_SIDE_KERNELS
@@ -1087,6 +1121,41 @@ def cold_tile_cache() -> Iterator[BakeSide | None]:
     try:
         with side.hold(), _announced_alone("tile-cache", "~30 s on two cores"):
             _compile_as_callee(TILECACHE_FRONT_KERNELS)
+            yield side
+    except BaseException:
+        side.close(finish=False)
+        raise
+    side.close()
+
+
+@contextlib.contextmanager
+def cold_tile_cache_load(compatible: bool) -> Iterator[BakeSide | None]:
+    """:func:`cold_tile_cache` for a tile cache whose navmesh is built from layers it
+    has already (:meth:`TileCache.from_recast <navkit.tilecache.TileCache.from_recast>`,
+    :meth:`~navkit.tilecache.TileCache.load`, a ``TileCache(tset)``): on a cold cache
+    a side process compiles part of the update kernel's callees
+    (:data:`TILECACHE_LOAD_SPLITS`, by mode: ``compatible`` is the cache's
+    ``recast_compatible``) while this one compiles the rest, then types the update
+    kernel, which loads the side's kernels from the cache. Yields the side or None
+    (warm, one core, opted out, inside another side's hold: a ``TileCache.bake``
+    has its own); the side is stopped if the body fails."""
+    from navkit._jit import is_cached
+    from navkit.tilecache import _update
+
+    kernel = _update.update_call if compatible else _update.update_call_detail
+    mode = "tcload" if compatible else "tcload-detail"
+    side = None
+    if not _loaded(kernel) and side_process_allowed() and is_cached(kernel) is False:
+        try:
+            side = BakeSide(mode)
+        except OSError:
+            side = None
+    if side is None:
+        yield None
+        return
+    try:
+        with side.hold(), _announced_alone("tile-cache", "~20 s on two cores"):
+            _compile_as_callee(TILECACHE_LOAD_SPLITS[mode][1], _tile_cache_kinds())
             yield side
     except BaseException:
         side.close(finish=False)

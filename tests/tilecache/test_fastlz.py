@@ -154,6 +154,15 @@ def test_numpy_input():
         fastlz.compress("text")  # type: ignore[arg-type]
 
 
+def test_bytes_reach_the_kernels_as_writable_arrays():
+    """Bytes (a file's layers) are passed to the FastLZ kernels as the writable arrays
+    the bake and the tile cache's update kernel pass: one signature each, not a second
+    read-only one compiled on a cache's first load."""
+    for data in (b"\x00\x01abc", bytearray(b"xyz"), memoryview(b"12345")):
+        a = fastlz._as_bytes(data, "stream")
+        assert a.flags.writeable and a.dtype == np.uint8 and a.tobytes() == bytes(data)
+
+
 def test_corrupt_streams():
     x = bytes(range(256)) * 8
     c = fastlz.compress(x)

@@ -226,13 +226,22 @@ class TileCache:
         coords = tile_coords(nx, ny)
         p = tset.params
 
-        if executor is not None or not self._kernel_tiles or not st.build_initial(coords, progress):
+        kernel = executor is None and self._kernel_tiles
+        cold: Any = contextlib.nullcontext()
+        if kernel and tset.tiles and st._kernel_ok():
+            # a cold cache: a side process compiles part of the update kernel meanwhile
+            # (none inside TileCache.bake's own side, nor when warm)
+            from .._warmup import cold_tile_cache_load
 
-            def args(x: int, y: int) -> tuple:
-                return ([st.tiles[r] for r in st.tiles_at(x, y)], p, not st.compatible, cons)
+            cold = cold_tile_cache_load(self.recast_compatible)
+        with cold:
+            if not kernel or not st.build_initial(coords, progress):
 
-            built = run_tiles(_build_position, coords, args, executor, progress)
-            add_tiles(nm, [td for xy in coords for td in built[xy] if td is not None])
+                def args(x: int, y: int) -> tuple:
+                    return ([st.tiles[r] for r in st.tiles_at(x, y)], p, not st.compatible, cons)
+
+                built = run_tiles(_build_position, coords, args, executor, progress)
+                add_tiles(nm, [td for xy in coords for td in built[xy] if td is not None])
         # world extent (xz of the grid, y of the layers) for input checks
         o = np.array(p.orig, np.float32)
         tw = f32(p.width) * f32(p.cs)

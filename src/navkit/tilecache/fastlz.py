@@ -314,7 +314,9 @@ def _as_bytes(data: bytes | bytearray | memoryview | np.ndarray, name: str) -> n
             raise InputError(f"{name} must be a 1-d uint8 array, got {data.dtype} {data.shape}")
         return np.ascontiguousarray(data)
     if isinstance(data, (bytes, bytearray, memoryview)):
-        return np.frombuffer(bytes(data), np.uint8)
+        # a writable copy: the kernels' signature for the arrays the bake and the update
+        # kernel pass (a read-only one would compile a second signature)
+        return np.frombuffer(bytearray(data), np.uint8)
     raise InputError(f"{name} must be bytes or a uint8 array, got {type(data).__name__}")
 
 
