@@ -836,7 +836,7 @@ def _bake_threads(threads: int | None) -> int:
         from ._jit import get_threads
 
         return get_threads()
-    return int(numba.config.NUMBA_NUM_THREADS)
+    return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
 
 
 @functools.cache
