@@ -1102,19 +1102,9 @@ def cold_tile_cache() -> Iterator[BakeSide | None]:
     (:data:`TILECACHE_SIDE_KERNELS`) while this one compiles the detail mesh, the tile
     data and the BV tree, builds the layers (their kernels), then types the update
     kernel, which loads the side's kernels from the cache."""
-    from navkit._jit import is_cached
     from navkit.tilecache import _update
 
-    side = None
-    if (
-        not _loaded(_update.update_call_detail)
-        and side_process_allowed()
-        and is_cached(_update.update_call_detail) is False
-    ):
-        try:
-            side = BakeSide("tilecache")
-        except OSError:
-            side = None
+    side = _cold_side(_update.update_call_detail, "tilecache")
     if side is None:
         yield None
         return
@@ -1128,6 +1118,19 @@ def cold_tile_cache() -> Iterator[BakeSide | None]:
     side.close()
 
 
+def _cold_side(kernel, mode: str) -> BakeSide | None:
+    """A side process in ``mode`` when ``kernel`` is neither loaded nor cached and a side
+    may start here (:func:`side_process_allowed`); else None."""
+    from navkit._jit import is_cached
+
+    if _loaded(kernel) or not side_process_allowed() or is_cached(kernel) is not False:
+        return None
+    try:
+        return BakeSide(mode)
+    except OSError:
+        return None
+
+
 @contextlib.contextmanager
 def cold_tile_cache_load(compatible: bool) -> Iterator[BakeSide | None]:
     """:func:`cold_tile_cache` for a tile cache whose navmesh is built from layers it
@@ -1139,17 +1142,11 @@ def cold_tile_cache_load(compatible: bool) -> Iterator[BakeSide | None]:
     kernel, which loads the side's kernels from the cache. Yields the side or None
     (warm, one core, opted out, inside another side's hold: a ``TileCache.bake``
     has its own); the side is stopped if the body fails."""
-    from navkit._jit import is_cached
     from navkit.tilecache import _update
 
     kernel = _update.update_call if compatible else _update.update_call_detail
     mode = "tcload" if compatible else "tcload-detail"
-    side = None
-    if not _loaded(kernel) and side_process_allowed() and is_cached(kernel) is False:
-        try:
-            side = BakeSide(mode)
-        except OSError:
-            side = None
+    side = _cold_side(kernel, mode)
     if side is None:
         yield None
         return
