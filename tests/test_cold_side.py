@@ -263,11 +263,17 @@ def test_tile_cache_side_compiles_the_signatures_the_tile_cache_uses(tmp_path):
     kernel must call those very signatures, or it would compile them again. In a fresh
     interpreter; with NAVKIT_COLD_COMPILE=1 on an empty cache (on a warm one the
     update kernel loads without typing its calls)."""
+    _signature_script(tmp_path, _TC_SIGNATURES)
+
+
+def _signature_script(tmp_path, script: str, *args: str) -> None:
+    """Run ``script`` in a fresh interpreter without a side process (on an empty cache
+    with NAVKIT_COLD_COMPILE=1) and check that it ends with "ok"."""
     env = dict(os.environ, NAVKIT_SIDE_PROCESS="0")
     if os.environ.get("NAVKIT_COLD_COMPILE"):
         env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
     r = subprocess.run(
-        [sys.executable, "-c", _TC_SIGNATURES],
+        [sys.executable, "-c", script, *args],
         capture_output=True,
         text=True,
         timeout=1800,
@@ -502,18 +508,10 @@ def test_tile_cache_load_side_compiles_the_signatures_the_load_uses(tc_files, tm
     """As test_tile_cache_side_compiles_the_signatures_the_tile_cache_uses, for both
     modes of a tile cache load (update_call and update_call_detail): with
     NAVKIT_COLD_COMPILE=1 on an empty cache."""
-    env = dict(os.environ, NAVKIT_SIDE_PROCESS="0")
-    if os.environ.get("NAVKIT_COLD_COMPILE"):
-        env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
-    args = [str(tc_files / "q.tilecache.bin"), str(tc_files / "default.tc")]
-    r = subprocess.run(
-        [sys.executable, "-c", _TC_LOAD_SIGNATURES, *args],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env=env,
-    )
-    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
+    _signature_script(
+        tmp_path, _TC_LOAD_SIGNATURES, str(tc_files / "q.tilecache.bin"),
+        str(tc_files / "default.tc"),
+    )  # fmt: skip
 
 
 _COLD_TC_LOAD = """

@@ -31,6 +31,7 @@ heightfield layers).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import time
@@ -915,34 +916,33 @@ def bake(
     rc = config.voxel()
     if mesh.n_triangles == 0:
         raise InputError(f"{mesh.name}: the mesh has no triangles")
-    if (
-        executor is None and rc.tile_size != 0 and _bake_threads(threads) > 1
-        and _kernel_bake_ok(config, volumes, offmesh, None)
-    ):  # fmt: skip
-        # the tile kernel on n threads, without the GIL (as with a ThreadPoolExecutor)
-        with ThreadPoolExecutor(_bake_threads(threads), thread_name_prefix="navkit-bake") as tp:
-            return bake(
-                mesh, config, executor=tp, progress=progress,
-                keep_intermediates=keep_intermediates, volumes=volumes, offmesh=offmesh,
-            )  # fmt: skip
-    # through the tile kernel? (a solo bake ignores the executor; intermediates need
-    # the per-stage functions)
-    if rc.tile_size == 0:
-        via_kernel = not keep_intermediates and _kernel_bake_ok(config, volumes, offmesh, None)
-    else:
-        via_kernel = _kernel_bake_ok(config, volumes, offmesh, executor)
-    args = (
-        mesh, config, rc, executor, progress, keep_intermediates, volumes, offmesh, t_start,
-        via_kernel,
-    )  # fmt: skip
-    if via_kernel:
-        # on a cold cache (and a second core) a side process compiles half of the tile
-        # kernel's kernels meanwhile (navkit._warmup.cold_bake)
-        from ._warmup import cold_bake
+    with contextlib.ExitStack() as stack:
+        if (
+            executor is None and rc.tile_size != 0
+            and _kernel_bake_ok(config, volumes, offmesh, None)
+        ):  # fmt: skip
+            n = _bake_threads(threads)
+            if n > 1:  # the tile kernel on n threads, without the GIL (see ``executor``)
+                executor = stack.enter_context(
+                    ThreadPoolExecutor(n, thread_name_prefix="navkit-bake")
+                )
+        # through the tile kernel? (a solo bake ignores the executor; intermediates need
+        # the per-stage functions)
+        if rc.tile_size == 0:
+            via_kernel = not keep_intermediates and _kernel_bake_ok(config, volumes, offmesh, None)
+        else:
+            via_kernel = _kernel_bake_ok(config, volumes, offmesh, executor)
+        args = (
+            mesh, config, rc, executor, progress, keep_intermediates, volumes, offmesh, t_start,
+            via_kernel,
+        )  # fmt: skip
+        if via_kernel:
+            # on a cold cache (and a second core) a side process compiles half of the tile
+            # kernel's kernels meanwhile (navkit._warmup.cold_bake)
+            from ._warmup import cold_bake
 
-        with cold_bake():
-            return _bake_checked(*args)
-    return _bake_checked(*args)
+            stack.enter_context(cold_bake())
+        return _bake_checked(*args)
 
 
 def _bake_checked(

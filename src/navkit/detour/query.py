@@ -1627,8 +1627,8 @@ class NavMeshQuery:
             # (the single call's), without a Python loop (tests/detour/test_query_batch.py)
             rnd = np.empty((b1 - b0, width), np.float32)
             _draw_uniforms(g, rnd, nth)
-            self._run(_many.random_points_kernel, b1 - b0, threads, _ITEM_US["random"], m, polys, areas, prefix,
-                      rnd, ps[b0:b1], pts[b0:b1])  # fmt: skip
+            self._run(_many.random_points_kernel, b1 - b0, threads, _ITEM_US["random"], m,
+                      polys, areas, prefix, rnd, ps[b0:b1], pts[b0:b1])  # fmt: skip
         refs = np.where(ps >= 0, vh.view.poly_ref[np.maximum(ps, 0)], 0)
         return RandomPointBatch(refs, pts)
 
