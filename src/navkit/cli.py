@@ -904,7 +904,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bake)
 
     p = sub.add_parser("info", help="describe a navmesh file (navkit or Recast format)")
-    p.add_argument("file")
+    p.add_argument("file", help=".navmesh, .tilecache, or Recast .bin (navmesh or tile cache set)")
     p.add_argument("--json", action="store_true", help="print stats as JSON")
     p.set_defaults(func=cmd_info)
 
@@ -940,20 +940,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_render)
 
-    p = sub.add_parser("path", help="find a path on a navmesh")
-    p.add_argument("file")
-    p.add_argument("--from", dest="start", required=True, metavar="X,Y,Z")
-    p.add_argument("--to", dest="end", required=True, metavar="X,Y,Z")
+    p = sub.add_parser(
+        "path",
+        help="find a path on a navmesh",
+        description="Print the straight path (corner points) between two points, as Detour's "
+        "findPath + findStraightPath give it; a partial path says why (out of nodes, or the "
+        "goal is unreachable). Negative coordinates work as written: --from -19.2,2.8,0.2.",
+    )
+    p.add_argument("file", help=".navmesh, .tilecache, or Recast .bin")
+    p.add_argument("--from", dest="start", required=True, metavar="X,Y,Z", help="start point [wu]")
+    p.add_argument("--to", dest="end", required=True, metavar="X,Y,Z", help="goal point [wu]")
     p.add_argument(
         "--half-extents",
         metavar="X,Y,Z",
         help="search box for the nearest polygons of the two points [wu] (default: 2,4,2)",
     )
-    p.add_argument("--optimal", action="store_true", help="true Euclidean shortest path")
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--optimal",
+        action="store_true",
+        help="any-angle path, shortest in the xz plane (Polyanya); it can be longer in 3D "
+        "than Detour's on slopes",
+    )
+    p.add_argument("--json", action="store_true", help="print the path as JSON")
     p.set_defaults(func=cmd_path)
 
-    p = sub.add_parser("demo", help="bake the built-in sample level and draw it")
+    p = sub.add_parser(
+        "demo",
+        help="bake the built-in sample level and draw it",
+        description="Bake the built-in sample level, find a path across it (from the west "
+        "wing to the second floor) and write the navmesh and a picture into the output "
+        "folder; a first run compiles the kernels (cached on disk) and says so.",
+    )
     p.add_argument("-o", "--output-dir", default="navkit-demo", help="folder for the outputs")
     p.add_argument(
         "--obstacles",
@@ -963,12 +980,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("ecm", help="explicit corridor map: path with clearance, drawn to PNG")
+    p = sub.add_parser(
+        "ecm",
+        help="explicit corridor map: path with clearance, drawn to PNG",
+        formatter_class=_Help,
+    )
     p.add_argument(
         "level", help='2D scene JSON {"boundary": [[x,y],...], "obstacles": [...]} or .obj'
     )
     p.add_argument("--from", dest="start", metavar="X,Y", help="start (omit to draw the map only)")
-    p.add_argument("--to", dest="end", metavar="X,Y")
+    p.add_argument("--to", dest="end", metavar="X,Y", help="goal (with --from)")
     p.add_argument("--clearance", type=float, default=0.5, help="agent radius [wu]")
     p.add_argument(
         "--preferred-clearance",
@@ -976,7 +997,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="indicative route: keep this much clearance where the corridor allows",
     )
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", required=True, help="picture (.png)")
     p.set_defaults(func=cmd_ecm)
 
     p = sub.add_parser(
@@ -1037,7 +1058,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("warmup", help="compile every kernel ahead of time (all cores)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: CPU count)")
-    p.add_argument("--groups", help="comma-separated subset: bake,corridor-map,query,...")
+    from ._warmup import GROUPS  # standard library only at import: no numba here
+
+    p.add_argument(
+        "--groups",
+        help="comma-separated subset of: " + ",".join(GROUPS) + " (default: all)",
+    )
     p.set_defaults(func=cmd_warmup)
     return ap
 
