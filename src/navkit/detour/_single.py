@@ -6,9 +6,10 @@ under the GIL after the call (~0.1-0.15 us an array), and each new output array 
 numpy allocation. These kernels take one array, the query's *block*: a descriptor
 whose first words describe the navmesh view (as ``_view.pack_view``) followed by the
 words of the query's own arrays (:data:`ARGS_SPEC`: the filter, the raycast path
-buffer, scratch and one output vector), and the coordinates as float64 scalars
+buffer, scratch and the vector results' rows), and the coordinates as float64 scalars
 (checked here to be finite as float32, as the query layer's own check). Results come
-back as scalars; a vector result is left in ``out`` for the caller to copy.
+back as scalars; a vector result is written to the next row of ``out`` (see
+:func:`_out_row`), which the query layer hands out as the result array itself.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from navkit._jit import F32, njit, ref_opener
+from navkit._jit import F32, lend, njit, ref_opener
 
 from ._batch import pair_core
 from ._local import move_along_surface_core
@@ -41,12 +42,13 @@ class SingleArgs(NamedTuple):
     costs: np.ndarray  # (64,) float32 the filter's area costs
     path: np.ndarray  # (cap,) int64 raycast's visited polygons
     v: np.ndarray  # (4, 3) float32 input vectors and scratch
-    out: np.ndarray  # (3,) float32 the vector result
+    out: np.ndarray  # (R, 3) float32 rows of the vector results (see _out_row)
     pv: np.ndarray  # (6, 3) float32 scratch
     tri: np.ndarray  # (5, 3) float32 scratch
     tiny: np.ndarray  # (D,) int64 the descriptor of the query's tiny node pool
     si: np.ndarray  # (MAX_STACK + 8,) int64 move_along_surface's stack scratch
     fs: np.ndarray  # (8, 3) float32 move_along_surface's vector scratch
+    ocnt: np.ndarray  # (1,) int64 rows of ``out`` taken (see _out_row)
 
 
 ARGS_SPEC = (
@@ -54,12 +56,13 @@ ARGS_SPEC = (
     ("costs", np.float32, 1),
     ("path", np.int64, 1),
     ("v", np.float32, 2),
-    ("out", np.float32, 1),
+    ("out", np.float32, 2),
     ("pv", np.float32, 2),
     ("tri", np.float32, 2),
     ("tiny", np.int64, 1),
     ("si", np.int64, 1),
     ("fs", np.float32, 2),
+    ("ocnt", np.int64, 1),
 )
 open_args = ref_opener(SingleArgs, ARGS_SPEC)
 
@@ -81,6 +84,7 @@ class PathArgs(NamedTuple):
     fs: np.ndarray  # (16, 3) float32 straight path scratch
     fe: np.ndarray  # (2, 6) float32 straight path scratch
     cnt: np.ndarray  # (1,) int64 straight path scratch
+    ports: np.ndarray  # (2 * mp, 3) float32 straight path scratch (the portals)
 
 
 PATH_SPEC = (
@@ -97,6 +101,7 @@ PATH_SPEC = (
     ("fs", np.float32, 2),
     ("fe", np.float32, 2),
     ("cnt", np.int64, 1),
+    ("ports", np.float32, 2),
 )
 open_path = ref_opener(PathArgs, PATH_SPEC)
 
@@ -110,7 +115,25 @@ def path_args(pool: np.ndarray, max_path: int, max_points: int) -> PathArgs:
         np.zeros(mk, np.int64), np.zeros((6, 3), np.float32), np.zeros((6, 3), np.float32),
         np.zeros((5, 3), np.float32), np.zeros(mp, np.int64), np.zeros(mp, np.bool_),
         np.zeros((16, 3), np.float32), np.zeros((2, 6), np.float32), np.zeros(1, np.int64),
+        np.zeros((2 * mp, 3), np.float32),
     )  # fmt: skip
+
+
+@njit(inline="always")
+def _out_row(a):
+    """The row of ``a.out`` for this call's vector result: the next one (``a.ocnt``
+    counts the rows taken). Every call of a kernel that returns a vector takes one row,
+    first thing, whatever it returns; the query layer takes the same row from its
+    iterator over ``out`` before the call (a new block with fresh rows when they are
+    used up), so the result array it returns is the row, not a copy of a scratch
+    vector. A count past the rows (the two out of step) stays on the last row: wrong
+    values, never a write outside ``out``."""
+    k = a.ocnt[0]
+    last = a.out.shape[0] - 1
+    if k > last:
+        k = last
+    a.ocnt[0] = k + 1
+    return lend(a.out[k])  # the type a.out had as (3,): the callees' specializations
 
 
 @njit(inline="always")
@@ -147,15 +170,17 @@ def raycast_single(qd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, start_ref, optio
     (any strides) or, with bit 0 / bit 1 of ``scalars``, as three floats: (status, t,
     hit edge, path count, cost); the normal in ``out``, the visited polygons in
     ``path``. A point that is not finite as float32 gives FAILURE | INVALID_PARAM and
-    path count -1."""
+    path count -1. t is a float64, inf when the ray reached the end (Detour's FLT_MAX)."""
     a = open_args(qd[VIEW_WORDS:])
+    out = _out_row(a)
     v = a.v
     if not _put2(v, sa, ea, scalars, sx, sy, sz, ex, ey, ez):
-        return FAILURE | INVALID_PARAM, _Z, -1, -1, _Z
-    return raycast_core(
+        return FAILURE | INVALID_PARAM, 0.0, -1, -1, _Z
+    st, t, edge, n, cost = raycast_core(
         open_view(qd), a.flags, a.costs, start_ref, v[0], v[1], options, prev_ref, a.path,
-        max_path, a.out, a.pv, v[2],
+        max_path, out, a.pv, v[2],
     )  # fmt: skip
+    return st, np.inf if t >= _BIG else np.float64(t), edge, n, cost
 
 
 @njit
@@ -167,11 +192,11 @@ def move_single(qd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, start_ref, max_visi
     INVALID_PARAM with the start point; a point that is not finite as float32:
     FAILURE | INVALID_PARAM and count -1."""
     a = open_args(qd[VIEW_WORDS:])
+    out = _out_row(a)
     v = a.v
     if not _put2(v, sa, ea, scalars, sx, sy, sz, ex, ey, ez):
         return FAILURE | INVALID_PARAM, -1
     nav = open_view(qd)
-    out = a.out
     p = poly_index(nav, start_ref)
     if p < 0:
         out[0] = v[0, 0]
@@ -200,11 +225,11 @@ def path_single(qd, pd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, hx, hy, hz, max
     v[2, 1] = F32(hy)
     v[2, 2] = F32(hz)
     b = open_path(pd)
-    m = max(max_path, 1)
+    ports = b.ports  # kept in the block (was allocated per call): (2, mp, 3) as 2 * mp rows
     return pair_core(
         open_view(qd), open_pool(b.pool), a.flags, a.costs, v[0], v[1], v[2], max_path, max_pts,
-        b.polys, b.pts, b.fl, b.rf, b.small, b.pv, b.tri, np.empty((2, m, 3), np.float32),
-        b.types, b.valid, b.fs, b.fe, b.cnt,
+        b.polys, b.pts, b.fl, b.rf, b.small, b.pv, b.tri,
+        ports.reshape((2, ports.shape[0] // 2, 3)), b.types, b.valid, b.fs, b.fe, b.cnt,
     )  # fmt: skip
 
 
@@ -213,16 +238,16 @@ def nearest_single(qd, ca, scalars, cx, cy, cz, hx, hy, hz):
     """findNearestPoly at the center (a float32 (3,) array, or with ``scalars`` three
     floats) within the half extents (hx, hy, hz) (checked by the caller): (ref as
     int64, 0 when nothing was found; over_poly; False when the center is not finite as
-    float32, nothing done). The point is left in ``out`` (the center when nothing was
-    found)."""
+    float32, nothing done). The point is left in the next row of ``out`` (the center
+    when nothing was found)."""
     a = open_args(qd[VIEW_WORDS:])
+    out = _out_row(a)
     v = a.v
     if not _put(v[0], ca, scalars, cx, cy, cz):
         return np.int64(0), False, False
     v[1, 0] = F32(hx)
     v[1, 1] = F32(hy)
     v[1, 2] = F32(hz)
-    out = a.out
     c = v[0]
     out[0] = c[0]
     out[1] = c[1]
@@ -237,8 +262,9 @@ def nearest_single(qd, ca, scalars, cx, cy, cz, hx, hy, hz):
 @njit
 def closest_single(qd, ref, pa, scalars, x, y, z):
     """closestPointOnPoly: (0 done / 1 stale ref / 2 point not finite, over_poly); the
-    point in ``out``."""
+    point in the next row of ``out``."""
     a = open_args(qd[VIEW_WORDS:])
+    out = _out_row(a)
     nav = open_view(qd)
     p = poly_index(nav, ref)
     if p < 0:
@@ -246,7 +272,7 @@ def closest_single(qd, ref, pa, scalars, x, y, z):
     v = a.v
     if not _put(v[0], pa, scalars, x, y, z):
         return 2, False
-    return 0, closest_point_on_poly(nav, p, v[0], a.out)
+    return 0, closest_point_on_poly(nav, p, v[0], out)
 
 
 @njit

@@ -77,6 +77,7 @@ BUFFER_TOO_SMALL: int = int(_portal.BUFFER_TOO_SMALL)
 OUT_OF_NODES: int = int(_portal.OUT_OF_NODES)
 PARTIAL_RESULT: int = int(_portal.PARTIAL_RESULT)
 _FLT_MAX = float(np.finfo(np.float32).max)
+_RAN_OUT = PARTIAL_RESULT | OUT_OF_NODES  # a search that ran out of nodes short of the goal
 
 
 class NearestPoly(NamedTuple):
@@ -333,6 +334,16 @@ _BAD_ARG = (TypeError, ValueError, OverflowError)  # a coordinate the kernel wra
 
 
 _SEP: dict = {}  # single-call kernel -> its compiled entry point
+# the entry points of the cheapest calls, once compiled (a global load, not a dict lookup)
+_RAY_EP: Any = None
+_NEAR_EP: Any = None
+_CLOSEST_EP: Any = None
+_MOVE_EP: Any = None
+_PATH_EP: Any = None
+#: rows of a query's vector-result buffer (``_single._out_row``): the result arrays of
+#: raycast / find_nearest_poly / closest_point_on_poly / move_along_surface are its rows,
+#: handed out in turn; a new buffer (and blocks pointing to it) when they are used up.
+_OUT_ROWS = 1024
 _NOPT = np.zeros(3, np.float32)  # the array argument of a point given as three floats
 
 
@@ -366,9 +377,20 @@ def _single_ep(kernel):
     loaded from numba's cache) for its one signature on first use. Called directly it
     skips numba's type dispatch; the query layer passes exactly those types (a float32
     1-D array's dtype and rank are checked before it is passed)."""
+    global _RAY_EP, _NEAR_EP, _CLOSEST_EP, _MOVE_EP, _PATH_EP
     ep = _SEP.get(kernel)
     if ep is None:
         ep = _SEP[kernel] = kernel.compile(_single.signatures()[kernel])
+        if kernel is _RAY1:
+            _RAY_EP = ep
+        elif kernel is _NEAR1:
+            _NEAR_EP = ep
+        elif kernel is _CLOSEST1:
+            _CLOSEST_EP = ep
+        elif kernel is _MOVE1:
+            _MOVE_EP = ep
+        elif kernel is _PATH1:
+            _PATH_EP = ep
     return ep
 
 
@@ -511,10 +533,13 @@ class NavMeshQuery:
         self._rbuf = np.zeros(256, np.int64)  # raycast's visited-polygon scratch
         self._rcap = 256  # its length
         # the single-call kernels' arrays (see _single): input vectors and scratch, the
-        # vector result (copied out), and their blocks (view + filter + these), the
-        # default filter's in _qd, others by filter in _qds; rebuilt with the view
+        # vector results' rows (handed out in turn: _oit, _new_outs), and their blocks
+        # (view + filter + these), the default filter's in _qd, others by filter in
+        # _qds; rebuilt with the view
         self._sv = np.zeros((4, 3), np.float32)
-        self._sout = np.zeros(3, np.float32)
+        self._souts = np.zeros((_OUT_ROWS, 3), np.float32)
+        self._socnt = np.zeros(1, np.int64)
+        self._oit = iter(self._souts)
         self._spv = np.zeros((6, 3), np.float32)
         self._stri = np.zeros((5, 3), np.float32)
         self._ssi = np.zeros(_local.MAX_STACK + 8, np.int64)
@@ -558,8 +583,9 @@ class NavMeshQuery:
                 return qd
         f = DEFAULT_FILTER if flt is None else flt
         flags, costs = f.arrays
-        sa = _single.SingleArgs(flags, costs, self._rbuf, self._sv, self._sout, self._spv,
-                                self._stri, self._tiny, self._ssi, self._sfs)  # fmt: skip
+        sa = _single.SingleArgs(flags, costs, self._rbuf, self._sv, self._souts, self._spv,
+                                self._stri, self._tiny, self._ssi, self._sfs,
+                                self._socnt)  # fmt: skip
         qd = np.concatenate([vh.desc, pack_arrays(sa, _single.ARGS_SPEC)]).view(Descriptor)
         qd.owner = (vh, f, sa)
         if f is DEFAULT_FILTER:
@@ -580,6 +606,32 @@ class NavMeshQuery:
             if qd is not None and self.navmesh._arrays is self._arrays_obj:
                 return qd
         return self._block(flt)
+
+    def _new_outs(self) -> np.ndarray:
+        """Fresh rows for the vector results (the rows handed out stay the caller's),
+        the blocks dropped (they point to the rows); returns the first row."""
+        self._souts = np.zeros((_OUT_ROWS, 3), np.float32)
+        self._socnt[0] = 0
+        self._qd = None
+        self._qds.clear()
+        it = self._oit = iter(self._souts)
+        return next(it)  # type: ignore[no-any-return]
+
+    def _unstep(self) -> None:
+        """Put the row iterator back in step with the kernels' count of rows taken: a
+        row taken for a kernel call that did not run (an argument numba's wrapper
+        refused, an exception in between) leaves them apart. The checked roads call
+        this before anything that can raise."""
+        k = int(self._socnt[0])
+        self._oit = iter(self._souts[min(k, _OUT_ROWS):])
+
+    def _take_row(self) -> np.ndarray:
+        """The row the next kernel call writes its vector result to (after it, fetch
+        the block: new rows mean new blocks)."""
+        try:
+            return next(self._oit)  # type: ignore[no-any-return]
+        except StopIteration:
+            return self._new_outs()
 
     def _grow_rbuf(self, n: int) -> None:
         """raycast's path buffer of at least n refs (the blocks point to the new one)."""
@@ -645,19 +697,24 @@ class NavMeshQuery:
                 qd = self._block(None)
         else:
             qd = self._block(filter)
-        ep = _SEP.get(_NEAR1)
+        ep = _NEAR_EP
         if ep is None:
             ep = _single_ep(_NEAR1)
+        try:  # the row the kernel writes the point to (_single._out_row)
+            o = next(self._oit)
+        except StopIteration:
+            o = self._new_outs()
+            qd = self._block(filter)
         try:
             ref, over, finite = ep(qd, c, sc, x, y, z, hx, hy, hz)
-        except _BAD_ARG:  # a coordinate that is not a number
+        except _BAD_ARG:  # a coordinate that is not a number (the kernel did not run)
+            self._unstep()
             x, y, z = _xyz(center, "center")
-            ref, over, finite = ep(qd, _NOPT, 1, x, y, z, hx, hy, hz)
+            o = self._take_row()
+            ref, over, finite = ep(self._block(filter), _NOPT, 1, x, y, z, hx, hy, hz)
         if not finite:
             _vec3(center, "center")  # raises, naming the bad coordinate
-        return _new_tuple(
-            NearestPoly, (ref + (1 << 64) if ref < 0 else ref, self._sout.copy(), over, SUCCESS)
-        )
+        return _new_tuple(NearestPoly, (ref + (1 << 64) if ref < 0 else ref, o, over, SUCCESS))
 
     def query_polygons(
         self, center, half_extents, filter: QueryFilter | None = None, max_polys: int = 256
@@ -675,10 +732,14 @@ class NavMeshQuery:
 
     def closest_point_on_poly(self, ref: int, pos) -> tuple[np.ndarray, bool]:
         """Closest point on the polygon's detail surface, and whether pos is over it."""
-        ep = _SEP.get(_CLOSEST1)
+        ep = _CLOSEST_EP
         if ep is None:
             ep = _single_ep(_CLOSEST1)
         if type(ref) is int and 0 <= ref < _REF_SIGN:
+            try:  # the row the kernel writes the point to (_single._out_row)
+                o = next(self._oit)
+            except StopIteration:
+                o = self._new_outs()
             qd = self._qd
             if qd is None or self.navmesh._arrays is not self._arrays_obj:
                 qd = self._block(None)
@@ -693,12 +754,14 @@ class NavMeshQuery:
                 except _BAD_ARG:
                     code = 3
             if code == 0:
-                return self._sout.copy(), over
+                return o, over
         # the checked road (any ref or point; errors in the order: ref, then point)
+        self._unstep()
         self._poly_or_raise(ref)
         x, y, z = _xyz(pos, "pos")
+        o = self._take_row()
         code, over = ep(self._block(None), _to_ref(ref), _NOPT, 1, x, y, z)
-        return self._sout.copy(), over
+        return o, over
 
     def closest_point_on_poly_boundary(self, ref: int, pos) -> np.ndarray:
         """pos if inside the polygon (xz), else the nearest point on its outline."""
@@ -914,24 +977,30 @@ class NavMeshQuery:
         if max_path > self._rcap:
             self._grow_rbuf(max_path)
             qd = self._block(filter)
-        ep = _SEP.get(_RAY1)
+        ep = _RAY_EP
         if ep is None:
             ep = _single_ep(_RAY1)
+        try:  # the row the kernel writes the normal to (_single._out_row)
+            o = next(self._oit)
+        except StopIteration:
+            o = self._new_outs()
+            qd = self._block(filter)
         try:
             st, t, edge, n, cost = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, options,
                                       prev_ref, max_path)  # fmt: skip
-        except _BAD_ARG:  # a coordinate that is not a number
+        except _BAD_ARG:  # a coordinate that is not a number (the kernel did not run)
+            self._unstep()
             sx, sy, sz = _xyz(start_pos, "start_pos")
             ex, ey, ez = _xyz(end_pos, "end_pos")
-            st, t, edge, n, cost = ep(qd, _NOPT, _NOPT, 3, sx, sy, sz, ex, ey, ez, start_ref,
-                                      options, prev_ref, max_path)  # fmt: skip
+            o = self._take_row()
+            st, t, edge, n, cost = ep(self._block(filter), _NOPT, _NOPT, 3, sx, sy, sz, ex, ey,
+                                      ez, start_ref, options, prev_ref, max_path)  # fmt: skip
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
-        return _new_tuple(RaycastHit, (
-            _INF if t >= _FLT_MAX else t, self._sout.copy(), edge,
-            self._rbuf[:n].copy() if n else _NO_REFS, cost, st,
-        ))  # fmt: skip
+        return _new_tuple(
+            RaycastHit, (t, o, edge, self._rbuf[:n].copy() if n else _NO_REFS, cost, st)
+        )
 
     # -- local queries ---------------------------------------------------------------------
     def move_along_surface(
@@ -952,18 +1021,28 @@ class NavMeshQuery:
             self._filter(filter)
             start_ref = _to_ref(start_ref, "start_ref")
         qd = self._qblock(filter, max_visited)
-        ep = _single_ep(_MOVE1)
+        ep = _MOVE_EP
+        if ep is None:
+            ep = _single_ep(_MOVE1)
+        try:  # the row the kernel writes the position to (_single._out_row)
+            o = next(self._oit)
+        except StopIteration:
+            o = self._new_outs()
+            qd = self._qblock(filter, max_visited)
         try:
             st, n = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
-        except _BAD_ARG:  # a coordinate that is not a number (raises) or not a float
+        except _BAD_ARG:  # a coordinate that is not a number (the kernel did not run)
+            self._unstep()
             sx, sy, sz = _xyz(start_pos, "start_pos")
             ex, ey, ez = _xyz(end_pos, "end_pos")
+            o = self._take_row()
+            qd = self._qblock(filter, max_visited)
             st, n = ep(qd, _NOPT, _NOPT, 3, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
         return _new_tuple(
-            MoveResult, (self._sout.copy(), self._rbuf[:n].copy() if n else _NO_REFS.copy(), st)
+            MoveResult, (o, self._rbuf[:n].copy() if n else _NO_REFS.copy(), st)
         )
 
     def find_distance_to_wall(
@@ -1199,15 +1278,37 @@ class NavMeshQuery:
         # One entry kernel on the query's block (view, filter, scratch; see _single)
         # and a path block (node pool, result buffers, scratch; per max_path /
         # max_points); points as for raycast: float32 arrays or 3-tuples as they are.
-        sp, ep_, sc, sx, sy, sz, ex, ey, ez = _point_args(start, end, "start", "end")
+        sp = start
+        ep_ = end
+        ts = type(sp)
+        te = type(ep_)
+        if (
+            ts is _ND and te is _ND and sp.dtype is _F32 and ep_.dtype is _F32
+            and sp.ndim == 1 and ep_.ndim == 1
+        ):  # fmt: skip
+            sc = 0
+            sx = sy = sz = ex = ey = ez = 0.0
+        else:
+            sp, ep_, sc, sx, sy, sz, ex, ey, ez = _point_args(start, end, "start", "end")
         hx, hy, hz = _DEFAULT_H if half_extents is _DEFAULT_EXTENTS_ARG else _half(half_extents)
-        qd = self._qblock(filter)
-        max_path = _count(max_path, "max_path")
-        max_points = _count(max_points, "max_points")
+        if filter is None:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+        else:
+            qd = self._block(filter)
         pb = self._pblock
-        if pb is None or pb[1] != max_path or pb[2] != max_points:
-            pb = self._pblock = self._path_block(self._pool, max_path, max_points)
-        ep = _single_ep(_PATH1)
+        if (
+            pb is None or type(max_path) is not int or type(max_points) is not int
+            or pb[1] != max_path or pb[2] != max_points
+        ):  # fmt: skip
+            max_path = _count(max_path, "max_path")
+            max_points = _count(max_points, "max_points")
+            if pb is None or pb[1] != max_path or pb[2] != max_points:
+                pb = self._pblock = self._path_block(self._pool, max_path, max_points)
+        ep = _PATH_EP
+        if ep is None:
+            ep = _single_ep(_PATH1)
         pd = pb[0]
         while True:
             try:
@@ -1219,7 +1320,7 @@ class NavMeshQuery:
                 ex, ey, ez = _xyz(end, "end")
                 sp, ep_, sc = _NOPT, _NOPT, 3
                 continue
-            if code or not _ran_out(st) or pd is not pb[0] or not self.auto_nodes:
+            if code or (st & _RAN_OUT) != _RAN_OUT or pd is not pb[0] or not self.auto_nodes:
                 break
             # ran out of nodes short of the goal: again with a pool that holds every node
             pd = self._path_block(self._full_pool(), max_path, max_points)[0]
