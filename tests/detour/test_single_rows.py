@@ -14,7 +14,7 @@ from peer_support import peer_file
 import navkit.detour.query as qmod
 from navkit.detour.navmesh import NavMesh
 from navkit.detour.query import NavMeshQuery
-from navkit.errors import InputError
+from navkit.errors import InputError, QueryError
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +78,35 @@ def test_row_results_are_independent(q):
     a[:] = 1e6
     np.testing.assert_array_equal(b, want)
     np.testing.assert_array_equal(q.find_nearest_poly(rp.points[1]).point, want)
+
+
+def test_path_results_stay_and_match_the_batch(q):
+    """path()'s points and corridor are slices of buffers its kernel fills call after
+    call (fresh buffers when one is full): each result stays what its call returned."""
+    import navkit.detour._single as single
+
+    rp = q.find_random_points(2 * 400, rng=5)
+    s, e = rp.points[:400], rp.points[400:]
+    b = q.paths(s, e)
+    kept = {}
+    for k, cap in enumerate((256, 16)):
+        for i in range(400):
+            try:
+                kept[k, i] = q.path(s[i], e[i], max_path=cap, max_points=cap)
+            except QueryError:
+                kept[k, i] = None
+    rows = 0
+    for i in range(400):
+        p = kept[0, i]
+        assert (p is None) == (not b.ok[i])
+        if p is None:
+            continue
+        rows += p.polys.shape[0]
+        np.testing.assert_array_equal(p.points, b.points[i, : b.n_points[i]])
+        np.testing.assert_array_equal(p.polys, b.polys[i, : b.n_polys[i]])
+        assert p.complete == bool(b.complete[i]) and p.length == b.lengths[i]
+    assert rows > single.PATH_ROWS  # the corridor buffer was renewed
+    for i in range(400):
+        p, p16 = kept[0, i], kept[1, i]
+        if p is not None and p16 is not None and p.polys.shape[0] <= 16:
+            np.testing.assert_array_equal(p16.polys, p.polys)

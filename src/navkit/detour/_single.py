@@ -69,11 +69,16 @@ open_args = ref_opener(SingleArgs, ARGS_SPEC)
 
 class PathArgs(NamedTuple):
     """``path()``'s node pool, result buffers and scratch (its second block: the
-    buffers' sizes follow ``max_path`` / ``max_points``, the filter is in the first)."""
+    buffers' sizes follow ``max_path`` / ``max_points``, the filter is in the first).
+
+    The results go to ``polys`` and ``pts`` one call after the other, from the offsets
+    in ``rcnt``; the query layer returns those slices as the result arrays (no copy)
+    and gives the block fresh buffers when a call finds less room than ``max_path``
+    / ``max_points`` (:data:`NO_ROOM`)."""
 
     pool: np.ndarray  # (D,) int64 the node pool's descriptor
-    polys: np.ndarray  # (mp,) int64 the corridor
-    pts: np.ndarray  # (mk, 3) float32 the straight path
+    polys: np.ndarray  # (>= 2 mp,) int64 the corridors, one after the other
+    pts: np.ndarray  # (>= 2 mk, 3) float32 the straight paths, one after the other
     fl: np.ndarray  # (mk,) uint8 its point flags
     rf: np.ndarray  # (mk,) int64 its point refs
     small: np.ndarray  # (6, 3) float32 scratch
@@ -85,6 +90,7 @@ class PathArgs(NamedTuple):
     fe: np.ndarray  # (2, 6) float32 straight path scratch
     cnt: np.ndarray  # (1,) int64 straight path scratch
     ports: np.ndarray  # (2 * mp, 3) float32 straight path scratch (the portals)
+    rcnt: np.ndarray  # (2,) int64 offsets of the next straight path / corridor
 
 
 PATH_SPEC = (
@@ -102,8 +108,15 @@ PATH_SPEC = (
     ("fe", np.float32, 2),
     ("cnt", np.int64, 1),
     ("ports", np.float32, 2),
+    ("rcnt", np.int64, 1),
 )
 open_path = ref_opener(PathArgs, PATH_SPEC)
+
+
+#: path_single's code when its result buffers have less room than a call may need
+NO_ROOM = 9
+#: rows of path()'s result buffers: at least this many, and two calls' worth
+PATH_ROWS = 2048
 
 
 def path_args(pool: np.ndarray, max_path: int, max_points: int) -> PathArgs:
@@ -111,11 +124,12 @@ def path_args(pool: np.ndarray, max_path: int, max_points: int) -> PathArgs:
     mp = max(1, max_path)
     mk = max(2, max_points)
     return PathArgs(
-        pool, np.zeros(mp, np.int64), np.zeros((mk, 3), np.float32), np.zeros(mk, np.uint8),
+        pool, np.zeros(max(PATH_ROWS, 2 * mp), np.int64),
+        np.zeros((max(PATH_ROWS, 2 * mk), 3), np.float32), np.zeros(mk, np.uint8),
         np.zeros(mk, np.int64), np.zeros((6, 3), np.float32), np.zeros((6, 3), np.float32),
         np.zeros((5, 3), np.float32), np.zeros(mp, np.int64), np.zeros(mp, np.bool_),
         np.zeros((16, 3), np.float32), np.zeros((2, 6), np.float32), np.zeros(1, np.int64),
-        np.zeros((2 * mp, 3), np.float32),
+        np.zeros((2 * mp, 3), np.float32), np.zeros(2, np.int64),
     )  # fmt: skip
 
 
@@ -215,22 +229,38 @@ def path_single(qd, pd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, hx, hy, hz, max
     A* corridor, straight path) from the start to the end point (each a float32 (3,)
     array or, with bit 0 / bit 1 of ``scalars``, three floats), with the pool and
     buffers of the path block ``pd`` (:class:`PathArgs`): ``_batch.pair_core``'s
-    (code, corridor length, point count, start ref, end ref, status, length); code -1
-    when a point is not finite as float32 (nothing done)."""
+    (code, corridor length, point count, start ref, end ref, status, length), whether
+    the corridor ends at the end ref, and the offsets of the straight path in ``pts``
+    and of the corridor in ``polys`` (advanced past them when code is 0); code -1 when
+    a point is not finite as float32, :data:`NO_ROOM` when the buffers are too full
+    for this call (nothing done)."""
     a = open_args(qd[VIEW_WORDS:])
     v = a.v
     if not _put2(v, sa, ea, scalars, sx, sy, sz, ex, ey, ez):
-        return -1, 0, 0, np.int64(0), np.int64(0), FAILURE | INVALID_PARAM, np.nan
+        return -1, 0, 0, np.int64(0), np.int64(0), FAILURE | INVALID_PARAM, np.nan, False, 0, 0
     v[2, 0] = F32(hx)
     v[2, 1] = F32(hy)
     v[2, 2] = F32(hz)
     b = open_path(pd)
+    o1 = b.rcnt[0]
+    o2 = b.rcnt[1]
+    mk = max(max_pts, 2)
+    mp = max(max_path, 1)
+    if o1 + mk > b.pts.shape[0] or o2 + mp > b.polys.shape[0]:
+        return NO_ROOM, 0, 0, np.int64(0), np.int64(0), FAILURE, np.nan, False, o1, o2
+    # the results written in place at the offsets (lent slices: the buffers' own type)
+    polys = lend(b.polys[o2 : o2 + mp])
+    pts = lend(b.pts[o1 : o1 + mk])
     ports = b.ports  # kept in the block (was allocated per call): (2, mp, 3) as 2 * mp rows
-    return pair_core(
+    code, n, m, sref, eref, st, length = pair_core(
         open_view(qd), open_pool(b.pool), a.flags, a.costs, v[0], v[1], v[2], max_path, max_pts,
-        b.polys, b.pts, b.fl, b.rf, b.small, b.pv, b.tri,
+        polys, pts, b.fl, b.rf, b.small, b.pv, b.tri,
         ports.reshape((2, ports.shape[0] // 2, 3)), b.types, b.valid, b.fs, b.fe, b.cnt,
     )  # fmt: skip
+    if code == 0:
+        b.rcnt[0] = o1 + m
+        b.rcnt[1] = o2 + n
+    return code, n, m, sref, eref, st, length, n > 0 and polys[n - 1] == eref, o1, o2
 
 
 @njit

@@ -623,7 +623,7 @@ class NavMeshQuery:
         refused, an exception in between) leaves them apart. The checked roads call
         this before anything that can raise."""
         k = int(self._socnt[0])
-        self._oit = iter(self._souts[min(k, _OUT_ROWS):])
+        self._oit = iter(self._souts[min(k, _OUT_ROWS) :])
 
     def _take_row(self) -> np.ndarray:
         """The row the next kernel call writes its vector result to (after it, fetch
@@ -1010,7 +1010,18 @@ class NavMeshQuery:
         """Slide from start_pos toward end_pos along the surface, stopping at walls."""
         # One entry kernel on the query's block (_single), as raycast; a ref or count
         # that is not a plain int in range is checked first (errors in argument order).
-        s, e, sc, sx, sy, sz, ex, ey, ez = _point_args(start_pos, end_pos, "start_pos", "end_pos")
+        s = start_pos
+        e = end_pos
+        ts = type(s)
+        te = type(e)
+        if (
+            ts is _ND and te is _ND and s.dtype is _F32 and e.dtype is _F32
+            and s.ndim == 1 and e.ndim == 1
+        ):  # fmt: skip
+            sc = 0
+            sx = sy = sz = ex = ey = ez = 0.0
+        else:
+            s, e, sc, sx, sy, sz, ex, ey, ez = _point_args(s, e, "start_pos", "end_pos")
         if not (
             type(start_ref) is int and type(max_visited) is int
             and 0 < start_ref < _REF_SIGN and 0 <= max_visited <= MAX_RESULT
@@ -1020,7 +1031,12 @@ class NavMeshQuery:
             max_visited = _count(max_visited, "max_visited")
             self._filter(filter)
             start_ref = _to_ref(start_ref, "start_ref")
-        qd = self._qblock(filter, max_visited)
+        if filter is None and max_visited <= self._rcap:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+        else:
+            qd = self._qblock(filter, max_visited)
         ep = _MOVE_EP
         if ep is None:
             ep = _single_ep(_MOVE1)
@@ -1041,9 +1057,7 @@ class NavMeshQuery:
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
-        return _new_tuple(
-            MoveResult, (o, self._rbuf[:n].copy() if n else _NO_REFS.copy(), st)
-        )
+        return _new_tuple(MoveResult, (o, self._rbuf[:n].copy() if n else _NO_REFS.copy(), st))
 
     def find_distance_to_wall(
         self, start_ref: int, center, max_radius: float, filter: QueryFilter | None = None
@@ -1312,13 +1326,16 @@ class NavMeshQuery:
         pd = pb[0]
         while True:
             try:
-                code, n, m, sref, eref, st, length = ep(
+                code, n, m, sref, eref, st, length, done, o1, o2 = ep(
                     qd, pd, sp, ep_, sc, sx, sy, sz, ex, ey, ez, hx, hy, hz, max_path, max_points
                 )
             except _BAD_ARG:  # a coordinate that is not a number
                 sx, sy, sz = _xyz(start, "start")
                 ex, ey, ez = _xyz(end, "end")
                 sp, ep_, sc = _NOPT, _NOPT, 3
+                continue
+            if code == _PATH_NO_ROOM:  # the result buffers are full: fresh ones
+                _fresh_path_rows(pd)
                 continue
             if code or (st & _RAN_OUT) != _RAN_OUT or pd is not pb[0] or not self.auto_nodes:
                 break
@@ -1334,11 +1351,8 @@ class NavMeshQuery:
             if code == _batch.NO_END:
                 raise QueryError(f"no polygon within {h} of end {_vec3(end, 'end').tolist()}")
             raise QueryError(f"no path found (status {int(st):#x})")
-        out = pd.owner
-        polys = out.polys
-        return _new_tuple(
-            Path, (out.pts[:m].copy(), polys[:n].copy(), polys.item(n - 1) == eref, length, st)
-        )
+        out = pd.owner  # the results in place in its buffers (see _single.PathArgs)
+        return _new_tuple(Path, (out.pts[o1 : o1 + m], out.polys[o2 : o2 + n], done, length, st))
 
     @staticmethod
     def _path_block(pool: np.ndarray, max_path: int, max_points: int) -> tuple:
@@ -1869,6 +1883,24 @@ def _draw_uniforms(
     for w in workers:
         w.join()
     bg.state = parts[-1].bit_generator.state  # where the last part's draws ended
+
+
+_PATH_NO_ROOM = _single.NO_ROOM
+_PATH_FIELDS = [name for name, _, _ in _single.PATH_SPEC]
+_I_PTS = 3 * _PATH_FIELDS.index("pts")  # the word of its address in a path block
+_I_POLYS = 3 * _PATH_FIELDS.index("polys")
+
+
+def _fresh_path_rows(pd: np.ndarray) -> None:
+    """Point the path block ``pd`` to new result buffers (same sizes), from offset 0:
+    the results handed out keep the old ones (they are slices of them)."""
+    pa = pd.owner  # type: ignore[attr-defined]
+    pts = np.zeros_like(pa.pts)
+    polys = np.zeros_like(pa.polys)
+    pd[_I_PTS] = pts.ctypes.data
+    pd[_I_POLYS] = polys.ctypes.data
+    pa.rcnt[:] = 0
+    pd.owner = pa._replace(pts=pts, polys=polys)  # type: ignore[attr-defined]
 
 
 def _ran_out(status):
