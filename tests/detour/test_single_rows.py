@@ -1,8 +1,10 @@
 """The single calls' vector results are rows of a buffer the query hands out in turn
-(``query._OUT_ROWS`` rows, then a fresh buffer): each result must stay what its call
-returned, whatever calls follow -- more than a buffer's worth of them, of every kind
-that writes a row, with calls refused for bad input (exceptions between taking a row
-and the kernel call) in between -- and equal the batch's answer for the same input.
+(``query._OUT_ROWS`` rows, then a fresh buffer), their visited polygons slices of
+another (``query._PATH_BUF`` refs), path()'s points and corridor slices of a third:
+each result must stay what its call returned, whatever calls follow -- more than a
+buffer's worth of them, of every kind that writes one, with calls refused for bad
+input (exceptions between taking a row and the kernel call) in between -- and equal
+the batch's answer for the same input.
 """
 
 from __future__ import annotations
@@ -47,27 +49,31 @@ def test_row_results_stay_and_match_the_batches(q, tuples):
     n = rp.refs.shape[0] // 2
     refs, s, e = rp.refs[:n], rp.points[:n], rp.points[n:]
     near = q.find_nearest_polys(e)
-    ray = q.raycasts(refs, s, e)
+    ray = q.raycasts(refs, s, e, max_path=256)
     close = q.closest_points_on_polys(refs, e)
     move = q.move_along_surfaces(refs, s, e)
     kept = []
     for i in range(n):
         r = int(refs[i])
         si, ei = (tuple(s[i].tolist()), tuple(e[i].tolist())) if tuples else (s[i], e[i])
+        # every third ray reserves half the visited-polygon buffer: a fresh one often
+        mp = qmod._PATH_BUF // 2 if i % 3 == 0 else 256
         kept.append((
-            q.find_nearest_poly(ei).point, q.raycast(r, si, ei).hit_normal,
-            q.closest_point_on_poly(r, ei)[0], q.move_along_surface(r, si, ei).position,
+            q.find_nearest_poly(ei).point, q.raycast(r, si, ei, max_path=mp),
+            q.closest_point_on_poly(r, ei)[0], q.move_along_surface(r, si, ei),
         ))  # fmt: skip
         if i % 7 == 3:
             _bad_calls(q, r, i // 7)
     assert 4 * n > 2 * qmod._OUT_ROWS  # the rows ran out twice at least
-    for i, (pn, hn, cp, mp) in enumerate(kept):
-        for a in (pn, hn, cp, mp):
+    for i, (pn, rh, cp, mv) in enumerate(kept):
+        for a in (pn, rh.hit_normal, cp, mv.position):
             assert a.dtype == np.float32 and a.shape == (3,) and a.flags.writeable
         np.testing.assert_array_equal(pn, near.points[i])
-        np.testing.assert_array_equal(hn, ray.hit_normal[i])
+        np.testing.assert_array_equal(rh.hit_normal, ray.hit_normal[i])
+        np.testing.assert_array_equal(rh.path, ray.path[i, : ray.path_count[i]])
         np.testing.assert_array_equal(cp, close.points[i])
-        np.testing.assert_array_equal(mp, move.positions[i])
+        np.testing.assert_array_equal(mv.position, move.positions[i])
+        np.testing.assert_array_equal(mv.visited, move.visited[i, : move.n_visited[i]])
 
 
 def test_row_results_are_independent(q):

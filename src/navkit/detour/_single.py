@@ -40,7 +40,8 @@ class SingleArgs(NamedTuple):
 
     flags: np.ndarray  # (2,) int32 the filter's include/exclude flags
     costs: np.ndarray  # (64,) float32 the filter's area costs
-    path: np.ndarray  # (cap,) int64 raycast's visited polygons
+    path: np.ndarray  # (L,) int64 visited polygons of raycast / move_along_surface, one
+    # call's after the other from ``ocnt[1]`` (handed out as slices; see NO_ROOM_N)
     v: np.ndarray  # (4, 3) float32 input vectors and scratch
     out: np.ndarray  # (R, 3) float32 rows of the vector results (see _out_row)
     pv: np.ndarray  # (6, 3) float32 scratch
@@ -48,7 +49,7 @@ class SingleArgs(NamedTuple):
     tiny: np.ndarray  # (D,) int64 the descriptor of the query's tiny node pool
     si: np.ndarray  # (MAX_STACK + 8,) int64 move_along_surface's stack scratch
     fs: np.ndarray  # (8, 3) float32 move_along_surface's vector scratch
-    ocnt: np.ndarray  # (1,) int64 rows of ``out`` taken (see _out_row)
+    ocnt: np.ndarray  # (2,) int64 rows of ``out`` taken (see _out_row), offset in ``path``
 
 
 ARGS_SPEC = (
@@ -133,6 +134,12 @@ def path_args(pool: np.ndarray, max_path: int, max_points: int) -> PathArgs:
     )  # fmt: skip
 
 
+#: the path count raycast_single / move_single return when ``path`` has less room from
+#: its offset than the call may fill (nothing done: the query layer gives the block a
+#: fresh path buffer and calls again)
+NO_ROOM_N = -2
+
+
 @njit(inline="always")
 def _out_row(a):
     """The row of ``a.out`` for this call's vector result: the next one (``a.ocnt``
@@ -184,17 +191,23 @@ def raycast_single(qd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, start_ref, optio
     (any strides) or, with bit 0 / bit 1 of ``scalars``, as three floats: (status, t,
     hit edge, path count, cost); the normal in ``out``, the visited polygons in
     ``path``. A point that is not finite as float32 gives FAILURE | INVALID_PARAM and
-    path count -1. t is a float64, inf when the ray reached the end (Detour's FLT_MAX)."""
+    path count -1. t is a float64, inf when the ray reached the end (Detour's FLT_MAX).
+    The visited polygons go to ``path`` from offset ``ocnt[1]`` (returned last, then
+    advanced past them); count :data:`NO_ROOM_N` when max_path refs do not fit there."""
     a = open_args(qd[VIEW_WORDS:])
+    po = a.ocnt[1]
+    if po + max_path > a.path.shape[0]:
+        return FAILURE, 0.0, -1, NO_ROOM_N, _Z, po
     out = _out_row(a)
     v = a.v
     if not _put2(v, sa, ea, scalars, sx, sy, sz, ex, ey, ez):
-        return FAILURE | INVALID_PARAM, 0.0, -1, -1, _Z
+        return FAILURE | INVALID_PARAM, 0.0, -1, -1, _Z, po
     st, t, edge, n, cost = raycast_core(
-        open_view(qd), a.flags, a.costs, start_ref, v[0], v[1], options, prev_ref, a.path,
-        max_path, out, a.pv, v[2],
+        open_view(qd), a.flags, a.costs, start_ref, v[0], v[1], options, prev_ref,
+        lend(a.path[po : po + max_path]), max_path, out, a.pv, v[2],
     )  # fmt: skip
-    return st, np.inf if t >= _BIG else np.float64(t), edge, n, cost
+    a.ocnt[1] = po + n
+    return st, np.inf if t >= _BIG else np.float64(t), edge, n, cost, po
 
 
 @njit
@@ -204,23 +217,30 @@ def move_single(qd, sa, ea, scalars, sx, sy, sz, ex, ey, ez, start_ref, max_visi
     ``max(1, max_visited)`` polygons: (status, visited count); the position in ``out``,
     the visited polygons in ``path``. A start ref naming no polygon: FAILURE |
     INVALID_PARAM with the start point; a point that is not finite as float32:
-    FAILURE | INVALID_PARAM and count -1."""
+    FAILURE | INVALID_PARAM and count -1. The visited polygons go to ``path`` from
+    offset ``ocnt[1]`` (returned last, then advanced past them); count
+    :data:`NO_ROOM_N` when max(1, max_visited) refs do not fit there."""
     a = open_args(qd[VIEW_WORDS:])
+    po = a.ocnt[1]
+    m = max(1, max_visited)
+    if po + m > a.path.shape[0]:
+        return FAILURE, NO_ROOM_N, po
     out = _out_row(a)
     v = a.v
     if not _put2(v, sa, ea, scalars, sx, sy, sz, ex, ey, ez):
-        return FAILURE | INVALID_PARAM, -1
+        return FAILURE | INVALID_PARAM, -1, po
     nav = open_view(qd)
     p = poly_index(nav, start_ref)
     if p < 0:
         out[0] = v[0, 0]
         out[1] = v[0, 1]
         out[2] = v[0, 2]
-        return FAILURE | INVALID_PARAM, 0
-    return move_along_surface_core(
-        nav, open_pool(a.tiny), a.flags, p, v[0], v[1], out, a.path[: max(1, max_visited)],
-        a.si, a.fs,
+        return FAILURE | INVALID_PARAM, 0, po
+    st, n = move_along_surface_core(
+        nav, open_pool(a.tiny), a.flags, p, v[0], v[1], out, a.path[po : po + m], a.si, a.fs,
     )  # fmt: skip
+    a.ocnt[1] = po + n
+    return st, n, po
 
 
 @njit

@@ -344,6 +344,10 @@ _PATH_EP: Any = None
 #: raycast / find_nearest_poly / closest_point_on_poly / move_along_surface are its rows,
 #: handed out in turn; a new buffer (and blocks pointing to it) when they are used up.
 _OUT_ROWS = 1024
+#: refs of a query's buffer of visited polygons (raycast, move_along_surface): their
+#: results are slices of it, one call's after the other; at least twice the call's max
+_PATH_BUF = 4096
+_NO_ROOM_N = _single.NO_ROOM_N
 _NOPT = np.zeros(3, np.float32)  # the array argument of a point given as three floats
 
 
@@ -530,15 +534,17 @@ class NavMeshQuery:
         self._qf = np.zeros(8, np.float32)
         self._qfilter = DEFAULT_FILTER
         self._pblock: tuple | None = None  # path()'s block (see _path_block)
-        self._rbuf = np.zeros(256, np.int64)  # raycast's visited-polygon scratch
-        self._rcap = 256  # its length
+        # the visited polygons of raycast / move_along_surface, one call's after the
+        # other (handed out as slices; a fresh buffer when one call's max does not fit)
+        self._rbuf = np.zeros(_PATH_BUF, np.int64)
+        self._rcap = _PATH_BUF // 2  # the largest max_path / max_visited it takes
         # the single-call kernels' arrays (see _single): input vectors and scratch, the
         # vector results' rows (handed out in turn: _oit, _new_outs), and their blocks
         # (view + filter + these), the default filter's in _qd, others by filter in
         # _qds; rebuilt with the view
         self._sv = np.zeros((4, 3), np.float32)
         self._souts = np.zeros((_OUT_ROWS, 3), np.float32)
-        self._socnt = np.zeros(1, np.int64)
+        self._socnt = np.zeros(2, np.int64)  # rows of _souts taken, offset in _rbuf
         self._oit = iter(self._souts)
         self._spv = np.zeros((6, 3), np.float32)
         self._stri = np.zeros((5, 3), np.float32)
@@ -634,9 +640,11 @@ class NavMeshQuery:
             return self._new_outs()
 
     def _grow_rbuf(self, n: int) -> None:
-        """raycast's path buffer of at least n refs (the blocks point to the new one)."""
-        self._rbuf = np.zeros(n, np.int64)
-        self._rcap = n
+        """A fresh buffer of visited polygons taking calls of up to n refs, from offset 0
+        (the blocks point to the new one; the slices handed out keep the old one)."""
+        self._rbuf = np.zeros(max(_PATH_BUF, 2 * n), np.int64)
+        self._rcap = self._rbuf.shape[0] // 2
+        self._socnt[1] = 0
         self._qd = None
         self._qds.clear()
 
@@ -985,21 +993,27 @@ class NavMeshQuery:
         except StopIteration:
             o = self._new_outs()
             qd = self._block(filter)
-        try:
-            st, t, edge, n, cost = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, options,
-                                      prev_ref, max_path)  # fmt: skip
-        except _BAD_ARG:  # a coordinate that is not a number (the kernel did not run)
-            self._unstep()
-            sx, sy, sz = _xyz(start_pos, "start_pos")
-            ex, ey, ez = _xyz(end_pos, "end_pos")
-            o = self._take_row()
-            st, t, edge, n, cost = ep(self._block(filter), _NOPT, _NOPT, 3, sx, sy, sz, ex, ey,
-                                      ez, start_ref, options, prev_ref, max_path)  # fmt: skip
+        while True:
+            try:
+                st, t, edge, n, cost, po = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref,
+                                              options, prev_ref, max_path)  # fmt: skip
+            except _BAD_ARG:  # a coordinate that is not a number (the kernel did not run)
+                self._unstep()
+                sx, sy, sz = _xyz(start_pos, "start_pos")
+                ex, ey, ez = _xyz(end_pos, "end_pos")
+                s, e, sc = _NOPT, _NOPT, 3
+                o = self._take_row()
+                qd = self._block(filter)
+                continue
+            if n != _NO_ROOM_N:
+                break
+            self._grow_rbuf(self._rcap)  # the path buffer is full (nothing done): a fresh one
+            qd = self._block(filter)
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
         return _new_tuple(
-            RaycastHit, (t, o, edge, self._rbuf[:n].copy() if n else _NO_REFS, cost, st)
+            RaycastHit, (t, o, edge, self._rbuf[po : po + n] if n else _NO_REFS, cost, st)
         )
 
     # -- local queries ---------------------------------------------------------------------
@@ -1045,19 +1059,27 @@ class NavMeshQuery:
         except StopIteration:
             o = self._new_outs()
             qd = self._qblock(filter, max_visited)
-        try:
-            st, n = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
-        except _BAD_ARG:  # a coordinate that is not a number (the kernel did not run)
-            self._unstep()
-            sx, sy, sz = _xyz(start_pos, "start_pos")
-            ex, ey, ez = _xyz(end_pos, "end_pos")
-            o = self._take_row()
+        while True:
+            try:
+                st, n, po = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
+            except _BAD_ARG:  # a coordinate that is not a number (the kernel did not run)
+                self._unstep()
+                sx, sy, sz = _xyz(start_pos, "start_pos")
+                ex, ey, ez = _xyz(end_pos, "end_pos")
+                s, e, sc = _NOPT, _NOPT, 3
+                o = self._take_row()
+                qd = self._qblock(filter, max_visited)
+                continue
+            if n != _NO_ROOM_N:
+                break
+            self._grow_rbuf(self._rcap)  # the path buffer is full (nothing done): a fresh one
             qd = self._qblock(filter, max_visited)
-            st, n = ep(qd, _NOPT, _NOPT, 3, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
-        return _new_tuple(MoveResult, (o, self._rbuf[:n].copy() if n else _NO_REFS.copy(), st))
+        return _new_tuple(
+            MoveResult, (o, self._rbuf[po : po + n] if n else _NO_REFS.copy(), st)
+        )
 
     def find_distance_to_wall(
         self, start_ref: int, center, max_radius: float, filter: QueryFilter | None = None
