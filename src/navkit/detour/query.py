@@ -24,6 +24,13 @@ polygon gives ``ref == 0`` from ``find_nearest_poly``. Only the one-call
 conveniences ``path``/``paths`` raise :class:`~navkit.errors.QueryError`.
 
 A query object is not thread-safe (it owns one node pool); use one per thread.
+
+The arrays in the results of the single calls (``raycast``, ``find_nearest_poly``,
+``closest_point_on_poly``, ``move_along_surface``, ``path``) are not copies: the
+kernels write them in place into buffers the query allocates in blocks (rows of a
+(1024, 3) block for a point or normal, slices of a block of refs or of points), and
+hand out each part once. They are ordinary writeable arrays that nothing writes to
+again; as views, each keeps its block (a few to some tens of KB) alive.
 """
 
 from __future__ import annotations
