@@ -24,6 +24,13 @@ polygon gives ``ref == 0`` from ``find_nearest_poly``. Only the one-call
 conveniences ``path``/``paths`` raise :class:`~navkit.errors.QueryError`.
 
 A query object is not thread-safe (it owns one node pool); use one per thread.
+
+The arrays in the results of the single calls (``raycast``, ``find_nearest_poly``,
+``closest_point_on_poly``, ``move_along_surface``, ``path``) are not copies: the
+kernels write them in place into buffers the query allocates in blocks (rows of a
+(1024, 3) block for a point or normal, slices of a block of refs or of points), and
+hand out each part once. They are ordinary writeable arrays that nothing writes to
+again; as views, each keeps its block (a few to some tens of KB) alive.
 """
 
 from __future__ import annotations
@@ -77,6 +84,7 @@ BUFFER_TOO_SMALL: int = int(_portal.BUFFER_TOO_SMALL)
 OUT_OF_NODES: int = int(_portal.OUT_OF_NODES)
 PARTIAL_RESULT: int = int(_portal.PARTIAL_RESULT)
 _FLT_MAX = float(np.finfo(np.float32).max)
+_RAN_OUT = PARTIAL_RESULT | OUT_OF_NODES  # a search that ran out of nodes short of the goal
 
 
 class NearestPoly(NamedTuple):
@@ -333,6 +341,20 @@ _BAD_ARG = (TypeError, ValueError, OverflowError)  # a coordinate the kernel wra
 
 
 _SEP: dict = {}  # single-call kernel -> its compiled entry point
+# the entry points of the cheapest calls, once compiled (a global load, not a dict lookup)
+_RAY_EP: Any = None
+_NEAR_EP: Any = None
+_CLOSEST_EP: Any = None
+_MOVE_EP: Any = None
+_PATH_EP: Any = None
+#: rows of a query's vector-result buffer (``_single._out_row``): the result arrays of
+#: raycast / find_nearest_poly / closest_point_on_poly / move_along_surface are its rows,
+#: handed out in turn; a new buffer (and blocks pointing to it) when they are used up.
+_OUT_ROWS = 1024
+#: refs of a query's buffer of visited polygons (raycast, move_along_surface): their
+#: results are slices of it, one call's after the other; at least twice the call's max
+_PATH_BUF = 4096
+_NO_ROOM_N = _single.NO_ROOM_N
 _NOPT = np.zeros(3, np.float32)  # the array argument of a point given as three floats
 
 
@@ -366,9 +388,20 @@ def _single_ep(kernel):
     loaded from numba's cache) for its one signature on first use. Called directly it
     skips numba's type dispatch; the query layer passes exactly those types (a float32
     1-D array's dtype and rank are checked before it is passed)."""
+    global _RAY_EP, _NEAR_EP, _CLOSEST_EP, _MOVE_EP, _PATH_EP
     ep = _SEP.get(kernel)
     if ep is None:
         ep = _SEP[kernel] = kernel.compile(_single.signatures()[kernel])
+        if kernel is _RAY1:
+            _RAY_EP = ep
+        elif kernel is _NEAR1:
+            _NEAR_EP = ep
+        elif kernel is _CLOSEST1:
+            _CLOSEST_EP = ep
+        elif kernel is _MOVE1:
+            _MOVE_EP = ep
+        elif kernel is _PATH1:
+            _PATH_EP = ep
     return ep
 
 
@@ -508,13 +541,18 @@ class NavMeshQuery:
         self._qf = np.zeros(8, np.float32)
         self._qfilter = DEFAULT_FILTER
         self._pblock: tuple | None = None  # path()'s block (see _path_block)
-        self._rbuf = np.zeros(256, np.int64)  # raycast's visited-polygon scratch
-        self._rcap = 256  # its length
+        # the visited polygons of raycast / move_along_surface, one call's after the
+        # other (handed out as slices; a fresh buffer when one call's max does not fit)
+        self._rbuf = np.zeros(_PATH_BUF, np.int64)
+        self._rcap = _PATH_BUF // 2  # the largest max_path / max_visited it takes
         # the single-call kernels' arrays (see _single): input vectors and scratch, the
-        # vector result (copied out), and their blocks (view + filter + these), the
-        # default filter's in _qd, others by filter in _qds; rebuilt with the view
+        # vector results' rows (handed out in turn: _oit, _new_outs), and their blocks
+        # (view + filter + these), the default filter's in _qd, others by filter in
+        # _qds; rebuilt with the view
         self._sv = np.zeros((4, 3), np.float32)
-        self._sout = np.zeros(3, np.float32)
+        self._souts = np.zeros((_OUT_ROWS, 3), np.float32)
+        self._socnt = np.zeros(2, np.int64)  # rows of _souts taken, offset in _rbuf
+        self._oit = iter(self._souts)
         self._spv = np.zeros((6, 3), np.float32)
         self._stri = np.zeros((5, 3), np.float32)
         self._ssi = np.zeros(_local.MAX_STACK + 8, np.int64)
@@ -558,8 +596,9 @@ class NavMeshQuery:
                 return qd
         f = DEFAULT_FILTER if flt is None else flt
         flags, costs = f.arrays
-        sa = _single.SingleArgs(flags, costs, self._rbuf, self._sv, self._sout, self._spv,
-                                self._stri, self._tiny, self._ssi, self._sfs)  # fmt: skip
+        sa = _single.SingleArgs(flags, costs, self._rbuf, self._sv, self._souts, self._spv,
+                                self._stri, self._tiny, self._ssi, self._sfs,
+                                self._socnt)  # fmt: skip
         qd = np.concatenate([vh.desc, pack_arrays(sa, _single.ARGS_SPEC)]).view(Descriptor)
         qd.owner = (vh, f, sa)
         if f is DEFAULT_FILTER:
@@ -581,10 +620,38 @@ class NavMeshQuery:
                 return qd
         return self._block(flt)
 
+    def _new_outs(self) -> np.ndarray:
+        """Fresh rows for the vector results (the rows handed out stay the caller's),
+        the blocks dropped (they point to the rows); returns the first row."""
+        self._souts = np.zeros((_OUT_ROWS, 3), np.float32)
+        self._socnt[0] = 0
+        self._qd = None
+        self._qds.clear()
+        it = self._oit = iter(self._souts)
+        return next(it)  # type: ignore[no-any-return]
+
+    def _unstep(self) -> None:
+        """Put the row iterator back in step with the kernels' count of rows taken: a
+        row taken for a kernel call that did not run (an argument numba's wrapper
+        refused, an exception in between) leaves them apart. The checked roads call
+        this before anything that can raise."""
+        k = int(self._socnt[0])
+        self._oit = iter(self._souts[min(k, _OUT_ROWS) :])
+
+    def _take_row(self) -> np.ndarray:
+        """The row the next kernel call writes its vector result to (after it, fetch
+        the block: new rows mean new blocks)."""
+        try:
+            return next(self._oit)  # type: ignore[no-any-return]
+        except StopIteration:
+            return self._new_outs()
+
     def _grow_rbuf(self, n: int) -> None:
-        """raycast's path buffer of at least n refs (the blocks point to the new one)."""
-        self._rbuf = np.zeros(n, np.int64)
-        self._rcap = n
+        """A fresh buffer of visited polygons taking calls of up to n refs, from offset 0
+        (the blocks point to the new one; the slices handed out keep the old one)."""
+        self._rbuf = np.zeros(max(_PATH_BUF, 2 * n), np.int64)
+        self._rcap = self._rbuf.shape[0] // 2
+        self._socnt[1] = 0
         self._qd = None
         self._qds.clear()
 
@@ -645,19 +712,24 @@ class NavMeshQuery:
                 qd = self._block(None)
         else:
             qd = self._block(filter)
-        ep = _SEP.get(_NEAR1)
+        ep = _NEAR_EP
         if ep is None:
             ep = _single_ep(_NEAR1)
+        try:  # the row the kernel writes the point to (_single._out_row)
+            o = next(self._oit)
+        except StopIteration:
+            o = self._new_outs()
+            qd = self._block(filter)
         try:
             ref, over, finite = ep(qd, c, sc, x, y, z, hx, hy, hz)
-        except _BAD_ARG:  # a coordinate that is not a number
+        except _BAD_ARG:  # a coordinate that is not a number (the kernel did not run)
+            self._unstep()
             x, y, z = _xyz(center, "center")
-            ref, over, finite = ep(qd, _NOPT, 1, x, y, z, hx, hy, hz)
+            o = self._take_row()
+            ref, over, finite = ep(self._block(filter), _NOPT, 1, x, y, z, hx, hy, hz)
         if not finite:
             _vec3(center, "center")  # raises, naming the bad coordinate
-        return _new_tuple(
-            NearestPoly, (ref + (1 << 64) if ref < 0 else ref, self._sout.copy(), over, SUCCESS)
-        )
+        return _new_tuple(NearestPoly, (ref + (1 << 64) if ref < 0 else ref, o, over, SUCCESS))
 
     def query_polygons(
         self, center, half_extents, filter: QueryFilter | None = None, max_polys: int = 256
@@ -675,10 +747,14 @@ class NavMeshQuery:
 
     def closest_point_on_poly(self, ref: int, pos) -> tuple[np.ndarray, bool]:
         """Closest point on the polygon's detail surface, and whether pos is over it."""
-        ep = _SEP.get(_CLOSEST1)
+        ep = _CLOSEST_EP
         if ep is None:
             ep = _single_ep(_CLOSEST1)
         if type(ref) is int and 0 <= ref < _REF_SIGN:
+            try:  # the row the kernel writes the point to (_single._out_row)
+                o = next(self._oit)
+            except StopIteration:
+                o = self._new_outs()
             qd = self._qd
             if qd is None or self.navmesh._arrays is not self._arrays_obj:
                 qd = self._block(None)
@@ -693,12 +769,14 @@ class NavMeshQuery:
                 except _BAD_ARG:
                     code = 3
             if code == 0:
-                return self._sout.copy(), over
+                return o, over
         # the checked road (any ref or point; errors in the order: ref, then point)
+        self._unstep()
         self._poly_or_raise(ref)
         x, y, z = _xyz(pos, "pos")
+        o = self._take_row()
         code, over = ep(self._block(None), _to_ref(ref), _NOPT, 1, x, y, z)
-        return self._sout.copy(), over
+        return o, over
 
     def closest_point_on_poly_boundary(self, ref: int, pos) -> np.ndarray:
         """pos if inside the polygon (xz), else the nearest point on its outline."""
@@ -914,24 +992,36 @@ class NavMeshQuery:
         if max_path > self._rcap:
             self._grow_rbuf(max_path)
             qd = self._block(filter)
-        ep = _SEP.get(_RAY1)
+        ep = _RAY_EP
         if ep is None:
             ep = _single_ep(_RAY1)
-        try:
-            st, t, edge, n, cost = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, options,
-                                      prev_ref, max_path)  # fmt: skip
-        except _BAD_ARG:  # a coordinate that is not a number
-            sx, sy, sz = _xyz(start_pos, "start_pos")
-            ex, ey, ez = _xyz(end_pos, "end_pos")
-            st, t, edge, n, cost = ep(qd, _NOPT, _NOPT, 3, sx, sy, sz, ex, ey, ez, start_ref,
-                                      options, prev_ref, max_path)  # fmt: skip
+        try:  # the row the kernel writes the normal to (_single._out_row)
+            o = next(self._oit)
+        except StopIteration:
+            o = self._new_outs()
+            qd = self._block(filter)
+        while True:
+            try:
+                st, t, edge, n, cost, po = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref,
+                                              options, prev_ref, max_path)  # fmt: skip
+            except _BAD_ARG:  # a coordinate that is not a number (the kernel did not run)
+                self._unstep()
+                sx, sy, sz = _xyz(start_pos, "start_pos")
+                ex, ey, ez = _xyz(end_pos, "end_pos")
+                s, e, sc = _NOPT, _NOPT, 3
+                o = self._take_row()
+                qd = self._block(filter)
+                continue
+            if n != _NO_ROOM_N:
+                break
+            self._grow_rbuf(self._rcap)  # the path buffer is full (nothing done): a fresh one
+            qd = self._block(filter)
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
-        return _new_tuple(RaycastHit, (
-            _INF if t >= _FLT_MAX else t, self._sout.copy(), edge,
-            self._rbuf[:n].copy() if n else _NO_REFS, cost, st,
-        ))  # fmt: skip
+        return _new_tuple(
+            RaycastHit, (t, o, edge, self._rbuf[po : po + n] if n else _NO_REFS, cost, st)
+        )
 
     # -- local queries ---------------------------------------------------------------------
     def move_along_surface(
@@ -941,7 +1031,18 @@ class NavMeshQuery:
         """Slide from start_pos toward end_pos along the surface, stopping at walls."""
         # One entry kernel on the query's block (_single), as raycast; a ref or count
         # that is not a plain int in range is checked first (errors in argument order).
-        s, e, sc, sx, sy, sz, ex, ey, ez = _point_args(start_pos, end_pos, "start_pos", "end_pos")
+        s = start_pos
+        e = end_pos
+        ts = type(s)
+        te = type(e)
+        if (
+            ts is _ND and te is _ND and s.dtype is _F32 and e.dtype is _F32
+            and s.ndim == 1 and e.ndim == 1
+        ):  # fmt: skip
+            sc = 0
+            sx = sy = sz = ex = ey = ez = 0.0
+        else:
+            s, e, sc, sx, sy, sz, ex, ey, ez = _point_args(s, e, "start_pos", "end_pos")
         if not (
             type(start_ref) is int and type(max_visited) is int
             and 0 < start_ref < _REF_SIGN and 0 <= max_visited <= MAX_RESULT
@@ -951,19 +1052,40 @@ class NavMeshQuery:
             max_visited = _count(max_visited, "max_visited")
             self._filter(filter)
             start_ref = _to_ref(start_ref, "start_ref")
-        qd = self._qblock(filter, max_visited)
-        ep = _single_ep(_MOVE1)
-        try:
-            st, n = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
-        except _BAD_ARG:  # a coordinate that is not a number (raises) or not a float
-            sx, sy, sz = _xyz(start_pos, "start_pos")
-            ex, ey, ez = _xyz(end_pos, "end_pos")
-            st, n = ep(qd, _NOPT, _NOPT, 3, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
+        if filter is None and max_visited <= self._rcap:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+        else:
+            qd = self._qblock(filter, max_visited)
+        ep = _MOVE_EP
+        if ep is None:
+            ep = _single_ep(_MOVE1)
+        try:  # the row the kernel writes the position to (_single._out_row)
+            o = next(self._oit)
+        except StopIteration:
+            o = self._new_outs()
+            qd = self._qblock(filter, max_visited)
+        while True:
+            try:
+                st, n, po = ep(qd, s, e, sc, sx, sy, sz, ex, ey, ez, start_ref, max_visited)
+            except _BAD_ARG:  # a coordinate that is not a number (the kernel did not run)
+                self._unstep()
+                sx, sy, sz = _xyz(start_pos, "start_pos")
+                ex, ey, ez = _xyz(end_pos, "end_pos")
+                s, e, sc = _NOPT, _NOPT, 3
+                o = self._take_row()
+                qd = self._qblock(filter, max_visited)
+                continue
+            if n != _NO_ROOM_N:
+                break
+            self._grow_rbuf(self._rcap)  # the path buffer is full (nothing done): a fresh one
+            qd = self._qblock(filter, max_visited)
         if n < 0:  # non-finite point: say which
             _vec3(start_pos, "start_pos")
             _vec3(end_pos, "end_pos")
         return _new_tuple(
-            MoveResult, (self._sout.copy(), self._rbuf[:n].copy() if n else _NO_REFS.copy(), st)
+            MoveResult, (o, self._rbuf[po : po + n] if n else _NO_REFS.copy(), st)
         )
 
     def find_distance_to_wall(
@@ -1199,19 +1321,41 @@ class NavMeshQuery:
         # One entry kernel on the query's block (view, filter, scratch; see _single)
         # and a path block (node pool, result buffers, scratch; per max_path /
         # max_points); points as for raycast: float32 arrays or 3-tuples as they are.
-        sp, ep_, sc, sx, sy, sz, ex, ey, ez = _point_args(start, end, "start", "end")
+        sp = start
+        ep_ = end
+        ts = type(sp)
+        te = type(ep_)
+        if (
+            ts is _ND and te is _ND and sp.dtype is _F32 and ep_.dtype is _F32
+            and sp.ndim == 1 and ep_.ndim == 1
+        ):  # fmt: skip
+            sc = 0
+            sx = sy = sz = ex = ey = ez = 0.0
+        else:
+            sp, ep_, sc, sx, sy, sz, ex, ey, ez = _point_args(start, end, "start", "end")
         hx, hy, hz = _DEFAULT_H if half_extents is _DEFAULT_EXTENTS_ARG else _half(half_extents)
-        qd = self._qblock(filter)
-        max_path = _count(max_path, "max_path")
-        max_points = _count(max_points, "max_points")
+        if filter is None:
+            qd = self._qd
+            if qd is None or self.navmesh._arrays is not self._arrays_obj:
+                qd = self._block(None)
+        else:
+            qd = self._block(filter)
         pb = self._pblock
-        if pb is None or pb[1] != max_path or pb[2] != max_points:
-            pb = self._pblock = self._path_block(self._pool, max_path, max_points)
-        ep = _single_ep(_PATH1)
+        if (
+            pb is None or type(max_path) is not int or type(max_points) is not int
+            or pb[1] != max_path or pb[2] != max_points
+        ):  # fmt: skip
+            max_path = _count(max_path, "max_path")
+            max_points = _count(max_points, "max_points")
+            if pb is None or pb[1] != max_path or pb[2] != max_points:
+                pb = self._pblock = self._path_block(self._pool, max_path, max_points)
+        ep = _PATH_EP
+        if ep is None:
+            ep = _single_ep(_PATH1)
         pd = pb[0]
         while True:
             try:
-                code, n, m, sref, eref, st, length = ep(
+                code, n, m, sref, eref, st, length, done, o1, o2 = ep(
                     qd, pd, sp, ep_, sc, sx, sy, sz, ex, ey, ez, hx, hy, hz, max_path, max_points
                 )
             except _BAD_ARG:  # a coordinate that is not a number
@@ -1219,7 +1363,10 @@ class NavMeshQuery:
                 ex, ey, ez = _xyz(end, "end")
                 sp, ep_, sc = _NOPT, _NOPT, 3
                 continue
-            if code or not _ran_out(st) or pd is not pb[0] or not self.auto_nodes:
+            if code == _PATH_NO_ROOM:  # the result buffers are full: fresh ones
+                _fresh_path_rows(pd)
+                continue
+            if code or (st & _RAN_OUT) != _RAN_OUT or pd is not pb[0] or not self.auto_nodes:
                 break
             # ran out of nodes short of the goal: again with a pool that holds every node
             pd = self._path_block(self._full_pool(), max_path, max_points)[0]
@@ -1233,11 +1380,8 @@ class NavMeshQuery:
             if code == _batch.NO_END:
                 raise QueryError(f"no polygon within {h} of end {_vec3(end, 'end').tolist()}")
             raise QueryError(f"no path found (status {int(st):#x})")
-        out = pd.owner
-        polys = out.polys
-        return _new_tuple(
-            Path, (out.pts[:m].copy(), polys[:n].copy(), polys.item(n - 1) == eref, length, st)
-        )
+        out = pd.owner  # the results in place in its buffers (see _single.PathArgs)
+        return _new_tuple(Path, (out.pts[o1 : o1 + m], out.polys[o2 : o2 + n], done, length, st))
 
     @staticmethod
     def _path_block(pool: np.ndarray, max_path: int, max_points: int) -> tuple:
@@ -1768,6 +1912,24 @@ def _draw_uniforms(
     for w in workers:
         w.join()
     bg.state = parts[-1].bit_generator.state  # where the last part's draws ended
+
+
+_PATH_NO_ROOM = _single.NO_ROOM
+_PATH_FIELDS = [name for name, _, _ in _single.PATH_SPEC]
+_I_PTS = 3 * _PATH_FIELDS.index("pts")  # the word of its address in a path block
+_I_POLYS = 3 * _PATH_FIELDS.index("polys")
+
+
+def _fresh_path_rows(pd: np.ndarray) -> None:
+    """Point the path block ``pd`` to new result buffers (same sizes), from offset 0:
+    the results handed out keep the old ones (they are slices of them)."""
+    pa = pd.owner  # type: ignore[attr-defined]
+    pts = np.zeros_like(pa.pts)
+    polys = np.zeros_like(pa.polys)
+    pd[_I_PTS] = pts.ctypes.data
+    pd[_I_POLYS] = polys.ctypes.data
+    pa.rcnt[:] = 0
+    pd.owner = pa._replace(pts=pts, polys=polys)  # type: ignore[attr-defined]
 
 
 def _ran_out(status):
