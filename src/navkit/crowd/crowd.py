@@ -98,7 +98,7 @@ from .path_queue import PATHQ_INVALID, PathQueue, path_validity_kernel
 from .proximity import ProximityGrid, build_grid
 from .replan import MODES, Replanner
 from .requests import RequestTracker
-from .ttc import TTCParams, plan_ttc  # navkit extension
+from .ttc import TTCParams, oncoming_ahead, plan_ttc  # navkit extension
 
 __all__ = ["Crowd"]
 
@@ -259,6 +259,8 @@ class Crowd:
         self.interactions = 0  # TTC forces / ORCA half-planes evaluated in the last update
         self._gaps = np.zeros((self.max_agents, 9), np.float32)  # crowd/door.py find_gaps
         self._fin = np.zeros(self.max_agents, np.float32)  # distance to the target
+        # distance to the oncoming agents ahead (crowd/ttc.py oncoming_ahead)
+        self._onc = np.full(self.max_agents, np.inf, np.float32)
         # -- end navkit extensions
         # [replan] navkit mode: replanning and the iteration budget (crowd/replan.py)
         self.mode = mode
@@ -1223,14 +1225,27 @@ class Crowd:
         fin[:] = np.inf
         tv = a.target_state == TARGET_VALID
         fin[tv] = np.hypot(a.target_pos[tv, 0] - a.npos[tv, 0], a.target_pos[tv, 2] - a.npos[tv, 2])
-        for code, plan, prm in ((1, plan_ttc, self.ttc_params), (2, plan_orca, self.orca_params)):
-            mask = avoiding & (model == code)
-            if mask[act].any():
-                self.interactions += plan(
-                    act, mask, a.npos, a.vel, a.dvel, a.radius, a.height, a.max_speed,
-                    a.max_acceleration, a.collision_query_range, g.inv_cell_size, g.buckets, g.items, obs, b.segs,
-                    b.nsegs, gap, fin, prm.array(), dt, a.nvel,
-                )  # fmt: skip
+        mask = avoiding & (model == 1)
+        if mask[act].any():
+            tp = self.ttc_params
+            onc = self._onc
+            if tp.oncoming_sight > 0.0:
+                # how far ahead each sees people coming the other way (crowd/ttc.py)
+                oncoming_ahead(act, mask, a.npos, a.dvel, a.max_speed, a.radius, a.height,
+                               g.inv_cell_size, g.buckets, g.items,
+                               a.collision_query_range * F(tp.oncoming_sight), onc)  # fmt: skip
+            self.interactions += plan_ttc(
+                act, mask, a.npos, a.vel, a.dvel, a.radius, a.height, a.max_speed,
+                a.max_acceleration, a.collision_query_range, g.inv_cell_size, g.buckets, g.items,
+                obs, b.segs, b.nsegs, gap, fin, tp.array(), dt, a.nvel, onc,
+            )  # fmt: skip
+        mask = avoiding & (model == 2)
+        if mask[act].any():
+            self.interactions += plan_orca(
+                act, mask, a.npos, a.vel, a.dvel, a.radius, a.height, a.max_speed,
+                a.max_acceleration, a.collision_query_range, g.inv_cell_size, g.buckets, g.items,
+                obs, b.segs, b.nsegs, gap, fin, self.orca_params.array(), dt, a.nvel,
+            )  # fmt: skip
 
     def _integration(self, dt) -> None:
         a = self.agents
