@@ -474,3 +474,67 @@ def test_abi_sizes_match_llvm():
     n = len(memo)
     assert ctx.get_abi_sizeof(named) == size0(ctx, named) == 24
     assert len(memo) == n
+
+
+# --- block entry variables worked out when read (_block_entry_vars_when_read) ----------
+
+
+def _gen(n):  # pragma: no cover - numba compiles it
+    i = 0
+    while i < n:
+        yield i * 2
+        i += 1
+
+
+def test_block_entry_vars_deferred_in_nopython_and_the_same_when_read():
+    import copy
+
+    from numba.core import postproc, targetconfig
+    from numba.core.compiler import Flags, run_frontend
+
+    run = postproc.PostProcessor.run
+    assert j.NUMBA_PATCHES["block_entry_vars_when_read"] and run._navkit
+    fir = run_frontend(_ssa_torture)
+    ref = copy.deepcopy(fir)
+    run._orig(postproc.PostProcessor(ref))  # numba's own, eager
+    want = {label: ref.get_block_entry_vars(b) for label, b in ref.blocks.items()}
+    assert any(want.values())
+    flags = Flags()  # (a nopython compile's)
+    objmode = Flags()
+    objmode.enable_pyobject = True
+    d0, c0 = run._stats["deferred"], run._stats["computed"]
+    with targetconfig.ConfigStack().enter(flags):
+        postproc.PostProcessor(fir).run()
+    assert run._stats["deferred"] == d0 + 1 and run._stats["computed"] == c0
+    assert list(fir.blocks) == list(ref.blocks)  # the CFG canonicalised as numba does
+    got = {label: fir.get_block_entry_vars(b) for label, b in fir.blocks.items()}
+    assert got == want and run._stats["computed"] == c0 + 1
+    assert fir.variable_lifetime.livemap == ref.variable_lifetime.livemap
+    # object mode allowed, no compile on the stack, a generator, dels asked for:
+    # numba's own eager run
+    for fn, fl, dels in ((_ssa_torture, objmode, False), (_ssa_torture, None, False),
+                         (_gen, flags, False), (_ssa_torture, flags, True)):  # fmt: skip
+        f2 = run_frontend(fn)
+        d0 = run._stats["deferred"]
+        if fl is None:
+            postproc.PostProcessor(f2).run(dels)
+        else:
+            fl = copy.copy(fl)
+            with targetconfig.ConfigStack().enter(fl):
+                postproc.PostProcessor(f2).run(dels)
+        assert run._stats["deferred"] == d0
+        assert type(f2.block_entry_vars) is dict and len(f2.block_entry_vars) >= len(f2.blocks)
+
+
+def test_block_entry_vars_deferred_in_real_compiles():
+    import numba
+    from numba.core import postproc
+
+    run = postproc.PostProcessor.run
+    d0 = run._stats["deferred"]
+    f = numba.njit(cache=False)(_ssa_torture)
+    a = np.array([3, -7, 0, 2, 9, 1, -1, 12], np.int64)
+    assert f(8, a) == _ssa_torture(8, a)
+    assert run._stats["deferred"] > d0
+    g = numba.njit(cache=False)(_gen)  # a generator: numba's own path, still right
+    assert list(g(4)) == [0, 2, 4, 6]

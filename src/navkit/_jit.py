@@ -1466,6 +1466,105 @@ def _abi_sizes_once() -> bool:
     return True
 
 
+class _EntryVars(dict):
+    """``FunctionIR.block_entry_vars`` whose latest entries are still to be computed
+    (``pending``: the lifetime object of the post-processing that deferred them; see
+    :func:`_block_entry_vars_when_read`). A copied or reset IR gets a plain dict, as
+    numba gives it."""
+
+    pending: Any = None
+
+
+def _block_entry_vars_when_read() -> bool:
+    """In a nopython compile, work out the variables live at each block's entry when
+    something reads them, not at every IR post-processing.
+
+    numba's ``PostProcessor.run`` (after translation and after most untyped and
+    typed passes that change the IR, ~10 times per compile) computes the variables
+    alive at each block's entry (``FunctionIR.block_entry_vars``), which needs the
+    function's use/def, live and dead maps: ~8% of a cold bake's compile. Only object-
+    mode lowering and generators read them (``FunctionIR.get_block_entry_vars``);
+    nopython lowering, typing and the rewrites never do. Here, in a compile whose flags
+    allow no object mode, of a function that is not a generator, without ``del``
+    statements asked for, the run canonicalises the CFG and installs a fresh
+    (lazy) ``VariableLifetime`` as numba's own loop-canonicalising passes do, and
+    leaves the entry variables to ``get_block_entry_vars``, which computes them from
+    that run's lifetime object the first time one is asked for. Anything else runs
+    numba's own code. False (nothing changed) when numba's code is not as expected."""
+    try:
+        from numba.core import analysis, ir, postproc, targetconfig, transforms
+    except ImportError:  # pragma: no cover
+        return False
+    PP = postproc.PostProcessor
+    FIR = ir.FunctionIR
+    orig = PP.__dict__.get("run")
+    get0 = FIR.__dict__.get("get_block_entry_vars")
+    if orig is None or get0 is None:  # pragma: no cover
+        return False
+    if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    src = _src(orig)
+    if not (
+        "self.func_ir.blocks = transforms.canonicalize_cfg(self.func_ir.blocks)" in src
+        and "vlt = VariableLifetime(self.func_ir.blocks)" in src
+        and "bev = analysis.compute_live_variables(vlt.cfg, self.func_ir.blocks," in src
+        and "vlt.usedefs.defmap" in src and "vlt.deadmaps.combined" in src
+        and "self.func_ir.block_entry_vars[ir_block] = bev[offset]" in src
+        and "if self.func_ir.is_generator:" in src
+        and "self.func_ir.generator_info = None" in src
+        and "if emit_dels:" in src
+        and "return self.block_entry_vars[block]" in _src(get0)
+        and hasattr(analysis, "compute_live_variables")
+        and all(hasattr(postproc.VariableLifetime, a) for a in ("cfg", "usedefs", "deadmaps"))
+    ):  # pragma: no cover - numba layout changed
+        return False
+    stats = {"deferred": 0, "computed": 0}
+
+    def _nopython_only():
+        flags = targetconfig.ConfigStack.top_or_none()
+        if flags is None:
+            return False
+        try:
+            return not (flags.enable_pyobject or flags.force_pyobject)
+        except AttributeError:  # pragma: no cover - other flags
+            return False
+
+    def run(self, emit_dels: bool = False, extend_lifetimes: bool = False):
+        fir = self.func_ir
+        if emit_dels or fir.is_generator or not _nopython_only():
+            return orig(self, emit_dels=emit_dels, extend_lifetimes=extend_lifetimes)
+        fir.blocks = transforms.canonicalize_cfg(fir.blocks)
+        vlt = postproc.VariableLifetime(fir.blocks)
+        fir.variable_lifetime = vlt
+        bev = fir.block_entry_vars
+        if not isinstance(bev, _EntryVars):
+            bev = fir.block_entry_vars = _EntryVars(bev)
+        bev.pending = vlt  # (computed by get_block_entry_vars if asked)
+        fir.generator_info = None
+        stats["deferred"] += 1
+
+    def get_block_entry_vars(self, block):
+        bev = self.block_entry_vars
+        vlt = getattr(bev, "pending", None)
+        if vlt is not None:
+            bev.pending = None
+            stats["computed"] += 1
+            live = analysis.compute_live_variables(
+                vlt.cfg, vlt._blocks, vlt.usedefs.defmap, vlt.deadmaps.combined
+            )
+            for offset, blk in vlt._blocks.items():
+                bev[blk] = live[offset]
+        return get0(self, block)
+
+    run._navkit = True  # type: ignore[attr-defined]
+    run._orig = orig  # type: ignore[attr-defined]
+    run._stats = stats  # type: ignore[attr-defined]
+    get_block_entry_vars._orig = get0  # type: ignore[attr-defined]
+    PP.run = run  # type: ignore[method-assign]
+    FIR.get_block_entry_vars = get_block_entry_vars  # type: ignore[method-assign]
+    return True
+
+
 #: which of the overhead cuts above are in place (tests, bench/compile.py)
 NUMBA_PATCHES = {
     "overloads_keyed_by_inherited_flags": _overloads_keyed_by_inherited_flags(),
@@ -1476,6 +1575,7 @@ NUMBA_PATCHES = {
     "untyped_ir_once": _untyped_ir_once(),
     "ssa_where_needed": _ssa_where_needed(),
     "abi_sizes_once": _abi_sizes_once(),
+    "block_entry_vars_when_read": _block_entry_vars_when_read(),
 }
 _CALLEES_OK = NUMBA_PATCHES["callee_compiles_without_wrapper"] = _install_callee_compiles()
 
