@@ -316,3 +316,225 @@ def test_inline_callee_with_a_with_block_takes_numbas_own_path():
             return 1
 
     assert not j._has_with(plain) and j._has_with(lifted)
+
+
+# --- SSA rebuilt only where a variable is assigned or read (_ssa_where_needed) ---------
+
+
+def _ir_text(blocks):
+    """Everything SSA reconstruction decides: each block's statements (text and place),
+    and the scope's variables in the order they were defined, with their renamings."""
+    out = []
+    for label, blk in blocks.items():
+        out.append(f"block {label} {blk.loc}")
+        out.extend(f"  {type(st).__name__}: {st} @ {st.loc}" for st in blk.body)
+    if blocks:
+        scope = next(iter(blocks.values())).scope
+        out.append("vars " + " ".join(scope.localvars._con))
+        out.append("renamed " + repr(sorted((k, sorted(v)) for k, v in scope.var_redefinitions.items())))
+    return out
+
+
+def _both_ways(blocks, mine=None):
+    import copy
+
+    from numba.core import ssa
+
+    mine = mine or ssa._run_ssa
+    a, b = copy.deepcopy(blocks), copy.deepcopy(blocks)
+    return _ir_text(mine._orig(a)), _ir_text(mine(b))
+
+
+def _ssa_torture(n, a):  # pragma: no cover - only its IR is used
+    x = 0
+    y = 1.0
+    t = a[0]
+    for i in range(n):
+        if a[i] > 0:
+            x = x + a[i]
+            y = y * 2.0
+        elif a[i] < -5:
+            t = x
+            continue
+        else:
+            x, y = y, x  # two violators in one statement
+        while x > 10:
+            x -= 3
+            if x == 4:
+                break
+        if i == 3:
+            u = x
+    return x + y + t + u  # u: not assigned on every path
+
+
+def test_ssa_where_needed_is_installed():
+    from numba.core import ssa
+
+    assert j.NUMBA_PATCHES["ssa_where_needed"]
+    assert ssa._run_ssa._navkit and ssa._run_ssa._orig is not ssa._run_ssa
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "navkit.recast.rasterize:_rasterize_kernel",
+        "navkit.recast.regions_common:_merge_and_filter",
+        "navkit.recast.distance:_chamfer",
+        "navkit.recast.contours:_merge_holes_kernel",
+        "navkit.recast.polymesh:_build_kernel",
+        "navkit.recast.detail:_detail_kernel",
+        "tests.test_jit_numba_patches:_ssa_torture",
+    ],
+)
+def test_ssa_where_needed_gives_numbas_ir(where):
+    import importlib
+    import warnings
+
+    from numba.core.compiler import run_frontend
+
+    mod, name = where.split(":")
+    fn = getattr(importlib.import_module(mod), name)
+    fn = getattr(fn, "py_func", fn)
+    blocks = run_frontend(fn).blocks
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stock, ours = _both_ways(blocks)
+    assert any(".1 = " in line for line in stock)  # there was something to rename
+    assert ours == stock
+
+
+def test_ssa_where_needed_in_numbas_pipeline():
+    # every SSA reconstruction of a compile (inlined callees, overloads) both ways
+    import numba
+    from numba.core import ssa
+
+    mine = ssa._run_ssa
+    seen = []
+
+    def compare(blocks):
+        stock, ours = _both_ways(blocks, mine)
+        seen.append(stock == ours)
+        return mine(blocks)
+
+    ssa._run_ssa = compare
+    try:
+        f = numba.njit(cache=False)(_ssa_torture)
+        a = np.array([3, -7, 0, 2, 9, 1], np.int64)
+        assert f(6, a) == _ssa_torture(6, a)
+    finally:
+        ssa._run_ssa = mine
+    assert seen and all(seen), seen
+
+
+def test_ssa_where_needed_results():
+    import numba
+    from numba.core import ssa
+
+    a = np.array([3, -7, 0, 2, 9, 1, -1, 12], np.int64)
+    f = numba.njit(cache=False)(_ssa_torture)
+    mine = ssa._run_ssa
+    try:
+        ssa._run_ssa = mine._orig
+        g = numba.njit(cache=False)(_ssa_torture)
+        want = g(8, a)
+    finally:
+        ssa._run_ssa = mine
+    assert f(8, a) == want == _ssa_torture(8, a)
+
+
+# --- ABI sizes of LLVM types remembered (_abi_sizes_once) ------------------------------
+
+
+def test_abi_sizes_match_llvm():
+    from llvmlite import ir
+    from numba.core.registry import cpu_target
+
+    ctx = cpu_target.target_context
+    BC = type(ctx)
+    assert j.NUMBA_PATCHES["abi_sizes_once"]
+    size0, align0 = BC.get_abi_sizeof._orig, BC.get_abi_alignment._orig
+    i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+    tys = [
+        i8, i32, i64, ir.DoubleType(), ir.FloatType(), i8.as_pointer(),
+        ir.ArrayType(i32, 3), ir.LiteralStructType([i8, i64]),
+        ir.LiteralStructType([i8.as_pointer(), i64, ir.ArrayType(i64, 2), ir.ArrayType(i64, 2)]),
+        ir.LiteralStructType([i8, i8, i32], packed=True), ir.VectorType(i32, 4),
+    ]  # fmt: skip
+    for t in tys:
+        for _ in range(2):  # asked, then remembered
+            assert ctx.get_abi_sizeof(t) == size0(ctx, t), t
+            assert ctx.get_abi_alignment(t) == align0(ctx, t), t
+    memo = BC.get_abi_sizeof._memo
+    assert ("size", "{i8, i64}", id(ctx.target_data)) in memo
+    assert memo[("size", "{i8, i64}", id(ctx.target_data))] == 16
+    # an identified struct's text does not say what it holds: asked every time
+    named = ir.global_context.get_identified_type("navkit_test_named")
+    if named.is_opaque:
+        named.set_body(i64, i64, i8)
+    n = len(memo)
+    assert ctx.get_abi_sizeof(named) == size0(ctx, named) == 24
+    assert len(memo) == n
+
+
+# --- block entry variables worked out when read (_block_entry_vars_when_read) ----------
+
+
+def _gen(n):  # pragma: no cover - numba compiles it
+    i = 0
+    while i < n:
+        yield i * 2
+        i += 1
+
+
+def test_block_entry_vars_deferred_in_nopython_and_the_same_when_read():
+    import copy
+
+    from numba.core import postproc, targetconfig
+    from numba.core.compiler import Flags, run_frontend
+
+    run = postproc.PostProcessor.run
+    assert j.NUMBA_PATCHES["block_entry_vars_when_read"] and run._navkit
+    fir = run_frontend(_ssa_torture)
+    ref = copy.deepcopy(fir)
+    run._orig(postproc.PostProcessor(ref))  # numba's own, eager
+    want = {label: ref.get_block_entry_vars(b) for label, b in ref.blocks.items()}
+    assert any(want.values())
+    flags = Flags()  # (a nopython compile's)
+    objmode = Flags()
+    objmode.enable_pyobject = True
+    d0, c0 = run._stats["deferred"], run._stats["computed"]
+    with targetconfig.ConfigStack().enter(flags):
+        postproc.PostProcessor(fir).run()
+    assert run._stats["deferred"] == d0 + 1 and run._stats["computed"] == c0
+    assert list(fir.blocks) == list(ref.blocks)  # the CFG canonicalised as numba does
+    got = {label: fir.get_block_entry_vars(b) for label, b in fir.blocks.items()}
+    assert got == want and run._stats["computed"] == c0 + 1
+    assert fir.variable_lifetime.livemap == ref.variable_lifetime.livemap
+    # object mode allowed, no compile on the stack, a generator, dels asked for:
+    # numba's own eager run
+    for fn, fl, dels in ((_ssa_torture, objmode, False), (_ssa_torture, None, False),
+                         (_gen, flags, False), (_ssa_torture, flags, True)):  # fmt: skip
+        f2 = run_frontend(fn)
+        d0 = run._stats["deferred"]
+        if fl is None:
+            postproc.PostProcessor(f2).run(dels)
+        else:
+            fl = copy.copy(fl)
+            with targetconfig.ConfigStack().enter(fl):
+                postproc.PostProcessor(f2).run(dels)
+        assert run._stats["deferred"] == d0
+        assert type(f2.block_entry_vars) is dict and len(f2.block_entry_vars) >= len(f2.blocks)
+
+
+def test_block_entry_vars_deferred_in_real_compiles():
+    import numba
+    from numba.core import postproc
+
+    run = postproc.PostProcessor.run
+    d0 = run._stats["deferred"]
+    f = numba.njit(cache=False)(_ssa_torture)
+    a = np.array([3, -7, 0, 2, 9, 1, -1, 12], np.int64)
+    assert f(8, a) == _ssa_torture(8, a)
+    assert run._stats["deferred"] > d0
+    g = numba.njit(cache=False)(_gen)  # a generator: numba's own path, still right
+    assert list(g(4)) == [0, 2, 4, 6]

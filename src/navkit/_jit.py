@@ -1241,6 +1241,330 @@ def _untyped_ir_once() -> bool:
     return True
 
 
+def _ssa_where_needed() -> bool:
+    """Rebuild SSA form visiting, for each multiply-assigned variable, only the blocks
+    that assign or read it.
+
+    numba's ``reconstruct_ssa`` (``ssa._run_ssa``) renames one violating variable at a
+    time, and for each one it rewrites every block of the function twice (a pass giving
+    each assignment a fresh name, a pass pointing each read at its reaching definition
+    and placing phi nodes), each pass a new list per block with every statement handed
+    to a handler: its cost is (violating variables) x (statements), ~10% of a cold bake's
+    compile. A block that neither assigns nor reads the variable comes out of both passes
+    unchanged (the handlers return its statements as they are, and only reads look for
+    definitions or place phi nodes), so here each variable's two passes run numba's own
+    handlers over those blocks only, in the same block order, with the same per-variable
+    state; the variables are taken in numba's order and the blocks are rebuilt at the
+    end as numba rebuilds them. Which blocks assign or read which variable comes from
+    the one pass that finds the violators (its variable lists kept for the second pass,
+    as numba's own cache of them does). The same IR results, names and phi nodes
+    included (tests compare the blocks' text of real kernels with numba's). False
+    (nothing changed) when numba's code is not as expected."""
+    try:
+        from numba.core import ir, ssa
+        from numba.core.analysis import compute_cfg_from_blocks
+    except ImportError:  # pragma: no cover
+        return False
+    orig = getattr(ssa, "_run_ssa", None)
+    if orig is None:  # pragma: no cover
+        return False
+    if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    needed = (
+        "_iterated_domfronts", "_find_defs_violators", "_CacheListVars", "_fresh_vars",
+        "_fix_ssa_vars", "_FreshVarHandler", "_FixSSAVars", "_compute_phi_locations",
+        "_run_block_rewrite", "_run_ssa_block_pass", "_GatherDefsHandler",
+    )  # fmt: skip
+    if not all(hasattr(ssa, n) for n in needed):  # pragma: no cover
+        return False
+    run, fix, fresh = _src(orig), _src(ssa._fix_ssa_vars), _src(ssa._fresh_vars)
+    rewrite, bpass = _src(ssa._run_block_rewrite), _src(ssa._run_ssa_block_pass)
+    viol, gather = _src(ssa._find_defs_violators), _src(ssa._GatherDefsHandler)
+    if not (
+        "for varname in violators:" in run
+        and "blocks, defmap = _fresh_vars(blocks, varname)" in run
+        and "_fix_ssa_vars(blocks, varname, defmap, cfg, df_plus" in run
+        and "violators = _find_defs_violators(blocks, cfg)" in run
+        and "cfg_post != cfg" in run
+        and "states['phi_locations'] = _compute_phi_locations(df_plus, defmap)" in fix
+        and "curblk.body = philist + curblk.body" in fix
+        and "states['phimap'] = phimap = defaultdict(list)" in fix
+        and "states['defmap'] = defmap = defaultdict(list)" in fresh
+        and "states['block'] = blk" in rewrite
+        and "newblk = ir.Block(scope=blk.scope, loc=blk.loc)" in rewrite
+        and "handler.on_assign(states, stmt)" in bpass
+        and "handler.on_other(states, stmt)" in bpass
+        and "len(vs) > 1" in viol
+        and "def_labels.intersection(dom)" in viol
+        and "if k != assign.target.name:" in gather
+        and "self._saved[inst] = got = inst.list_vars()" in _src(ssa._CacheListVars)
+    ):  # pragma: no cover - numba layout changed
+        return False
+    from collections import defaultdict
+
+    from numba.core.utils import OrderedSet
+
+    stats = {"functions": 0, "violators": 0}
+
+    def _gather(blocks, lv):
+        # every assignment's target and every variable read, per name: the labels and
+        # the number of assignments (numba's _GatherDefsHandler's defs and uses), read
+        # through numba's list_vars cache the SSA pass then uses
+        ndefs: dict = defaultdict(int)
+        def_labels: dict = defaultdict(set)
+        uses: dict = defaultdict(set)
+        for label, blk in blocks.items():
+            for stmt in blk.body:
+                if isinstance(stmt, ir.Assign):
+                    t = stmt.target.name
+                    ndefs[t] += 1
+                    def_labels[t].add(label)
+                    rhs = stmt.value
+                    if isinstance(rhs, ir.Var):
+                        read = [rhs]
+                    elif isinstance(rhs, ir.Inst):
+                        read = lv.get(rhs)
+                    else:
+                        continue
+                    for v in read:
+                        if v.name != t:
+                            uses[v.name].add(label)
+                else:
+                    for v in lv.get(stmt):
+                        uses[v.name].add(label)
+        return ndefs, def_labels, uses
+
+    def _violators(ndefs, def_labels, uses, cfg):
+        # numba's rule and order: assigned more than once (in order of first
+        # assignment), then read in a block that no assigning block dominates
+        out = OrderedSet(k for k, n in ndefs.items() if n > 1)
+        doms = cfg.dominators()
+        for k, labels in uses.items():
+            if k in out:
+                continue
+            defs = def_labels.get(k, ())
+            if any(not doms[label].intersection(defs) for label in labels):
+                out.add(k)
+        return out
+
+    def _pass(bodies, blocks, labels, states, handler):
+        for label in labels:
+            old = bodies[label]
+            blk = ir.Block(scope=blocks[label].scope, loc=blocks[label].loc)
+            blk.body = old
+            states["label"] = label
+            states["block"] = blk
+            new = []
+            for stmt in old:
+                if isinstance(stmt, ir.Assign):
+                    new.append(handler.on_assign(states, stmt))
+                else:
+                    new.append(handler.on_other(states, stmt))
+            bodies[label] = new
+
+    def _run_ssa(blocks):
+        if not blocks:
+            return {}
+        cfg = compute_cfg_from_blocks(blocks)
+        df_plus = ssa._iterated_domfronts(cfg)
+        lv = ssa._CacheListVars()
+        ndefs, def_labels, uses = _gather(blocks, lv)
+        violators = _violators(ndefs, def_labels, uses, cfg)
+        stats["functions"] += 1
+        stats["violators"] += len(violators)
+        if not violators:
+            return blocks  # (numba returns the blocks it was given)
+        order = {label: i for i, label in enumerate(blocks)}
+        scope = ssa._get_scope(blocks)
+        bodies = {label: blk.body for label, blk in blocks.items()}
+        for name in violators:
+            defmap: dict = defaultdict(list)
+            states: dict = {"scope": scope, "varname": name, "defmap": defmap}
+            _pass(bodies, blocks, sorted(def_labels[name], key=order.__getitem__), states,
+                  ssa._FreshVarHandler())  # fmt: skip
+            phimap: dict = defaultdict(list)
+            states = {
+                "scope": scope, "varname": name, "defmap": defmap, "phimap": phimap,
+                "cfg": cfg, "phi_locations": ssa._compute_phi_locations(df_plus, defmap),
+            }  # fmt: skip
+            # (a block reading the variable into its own assignment, ``x = x + 1``,
+            # is among the assigning blocks: numba does not count that read as a use)
+            labels = sorted(uses.get(name, set()) | def_labels[name], key=order.__getitem__)
+            _pass(bodies, blocks, labels, states, ssa._FixSSAVars(lv))
+            for label, philist in phimap.items():
+                bodies[label] = philist + bodies[label]
+        out = {}
+        for label, blk in blocks.items():
+            nb = ir.Block(scope=blk.scope, loc=blk.loc)
+            nb.body = list(bodies[label])
+            out[label] = nb
+        if compute_cfg_from_blocks(out) != cfg:  # (numba's own check)
+            from numba.core import errors
+
+            raise errors.CompilerError("CFG mutated in SSA pass")
+        return out
+
+    _run_ssa._navkit = True  # type: ignore[attr-defined]
+    _run_ssa._orig = orig  # type: ignore[attr-defined]
+    _run_ssa._stats = stats  # type: ignore[attr-defined]
+    ssa._run_ssa = _run_ssa
+    return True
+
+
+def _abi_sizes_once() -> bool:
+    """Remember the ABI size and alignment of each LLVM type per target data layout.
+
+    numba asks a target context for an LLVM type's size (``BaseContext.get_abi_sizeof``)
+    at every local variable it lowers (``Lower.alloca_lltype`` passes it to the debug-
+    info builder, which ignores it unless ``debug=True``), and llvmlite answers each
+    question by printing a module holding one global of that type and parsing it back
+    through LLVM (``Type._get_ll_global_value_type``): ~5% of a cold bake's compile.
+    The answer depends only on the type and the data layout, so it is kept per (the
+    type's text, the target data object). Types that name an identified struct
+    (``%"..."``: its text does not say what it holds) are asked every time. False
+    (nothing changed) when numba's code is not as expected."""
+    try:
+        from numba.core import base
+    except ImportError:  # pragma: no cover
+        return False
+    BC = base.BaseContext
+    size0 = BC.__dict__.get("get_abi_sizeof")
+    align0 = BC.__dict__.get("get_abi_alignment")
+    if size0 is None or align0 is None:  # pragma: no cover
+        return False
+    if getattr(size0, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    if (
+        "return ty.get_abi_size(self.target_data)" not in _src(size0)
+        or "return ty.get_abi_alignment(self.target_data)" not in _src(align0)
+    ):  # pragma: no cover - numba layout changed
+        return False
+    memo: dict = {}
+    alive: dict = {}
+
+    def _memoised(orig, kind):
+        def get(self, ty):
+            td = self.target_data
+            text = str(ty)  # (llvmlite keeps a type's text once made)
+            if "%" in text:
+                return orig(self, ty)
+            key = (kind, text, id(td))
+            got = memo.get(key)
+            if got is None:
+                got = memo[key] = orig(self, ty)
+                alive.setdefault(id(td), td)  # (the id stays this object's)
+            return got
+
+        get._navkit = True  # type: ignore[attr-defined]
+        get._orig = orig  # type: ignore[attr-defined]
+        get._memo = memo  # type: ignore[attr-defined]
+        get.__doc__ = orig.__doc__
+        return get
+
+    BC.get_abi_sizeof = _memoised(size0, "size")  # type: ignore[method-assign]
+    BC.get_abi_alignment = _memoised(align0, "align")  # type: ignore[method-assign]
+    return True
+
+
+class _EntryVars(dict):
+    """``FunctionIR.block_entry_vars`` whose latest entries are still to be computed
+    (``pending``: the lifetime object of the post-processing that deferred them; see
+    :func:`_block_entry_vars_when_read`). A copied or reset IR gets a plain dict, as
+    numba gives it."""
+
+    pending: Any = None
+
+
+def _block_entry_vars_when_read() -> bool:
+    """In a nopython compile, work out the variables live at each block's entry when
+    something reads them, not at every IR post-processing.
+
+    numba's ``PostProcessor.run`` (after translation and after most untyped and
+    typed passes that change the IR, ~10 times per compile) computes the variables
+    alive at each block's entry (``FunctionIR.block_entry_vars``), which needs the
+    function's use/def, live and dead maps: ~8% of a cold bake's compile. Only object-
+    mode lowering and generators read them (``FunctionIR.get_block_entry_vars``);
+    nopython lowering, typing and the rewrites never do. Here, in a compile whose flags
+    allow no object mode, of a function that is not a generator, without ``del``
+    statements asked for, the run canonicalises the CFG and installs a fresh
+    (lazy) ``VariableLifetime`` as numba's own loop-canonicalising passes do, and
+    leaves the entry variables to ``get_block_entry_vars``, which computes them from
+    that run's lifetime object the first time one is asked for. Anything else runs
+    numba's own code. False (nothing changed) when numba's code is not as expected."""
+    try:
+        from numba.core import analysis, ir, postproc, targetconfig, transforms
+    except ImportError:  # pragma: no cover
+        return False
+    PP = postproc.PostProcessor
+    FIR = ir.FunctionIR
+    orig = PP.__dict__.get("run")
+    get0 = FIR.__dict__.get("get_block_entry_vars")
+    if orig is None or get0 is None:  # pragma: no cover
+        return False
+    if getattr(orig, "_navkit", False):  # pragma: no cover - module reloaded
+        return True
+    src = _src(orig)
+    if not (
+        "self.func_ir.blocks = transforms.canonicalize_cfg(self.func_ir.blocks)" in src
+        and "vlt = VariableLifetime(self.func_ir.blocks)" in src
+        and "bev = analysis.compute_live_variables(vlt.cfg, self.func_ir.blocks," in src
+        and "vlt.usedefs.defmap" in src and "vlt.deadmaps.combined" in src
+        and "self.func_ir.block_entry_vars[ir_block] = bev[offset]" in src
+        and "if self.func_ir.is_generator:" in src
+        and "self.func_ir.generator_info = None" in src
+        and "if emit_dels:" in src
+        and "return self.block_entry_vars[block]" in _src(get0)
+        and hasattr(analysis, "compute_live_variables")
+        and all(hasattr(postproc.VariableLifetime, a) for a in ("cfg", "usedefs", "deadmaps"))
+    ):  # pragma: no cover - numba layout changed
+        return False
+    stats = {"deferred": 0, "computed": 0}
+
+    def _nopython_only():
+        flags = targetconfig.ConfigStack.top_or_none()
+        if flags is None:
+            return False
+        try:
+            return not (flags.enable_pyobject or flags.force_pyobject)
+        except AttributeError:  # pragma: no cover - other flags
+            return False
+
+    def run(self, emit_dels: bool = False, extend_lifetimes: bool = False):
+        fir = self.func_ir
+        if emit_dels or fir.is_generator or not _nopython_only():
+            return orig(self, emit_dels=emit_dels, extend_lifetimes=extend_lifetimes)
+        fir.blocks = transforms.canonicalize_cfg(fir.blocks)
+        vlt = postproc.VariableLifetime(fir.blocks)
+        fir.variable_lifetime = vlt
+        bev = fir.block_entry_vars
+        if not isinstance(bev, _EntryVars):
+            bev = fir.block_entry_vars = _EntryVars(bev)
+        bev.pending = vlt  # (computed by get_block_entry_vars if asked)
+        fir.generator_info = None
+        stats["deferred"] += 1
+
+    def get_block_entry_vars(self, block):
+        bev = self.block_entry_vars
+        vlt = getattr(bev, "pending", None)
+        if vlt is not None:
+            bev.pending = None
+            stats["computed"] += 1
+            live = analysis.compute_live_variables(
+                vlt.cfg, vlt._blocks, vlt.usedefs.defmap, vlt.deadmaps.combined
+            )
+            for offset, blk in vlt._blocks.items():
+                bev[blk] = live[offset]
+        return get0(self, block)
+
+    run._navkit = True  # type: ignore[attr-defined]
+    run._orig = orig  # type: ignore[attr-defined]
+    run._stats = stats  # type: ignore[attr-defined]
+    get_block_entry_vars._orig = get0  # type: ignore[attr-defined]
+    PP.run = run  # type: ignore[method-assign]
+    FIR.get_block_entry_vars = get_block_entry_vars  # type: ignore[method-assign]
+    return True
+
+
 #: which of the overhead cuts above are in place (tests, bench/compile.py)
 NUMBA_PATCHES = {
     "overloads_keyed_by_inherited_flags": _overloads_keyed_by_inherited_flags(),
@@ -1249,6 +1573,9 @@ NUMBA_PATCHES = {
     "quiet_llvm_lock": _quiet_llvm_lock(),
     "no_cfunc_wrappers_for_overloads": _no_cfunc_wrappers_for_overloads(),
     "untyped_ir_once": _untyped_ir_once(),
+    "ssa_where_needed": _ssa_where_needed(),
+    "abi_sizes_once": _abi_sizes_once(),
+    "block_entry_vars_when_read": _block_entry_vars_when_read(),
 }
 _CALLEES_OK = NUMBA_PATCHES["callee_compiles_without_wrapper"] = _install_callee_compiles()
 
