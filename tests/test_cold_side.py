@@ -721,3 +721,25 @@ def test_warm_crowd_starts_no_side(crowd_navmesh, tmp_path, monkeypatch):
     )  # fmt: skip
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr
     assert "compil" not in r.stderr.lower(), r.stderr
+
+
+def test_crowd_side_holds_only_the_sides_kernels():
+    """The crowd's side holds its phase kernels (and the sliced search kernels its
+    move requests compile), not this process's own; every phase kernel of
+    _crowd_types is one or the other."""
+    side = _warmup.BakeSide.__new__(_warmup.BakeSide)
+    side.mode = "crowd"
+    kinds = _warmup._crowd_types()
+    own, theirs = _warmup.CROWD_FRONT_KERNELS, _warmup.CROWD_SIDE_KERNELS
+    assert sorted(own + theirs) == sorted(kinds)
+    with side.hold():
+        held = {n for n, (d, _) in kinds.items() if "compile" in d.__dict__}
+        assert all("compile" in d.__dict__ for d in _warmup._crowd_requests_callees())
+    assert held == set(theirs)
+    assert all("compile" not in d.__dict__ for d, _ in kinds.values())
+
+
+def test_crowd_side_process_runs_to_its_end():
+    side = _warmup.BakeSide("crowd")
+    side.close()
+    assert side.seen >= {*_warmup.CROWD_SIDE_KERNELS, "crowd"} and side.process.returncode == 0
