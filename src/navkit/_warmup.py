@@ -762,11 +762,12 @@ def _compile_demo_update() -> None:
 
     swap = _tile_cache_types()["swap_tile_data"][0]
     orig = type(swap).compile
+    told = [False]
 
-    def compile(sig):
-        for line in sys.stdin:
-            if line.strip() == "swap":
-                break
+    def compile(sig):  # (numba may ask more than once while it types the call)
+        while not told[0]:
+            line = sys.stdin.readline()
+            told[0] = not line or line.strip() == "swap"
         return orig(swap, sig)
 
     swap.compile = compile

@@ -587,6 +587,8 @@ def _demo_steps(out: Path, obstacles: bool, bake_side) -> None:
     print(f"wrote {out / 'sample_level.navmesh'} and {png}")
     if obstacles:
         held = contextlib.nullcontext() if bake_side is None else bake_side.hold(tile_cache=True)
+        if bake_side is not None:  # (the side's update kernel must not wait for us: said
+            bake_side.signal("swap")  # once the swap kernel is compiled; again if skipped)
         with held:  # (the tile cache's update kernel loads the side's kernel)
             _demo_tile_cache(mesh, out)
     else:
