@@ -530,7 +530,7 @@ def test_bake_side_hold_waits_then_restores(monkeypatch):
     assert all("compile" not in d.__dict__ for d, _ in _warmup._bake_types().values())
 
 
-@pytest.mark.parametrize("mode", ["bake", "demo"])
+@pytest.mark.parametrize("mode", ["bake", "demo", "demo-tc"])
 def test_bake_side_holds_only_the_sides_kernels(mode):
     """Each mode splits the bake's kernels in two: the side's are held (waited for),
     the caller's own (compile_bake_front) are not, and every kernel is one or the other."""
@@ -539,12 +539,22 @@ def test_bake_side_holds_only_the_sides_kernels(mode):
     side = _warmup.BakeSide.__new__(_warmup.BakeSide)
     side.mode = mode
     kinds = _warmup._bake_types()
-    own = _warmup.DEMO_FRONT_KERNELS if mode == "demo" else _warmup.BAKE_FRONT_KERNELS
-    theirs = _warmup.DEMO_SIDE_KERNELS if mode == "demo" else _warmup.BAKE_SIDE_KERNELS
+    demo = mode != "bake"
+    own = _warmup.DEMO_FRONT_KERNELS if demo else _warmup.BAKE_FRONT_KERNELS
+    theirs = _warmup.DEMO_SIDE_KERNELS if demo else _warmup.BAKE_SIDE_KERNELS
     assert sorted(own + theirs) == sorted(kinds)
     with side.hold():
         held = {n for n, (d, _) in kinds.items() if "compile" in d.__dict__}
     assert held == set(theirs)
+    if mode == "demo-tc":  # the tile cache's: the side's polygon mesh and update kernel
+        from navkit.tilecache import _update
+
+        tc = _warmup._tile_cache_types()
+        with side.hold(tile_cache=True):
+            held = {n for n, (d, _) in tc.items() if "compile" in d.__dict__}
+            assert "compile" in _update.update_call_detail.__dict__
+        assert held == set(_warmup.DEMO_TC_SIDE_KERNELS)
+        assert "compile" not in _update.update_call_detail.__dict__
 
 
 @pytest.mark.skipif(
@@ -586,6 +596,15 @@ def test_bake_side_process_ends_either_way():
     side = _warmup.BakeSide("demo")  # goes on with the picture's and the path's kernels
     side.close()
     assert side.seen >= {"back", "links", "path"} and side.process.returncode == 0
+    # demo --obstacles: then the tile cache's kernels, the update kernel once this
+    # process said that the swap kernel is compiled (or closed the side's stdin)
+    for signal in (True, False):
+        side = _warmup.BakeSide("demo-tc")
+        if signal:
+            side.signal("swap")
+        side.close()
+        assert side.seen >= {"path", "raw_mesh", "update", "tilecache"}, side.seen
+        assert side.process.returncode == 0
 
 
 def test_bake_side_imports_navkit_by_the_callers_path(monkeypatch, tmp_path):

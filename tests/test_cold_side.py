@@ -544,3 +544,202 @@ def test_cold_tile_cache_load_with_its_side_process(tmp_path):
     ref = a.navmesh.to_recast() + b.navmesh.to_recast() + b.to_bytes()
     args = [str(tmp_path / "level.tilecache.bin"), str(tmp_path / "level.tc")]
     _cold_then_warm(tmp_path, _COLD_TC_LOAD, ref, "tile-cache kernels", args)
+
+
+# -- a crowd's first update -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def crowd_navmesh():
+    return navkit.bake(sample_level(), navkit.BakeConfig())
+
+
+def _crowd(nm, max_agents=4, **kw):
+    """_CROWD's crowd (its agents: half as many as it holds)."""
+    from navkit.detour.query import NavMeshQuery
+
+    q = NavMeshQuery(nm)
+    crowd = navkit.Crowd(nm, max_agents=max_agents, max_agent_radius=0.6, **kw)
+    goal = q.find_nearest_poly((43.0, 8.0, 38.0))
+    for i in range(max_agents // 2):
+        a = crowd.add_agent(q.find_random_point(rng=i).point, navkit.AgentParams(radius=0.4))
+        crowd.request_move_target(a, goal.ref, goal.point)
+    return crowd
+
+
+def test_crowd_starts_a_side_when_cold(crowd_navmesh, fake_tc_side, capsys):
+    """A dtcrowd-mode crowd made on a cold cache starts the crowd's side process; its
+    first update holds it, compiles this process's half and closes it; later updates
+    and crowds made after that (the step loaded) start nothing."""
+    crowd = _crowd(crowd_navmesh)
+    assert fake_tc_side == ["crowd"]
+    crowd.update(1 / 60)
+    assert fake_tc_side == ["crowd", "hold", _warmup.CROWD_FRONT_KERNELS, "close"]
+    assert "crowd kernels (first run only, ~15 s on two cores)" in capsys.readouterr().err
+    crowd.update(1 / 60)
+    assert len(fake_tc_side) == 4 and _warmup._held[0] == 0
+
+
+def test_crowd_stops_its_side_when_the_update_fails(crowd_navmesh, fake_tc_side, monkeypatch):
+    crowd = _crowd(crowd_navmesh)
+    with pytest.raises(navkit.errors.InputError):
+        crowd.update(float("nan"))  # (checked before the side is taken)
+    assert fake_tc_side == ["crowd"]
+
+    def fail(*a, **k):
+        raise MemoryError
+
+    monkeypatch.setattr(crowd, "_update_fused", fail)
+    with pytest.raises(MemoryError):
+        crowd.update(1 / 60)
+    assert fake_tc_side == ["crowd", "hold", _warmup.CROWD_FRONT_KERNELS, "kill"]
+
+
+def test_crowd_side_stopped_when_not_needed(crowd_navmesh, fake_tc_side):
+    """A first update that does not run the step kernel (a temporary obstacle: the
+    phases run from Python, with other signatures) stops the side at once; a crowd
+    dropped before any update stops it too."""
+    import gc
+
+    crowd = _crowd(crowd_navmesh)
+    crowd.temporary_obstacles.add((20.0, 0.0, 20.0), 1.0)
+    crowd.update(1 / 60)
+    assert fake_tc_side == ["crowd", "kill"]
+    crowd = _crowd(crowd_navmesh)
+    del crowd
+    gc.collect()
+    assert fake_tc_side == ["crowd", "kill", "crowd", "kill"]
+
+
+def test_crowd_starts_no_side_otherwise(crowd_navmesh, fake_tc_side, monkeypatch):
+    _crowd(crowd_navmesh, mode="navkit").update(1 / 60)  # (its phases: other kernels)
+    monkeypatch.setenv(_warmup.SIDE_ENV, "0")
+    _crowd(crowd_navmesh).update(1 / 60)
+    monkeypatch.delenv(_warmup.SIDE_ENV)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    _crowd(crowd_navmesh).update(1 / 60)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    with _FakeSide([]).hold():  # inside another side's hold
+        _crowd(crowd_navmesh).update(1 / 60)
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: True)  # warm on disk
+    _crowd(crowd_navmesh).update(1 / 60)
+    monkeypatch.setattr(_jit, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(_warmup, "_loaded", lambda kernel: True)  # loaded in this process
+    _crowd(crowd_navmesh).update(1 / 60)
+    assert fake_tc_side == []
+
+
+_CROWD = """
+import sys
+import numpy as np
+import navkit
+from navkit.detour.navmesh import NavMesh
+from navkit.detour.query import NavMeshQuery
+
+nm = NavMesh.load(sys.argv[1])
+q = NavMeshQuery(nm)
+crowd = navkit.Crowd(nm, max_agents=8, max_agent_radius=0.6)
+goal = q.find_nearest_poly((43.0, 8.0, 38.0))
+for i in range(4):
+    a = crowd.add_agent(q.find_random_point(rng=i).point, navkit.AgentParams(radius=0.4))
+    crowd.request_move_target(a, goal.ref, goal.point)
+"""
+_CROWD_SIGS_HEAD = """
+from navkit import _warmup
+kinds = _warmup._crowd_types()
+names = _warmup.CROWD_SIDE_KERNELS + _warmup.CROWD_FRONT_KERNELS
+_warmup._compile_as_callee(names, kinds)
+kernels = [kinds[n][0] for n in names]
+sigs = [set(k.signatures) for k in kernels]
+"""
+_CROWD_SIGS_TAIL = """
+for _ in range(3):
+    crowd.update(1 / 60)
+for k, before in zip(kernels, sigs, strict=True):
+    assert set(k.signatures) == before and len(before) == 1, (k, before, k.signatures)
+print("ok")
+"""
+_CROWD_SIGNATURES = _CROWD_SIGS_HEAD + _CROWD + _CROWD_SIGS_TAIL
+
+
+def test_crowd_side_compiles_the_signatures_the_crowd_uses(crowd_navmesh, tmp_path):
+    """The crowd's side process and its own first update compile the step's phase
+    kernels from the argument types of _warmup._crowd_types: the step kernel must call
+    those very signatures, or it would compile them again (fresh interpreter; with
+    NAVKIT_COLD_COMPILE=1 on an empty cache, where every call of the step is typed)."""
+    crowd_navmesh.save(tmp_path / "level.navmesh")
+    _signature_script(tmp_path, _CROWD_SIGNATURES, str(tmp_path / "level.navmesh"))
+
+
+_COLD_CROWD = _CROWD + (
+    "# no __main__ guard: the side process must not import this script again\n"
+    "for _ in range(5):\n"
+    "    crowd.update(1 / 60)\n"
+    "sys.stdout.buffer.write(crowd.agents.npos.tobytes() + crowd.agents.vel.tobytes())\n"
+)
+
+
+@pytest.mark.skipif(
+    not os.environ.get("NAVKIT_COLD_COMPILE"),
+    reason="cold compile of the crowd's kernels (a minute or more): set NAVKIT_COLD_COMPILE=1",
+)
+def test_cold_crowd_with_its_side_process(crowd_navmesh, tmp_path):
+    """A crowd's cold first updates (its side process compiling part of the step's
+    kernels) move the agents as in this process, announce the crowd's compile once,
+    and a warm run compiles nothing."""
+    from navkit.detour.navmesh import NavMesh
+
+    path = tmp_path / "level.navmesh"
+    crowd_navmesh.save(path)
+    crowd = _crowd(NavMesh.load(path), max_agents=8)
+    for _ in range(5):
+        crowd.update(1 / 60)
+    ref = crowd.agents.npos.tobytes() + crowd.agents.vel.tobytes()
+    _cold_then_warm(tmp_path, _COLD_CROWD, ref, "crowd kernels", [str(path)])
+
+
+_NO_SIDE = """
+from navkit import _warmup
+
+def no_side(*a, **k):
+    raise AssertionError("a side process started on a warm cache")
+
+_warmup.BakeSide = no_side
+"""
+_WARM_CROWD = _NO_SIDE + _CROWD + 'crowd.update(1 / 60)\nprint("ok")\n'
+
+
+def test_warm_crowd_starts_no_side(crowd_navmesh, tmp_path, monkeypatch):
+    """On a warm cache (a fresh interpreter: nothing loaded yet) a crowd starts no side
+    process and announces nothing."""
+    path = tmp_path / "level.navmesh"
+    crowd_navmesh.save(path)
+    monkeypatch.setenv(_warmup.SIDE_ENV, "0")
+    _crowd(crowd_navmesh).update(1 / 60)  # compiled or loaded here: the cache is warm
+    env = {k: v for k, v in os.environ.items() if k != _warmup.SIDE_ENV}
+    r = subprocess.run(
+        [sys.executable, "-c", _WARM_CROWD, str(path)], capture_output=True, text=True,
+        timeout=600, env=env,
+    )  # fmt: skip
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr
+    assert "compil" not in r.stderr.lower(), r.stderr
+
+
+def test_crowd_side_holds_only_the_sides_kernels():
+    """The crowd's side holds its phase kernels (and the sliced search kernels its
+    move requests compile), not this process's own; every phase kernel of
+    _crowd_types is one or the other."""
+    side = _warmup.BakeSide.__new__(_warmup.BakeSide)
+    side.mode = "crowd"
+    kinds = _warmup._crowd_types()
+    own, theirs = _warmup.CROWD_FRONT_KERNELS, _warmup.CROWD_SIDE_KERNELS
+    assert sorted(own + theirs) == sorted(kinds)
+    with side.hold():
+        held = {n for n, (d, _) in kinds.items() if "compile" in d.__dict__}
+        assert all("compile" in d.__dict__ for d in _warmup._crowd_requests_callees())
+    assert held == set(theirs)
+    assert all("compile" not in d.__dict__ for d, _ in kinds.values())
+
+
+def test_crowd_side_process_runs_to_its_end():
+    side = _warmup.BakeSide("crowd")
+    side.close()
+    assert side.seen >= {*_warmup.CROWD_SIDE_KERNELS, "crowd"} and side.process.returncode == 0

@@ -624,6 +624,16 @@ BAKE_FRONT_KERNELS = ("detail", "tile_data", "bv_tree")
 #: which balances the two processes.
 DEMO_SIDE_KERNELS = ("trace", "boundary_flags", "merge_holes", "polymesh", "back_chain")
 DEMO_FRONT_KERNELS = ("detail", "watershed", "distance", "tile_data", "bv_tree")
+#: ``navkit demo --obstacles`` on two processes (``mode="demo-tc"``): the side process
+#: compiles the plain demo's half (the bake's back stages, the links, the path), then
+#: the tile cache's layer-to-polygon-mesh kernel (of :func:`_tile_cache_types`) and
+#: the tile cache's update kernel itself (:func:`_compile_demo_update`); the demo's
+#: process compiles the plain demo's half, the tile cache's swap kernel
+#: (:data:`DEMO_TC_FRONT_KERNELS`, while the side finishes the path's kernels; the
+#: side's update kernel waits for it and loads it), then builds the tile cache's layers
+#: and loads the side's update kernel.
+DEMO_TC_SIDE_KERNELS = ("raw_mesh",)
+DEMO_TC_FRONT_KERNELS = ("swap_tile_data",)
 
 
 def _tile_cache_types() -> dict:
@@ -722,7 +732,51 @@ def compile_bake_front(mode: str = "bake") -> None:
     side's back chain loads it from the cache), the tile data and the BV tree, and in
     ``mode="demo"`` also the watershed regions and the distance field (the front
     stages it compiles in the bake, ahead of the first kernel of the side's half)."""
-    _compile_as_callee(DEMO_FRONT_KERNELS if mode == "demo" else BAKE_FRONT_KERNELS)
+    _compile_as_callee(DEMO_FRONT_KERNELS if mode in ("demo", "demo-tc") else BAKE_FRONT_KERNELS)
+
+
+def compile_demo_tile_front(side: BakeSide) -> None:
+    """``navkit demo --obstacles``'s process, done with its bake and picture while its
+    ``side`` process (``mode="demo-tc"``) finishes the path's kernels: compile the tile
+    cache's swap kernel (:data:`DEMO_TC_FRONT_KERNELS`) for its update kernel's call,
+    then tell the side (``swap``), whose compile of the update kernel loads it. A
+    failure only means that the side compiles it itself."""
+    try:  # (the demo announced its compile already)
+        with _unannounced():
+            _compile_as_callee(DEMO_TC_FRONT_KERNELS, _tile_cache_types())
+    except Exception:  # noqa: BLE001
+        pass
+    finally:
+        side.signal("swap")
+
+
+def _compile_demo_update() -> None:
+    """The side process of ``navkit demo --obstacles``: compile the tile cache's update
+    kernel (``_update.update_call_detail``, with the argument types the tile cache's
+    Python call passes), whose swap kernel the demo's process compiles meanwhile
+    (:func:`compile_demo_tile_front`): the side waits for the demo's ``swap`` line on
+    its stdin (or its end) before it types that call, then loads it from the cache."""
+    from numba.core import types as T
+
+    from navkit.tilecache import _update
+
+    swap = _tile_cache_types()["swap_tile_data"][0]
+    orig = type(swap).compile
+    told = [False]
+
+    def compile(sig):  # (numba may ask more than once while it types the call)
+        while not told[0]:
+            line = sys.stdin.readline()
+            told[0] = not line or line.strip() == "swap"
+        return orig(swap, sig)
+
+    swap.compile = compile
+    try:
+        _update.update_call_detail.compile(
+            (T.int64, T.int64, T.int64, T.float32, T.Array(T.int64, 1, "C"))
+        )
+    finally:
+        swap.__dict__.pop("compile", None)
 
 
 def _bake_link_kernels() -> None:
@@ -753,11 +807,14 @@ def bake_side(mode: str = "bake") -> None:
     :data:`BAKE_SIDE_KERNELS` (printing each one's name on stdout once it is cached)
     and print ``back``, then the navmesh's link
     kernels and print ``links``. In ``mode="demo"`` (:data:`DEMO_SIDE_KERNELS`) then
-    also the path query's kernels, and print ``path``. Any failure
+    also the path query's kernels, and print ``path``; in ``mode="demo-tc"`` (``navkit
+    demo --obstacles``) then also the tile cache's layer-to-polygon-mesh kernel
+    (:data:`DEMO_TC_SIDE_KERNELS`), and print ``tilecache``. Any failure
     only means the bake (or the demo) compiles that part itself."""
+    demo = mode in ("demo", "demo-tc")
 
     def back() -> None:
-        _compile_as_callee(DEMO_SIDE_KERNELS if mode == "demo" else BAKE_SIDE_KERNELS, tags=True)
+        _compile_as_callee(DEMO_SIDE_KERNELS if demo else BAKE_SIDE_KERNELS, tags=True)
 
     def path() -> None:
         compile_path_kernels()
@@ -766,8 +823,16 @@ def bake_side(mode: str = "bake") -> None:
         _compile_as_callee(TILECACHE_SIDE_KERNELS, _tile_cache_types(), tags=True)
 
     steps: list[tuple[Callable[[], None], str]] = [(back, "back"), (_bake_link_kernels, "links")]
-    if mode == "demo":
+    if demo:
         steps.append((path, "path"))
+    if mode == "demo-tc":
+
+        def demo_tile_cache() -> None:
+            _compile_as_callee(DEMO_TC_SIDE_KERNELS, _tile_cache_types(), tags=True)
+            _compile_demo_update()
+            print("update", flush=True)
+
+        steps.append((demo_tile_cache, "tilecache"))
     if mode == "tilecache":
         steps = [(tile_cache, "tilecache")]
     if mode in TILECACHE_LOAD_SPLITS:
@@ -776,6 +841,12 @@ def bake_side(mode: str = "bake") -> None:
             _compile_as_callee(TILECACHE_LOAD_SPLITS[mode][0], _tile_cache_kinds(), tags=True)
 
         steps = [(tile_cache_load, "tilecache")]
+    if mode == "crowd":
+
+        def crowd() -> None:
+            _compile_as_callee(CROWD_SIDE_KERNELS, _crowd_types(), tags=True)
+
+        steps = [(crowd, "crowd")]
     for step, tag in steps:
         try:
             step()
@@ -809,14 +880,17 @@ class BakeSide:
         here = os.path.dirname(os.path.dirname(os.path.abspath(navkit.__file__)))
         if str(Path(here).resolve()) not in _site_dirs():
             env["PYTHONPATH"] = os.pathsep.join(filter(None, (here, env.get("PYTHONPATH"))))
+        # (demo-tc: the side waits for the demo's swap kernel: a line on its stdin)
+        stdin = subprocess.PIPE if mode == "demo-tc" else subprocess.DEVNULL
         self.process = subprocess.Popen(
             [sys.executable, "-m", "navkit._warmup", "bake-side", mode],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, env=env,
+            stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
         )  # fmt: skip
         self.seen: set[str] = set()
         self.mode = mode
-        self.last = {"demo": "path", "tilecache": "tilecache"}.get(mode, "links")
+        self.last = {
+            "demo": "path", "demo-tc": "tilecache", "tilecache": "tilecache", "crowd": "crowd"
+        }.get(mode, "links")  # fmt: skip
         if mode in TILECACHE_LOAD_SPLITS:
             self.last = "tilecache"
 
@@ -834,21 +908,34 @@ class BakeSide:
                     break
                 self.seen.add(line.strip())
 
-    def hold(self):
-        """A context: the side's kernels compile here only once the side is past them."""
+    def hold(self, tile_cache: bool = False):
+        """A context: the side's kernels compile here only once the side is past them.
+        ``tile_cache`` (``mode="demo-tc"``): the tile cache's kernels of the side
+        (:data:`DEMO_TC_SIDE_KERNELS`) instead of the bake's."""
         import contextlib
 
         from navkit.detour import _links, _pool_links
 
-        if self.mode == "tilecache":
+        if tile_cache:
+            from navkit.tilecache import _update
+
+            kinds = _tile_cache_types()
+            waits = [(kinds[n][0], n) for n in DEMO_TC_SIDE_KERNELS]
+            waits.append((_update.update_call_detail, "update"))
+        elif self.mode == "tilecache":
             kinds = _tile_cache_types()
             waits = [(kinds[n][0], n) for n in TILECACHE_SIDE_KERNELS]
+        elif self.mode == "crowd":
+            kinds = _crowd_types()
+            waits = [(kinds[n][0], n) for n in CROWD_SIDE_KERNELS]
+            waits += [(disp, "requests") for disp in _crowd_requests_callees()]
         elif self.mode in TILECACHE_LOAD_SPLITS:
             kinds = _tile_cache_kinds()
             waits = [(kinds[n][0], n) for n in TILECACHE_LOAD_SPLITS[self.mode][0]]
         else:
             kinds = _bake_types()
-            side = DEMO_SIDE_KERNELS if self.mode == "demo" else BAKE_SIDE_KERNELS
+            demo = self.mode in ("demo", "demo-tc")
+            side = DEMO_SIDE_KERNELS if demo else BAKE_SIDE_KERNELS
             waits = [(kinds[n][0], n) for n in side]  # (each kernel's own tag)
             waits += [(_pool_links.connect_new_tiles, "links"), (_links.count_links, "links")]
 
@@ -875,11 +962,24 @@ class BakeSide:
 
         return compile
 
+    def signal(self, line: str) -> None:
+        """Write ``line`` to the side's stdin (``mode="demo-tc"``: ``swap`` once the
+        tile cache's swap kernel is cached); nothing if the side has gone."""
+        try:
+            if self.process.stdin is not None:
+                self.process.stdin.write(line + "\n")
+                self.process.stdin.flush()
+        except (OSError, ValueError):
+            pass
+
     def close(self, finish: bool = True) -> None:
         """Wait for the side to end (it has nothing left once it printed its last tag,
         ``links``, or ``path`` in demo mode); ``finish=False`` (the bake failed): stop
         it now (numba replaces a cache file in one step, so no entry is left half
         written)."""
+        if self.process.stdin is not None:  # (a side waiting for a line: it has none)
+            with contextlib.suppress(OSError, ValueError):
+                self.process.stdin.close()
         if finish:
             self.wait(self.last)
         try:
@@ -1154,6 +1254,127 @@ def cold_tile_cache_load(compatible: bool) -> Iterator[BakeSide | None]:
         with side.hold(), _announced_alone("tile-cache", "~20 s on two cores"):
             _compile_as_callee(TILECACHE_LOAD_SPLITS[mode][1], _tile_cache_kinds())
             yield side
+    except BaseException:
+        side.close(finish=False)
+        raise
+    side.close()
+
+
+# --- a crowd's first update on two cores ------------------------------------------------
+# A dtcrowd-mode crowd's update is one kernel (navkit.crowd.step.step_desc), whose
+# compile is ~27 CPU s: numba compiles the step's phase kernels (link=False) as it types
+# the step's calls of them. On a cold cache a ``Crowd`` starts a side process when it
+# is made (:func:`start_crowd_side`), which compiles the move requests and path queue
+# (``requests_desc``, with the sliced A* kernels) and the corners phase
+# (:data:`CROWD_SIDE_KERNELS`); the crowd's first update (:func:`cold_crowd`) compiles
+# the other large phases (:data:`CROWD_FRONT_KERNELS`) and then types the step, which
+# loads the side's kernels from the cache. The argument types are the step's: every
+# array is one of :data:`navkit.crowd.step.STEP_SPEC`'s (C-contiguous), the scalars are
+# the step's (tests/test_cold_side.py checks that an update adds no signature).
+
+
+def _crowd_types() -> dict:
+    """As :func:`_bake_types`, for the phase kernels the crowd's step kernel
+    (``navkit.crowd.step.step``) calls: {name: (dispatcher, argument types)}."""
+    import numpy as np
+    from numba.core import types as T
+    from numba.np import numpy_support
+
+    from navkit.crowd import step as S
+
+    arr = {n: T.Array(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for n, dt, nd in S.STEP_SPEC}
+    i64, f32 = T.int64, T.float32
+
+    def args(*names) -> tuple:
+        return tuple(arr[n] if isinstance(n, str) else n for n in names)
+
+    validity = (
+        "d", "flags_table", "act", "walking", "query_filter", "target_state", "target_ref",
+        "target_replan_time", "c_path", "c_npath",
+    )  # fmt: skip
+    # nch, ..., inv_cell, ..., the grid's pool head, ...
+    neighbours = (
+        i64, "d", "tiny_ds", "flags_table", "act", "walking", "c_path", "npos", "height",
+        "collision_query_range", "radius", "query_filter", "b_center", "b_segs", "b_seg_d",
+        "b_nsegs", "b_polys", "b_npolys", f32, "buckets", "items", "lo", i64, "neis",
+        "nei_dist", "nneis", "costs_table", "target_state", "update_flags",
+        "path_optimization_range", "c_pos", "c_target", "c_npath", "corner_verts",
+        "corner_flags", "corner_polys", "ncorners",
+    )  # fmt: skip
+    corners = (
+        "d", "flags_table", "costs_table", "act", i64, "walking", "target_state",
+        "update_flags", "query_filter", "path_optimization_range", "c_pos", "c_target",
+        "c_path", "c_npath", "corner_verts", "corner_flags", "corner_polys", "ncorners",
+    )  # fmt: skip
+    plan = (
+        "act", i64, "walking", "update_flags", "npos", "radius", "vel", "dvel",
+        "desired_speed", "neis", "nneis", "b_segs", "b_nsegs", "avoidance_type", "fp", "ip",
+        "nvel", "nsamples",
+    )  # fmt: skip
+    move = (
+        "d", "tiny_ds", "flags_table", "act", i64, "walking", "target_state", "query_filter",
+        "npos", "c_pos", "c_target", "c_path", "c_npath",
+    )  # fmt: skip
+    return {
+        "validity": (S.path_validity_kernel, args(*validity, f32)),  # (dt: float32)
+        # move requests and the path queue: requests_desc(rd, max_iters, queue_cap, 3)
+        "requests": (S.requests_desc, (arr["d"], i64, i64, i64)),
+        "neighbours": (S._neighbours_s, args(*neighbours)),
+        "corners": (S.corners_kernel, args(*corners)),
+        "plan": (S.plan_velocities, args(*plan)),
+        "move": (S.move_kernel, args(*move)),
+    }
+
+
+def _crowd_requests_callees() -> list:
+    """The kernels ``requests_desc`` compiles on its own (link=False) that the step
+    also calls (its topology optimisation's sliced search): while the crowd's side is
+    held, they load once the side printed ``requests``."""
+    from navkit.crowd import step as S
+    from navkit.detour import _search
+
+    return [
+        S.requests_kernel, _search.sliced_init, _search.sliced_update,
+        _search.sliced_finalize, _search.sliced_finalize_partial,
+    ]  # fmt: skip
+
+
+#: The phase kernels the side process of a crowd's cold first update compiles
+#: (``mode="crowd"``, of :func:`_crowd_types`; ~13 CPU s with the sliced A* kernels
+#: ``requests_desc`` links) and those the crowd's own process compiles ahead of the step
+#: in its first update (~11 CPU s; then the step's own typing and its small phases, ~4).
+#: The side starts when the crowd is made, so it has a head start.
+CROWD_SIDE_KERNELS = ("requests", "corners")
+CROWD_FRONT_KERNELS = ("validity", "neighbours", "move", "plan")
+
+
+def start_crowd_side() -> BakeSide | None:
+    """A side process for a crowd's first update (``mode="crowd"``) when the step kernel
+    is neither loaded nor cached and :func:`side_process_allowed`; else None."""
+    from navkit.crowd import step
+
+    return _cold_side(step.step_desc, "crowd")
+
+
+@contextlib.contextmanager
+def cold_crowd(side: BakeSide | None, fused: bool = True) -> Iterator[None]:
+    """The context of a crowd's first update with the ``side`` its constructor started
+    (:func:`start_crowd_side`; None: nothing to do): hold the side, compile
+    :data:`CROWD_FRONT_KERNELS` here, run the update (whose step loads the side's
+    kernels), then wait for the side's end. The side is stopped if the update fails,
+    or at once when the update does not run the step (``fused`` False: its phases are
+    called from Python, with other signatures)."""
+    if side is None:
+        yield
+        return
+    if not fused:
+        side.close(finish=False)
+        yield
+        return
+    try:
+        with side.hold(), _announced_alone("crowd", "~15 s on two cores"):
+            _compile_as_callee(CROWD_FRONT_KERNELS, _crowd_types())
+            yield
     except BaseException:
         side.close(finish=False)
         raise

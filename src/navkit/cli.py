@@ -9,6 +9,7 @@ as well as ``--from=-19.2,2.8,0.2``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -522,41 +523,40 @@ def cmd_path(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    obstacles = bool(args.obstacles)
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    from ._warmup import start_bake_side
+
+    # cold cache: one side process compiles half of the bake, then the path's kernels
+    # (and with the obstacles the tile cache's polygon-mesh kernel) while this one
+    # compiles the other half and bakes, then the picture's kernel (and the tile
+    # cache's swap kernel): two processes balance better on two cores than three did
+    bake_side = start_bake_side("demo-tc" if obstacles else "demo")
+    if bake_side is not None:
+        what = "path and tile-cache" if obstacles else "path"
+        print(
+            f"navkit: first run: compiling the {what} kernels in a second process meanwhile",
+            file=sys.stderr,
+            flush=True,
+        )
+    try:
+        _demo_steps(out, obstacles, bake_side)
+    except BaseException:
+        if bake_side is not None:
+            bake_side.close(finish=False)
+        raise
+    if bake_side is not None:
+        bake_side.close()
+    return 0
+
+
+def _demo_steps(out: Path, obstacles: bool, bake_side) -> None:
+    """:func:`cmd_demo`'s work, with the side process it started (or None)."""
     from .debug import render
     from .geometry import sample_level
     from .recast.config import BakeConfig
 
-    obstacles = bool(args.obstacles)
-    out = Path(args.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    from ._warmup import start_bake_side, start_demo_side
-
-    # cold cache: compile the later steps' kernels on the other core meanwhile. The
-    # plain demo: one side process compiles half of the bake, then the path and the
-    # picture (two processes balance better on two cores than three did); with the
-    # obstacles, the demo's own side process compiles the navmesh, the path and the
-    # tile cache, and the bake starts its own side.
-    bake_side = None if obstacles else start_bake_side("demo")
-    side = start_demo_side(obstacles) if obstacles else None
-    if bake_side is not None:
-        print(
-            "navkit: first run: compiling the path kernels in a second process meanwhile",
-            file=sys.stderr,
-            flush=True,
-        )
-    if side is not None:
-        print(
-            "navkit: first run: compiling the navmesh, path and tile-cache kernels in a "
-            "second process meanwhile",
-            file=sys.stderr,
-            flush=True,
-        )
-        from ._warmup import compile_shared_recast_kernels
-
-        try:  # first the Recast kernels the other process's tile cache needs too
-            compile_shared_recast_kernels()
-        finally:
-            side.recast_ready()
     mesh = sample_level()
     print(f"sample level: {mesh.n_vertices} vertices, {mesh.n_triangles} triangles")
     # (cold: half of it in a side process)
@@ -568,13 +568,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     try:
         from .detour.query import NavMeshQuery
 
-        if side is not None and not side.claim_path():
-            side.wait_query()  # the other process took the path kernels: load them
         if bake_side is not None:
-            from ._warmup import compile_picture_kernels
+            from ._warmup import compile_demo_tile_front, compile_picture_kernels
 
             compile_picture_kernels()  # here, while the side ends with the path's kernels
-            bake_side.close()  # then load those
+            if obstacles:
+                compile_demo_tile_front(bake_side)
+            bake_side.wait("path")  # then load those
         p = NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))
         path_pts = p.points
         print(
@@ -585,17 +585,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"(no path drawn: {exc})")
     render.render_navmesh(nm, png, color_by="region", path=path_pts, title="navkit sample level")
     print(f"wrote {out / 'sample_level.navmesh'} and {png}")
-    if side is not None:
-        side.compile_tile_swap()  # (the side's tile cache waits for it: one core each)
-        side.join()  # its tile-cache kernels are next: load them rather than compile twice
     if obstacles:
-        _demo_tile_cache(mesh, out)
+        held = contextlib.nullcontext() if bake_side is None else bake_side.hold(tile_cache=True)
+        if bake_side is not None:  # (the side's update kernel must not wait for us: said
+            bake_side.signal("swap")  # once the swap kernel is compiled; again if skipped)
+        with held:  # (the tile cache's update kernel loads the side's kernel)
+            _demo_tile_cache(mesh, out)
     else:
         print(
             "next: `navkit demo --obstacles` adds temporary obstacles to a tile cache of the "
             "level and draws it before and after"
         )
-    return 0
 
 
 #: The demo's obstacles on the sample level: (kind, arguments), world units.

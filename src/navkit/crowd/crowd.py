@@ -37,6 +37,7 @@ Python only for the slow validity path, pending move requests or path-queue work
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -276,6 +277,15 @@ class Crowd:
             self._queue_iterations = _check.integer(
                 max_iterations_per_update, "max_iterations_per_update", 1, 1 << 30
             )
+        # a cold cache: a side process compiles part of the step's kernels from now on,
+        # until the first update (navkit._warmup.cold_crowd); stopped if never updated
+        self._side = None
+        if mode == "dtcrowd":
+            from navkit._warmup import start_crowd_side
+
+            self._side = start_crowd_side()
+            if self._side is not None:
+                self._side_stop = weakref.finalize(self, self._side.close, False)
 
     # -- replanning (navkit mode) ----------------------------------------------------------
     @property
@@ -591,6 +601,14 @@ class Crowd:
             dt32 = F(_check.real(dt, "dt", 0.0, lo_open=True, unit="s"))
             if not dt32 > 0:  # positive but below float32's smallest
                 raise InputError(f"dt must be > 0 as float32 [s], got {dt!r}")
+        if self._side is not None:  # the first update on a cold cache: on two cores
+            from navkit._warmup import cold_crowd
+
+            side, self._side = self._side, None
+            self._side_stop.detach()
+            with cold_crowd(side, fused=self._fusable()):
+                self.update(dt)
+            return
         self._timings_due = None
         if self._act_dirty:
             self._act = self.agents.active.nonzero()[0].astype(np.int64, copy=False)
