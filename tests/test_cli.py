@@ -417,37 +417,29 @@ def test_cold_demo_announces_each_compile_once_and_a_warm_one_never(tmp_path):
 _DEMO_SIGNATURES = """
 import navkit
 from navkit import _warmup
-from navkit.detour import _pool_links, _single, islands, tile
+from navkit.detour import _single, islands
 from navkit.detour.query import NavMeshQuery
 from navkit.geometry import sample_level
-from navkit.recast import detail, rasterize
-from navkit.tilecache import TileCache
 
 _warmup.compile_path_kernels()
-_warmup.compile_navmesh_kernels()
-_warmup.compile_shared_recast_kernels()
 _warmup.compile_picture_kernels()
 # (kernels called from Python: one called only from other kernels is not loaded
 # when those load from the cache, so its signatures would be empty on a warm run)
-baked = (_single.path_single, tile._tile_kernel, _pool_links.connect_tiles, islands._label_kernel)
-shared = (detail._detail_kernel, rasterize._rasterize_kernel)  # (layers: the tile cache's)
-sigs = [set(k.signatures) for k in baked + shared]
+made_up = (_single.path_single, islands._label_kernel)
+sigs = [set(k.signatures) for k in made_up]
 nm = navkit.bake(sample_level(), navkit.BakeConfig())
 NavMeshQuery(nm).path((5.0, 0.0, 5.0), (43.0, 8.0, 38.0))
 nm.islands()  # (the picture's colours)
-for k, before in zip(baked, sigs, strict=False):
-    assert set(k.signatures) == before and len(before) == 1, (k, before, k.signatures)
-TileCache.bake(sample_level(), navkit.BakeConfig(tile_size=32))  # (its own tile kernels)
-for k, before in zip(shared, sigs[len(baked) :], strict=True):
+for k, before in zip(made_up, sigs, strict=True):
     assert set(k.signatures) == before and len(before) == 1, (k, before, k.signatures)
 print("ok")
 """
 
 
 def test_demo_side_compiles_the_signatures_the_demo_uses():
-    """The demo's processes compile path()'s kernels from made-up arguments, a navmesh
-    from a one-quad mesh and the Recast kernels the tile cache shares from a tiny tile:
-    the real calls (the bake, the path, the tile cache) must reuse those signatures.
+    """The demo's side process compiles path()'s kernels from made-up arguments and the
+    demo the picture's kernel on an empty navmesh: the real calls (the path, the
+    islands of a baked navmesh) must reuse those signatures.
 
     In a fresh interpreter, as the demo's processes are: in this one, other tests have
     already called these kernels with other arguments (read-only arrays, for one)."""

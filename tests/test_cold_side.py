@@ -307,38 +307,6 @@ def test_cold_tile_cache_bake_with_its_side_process(tmp_path):
     _cold_then_warm(tmp_path, _COLD_TC, ref, "tile-cache kernels")
 
 
-def test_demo_side_tile_cache_waits_for_the_demos_swap_kernel(monkeypatch):
-    """``navkit demo --obstacles``: the demo's process compiles the tile cache's swap
-    kernel (DemoSide.compile_tile_swap) while its side process builds the tile cache,
-    whose compile of that kernel first waits for it; the event is set even when the
-    demo's compile fails, and the dispatcher is left as it was."""
-    import threading
-
-    disp = _warmup._tile_cache_types()["swap_tile_data"][0]
-    calls = []
-    monkeypatch.setattr(type(disp), "compile", lambda self, sig: calls.append(sig) or "done")
-    event = threading.Event()
-    with _warmup._compile_after(event, "swap_tile_data"):
-        t = threading.Thread(target=lambda: calls.append(disp.compile("sig")))
-        t.start()
-        t.join(1.2)
-        assert t.is_alive() and calls == []  # waiting for the demo's process
-        event.set()
-        t.join(5)
-    assert calls == ["sig", "done"]
-    assert "compile" not in disp.__dict__
-
-    side = _warmup.DemoSide.__new__(_warmup.DemoSide)
-    side.swap_ready = threading.Event()
-
-    def boom(names, kinds=None):
-        raise RuntimeError("no compiler here")
-
-    monkeypatch.setattr(_warmup, "_compile_as_callee", boom)
-    side.compile_tile_swap()
-    assert side.swap_ready.is_set()
-
-
 def test_a_bake_kernel_loaded_in_this_process_starts_no_side(fake_side, monkeypatch):
     """Once the tile kernel is compiled or loaded here, a bake checks nothing else (no
     cache lookup on disk per bake) and starts no side, whatever the cache says."""
