@@ -625,3 +625,17 @@ def test_bake_side_imports_navkit_by_the_callers_path(monkeypatch, tmp_path):
     monkeypatch.setattr(subprocess, "Popen", _Popen)
     _warmup.BakeSide()
     assert seen["PYTHONPATH"].split(os.pathsep)[0] == str(link)
+
+
+def test_bake_says_which_format_an_unusual_suffix_gets(level, tmp_path, capsys):
+    out = tmp_path / "level.txt"
+    assert main(["bake", str(level), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "level.txt gets navkit's navmesh format" in err and ".bin" in err
+    assert navkit.NavMesh.load(out).stats()["polys"] > 0
+    assert main(["bake", str(level), "-o", str(tmp_path / "level.navmesh")]) == 0
+    assert "format" not in capsys.readouterr().err
+    upper = tmp_path / "level.BIN"
+    assert main(["bake", str(level), "-o", str(upper)]) == 0
+    assert "format" not in capsys.readouterr().err
+    assert navkit.NavMesh.from_recast(upper).stats()["polys"] > 0

@@ -341,6 +341,17 @@ def _check_output(out: Path) -> None:
         raise errors.InputError(f"{out}: folder {folder} does not exist")
 
 
+def _note_suffix(out: Path, usual: str, what: str) -> None:
+    """Say which format an output with an unexpected suffix gets (the format follows
+    the suffix: ``.bin`` is Recast's, anything else navkit's own)."""
+    if out.suffix.lower() != usual:
+        print(
+            f"navkit bake: note: {out.name} gets {what} format ({usual}; "
+            f"name it .bin or pass --recast for Recast's)",
+            file=sys.stderr,
+        )
+
+
 def cmd_bake(args: argparse.Namespace) -> int:
     src = Path(args.level)
     out = Path(args.output)
@@ -358,9 +369,10 @@ def cmd_bake(args: argparse.Namespace) -> int:
         if not src.is_file():
             raise errors.InputError(f"{src}: no such file")
         nm = _bake_grid_input(src, kind, args)
-    if out.suffix == ".bin" or args.recast:
+    if out.suffix.lower() == ".bin" or args.recast:
         nm.to_recast(out)
     else:
+        _note_suffix(out, ".navmesh", "navkit's navmesh")
         nm.save(out)
     if args.json:
         print(json.dumps({"output": str(out), **nm.stats()}, indent=2, default=float))
@@ -388,10 +400,11 @@ def _bake_tile_cache(args: argparse.Namespace, src: Path, out: Path, kind: str |
         progress=_Progress(f"baking {src.name} (tile cache)"),
         recast_compatible=args.recast_compatible,
     )
-    if out.suffix == ".bin" or args.recast:
+    if out.suffix.lower() == ".bin" or args.recast:
         tc.to_recast(out)
         fmt = "Recast TSET"
     else:
+        _note_suffix(out, ".tilecache", "navkit's tile cache")
         tc.save(out)
         fmt = "navkit tile cache"
     ts = tc.tile_cache_set
