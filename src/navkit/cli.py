@@ -1020,7 +1020,13 @@ def build_parser() -> argparse.ArgumentParser:
         "copies them into the current folder; `navkit data path dungeon.obj` prints where "
         "one is installed.",
     )
-    p.add_argument("action", nargs="?", choices=("list", "copy", "path"), default="list")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=("list", "copy", "path"),
+        default="list",
+        help="list the samples (default), copy them here (or to --dir), or print their paths",
+    )
     p.add_argument("names", nargs="*", metavar="NAME", help="sample names (see `navkit data`)")
     p.add_argument("-d", "--dir", default=".", help="folder to copy into (default: .)")
     p.set_defaults(func=cmd_data)
@@ -1054,7 +1060,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="random run in navkit mode: each agent's corridor check, boundary, neighbours "
         "and avoidance run every K-th update, staggered (1-16; default: 1, every update)",
     )  # fmt: skip
-    p.add_argument("--scale", type=float, default=1.0, help="with --scenario: agent count factor")
+    p.add_argument(
+        "--scale", type=float, default=1.0,
+        help="with --scenario: agent count factor (default: 1, the scenario at full size)",
+    )  # fmt: skip
     p.add_argument("--agents", type=int, default=50, help="number of agents (default: 50)")
     p.add_argument(
         "--seconds", type=float, default=None,
