@@ -280,13 +280,36 @@ def test_bake_threads_default_and_checks(monkeypatch):
             super().__init__(n, **kw)
 
     monkeypatch.setattr(pipeline, "ThreadPoolExecutor", Spy)
+    monkeypatch.setattr(pipeline, "_POOLS", {})
     monkeypatch.setattr(pipeline, "_bake_threads", lambda t: 3 if t is None else t)
     pipeline.bake(mesh, cfg)
     pipeline.bake(mesh, cfg, threads=1)
     pipeline.bake(mesh, BakeConfig())  # solo: one tile, no pool
+    pipeline.bake(mesh, cfg)  # the pool is kept for the next bake
     assert seen == [3]
+    # the calling thread is one of the three workers: the pool started at most two
+    (pool,) = pipeline._POOLS.values()
+    assert 1 <= len(pool._threads) <= 2
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(InputError, match="threads"):
             pipeline.bake(mesh, cfg, threads=bad)
     with ThreadPoolExecutor(1) as ex, pytest.raises(InputError, match="not both"):
         pipeline.bake(mesh, cfg, executor=ex, threads=2)
+
+
+def test_a_forked_child_bakes_on_its_own_pool():
+    """The kept pool's threads do not exist in a forked child: it makes its own, and
+    bakes the parent's navmesh."""
+    import multiprocessing as mp
+
+    mesh = sample_level()
+    cfg = BakeConfig(tile_size=32)
+    ref = pipeline.bake(mesh, cfg, threads=2).to_recast()
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as p:
+        got = p.apply_async(_bake_bytes_in_child, (mesh, cfg)).get(timeout=300)
+    assert got == ref
+
+
+def _bake_bytes_in_child(mesh, cfg):
+    return pipeline.bake(mesh, cfg, threads=2).to_recast()

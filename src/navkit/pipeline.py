@@ -34,6 +34,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -644,8 +646,13 @@ def _bake_tiles_in_kernel(
         est = bin_start[chunk + 1] - bin_start[chunk] if cost is None else cost[chunk]
         args = (*args[:5], chunk[np.argsort(-est, kind="stable")], *args[6:])
         threaded.append(True)
-        futs = [executor.submit(K.tiles_kernel, *args) for _ in range(nw)]
-        return [K.typed_part(f.result()) for f in futs]
+        # nw - 1 workers on the pool and one on this thread, which would only wait
+        futs = [executor.submit(K.tiles_kernel, *args) for _ in range(nw - 1)]
+        try:
+            mine = K.tiles_kernel(*args)
+        finally:
+            done = [f.result() for f in futs]
+        return [K.typed_part(part) for part in (mine, *done)]
 
     parts: list[tuple] = []
     if progress is None:
@@ -840,6 +847,23 @@ def _bake_threads(threads: int | None) -> int:
     return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
 
 
+_POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _bake_pool(n: int) -> ThreadPoolExecutor:
+    """bake()'s own thread pool for ``n`` threads, kept for the next bake (starting
+    threads costs each bake ~0.1-1 ms). The calling thread runs one of the ``n``
+    workers itself, so the pool starts at most ``n - 1`` threads. Kept per process: a
+    forked child has none of its parent's threads and makes its own pool."""
+    key = (os.getpid(), n)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
+            pool = _POOLS[key] = ThreadPoolExecutor(n, thread_name_prefix="navkit-bake")
+        return pool
+
+
 @functools.cache
 def _default_config() -> BakeConfig:
     """RecastDemo's settings, made (and validated) once: BakeConfig is frozen."""
@@ -923,9 +947,7 @@ def bake(
         ):  # fmt: skip
             n = _bake_threads(threads)
             if n > 1:  # the tile kernel on n threads, without the GIL (see ``executor``)
-                executor = stack.enter_context(
-                    ThreadPoolExecutor(n, thread_name_prefix="navkit-bake")
-                )
+                executor = _bake_pool(n)
         # through the tile kernel? (a solo bake ignores the executor; intermediates need
         # the per-stage functions)
         if rc.tile_size == 0:
