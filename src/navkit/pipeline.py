@@ -894,7 +894,8 @@ def bake(
     executor : concurrent.futures.Executor, optional
         Builds tiles in parallel. A ``ThreadPoolExecutor(n)`` is the cheapest on one
         machine: ``n`` threads run the tile loop kernel (:mod:`navkit._bake_tiles`,
-        without the GIL) over one shared tile list, and nothing is pickled. A
+        without the GIL) over one shared tile list, and nothing is pickled (the
+        calling thread is one of them: ``n - 1`` tasks go to the pool). A
         ``ProcessPoolExecutor``, or a dask ``distributed.Client(...).get_executor()``
         for a cluster, also works. Tiles are added to the navmesh in row order
         whatever the completion order, so the result is identical to a serial bake.
@@ -911,7 +912,9 @@ def bake(
         (default: numba's thread count, ``numba.get_num_threads()``; 1 bakes on the
         calling thread). They take tiles from one shared list, as a
         ``ThreadPoolExecutor(threads)`` would; the navmesh is the same whatever the
-        count. A solo bake is one tile: one thread.
+        count. The calling thread is one of them, and the other ``threads - 1`` are
+        kept (idle) for the next bake in this process. A solo bake is one tile: one
+        thread.
 
     Returns
     -------
