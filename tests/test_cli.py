@@ -56,6 +56,8 @@ def test_bake_tiled_json_and_recast_output(level, tmp_path, capsys):
         (["bake", "missing.obj", "-o", "x.navmesh"], "no such file"),
         (["bake", "{level}", "-o", "{tmp}/x.navmesh", "--cell-size", "-1"], "cell_size"),
         (["bake", "{level}", "-o", "{tmp}/x.navmesh", "--verts-per-poly", "9"], "verts_per_poly"),
+        (["bake", "{level}", "-o", "{tmp}/x.navmesh", "--workers", "0"], "--workers must be at least 1"),
+        (["warmup", "--workers", "-2"], "--workers must be at least 1"),
         (["bake", "{notobj}", "-o", "{tmp}/x.navmesh"], "not an OBJ"),
         (["bake", "{level}", "-o", "{tmp}/nodir/x.navmesh"], "does not exist"),
         (["info", "{notobj}"], "navmesh"),

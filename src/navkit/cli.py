@@ -223,16 +223,10 @@ def _warn_if_cold() -> None:
 def _bake(mesh, config, workers: int | None, progress):
     from .pipeline import bake
 
-    if config.tile_size and (workers is None or workers > 1):
-        from concurrent.futures import ThreadPoolExecutor
-
-        n = workers or os.cpu_count() or 1
-        if n > 1:
-            # threads run the tile kernel without the GIL over one shared tile list
-            # (the same kernel as a solo bake: one compile, in this process)
-            with ThreadPoolExecutor(max_workers=n) as ex:
-                return bake(mesh, config, executor=ex, progress=progress)
-    return bake(mesh, config, progress=progress, threads=1)
+    # a tiled bake's threads run the tile kernel without the GIL over one shared tile
+    # list (the same kernel as a solo bake: one compile, in this process)
+    n = workers or os.cpu_count() or 1
+    return bake(mesh, config, progress=progress, threads=max(1, n))
 
 
 def _bake_level(mesh, config, workers: int | None, progress, side=None):
@@ -352,7 +346,13 @@ def _note_suffix(out: Path, usual: str, what: str) -> None:
         )
 
 
+def _check_workers(workers: int | None) -> None:
+    if workers is not None and workers < 1:
+        raise errors.InputError(f"--workers must be at least 1, got {workers}")
+
+
 def cmd_bake(args: argparse.Namespace) -> int:
+    _check_workers(args.workers)
     src = Path(args.level)
     out = Path(args.output)
     _check_output(out)
@@ -864,6 +864,7 @@ def _crowd_scenario(args: argparse.Namespace) -> int:
 def cmd_warmup(args: argparse.Namespace) -> int:
     from ._warmup import warmup
 
+    _check_workers(args.workers)
     t0 = time.perf_counter()
     print("navkit warmup: compiling every kernel (all cores)...", file=sys.stderr, flush=True)
     done = warmup(args.workers, args.groups.split(",") if args.groups else None)
